@@ -319,14 +319,16 @@ class Dop853(Integrator):
 
         t0, t1 = self.t, (self.steps_done + n) * self.dt
         y0 = np.concatenate([self.q.ravel(), self.L.ravel()])
+        first = None if self._first_step is None else min(self._first_step, t1 - t0)
         sol = solve_ivp(self._rhs, (t0, t1), y0, method="DOP853", rtol=self.rtol, atol=self.atol,
-                        first_step=self._first_step)
+                        first_step=first)
         if not sol.success:
             from .errors import SimulationError
 
             raise SimulationError(f"DOP853 failed between t = {t0:g} s and {t1:g} s: {sol.message}", time=t0)
         if len(sol.t) > 1:
-            self._first_step = min(float(sol.t[-1] - sol.t[-2]), t1 - t0) or None
+            # Restart the next chunk with the step size reached, not from scratch.
+            self._first_step = float(sol.t[-1] - sol.t[-2]) or None
         E, B = self.q.shape[:2]
         y = sol.y[:, -1]
         q = y[: E * B * 4].reshape(E, B, 4)
