@@ -153,7 +153,7 @@ def test_rotating_field_drags_needle_with_the_closed_form_lag():
     p, B, Izz, Omega, c = 0.2, 0.01, 2e-6, 2.0, 2e-4
     rf = RotatingField(b1=(B, 0, 0), b2=(0, B, 0), angular_velocity=Omega)
     tr = simulate(needle(p, I=np.diag([1e-7, Izz, Izz]), hinge=(0, 0, 1), friction=c, rotating=rf,
-                         dt=2e-3, t_end=30.0))
+                         dt=2e-3, t_end=30.0), record_interval=0.02)
     th = needle_angle(tr)
     lag = Omega * tr.t - th
     late = tr.t > 20
@@ -265,3 +265,39 @@ def test_methods_agree_on_a_short_magnet_run(method):
     tr = simulate(three_magnet_scene(t_end=0.5, dt=1e-3), method=method)
     tol = {"splitting2": 1e-3, "splitting4": 1e-6, "pem-rk4": 1e-5, "dop853": 1e-12}[method]
     np.testing.assert_allclose(tr.orientation, ref.orientation, atol=tol)
+
+
+def test_orbiting_magnet_drags_needle_like_a_rotating_field():
+    """A magnet on an elliptic (circular) orbit, its moment kept radial, makes the field
+    B = 2kp/R³ along r̂(t) at the centre: the damped needle must lag by sin δ = cΩ/(p_n B)."""
+    from pem_physics.model import EllipticOrbit, MU0
+
+    R, ps, pn, Izz, Omega, c = 0.05, 0.5, 0.2, 2e-6, 2.0, 2e-5
+    B = 2 * (MU0 / (4 * np.pi)) * ps / R**3
+    needle_body = Body(name="needle", hinge=(0, 0, 1), mass_properties=MassProperties(1e-3, np.zeros(3),
+                       np.diag([1e-7, Izz, Izz])), dipoles=[Dipole((0, 0, 0), (pn, 0, 0))])
+    magnet = Body(name="magnet", role="driven", dipoles=[Dipole((0, 0, 0), (ps, 0, 0))],
+                  motion=EllipticOrbit(center=(0, 0, 0), r1=(R, 0, 0), r2=(0, R, 0), angular_velocity=Omega))
+    scene = Scene(bodies=[needle_body, magnet], gravity=(0, 0, 0), friction=c,
+                  settings=Settings(dt=2e-3, t_end=30.0, record_interval=0.02))
+    tr = simulate(scene)
+    lag = Omega * tr.t - needle_angle(tr)
+    late = tr.t > 20
+    assert np.ptp(lag[late]) < 1e-4
+    np.testing.assert_allclose(lag[late].mean(), np.arcsin(c * Omega / (pn * B)), rtol=1e-4)
+
+
+def test_constant_velocity_magnet_agrees_with_reference_method():
+    """A magnet passing a compass at constant velocity: default method vs DOP853."""
+    from pem_physics.model import ConstantVelocity
+
+    needle_body = Body(name="needle", mass_properties=MassProperties(1e-3, np.zeros(3), np.diag([1e-7, 2e-6, 2e-6])),
+                       dipoles=[Dipole((0, 0, 0), (0.2, 0, 0))])
+    magnet = Body(name="magnet", role="driven", position=(-0.3, 0.05, 0.01),
+                  dipoles=[Dipole((0, 0, 0), (0, 0.5, 0))], motion=ConstantVelocity((0.2, 0, 0)))
+    scene = Scene(bodies=[needle_body, magnet], gravity=(0, 0, 0), field=(1e-4, 0, 0),
+                  settings=Settings(dt=1e-3, t_end=3.0, record_interval=1e-2))
+    ref = simulate(scene, method="dop853")
+    tr = simulate(scene)
+    assert np.ptp(needle_angle(ref)) > 0.5  # the passing magnet really turns the needle
+    np.testing.assert_allclose(tr.orientation, ref.orientation, atol=1e-6)
