@@ -16,7 +16,7 @@ from pem_physics.model import Body, Dipole, RotatingField, Scene, Settings
 from pem_physics.rotations import axis_angle_matrix
 from pem_physics.simulate import Ensemble, simulate
 
-from .conftest import crossings
+from oracles import crossings
 
 T_HANDLE = np.diag([62.2, 171.5, 210.5]) * 1e-6
 T_OMEGA0 = np.array([0.01, 8.0, 0.01])
