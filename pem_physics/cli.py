@@ -33,7 +33,7 @@ def load_scene(path: str):
 
         return load_toml(p)
     if suffix == ".udf":
-        from .udf import load_scene as load_udf
+        from .udf_scene import load_scene as load_udf
 
         return load_udf(p)
     if suffix == ".py":

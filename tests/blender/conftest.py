@@ -90,6 +90,18 @@ def import_repo_as_extension(alias: str = EXT_ALIAS):
     return module
 
 
+def pytest_configure(config):
+    """Use short tracebacks unless ``--tb`` was given.
+
+    Pytest's default ("auto"/"long") style prints ``repr()`` of every argument of the failing
+    frame. When a bake fails, those arguments can be Blender structs (F-Curves, channelbags) of an
+    action that the rollback has already deleted, and ``repr()`` of freed Blender memory
+    segfaults the interpreter, losing the whole report. The short style prints no arguments.
+    """
+    if config.option.tbstyle == "auto":
+        config.option.tbstyle = "short"
+
+
 @pytest.fixture(scope="session")
 def ext():
     """The repository root imported as an extension package (see :func:`import_repo_as_extension`)."""

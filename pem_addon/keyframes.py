@@ -1,0 +1,443 @@
+"""Write baked transforms as keyframes, and undo a bake: pure ``bpy`` + numpy, no physics.
+
+Public API
+----------
+- :func:`write_transform_keys` — bulk-insert ``location`` and ``rotation_quaternion`` keys.
+- :func:`make_quaternions_continuous` — flip signs so that ``q[k]·q[k−1] ≥ 0`` (numpy only).
+- :func:`snapshot_animation` / :func:`restore_animation` / :func:`discard_snapshot`, and the
+  context manager :func:`preserve_animation` built on them — leave an object exactly as it was
+  when a bake fails or is cancelled.
+- :func:`clear_keys` — remove baked channels ("Clear Bake").
+
+Blender versions
+----------------
+Two storage layouts exist and are told apart by feature, never by version number:
+
+- *legacy* actions (Blender 4.2/4.3): F-Curves live in ``action.fcurves``;
+- *layered* ("slotted") actions (Blender 4.4+; the only kind in 5.0, where ``Action.fcurves``
+  is gone): F-Curves live in a channelbag, ``action.layers[0].strips[0].channelbag(slot)``, for
+  the slot the object is assigned (``obj.animation_data.action_slot``).
+
+Interpolation
+-------------
+Keys are written with LINEAR interpolation on every channel. The caller samples the motion
+itself, densely (every frame or sub-frame), so the keys *are* the motion: linear segments
+between samples neither overshoot nor wiggle (automatic Bezier handles, fitted per channel, do
+both), and for the four quaternion channels linear interpolation followed by Blender's
+normalisation is nlerp, which stays on the short great-circle arc between consecutive,
+sign-continuous samples (its midpoint is exactly the slerp midpoint). The error between keys is
+then set by the caller's sampling step alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+#: The channels a bake writes: (data path, number of components).
+TRANSFORM_CHANNELS = (("location", 3), ("rotation_quaternion", 4))
+
+#: F-Curve group the channels are put in (the same name Blender's transform keying uses).
+GROUP_NAME = "Object Transforms"
+
+#: Custom property set on actions this module creates; :func:`clear_keys` deletes such an
+#: action once it has no F-Curves left, and leaves any other action in place.
+CREATED_MARK = "pem_created_action"
+
+_MIN_QUATERNION_NORM = 1e-9
+
+
+# ---------------------------------------------------------------------------------------------
+# Feature detection: the only places that know about Blender versions.
+
+
+def _action_is_layered(action) -> bool:
+    """True for a layered/slotted action (Blender 4.4+), False for a legacy one (4.2/4.3)."""
+    if not hasattr(action, "layers"):
+        return False  # no layered actions in this Blender at all
+    # An empty action counts as both legacy and layered; only a non-empty legacy action is not layered.
+    return action.is_action_layered
+
+
+def _anim_data_has_slots(anim_data) -> bool:
+    """True where AnimData assigns action slots (Blender 4.4+)."""
+    return hasattr(anim_data, "action_slot")
+
+
+def _new_grouped_fcurve(owner, data_path: str, index: int):
+    """A new F-Curve in ``owner`` (legacy Action or channelbag), put in the :data:`GROUP_NAME` group.
+
+    The group is assigned after creation because ``fcurves.new`` takes a group keyword under a
+    different name in each layout (``action_group`` legacy, ``group_name`` 5.0) and none at all in
+    4.4/4.5 channelbags, whereas ``owner.groups`` and ``FCurve.group`` exist in all of them.
+    """
+    group = next((g for g in owner.groups if g.name == GROUP_NAME), None) or owner.groups.new(GROUP_NAME)
+    fc = owner.fcurves.new(data_path, index=index)
+    fc.group = group
+    return fc
+
+
+def _ensure_channelbag(action, slot):
+    """The channelbag for ``slot`` in the action's first layer/keyframe strip, creating any of them.
+
+    Same steps as ``bpy_extras.anim_utils.action_ensure_channelbag_for_slot`` (public only from
+    Blender 5.0); Blender's animation system evaluates one layer with one keyframe strip.
+    """
+    layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
+    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type='KEYFRAME')
+    return strip.channelbag(slot, ensure=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Input checks and quaternion signs (numpy only).
+
+
+def make_quaternions_continuous(quaternions) -> np.ndarray:
+    """Quaternions (N, 4), normalised, with signs flipped so that ``q[k]·q[k−1] ≥ 0``.
+
+    ``q`` and ``−q`` are the same rotation, but Blender interpolates quaternion keys
+    component-wise, so consecutive keys of opposite sign turn the long way round. The first
+    quaternion keeps its sign. Raises ``ValueError`` for a wrong shape, a non-finite value or a
+    quaternion of (near) zero length.
+    """
+    q = np.array(quaternions, dtype=np.float64)
+    if q.ndim != 2 or q.shape[1] != 4:
+        raise ValueError(f"quaternions must have shape (N, 4) (w, x, y, z), got {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError("quaternions contain NaN or infinite values")
+    norms = np.linalg.norm(q, axis=1)
+    bad = np.flatnonzero(norms < _MIN_QUATERNION_NORM)
+    if bad.size:
+        raise ValueError(f"quaternion {bad[0]} has (near) zero length {norms[bad[0]]:.3g}")
+    q /= norms[:, None]
+    dots = np.einsum("ij,ij->i", q[1:], q[:-1])
+    signs = np.cumprod(np.where(dots < 0.0, -1.0, 1.0))
+    q[1:] *= signs[:, None]
+    return q
+
+
+def _checked_inputs(frames, locations, quaternions):
+    """Validated float64 copies of the bake arrays; raises ``ValueError`` with the reason."""
+    f = np.asarray(frames, dtype=np.float64)
+    if f.ndim != 1 or f.size == 0:
+        raise ValueError(f"frames must be a non-empty 1-D array, got shape {f.shape}")
+    if not np.all(np.isfinite(f)):
+        raise ValueError("frames contain NaN or infinite values")
+    if f.size > 1 and not np.all(np.diff(f) > 0.0):
+        k = int(np.flatnonzero(np.diff(f) <= 0.0)[0])
+        raise ValueError(f"frames must be strictly increasing: frames[{k}]={f[k]} >= frames[{k + 1}]={f[k + 1]}")
+    loc = np.asarray(locations, dtype=np.float64)
+    if loc.shape != (f.size, 3):
+        raise ValueError(f"locations must have shape ({f.size}, 3) to match frames, got {loc.shape}")
+    if not np.all(np.isfinite(loc)):
+        raise ValueError("locations contain NaN or infinite values")
+    q = make_quaternions_continuous(quaternions)
+    if q.shape[0] != f.size:
+        raise ValueError(f"quaternions must have shape ({f.size}, 4) to match frames, got {q.shape}")
+    return f, loc, q
+
+
+# ---------------------------------------------------------------------------------------------
+# F-Curve access for the object's action (and slot).
+
+
+def _slot_fcurve_collections(obj):
+    """The F-Curve collections that animate ``obj`` in its assigned action.
+
+    Legacy: ``[action.fcurves]``. Layered: the ``fcurves`` of every channelbag of the assigned
+    slot (empty when no slot is assigned). Empty when the object has no action.
+    """
+    anim_data = obj.animation_data
+    action = anim_data.action if anim_data is not None else None
+    if action is None:
+        return []
+    if not _action_is_layered(action):
+        return [action.fcurves]
+    slot = anim_data.action_slot
+    if slot is None:
+        return []
+    bags = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            if strip.type == 'KEYFRAME':
+                bag = strip.channelbag(slot)
+                if bag is not None:
+                    bags.append(bag.fcurves)
+    return bags
+
+
+def _remove_channels(obj, data_paths) -> int:
+    """Remove the object's F-Curves on ``data_paths`` (all indices); return how many went."""
+    removed = 0
+    paths = set(data_paths)
+    for fcurves in _slot_fcurve_collections(obj):
+        for fc in [fc for fc in fcurves if fc.data_path in paths]:
+            fcurves.remove(fc)
+            removed += 1
+    return removed
+
+
+def _editable_action_for(obj, action_name: str | None):
+    """The object's action, creating (and assigning) a new one if it has none.
+
+    Raises ``RuntimeError`` if the action cannot be edited (linked from a library) or the
+    object's animation is in NLA tweak mode.
+    """
+    anim_data = obj.animation_data or obj.animation_data_create()
+    if anim_data.use_tweak_mode:
+        raise RuntimeError(f"{obj.name!r} is in NLA tweak mode; exit tweak mode before baking")
+    action = anim_data.action
+    if action is None:
+        action = bpy.data.actions.new(action_name or f"{obj.name}_PEM")
+        action[CREATED_MARK] = True
+        anim_data.action = action
+    elif not action.is_editable:
+        raise RuntimeError(f"action {action.name!r} of {obj.name!r} is linked from a library and cannot be keyed")
+    return anim_data, action
+
+
+def _fcurve_owner_for_writing(obj, anim_data, action):
+    """What to create the bake's F-Curves in: the legacy Action, or the channelbag of obj's slot."""
+    if not _action_is_layered(action):
+        return action
+    slot = anim_data.action_slot
+    if slot is None:
+        slot = action.slots.new(id_type='OBJECT', name=obj.name)
+        anim_data.action_slot = slot
+    return _ensure_channelbag(action, slot)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API: writing and clearing keys.
+
+
+def write_transform_keys(obj, frames, locations, quaternions, *, action_name: str | None = None):
+    """Key ``obj.location`` and ``obj.rotation_quaternion`` at ``frames``; return the Action.
+
+    Parameters
+    ----------
+    obj : bpy.types.Object
+    frames : (N,) float — scene frames, strictly increasing; sub-frames allowed.
+    locations : (N, 3) float — ``obj.location`` at each frame (parent space, like the property).
+    quaternions : (N, 4) float — ``obj.rotation_quaternion`` (w, x, y, z) at each frame; any
+        sign and any non-zero length: they are normalised and made sign-continuous here.
+    action_name : name for the action created when the object has none (default
+        ``"<object name>_PEM"``). An existing action is keyed in place instead.
+
+    Effects: sets ``obj.rotation_mode = 'QUATERNION'``; replaces every existing F-Curve of the
+    object's action (its slot, for layered actions) on ``location`` and ``rotation_quaternion``
+    by new ones holding exactly these keys, LINEAR-interpolated (see the module docstring);
+    leaves every other channel alone. An action that has no slot for the object gets one.
+    Keys are stored in single precision, as all Blender keys are.
+
+    All inputs are checked before anything is changed (``ValueError``); a linked action or NLA
+    tweak mode raises ``RuntimeError``. Use :func:`preserve_animation` around a whole bake to
+    undo it on failure.
+    """
+    f, loc, q = _checked_inputs(frames, locations, quaternions)
+    anim_data, action = _editable_action_for(obj, action_name)
+    obj.rotation_mode = 'QUATERNION'
+    _remove_channels(obj, [path for path, _ in TRANSFORM_CHANNELS])
+    owner = _fcurve_owner_for_writing(obj, anim_data, action)
+
+    n = f.size
+    linear = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
+    interpolation = np.full(n, linear, dtype=np.int32)
+    co = np.empty(2 * n, dtype=np.float32)
+    co[0::2] = f
+    for data_path, values in (("location", loc), ("rotation_quaternion", q)):
+        for index in range(values.shape[1]):
+            fc = _new_grouped_fcurve(owner, data_path, index)
+            co[1::2] = values[:, index]
+            points = fc.keyframe_points
+            points.add(n)
+            points.foreach_set("co", co)
+            points.foreach_set("interpolation", interpolation)
+            fc.update()
+    return action
+
+
+def clear_keys(obj, data_paths=tuple(path for path, _ in TRANSFORM_CHANNELS)) -> int:
+    """Remove the object's F-Curves on ``data_paths`` ("Clear Bake"); return how many were removed.
+
+    Only the object's assigned action (its slot, for layered actions) is touched. If that leaves
+    an action this module created (:data:`CREATED_MARK`) with no F-Curves at all, the action is
+    unassigned and, once unused, deleted. The object keeps its current transform values.
+    """
+    removed = _remove_channels(obj, data_paths)
+    anim_data = obj.animation_data
+    action = anim_data.action if anim_data is not None else None
+    if action is not None and action.get(CREATED_MARK) and not _action_has_fcurves(action):
+        anim_data.action = None
+        if action.users == 0:
+            bpy.data.actions.remove(action)
+    return removed
+
+
+def _action_has_fcurves(action) -> bool:
+    """True if any F-Curve is left in the action (any slot, any layer)."""
+    if not _action_is_layered(action):
+        return len(action.fcurves) > 0
+    return any(len(bag.fcurves) for layer in action.layers for strip in layer.strips
+               if strip.type == 'KEYFRAME' for bag in strip.channelbags)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API: snapshot and restore.
+
+_TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+
+
+@dataclass
+class AnimationSnapshot:
+    """What :func:`restore_animation` needs to put an object's animation state back exactly.
+
+    ``backup`` is a full copy of the object's action taken at snapshot time (an unused action
+    in ``bpy.data.actions`` until :func:`restore_animation` or :func:`discard_snapshot` is called).
+    """
+
+    object_pointer: int
+    had_animation_data: bool
+    # Actions are left out of repr(): repr() of a deleted Blender struct can crash the interpreter.
+    action: object | None = field(repr=False)
+    action_name: str | None
+    backup: object | None = field(repr=False)
+    slot_handle: int | None
+    last_slot_identifier: str | None
+    rotation_mode: str
+    transforms: dict = field(default_factory=dict)
+    action_uids: frozenset = frozenset()
+    active: bool = True
+
+
+def snapshot_animation(obj) -> AnimationSnapshot:
+    """Record ``obj``'s animation state: action (copied), slot, rotation mode, transform values.
+
+    Pair with exactly one of :func:`restore_animation` (undo) or :func:`discard_snapshot` (keep
+    the changes); :func:`preserve_animation` does that for a ``with`` block.
+    """
+    anim_data = obj.animation_data
+    action = anim_data.action if anim_data is not None else None
+    backup = None
+    if action is not None and action.is_editable:
+        backup = action.copy()  # same content, slots and handles; 0 users until restored
+    slot_handle = last_slot = None
+    if anim_data is not None and _anim_data_has_slots(anim_data):
+        slot = anim_data.action_slot
+        slot_handle = slot.handle if slot is not None else None
+        last_slot = anim_data.last_slot_identifier
+    return AnimationSnapshot(
+        object_pointer=obj.as_pointer(),
+        had_animation_data=anim_data is not None,
+        action=action,
+        action_name=action.name if action is not None else None,
+        backup=backup,
+        slot_handle=slot_handle,
+        last_slot_identifier=last_slot,
+        rotation_mode=obj.rotation_mode,
+        transforms={name: tuple(getattr(obj, name)) for name in _TRANSFORM_PROPS},
+        action_uids=frozenset(a.session_uid for a in bpy.data.actions),
+    )
+
+
+def _check_snapshot(obj, snapshot: AnimationSnapshot) -> None:
+    if not snapshot.active:
+        raise RuntimeError("this animation snapshot was already restored or discarded")
+    if snapshot.object_pointer != obj.as_pointer():
+        raise ValueError(f"this animation snapshot was taken of another object, not {obj.name!r}")
+
+
+def _remove_if_created_since(action, snapshot: AnimationSnapshot) -> None:
+    """Delete ``action`` if it did not exist at snapshot time and nothing uses it any more."""
+    if action.session_uid not in snapshot.action_uids and action.users == 0:
+        bpy.data.actions.remove(action)
+
+
+def restore_animation(obj, snapshot: AnimationSnapshot) -> None:
+    """Put ``obj`` back exactly as it was at :func:`snapshot_animation` time.
+
+    Restores: animation data present or not, the action and its whole content, the assigned
+    slot and last-used slot identifier (layered actions), ``rotation_mode`` and the location,
+    rotation (all three representations) and scale values. An action created since the snapshot
+    and assigned to the object is deleted.
+
+    A modified action is restored by swapping in the snapshot's copy: every user of the action
+    (this object, other objects, NLA strips) is remapped to the copy, which then takes the
+    original name, and the modified action is deleted. Python references to the old Action are
+    therefore invalid afterwards; look the action up again (``obj.animation_data.action``).
+    """
+    _check_snapshot(obj, snapshot)
+    anim_data = obj.animation_data
+    current = anim_data.action if anim_data is not None else None
+
+    if snapshot.action is None:
+        if current is not None:
+            anim_data.action = None
+            _remove_if_created_since(current, snapshot)
+        if not snapshot.had_animation_data and obj.animation_data is not None:
+            obj.animation_data_clear()
+    else:
+        if anim_data is None:
+            anim_data = obj.animation_data_create()
+        if snapshot.backup is None:  # a linked action: nothing in it can have changed
+            if current != snapshot.action:
+                anim_data.action = snapshot.action
+        else:
+            original = snapshot.action
+            if current is not None and current != original:
+                anim_data.action = None
+                _remove_if_created_since(current, snapshot)
+            original.user_remap(snapshot.backup)  # users (and the fake user) move to the copy
+            if anim_data.action != snapshot.backup:
+                anim_data.action = snapshot.backup
+            bpy.data.actions.remove(original)
+            snapshot.backup.name = snapshot.action_name
+            snapshot.action = snapshot.backup
+            snapshot.backup = None
+    anim_data = obj.animation_data
+    if anim_data is not None and _anim_data_has_slots(anim_data):
+        if snapshot.action is not None:
+            slot = next((s for s in snapshot.action.slots if s.handle == snapshot.slot_handle), None)
+            if slot != anim_data.action_slot:
+                anim_data.action_slot = slot
+        if snapshot.last_slot_identifier is not None:
+            anim_data.last_slot_identifier = snapshot.last_slot_identifier
+
+    obj.rotation_mode = snapshot.rotation_mode  # first: setting the mode converts the rotation values
+    for name, value in snapshot.transforms.items():
+        setattr(obj, name, value)
+    snapshot.active = False
+
+
+def discard_snapshot(snapshot: AnimationSnapshot) -> None:
+    """Keep the changes made since the snapshot: delete its backup copy of the action."""
+    if not snapshot.active:
+        raise RuntimeError("this animation snapshot was already restored or discarded")
+    if snapshot.backup is not None:
+        bpy.data.actions.remove(snapshot.backup)
+        snapshot.backup = None
+    snapshot.active = False
+
+
+@contextlib.contextmanager
+def preserve_animation(obj):
+    """``with preserve_animation(obj): bake…`` — restore ``obj`` if the block raises, else keep.
+
+    Any exception, ``KeyboardInterrupt`` included, restores the snapshot and propagates.
+    Yields the :class:`AnimationSnapshot`.
+    """
+    snapshot = snapshot_animation(obj)
+    try:
+        yield snapshot
+    except BaseException:
+        restore_animation(obj, snapshot)
+        raise
+    discard_snapshot(snapshot)
+
+
+__all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNELS", "clear_keys",
+           "discard_snapshot", "make_quaternions_continuous", "preserve_animation", "restore_animation",
+           "snapshot_animation", "write_transform_keys"]
