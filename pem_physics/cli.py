@@ -1,6 +1,6 @@
 """Command line: ``python -m pem_physics`` (or ``pem``).
 
-Sub-commands: run, inertia (more are registered by the modules that provide them).
+Sub-commands: run, inertia, convert (more are registered by the modules that provide them).
 Exit codes: 0 success, 1 simulation error, 2 invalid input, 130 interrupted.
 """
 
@@ -128,6 +128,19 @@ def cmd_inertia(args) -> int:
     return 0
 
 
+def cmd_convert(args) -> int:
+    from .scenefile import save_scene
+
+    scene = load_scene(args.scene)
+    out = Path(args.output)
+    if out.suffix.lower() != ".toml":
+        raise ValidationError(str(out), "the output must be a .toml scene file")
+    save_scene(scene, out)
+    if not args.quiet:
+        print(f"wrote {out} ({len(scene.bodies)} bodies)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="pem", description="PEM physics: pendulums, tops and magnets.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -147,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--mass", type=float, help="kg")
     i.add_argument("--scale", type=float, default=1.0, help="multiply coordinates by this (e.g. 0.001 for mm)")
     i.set_defaults(func=cmd_inertia)
+    c = sub.add_parser("convert", help="write a scene (PEM .udf, .toml, .py, example:NAME) as a TOML scene file")
+    c.add_argument("scene", help="input scene: PEM .udf, .toml, .py defining 'scene', or example:NAME")
+    c.add_argument("output", help="output .toml file")
+    c.add_argument("-q", "--quiet", action="store_true")
+    c.set_defaults(func=cmd_convert)
     for extra in EXTRA_COMMANDS:
         extra(sub)
     return ap

@@ -172,7 +172,8 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
             orientation=_frame(_get(p, "orientation", path), f"{path}.orientation"),
             angular_velocity=u.omega(_vec(_get(p, "angularVelocity", path), f"{path}.angularVelocity")),
             shapes=shapes, mass_properties=override, hinge=hinge,
-            dipoles=tuple(Dipole(u.length(_vec(m["position"], f"{bpath}.magnet[{k}].position")),
+            dipoles=tuple(Dipole(u.length(_vec(_get(m, "position", f"{bpath}.magnet[{k}]", "center"),
+                                                    f"{bpath}.magnet[{k}].position")),
                                  u.moment(_vec(m["dipole"], f"{bpath}.magnet[{k}].dipole")))
                           for k, m in enumerate(b.get("magnet") or [])),
             color=_color(b)))
@@ -201,7 +202,8 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
             name=f"body{i}", role="fixed" if motion is None else "driven",
             position=u.length(_vec(_get(s, "position", path, "center"), f"{path}.position")),
             orientation=np.stack([u1, u2, np.cross(u1, u2)]), motion=motion,
-            dipoles=tuple(Dipole(u.length(_vec(m["position"], f"{bpath}.magnet[{k}].position")),
+            dipoles=tuple(Dipole(u.length(_vec(_get(m, "position", f"{bpath}.magnet[{k}]", "center"),
+                                                    f"{bpath}.magnet[{k}].position")),
                                  u.moment(_vec(m["dipole"], f"{bpath}.magnet[{k}].dipole")))
                           for k, m in enumerate(b.get("magnet") or [])),
             color=_color(b)))
