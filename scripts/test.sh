@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: every test, in the environments we support.
 #   1. core + tests on numpy 2.x (.venvs/core)
-#   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26 (.venvs/bpy50)
+#   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26 (.venvs/bpy50); the long physics
+#      runs (marked slow) already ran in step 1 and are not repeated here
 #   3. add-on tests under the bpy 4.2 LTS wheel (.venvs/bpy42)
 # Each venv is created from requirements/*.txt (pinned) on first use.
 # Extra arguments go to every pytest call (e.g. -x, -k name).
@@ -18,7 +19,7 @@ run() {  # run NAME REQFILE PYTEST-ARGS...
 }
 run core requirements/core.txt tests --ignore=tests/blender "$@"
 if [[ -f requirements/bpy50.txt ]]; then
-  run bpy50 requirements/bpy50.txt tests "$@"
+  run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
 fi
 if [[ -f requirements/bpy42.txt ]]; then
   run bpy42 requirements/bpy42.txt tests/blender "$@"

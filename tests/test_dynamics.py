@@ -148,6 +148,7 @@ def test_compass_small_oscillation_frequency():
     np.testing.assert_allclose(np.diff(down)[0], T, rtol=2e-5)
 
 
+@pytest.mark.slow
 def test_rotating_field_drags_needle_with_the_closed_form_lag():
     """Damped needle in a slowly rotating field: steady lag δ with p·B·sin δ = c·Ω."""
     p, B, Izz, Omega, c = 0.2, 0.01, 2e-6, 2.0, 2e-4
@@ -208,6 +209,7 @@ def three_magnet_scene(friction=0.0, t_end=10.0, dt=2e-3, method="splitting4"):
                  settings=Settings(method=method, dt=dt, t_end=t_end, record_interval=dt * 10))
 
 
+@pytest.mark.slow
 def test_three_magnet_energy_bounded_without_drift():
     tr = simulate(three_magnet_scene(t_end=200.0, dt=2e-3))  # 1e5 steps
     assert tr.steps == 100_000
@@ -224,6 +226,7 @@ def test_three_magnet_energy_bounded_without_drift():
     assert np.ptp(tr.dipole_energy) > 0.1 * scale
 
 
+@pytest.mark.slow
 def test_three_magnet_friction_energy_never_increases():
     fr = simulate(three_magnet_scene(friction=2e-4, t_end=20.0, dt=1e-3))
     nofr = simulate(three_magnet_scene(friction=0.0, t_end=20.0, dt=1e-3))
@@ -267,6 +270,7 @@ def test_methods_agree_on_a_short_magnet_run(method):
     np.testing.assert_allclose(tr.orientation, ref.orientation, atol=tol)
 
 
+@pytest.mark.slow
 def test_orbiting_magnet_drags_needle_like_a_rotating_field():
     """A magnet on an elliptic (circular) orbit, its moment kept radial, makes the field
     B = 2kp/R³ along r̂(t) at the centre: the damped needle must lag by sin δ = cΩ/(p_n B)."""

@@ -40,6 +40,7 @@ def rel_err(ours, ref):
     return float(np.max(np.abs(ours - ref) / scale))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CASES)
 def test_pem_rk4_reproduces_recorded_output(name):
     doc = read_udf(SAMPLES / f"{name}.udf")
@@ -57,6 +58,7 @@ def test_pem_rk4_reproduces_recorded_output(name):
     assert rel_err(L, L_ref) < 1e-9
 
 
+@pytest.mark.slow
 def test_default_method_agrees_with_pem_where_pem_is_accurate():
     """The same samples with the default method: PEM's RK4 at dt = 1e-3 is accurate here, so both
     must agree to well within the physics (a check that parity is not only bookkeeping)."""
