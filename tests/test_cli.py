@@ -1,0 +1,110 @@
+"""The command line as a user runs it (subprocess): outputs, exit codes, messages, interruption."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import trimesh
+
+from conftest import ROOT, SAMPLES
+
+
+def pem(*args, **kw):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "pem_physics", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=kw.get("cwd", ROOT), timeout=kw.get("timeout", 300))
+
+
+def test_help_for_every_command():
+    for cmd in ("run", "inertia", "convert"):
+        r = pem(cmd, "--help")
+        assert r.returncode == 0 and "usage:" in r.stdout, (cmd, r.stderr)
+
+
+def test_run_writes_npz_csv_summary(tmp_path):
+    r = pem("run", "example:pendulum", "-o", tmp_path, "--t-end", "0.2", "--dt", "0.001", "-q")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] is True and summary["steps"] == 200
+    assert summary["method"] == "splitting4"
+    with open(tmp_path / "trajectory.csv") as fh:
+        rows = list(csv.reader(fh))
+    npz = np.load(tmp_path / "trajectory.npz")
+    assert len(rows) == 1 + len(npz["t"]) == 1 + summary["records"]
+    header = rows[0]
+    assert header[0] == "t" and any(h.endswith(".q_w") for h in header) and header[-1] == "energy_total"
+    # CSV and NPZ hold the same numbers (repr round-trips floats exactly).
+    col = header.index(next(h for h in header if h.endswith(".omega_x")))
+    np.testing.assert_array_equal([float(r[col]) for r in rows[1:]], npz["omega"][:, 0, 0])
+
+
+def test_inertia_json_matches_closed_form(tmp_path):
+    box = trimesh.creation.box(extents=(0.2, 0.4, 0.6))
+    box.export(tmp_path / "box.obj")  # OBJ text: these coordinates are exact (STL/PLY store float32)
+    r = pem("inertia", tmp_path / "box.obj", "--density", "1000")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    M = 1000 * 0.2 * 0.4 * 0.6
+    assert out["mass"] == pytest.approx(M, rel=1e-12)
+    assert out["volume"] == pytest.approx(0.048, rel=1e-12)
+    np.testing.assert_allclose(np.diag(out["inertia_about_center_of_mass"]),
+                               M / 12 * np.array([0.4**2 + 0.6**2, 0.2**2 + 0.6**2, 0.2**2 + 0.4**2]), rtol=1e-12)
+    np.testing.assert_allclose(out["principal_moments"], sorted(np.diag(out["inertia_about_center_of_mass"])))
+
+
+def test_inertia_open_mesh_is_a_clear_error(tmp_path):
+    box = trimesh.creation.box()
+    open_box = trimesh.Trimesh(box.vertices, box.faces[:-2], process=False)
+    open_box.export(tmp_path / "open.ply")
+    r = pem("inertia", tmp_path / "open.ply", "--mass", "1")
+    assert r.returncode == 2
+    assert "not closed" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bad_scene_exit_code_and_message(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from pem_physics import Scene, Body, Dipole\n"
+                   "scene = Scene(bodies=[Body(name='b', role='fixed', dipoles=[Dipole((0, 0), (0, 0, 1))])])\n")
+    r = pem("run", bad, "-o", tmp_path / "out")
+    assert r.returncode == 2
+    assert "bodies[0].dipoles[0].position" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "out" / "trajectory.npz").exists()
+    r = pem("run", tmp_path / "missing.toml", "-o", tmp_path / "out")
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_convert_udf_to_toml_runs_the_same(tmp_path):
+    pytest.importorskip("pem_physics.scenefile")
+    out = tmp_path / "pendulum.toml"
+    r = pem("convert", SAMPLES / "pendulum.udf", out)
+    assert r.returncode == 0, r.stderr
+    from pem_physics import load_scene, simulate
+
+    a = simulate(load_scene(SAMPLES / "pendulum.udf"), t_end=0.05)
+    b = simulate(load_scene(out), t_end=0.05)
+    np.testing.assert_allclose(b.orientation, a.orientation, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.omega, a.omega, rtol=0, atol=1e-12)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_interrupt_flushes_partial_results(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "pem_physics", "run", "example:three-magnet", "-o", str(tmp_path),
+                          "--t-end", "1000", "-q"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "interrupted" in err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] is False and 0 < summary["t_end"] < 1000
+    npz = np.load(tmp_path / "trajectory.npz")
+    assert len(npz["t"]) == summary["records"] and json.loads(str(npz["meta"]))["complete"] is False
