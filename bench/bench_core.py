@@ -96,7 +96,7 @@ def main(argv=None):
     print(f"peer: straightforward numpy RK4 prototype   {peer_rate:12.0f} steps/s")
 
     for method in ("splitting4", "splitting2", "pem-rk4"):
-        def run():
+        def run(method=method):
             tr = simulate(scene, method=method, t_end=args.steps * dt, record_interval=args.steps * dt)
             return tr.wall_time
         rate = args.steps / best_of(run)
@@ -109,7 +109,7 @@ def main(argv=None):
     U = np.stack([axis_angle_matrix(v / np.linalg.norm(v), np.linalg.norm(v)).T for v in vecs])[:, None]
     ens_steps = max(20, args.steps // 20)
     for method in ("splitting4", "pem-rk4"):
-        def run():
+        def run(method=method):
             tr = simulate(scene, method=method, t_end=ens_steps * dt, record_interval=ens_steps * dt,
                           ensemble=Ensemble(orientation=U))
             return tr.wall_time

@@ -11,8 +11,18 @@ SI units throughout. Public API:
 """
 
 from .errors import MeshError, PemError, SimulationError, ValidationError
-from .model import (DEFAULT_METHOD, METHODS, MU0, Body, ConstantVelocity, Dipole, EllipticOrbit,
-                    RotatingField, Scene, Settings)
+from .model import (
+    DEFAULT_METHOD,
+    METHODS,
+    MU0,
+    Body,
+    ConstantVelocity,
+    Dipole,
+    EllipticOrbit,
+    RotatingField,
+    Scene,
+    Settings,
+)
 from .simulate import Ensemble, Trajectory, simulate
 
 __version__ = "0.1.0"

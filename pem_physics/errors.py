@@ -31,7 +31,7 @@ class ValidationError(PemError, ValueError):
         self.message = message
         super().__init__(f"{path}: {message}" if path else message)
 
-    def at(self, prefix: str) -> "ValidationError":
+    def at(self, prefix: str) -> ValidationError:
         """The same error with ``prefix`` put in front of its path."""
         err = type(self)(join_path(prefix, self.path), self.message)
         err.__cause__ = self.__cause__

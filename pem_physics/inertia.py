@@ -54,12 +54,12 @@ class MassProperties:
         """Principal moments (ascending, (3,)) and axes (columns of a proper rotation, (3,3))."""
         return principal_axes(self.inertia)
 
-    def translated(self, offset) -> "MassProperties":
+    def translated(self, offset) -> MassProperties:
         """The same body moved by ``offset`` (3,)."""
         return MassProperties(self.mass, self.center_of_mass + np.asarray(offset, float), self.inertia.copy(),
                               self.volume)
 
-    def rotated(self, R) -> "MassProperties":
+    def rotated(self, R) -> MassProperties:
         """The same body rotated by the matrix ``R`` (3,3) about the origin: x → R x."""
         R = np.asarray(R, dtype=float)
         return MassProperties(self.mass, R @ self.center_of_mass, R @ self.inertia @ R.T, self.volume)

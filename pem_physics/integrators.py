@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rotations import (cross, orientation_to_quat, pem_correct, quat_to_orientation,
-                        rotate_rows_about)
+from .rotations import cross, orientation_to_quat, pem_correct, quat_to_orientation, rotate_rows_about
 from .system import PemSourceDriver, System
 from .torques import evaluate
 

@@ -14,8 +14,9 @@ body coordinates.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field as dc_field, replace
-from typing import Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class Dipole:
     position: Sequence[float] = (0.0, 0.0, 0.0)
     moment: Sequence[float] = (0.0, 0.0, 1.0)
 
-    def checked(self, path: str) -> "Dipole":
+    def checked(self, path: str) -> Dipole:
         return Dipole(v.vector(self.position, f"{path}.position"), v.vector(self.moment, f"{path}.moment"))
 
 
@@ -49,7 +50,7 @@ class ConstantVelocity:
 
     velocity: Sequence[float] = (0.0, 0.0, 0.0)
 
-    def checked(self, path: str) -> "ConstantVelocity":
+    def checked(self, path: str) -> ConstantVelocity:
         return ConstantVelocity(v.vector(self.velocity, f"{path}.velocity"))
 
 
@@ -68,7 +69,7 @@ class EllipticOrbit:
     angular_velocity: float = 1.0
     phase: float = 0.0
 
-    def checked(self, path: str) -> "EllipticOrbit":
+    def checked(self, path: str) -> EllipticOrbit:
         r1 = v.vector(self.r1, f"{path}.r1")
         r2 = v.vector(self.r2, f"{path}.r2")
         if not np.linalg.norm(np.cross(r1, r2)) > 0:
@@ -87,7 +88,7 @@ class RotatingField:
     angular_velocity: float = 1.0
     phase: float = 0.0
 
-    def checked(self, path: str) -> "RotatingField":
+    def checked(self, path: str) -> RotatingField:
         return RotatingField(v.vector(self.b1, f"{path}.b1"), v.vector(self.b2, f"{path}.b2"),
                              v.number(self.angular_velocity, f"{path}.angular_velocity"),
                              v.number(self.phase, f"{path}.phase"))
@@ -147,7 +148,7 @@ class Body:
                 raise err.at(f"{path}.shapes[{i}]") from err
         return inertia.combine(parts)
 
-    def checked(self, path: str) -> "Body":
+    def checked(self, path: str) -> Body:
         """A copy with every value validated and converted to numpy arrays."""
         if not isinstance(self.name, str) or not self.name:
             raise ValidationError(f"{path}.name", "expected a non-empty string")
@@ -164,7 +165,8 @@ class Body:
         )
         if self.role == "driven":
             if not isinstance(self.motion, (ConstantVelocity, EllipticOrbit)):
-                raise ValidationError(f"{path}.motion", "a driven body needs a ConstantVelocity or EllipticOrbit motion")
+                raise ValidationError(f"{path}.motion",
+                                      "a driven body needs a ConstantVelocity or EllipticOrbit motion")
             out.motion = self.motion.checked(f"{path}.motion")
         elif self.motion is not None:
             raise ValidationError(f"{path}.motion", f"only driven bodies have a motion (role is {self.role!r})")
@@ -176,7 +178,8 @@ class Body:
             if not np.max(np.linalg.eigvalsh(I)) > 0:
                 raise ValidationError(f"{path}.inertia", "the inertia tensor is zero: the body cannot rotate")
         elif self.hinge is not None:
-            raise ValidationError(f"{path}.hinge", f"only pendulum and free bodies can be hinged (role is {self.role!r})")
+            raise ValidationError(f"{path}.hinge",
+                                  f"only pendulum and free bodies can be hinged (role is {self.role!r})")
         if self.role in ("fixed", "driven") and np.any(out.angular_velocity):
             raise ValidationError(f"{path}.angular_velocity", f"a {self.role} body has no angular velocity of its own")
         return out
@@ -197,7 +200,7 @@ class Settings:
     rtol: float = 1e-10
     atol: float = 1e-12
 
-    def checked(self, path: str = "settings") -> "Settings":
+    def checked(self, path: str = "settings") -> Settings:
         out = Settings(
             method=v.choice(self.method, f"{path}.method", METHODS),
             dt=v.number(self.dt, f"{path}.dt", positive=True),
@@ -207,7 +210,7 @@ class Settings:
             rtol=v.number(self.rtol, f"{path}.rtol", positive=True),
             atol=v.number(self.atol, f"{path}.atol", positive=True),
         )
-        out.record_every  # validates the interval against dt
+        _ = out.record_every  # validates the interval against dt
         return out
 
     @property
@@ -246,7 +249,7 @@ class Scene:
     settings: Settings = dc_field(default_factory=Settings)
     name: str = "scene"
 
-    def checked(self) -> "Scene":
+    def checked(self) -> Scene:
         """A validated copy; raises ValidationError naming the first bad item."""
         if not isinstance(self.bodies, (list, tuple)):
             raise ValidationError("bodies", "expected a list of bodies")

@@ -63,7 +63,7 @@ def csv_columns(traj: Trajectory) -> tuple[list[str], np.ndarray]:
     cols, blocks = ["t"], [traj.t[:, None]]
     euler = euler_zyx(traj.orientation)
     for b, name in enumerate(traj.names):
-        def add(label, arr, comps):
+        def add(label, arr, comps, name=name):
             cols.extend(f"{name}.{label}_{c}" for c in comps)
             blocks.append(arr.reshape(len(traj.t), -1))
         add("q", traj.quaternion[:, b], "wxyz")

@@ -8,8 +8,8 @@ B moving bodies, D dipoles on them; an ensemble run adds a leading E axis
 from __future__ import annotations
 
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 
@@ -49,7 +49,8 @@ class Ensemble:
             err = orthonormality_error(U)
             if not np.all(err < 1e-6) or not np.all(np.linalg.det(U) > 0):
                 e, b = np.unravel_index(int(np.argmax(np.where(np.isfinite(err), err, np.inf))), err.shape)
-                raise ValidationError(f"ensemble.orientation[{e}][{b}]", "not a proper rotation (rows must be orthonormal, right-handed)")
+                raise ValidationError(f"ensemble.orientation[{e}][{b}]",
+                                      "not a proper rotation (rows must be orthonormal, right-handed)")
             sizes.add(U.shape[0])
         if self.angular_velocity is not None:
             w = np.asarray(self.angular_velocity, dtype=float)
@@ -113,7 +114,7 @@ class Trajectory:
         scale = np.where(scale > 0, scale, 1.0)
         return float(np.max(np.abs(Et - E0) / scale))
 
-    def member(self, e: int) -> "Trajectory":
+    def member(self, e: int) -> Trajectory:
         """One ensemble member as a single-scene trajectory."""
         if not self.ensemble:
             raise ValueError("not an ensemble trajectory")

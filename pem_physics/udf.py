@@ -129,7 +129,8 @@ class _Cursor:
 @dataclass
 class Field:
     name: str
-    type: tuple      # ("double",) ("int",) ("string",) ("id",) ("select", options) ("ref", cls) ("struct", fields) ("class", name)
+    # ("double",) ("int",) ("string",) ("id",) ("select", options) ("ref", cls) ("struct", fields) ("class", name)
+    type: tuple
     array: bool = False
 
 

@@ -184,7 +184,8 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
         kind = _get(s, "type", path)
         motion = None
         if kind == "constantVelocity":
-            motion = ConstantVelocity(u.velocity(_vec(s["constantVelocity"]["velocity"], f"{path}.constantVelocity.velocity")))
+            motion = ConstantVelocity(u.velocity(_vec(s["constantVelocity"]["velocity"],
+                                                      f"{path}.constantVelocity.velocity")))
         elif kind == "ellipticRotation":
             e = s["ellipticRotation"]
             motion = EllipticOrbit(center=u.length(_vec(e["center"], f"{path}.ellipticRotation.center")),

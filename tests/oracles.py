@@ -19,7 +19,8 @@ def crossings(t, x, xdot, direction=+1):
         for _ in range(30):
             h00, h10, h01, h11 = 2 * u**3 - 3 * u**2 + 1, u**3 - 2 * u**2 + u, -2 * u**3 + 3 * u**2, u**3 - u**2
             p = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1
-            dp = (6 * u**2 - 6 * u) * p0 + (3 * u**2 - 4 * u + 1) * m0 + (-6 * u**2 + 6 * u) * p1 + (3 * u**2 - 2 * u) * m1
+            dp = ((6 * u**2 - 6 * u) * p0 + (3 * u**2 - 4 * u + 1) * m0
+                  + (-6 * u**2 + 6 * u) * p1 + (3 * u**2 - 2 * u) * m1)
             u -= p / dp
         out.append(t[i] + u * h)
     return np.array(out)

@@ -274,7 +274,7 @@ def test_methods_agree_on_a_short_magnet_run(method):
 def test_orbiting_magnet_drags_needle_like_a_rotating_field():
     """A magnet on an elliptic (circular) orbit, its moment kept radial, makes the field
     B = 2kp/R³ along r̂(t) at the centre: the damped needle must lag by sin δ = cΩ/(p_n B)."""
-    from pem_physics.model import EllipticOrbit, MU0
+    from pem_physics.model import MU0, EllipticOrbit
 
     R, ps, pn, Izz, Omega, c = 0.05, 0.5, 0.2, 2e-6, 2.0, 2e-5
     B = 2 * (MU0 / (4 * np.pi)) * ps / R**3

@@ -12,8 +12,18 @@ from hypothesis import strategies as st
 
 from pem_physics.errors import MeshError, ValidationError
 from pem_physics.inertia import (
-    Cuboid, Cylinder, Ellipsoid, Mesh, MeshWarning, PointMass, Rod, Sphere, combine,
-    mesh_mass_properties, principal_axes, pseudo_inverse,
+    Cuboid,
+    Cylinder,
+    Ellipsoid,
+    Mesh,
+    MeshWarning,
+    PointMass,
+    Rod,
+    Sphere,
+    combine,
+    mesh_mass_properties,
+    principal_axes,
+    pseudo_inverse,
 )
 
 

@@ -109,7 +109,8 @@ def test_fixed_bodies_feel_no_torque_and_same_body_dipoles_do_not_interact():
 
 def test_periodic_minimum_image_uses_nearest_copy():
     """A dipole 0.9 box lengths away acts like one at 0.1 box lengths on the other side."""
-    mk = lambda x: Body(name=f"b{x}", role="fixed", position=(x, 0, 0), dipoles=[Dipole((0, 0, 0), (0, 0, 1))])
+    def mk(x):
+        return Body(name=f"b{x}", role="fixed", position=(x, 0, 0), dipoles=[Dipole((0, 0, 0), (0, 0, 1))])
     m = Body(name="m", mass_properties=MassProperties(1.0, np.zeros(3), np.eye(3)),
              dipoles=[Dipole((0, 0, 0), (1, 0, 0))])
     near = compile_system(Scene(bodies=[m, mk(-0.1)], gravity=(0, 0, 0)).checked())

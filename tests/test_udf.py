@@ -11,11 +11,12 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import SAMPLES
 from pem_physics.inertia import Mesh, Sphere
 from pem_physics.simulate import simulate
 from pem_physics.udf import UdfError, parse_udf, read_records, read_udf
 from pem_physics.udf_scene import scene_from_udf
+
+from conftest import SAMPLES
 
 DEFS = {"1.0": "pem_def.udf", "1.1": "pem1_1_def.udf", "1.2": "pem1_2_def.udf", "1.3": "pem1_3_def.udf"}
 
@@ -60,7 +61,8 @@ def write_case(tmp_path, version, extra_sim_v13="", friction=None, periodic=None
         body(7, [shape("point", (0, 0, 0), 1.0)], [((0, 0, 0), (0, 0, -2))]),
     ]
     pend = "{" + f"0,{v((0, 0, 10))}{FRAME}{v((0, 0.5, 0))}{{\"false\",{v((0, 0, 1))}}}" + "}"
-    fixed = "{" + f"7,{v((3, 0, 0))}{FRAME}\"fixed\",{{{v((0, 0, 0))}}}{{{v((0, 0, 0))},0,0,{v((1, 0, 0))}{v((0, 1, 0))}}}" + "}"
+    fixed = "{" + (f"7,{v((3, 0, 0))}{FRAME}\"fixed\",{{{v((0, 0, 0))}}}"
+                   f"{{{v((0, 0, 0))},0,0,{v((1, 0, 0))}{v((0, 1, 0))}}}") + "}"
     orbit = "{" + (f"7,{v((0, 0, 0))}{FRAME}\"ellipticRotation\",{{{v((0, 0, 0))}}}"
                    f"{{{v((0, 0, -1))},0.25,2.0,{v((4, 0, 0))}{v((0, 3, 0))}}}") + "}"
     new = version != "1.0"  # PseudoFrictionTorque arrived in 1.1

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import SAMPLES
 from pem_physics.simulate import simulate
 from pem_physics.udf import read_records, read_udf
 from pem_physics.udf_scene import scene_from_udf, units_of
+
+from conftest import SAMPLES
 
 CASES = ["ellipsoid", "pendulum", "dipole"]
 
