@@ -83,7 +83,8 @@ def heavy_top(spin: float = 150.0, tilt_deg: float = 30.0, t_end: float = 3.0) -
     R = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), np.radians(tilt_deg))
     shapes = (Cylinder(radius=0.03, half_length=0.004, axis=(0, 0, 1), mass=0.1, center=(0, 0, 0.04)),
               Cylinder(radius=0.002, half_length=0.03, axis=(0, 0, 1), mass=0.002, center=(0, 0, 0.03)))
-    top = Body(name="top", orientation=R.T, angular_velocity=R.T @ np.array([0.0, 0.0, spin]), shapes=shapes)
+    # spin (rad/s) about the symmetry axis: body z, which is R e_z in the lab
+    top = Body(name="top", orientation=R.T, angular_velocity=R @ np.array([0.0, 0.0, spin]), shapes=shapes)
     return Scene(name="heavy symmetric top", bodies=[top], gravity=(0, 0, -9.81),
                  settings=Settings(dt=2e-4, t_end=t_end, record_interval=2e-3))
 
@@ -103,3 +104,132 @@ def build(name: str, **kw) -> Scene:
     if name not in BUILDERS:
         raise ValidationError("example", f"unknown example {name!r}; choose one of {', '.join(BUILDERS)}")
     return BUILDERS[name](**kw)
+
+
+# ---------------------------------------------------------------------------- more scenes
+
+def ellipk(m: float) -> float:
+    """Complete elliptic integral of the first kind K(m), parameter m = k² < 1 (arithmetic–geometric mean)."""
+    a, b = 1.0, float(np.sqrt(1.0 - m))
+    while abs(a - b) > 1e-15 * a:
+        a, b = 0.5 * (a + b), float(np.sqrt(a * b))
+    return float(np.pi / (2.0 * a))
+
+
+def box_mesh(half_sides, center=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """A closed box: vertices (8,3) m and outward-wound triangles (12,3)."""
+    h = np.asarray(half_sides, float)
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    V = corners * h + np.asarray(center, float)
+    # vertex index = 4·(x>0) + 2·(y>0) + (z>0); each face as two counter-clockwise triangles seen from outside
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    F = np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))], dtype=np.int64)
+    return V, F
+
+
+def t_handle_shapes(bar_half=(0.03, 0.005, 0.005), stem_half=(0.005, 0.02, 0.005), density: float = 2700.0):
+    """Two touching, non-overlapping box meshes forming a T (crossbar along x, stem along +y); body coordinates."""
+    from .inertia import Mesh
+
+    bar = Mesh(*box_mesh(bar_half), density=density, name="crossbar")
+    stem = Mesh(*box_mesh(stem_half, center=(0.0, bar_half[1] + stem_half[1], 0.0)), density=density, name="stem")
+    return (bar, stem)
+
+
+def t_handle_mesh(spin: float = 8.0, perturbation: float = 1e-3, t_end: float = 10.0, dt: float = 1e-3) -> Scene:
+    """A free T-handle built from box meshes, spun about its intermediate principal axis (Dzhanibekov flips).
+
+    The spin (rad/s) is along the intermediate axis with a relative ``perturbation``
+    along the other two.
+    """
+    from .inertia import combine
+
+    shapes = t_handle_shapes()
+    mp = combine(s.mass_properties() for s in shapes)
+    _, axes = mp.principal()  # columns: smallest, intermediate, largest
+    omega = spin * (axes[:, 1] + perturbation * (axes[:, 0] + axes[:, 2]))
+    body = Body(name="t_handle", role="free", position=mp.center_of_mass, angular_velocity=omega, shapes=shapes)
+    return Scene(name="T-handle from meshes", bodies=[body], gravity=(0, 0, -9.81),
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=10 * dt))
+
+
+def physical_pendulum(length: float = 0.5, bob_radius: float = 0.05, theta0_deg: float = 40.0,
+                      t_end: float = 5.0) -> Scene:
+    """A rod (0.1 kg) hanging from its end with a sphere bob (0.5 kg) at its foot, swinging about x."""
+    from .inertia import Rod
+
+    R = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), np.radians(theta0_deg))
+    shapes = (Rod(half_length=length / 2, direction=(0, 0, 1), mass=0.1, center=(0, 0, -length / 2)),
+              Sphere(radius=bob_radius, mass=0.5, center=(0, 0, -length)))
+    body = Body(name="pendulum", orientation=R.T, shapes=shapes, hinge=(1, 0, 0))
+    return Scene(name="physical pendulum", bodies=[body], gravity=(0, 0, -9.81),
+                 settings=Settings(dt=1e-3, t_end=t_end, record_interval=1e-2))
+
+
+def pendulum_wave(n: int = 15, cycles: int = 51, period: float = 60.0, amplitude_deg: float = 10.0,
+                  spacing: float = 0.05, dt: float = 2e-3, t_end: float | None = None) -> Scene:
+    """``n`` simple pendulums in a row along x; pendulum k makes ``cycles`` + k swings in ``period`` s.
+
+    Lengths use the exact finite-amplitude period 4√(l/g)·K(sin²(θ₀/2)), so all
+    realign after ``period`` s. Pivots at height 1 m, all released at θ₀ about x.
+    """
+    g = 9.81
+    theta0 = np.radians(amplitude_deg)
+    K = ellipk(np.sin(theta0 / 2) ** 2)
+    R = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), theta0)
+    bodies = []
+    for k in range(n):
+        T_k = period / (cycles + k)
+        length = g * (T_k / (4 * K)) ** 2
+        bodies.append(Body(name=f"pendulum{k:02d}", position=(k * spacing, 0.0, 1.0), orientation=R.T,
+                           mass_properties=MassProperties(0.1, np.array([0, 0, -length]), np.zeros((3, 3)))))
+    return Scene(name="pendulum wave", bodies=bodies, gravity=(0, 0, -g),
+                 settings=Settings(dt=dt, t_end=period if t_end is None else t_end, record_interval=5 * dt))
+
+
+def compass_array(n: int = 10, spacing: float = 0.02, moment: float = 0.003, friction: float = 0.0,
+                  seed: int = 1, t_end: float = 5.0, dt: float = 5e-3, periodic: bool = True) -> Scene:
+    """An n×n square lattice of compass needles hinged about z, interacting through their dipoles.
+
+    Random initial headings (``seed``); a periodic box of n·spacing in x and y
+    (minimum-image separations) when ``periodic``. Needles: 1 g, half-length
+    0.4·spacing, dipole ``moment`` (A·m²) along the needle.
+    """
+    rng = np.random.default_rng(seed)
+    half = 0.4 * spacing
+    bodies = []
+    for i in range(n):
+        for j in range(n):
+            R = axis_angle_matrix(np.array([0.0, 0.0, 1.0]), rng.uniform(0, 2 * np.pi))
+            bodies.append(Body(name=f"needle_{i}_{j}", position=(i * spacing, j * spacing, 0.0), orientation=R.T,
+                               hinge=(0, 0, 1),
+                               shapes=(Cylinder(radius=0.05 * spacing, half_length=half, axis=(1, 0, 0), mass=1e-3),),
+                               dipoles=(Dipole((0, 0, 0), (moment, 0, 0)),)))
+    box = (n * spacing, n * spacing, 1e3 * n * spacing) if periodic else None
+    return Scene(name=f"{n}×{n} compass array", bodies=bodies, gravity=(0, 0, -9.81), friction=friction,
+                 periodic_box=box, settings=Settings(dt=dt, t_end=t_end, record_interval=10 * dt))
+
+
+def compass_rotating(moment: float = 0.2, field: float = 1e-2, field_rate: float = 5.0, friction: float = 1.2e-4,
+                     t_end: float = 2.0, dt: float = 5e-4) -> Scene:
+    """The compass needle in a field of constant strength turning about z at ``field_rate`` rad/s.
+
+    With pivot friction c the needle follows with a steady lag δ, sin δ = c·Ω/(p·B).
+    """
+    from .model import RotatingField
+
+    needle = Body(name="needle", role="pendulum", hinge=(0, 0, 1),
+                  shapes=(Cylinder(radius=0.002, half_length=0.03, axis=(1, 0, 0), mass=0.003),),
+                  dipoles=(Dipole((0, 0, 0), (moment, 0, 0)),))
+    rot = RotatingField(b1=(field, 0, 0), b2=(0, field, 0), angular_velocity=field_rate)
+    return Scene(name="compass in a rotating field", bodies=[needle], gravity=(0, 0, -9.81), rotating_field=rot,
+                 friction=friction, settings=Settings(dt=dt, t_end=t_end, record_interval=4 * dt))
+
+
+BUILDERS.update({
+    "t-handle-mesh": t_handle_mesh,
+    "physical-pendulum": physical_pendulum,
+    "pendulum-wave": pendulum_wave,
+    "compass-array": compass_array,
+    "compass-rotating": compass_rotating,
+})

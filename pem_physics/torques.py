@@ -17,7 +17,6 @@ from .rotations import cross
 from .system import Kinematics, System
 
 
-
 @dataclass
 class TorqueResult:
     """torque (E,B,3) N·m, lab, about the pivots; energies in J."""
@@ -43,7 +42,8 @@ def dipole_pair_terms(ra, pa, rb, pb, k, box=None, mask=None, energy_weights=Non
     """
     d = ra[:, :, None, :] - rb[:, None, :, :]
     if box is not None:
-        d = d - box * np.floor(d / box + 0.5)
+        # rint is odd (rounds half to even), so the pair (b, a) sees exactly −d even at half a box
+        d = d - box * np.rint(d / box)
     r2 = (d * d).sum(-1)
     if mask is not None:
         # Excluded pairs may coincide (r = 0): shift r² away from 0, then zero their weight.
