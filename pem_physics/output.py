@@ -33,6 +33,10 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kw):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    # mkstemp creates 0600; give the result the mode a plain open() would (0666 minus the umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     ok = False
     try:
         with open(tmp, mode, **kw) as fh:
