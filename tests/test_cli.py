@@ -82,7 +82,6 @@ def test_bad_scene_exit_code_and_message(tmp_path):
 
 
 def test_convert_udf_to_toml_runs_the_same(tmp_path):
-    pytest.importorskip("pem_physics.scenefile")
     out = tmp_path / "pendulum.toml"
     r = pem("convert", SAMPLES / "pendulum.udf", out)
     assert r.returncode == 0, r.stderr
