@@ -7,6 +7,7 @@ otherwise (``inertia_about``). Vectors are shape (3,).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -114,6 +115,23 @@ def pseudo_inverse(I, rtol: float = 1e-10) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- analytic shapes
 
+def _quiet_overflow(fn):
+    """Run ``fn`` with numpy overflow warnings off: shapes check their results for inf instead and
+    raise a clear message. A fresh errstate per call (numpy 1.26's errstate is not re-entrant)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return fn(*args, **kw)
+
+    return wrapper
+
+
+def _num(value, path, **kw) -> np.float64:
+    """A validated number as numpy float64, so that overflow gives inf (checked) rather than an exception."""
+    return np.float64(v.number(value, path, **kw))
+
+
 def _unit(x, path) -> np.ndarray:
     a = v.vector(x, path)
     n = float(np.linalg.norm(a))
@@ -143,6 +161,9 @@ class _Shape:
     kind = "shape"
 
     def _init_mass(self, mass, density, center, volume: float):
+        volume = float(volume)
+        if not np.isfinite(volume):
+            raise ValidationError("", f"{self.kind}: sizes too large (the volume overflows)")
         if (mass is None) == (density is None):
             raise ValidationError("mass", "give exactly one of mass or density")
         if mass is not None:
@@ -160,7 +181,11 @@ class _Shape:
         raise NotImplementedError
 
     def mass_properties(self) -> MassProperties:
-        return MassProperties(self.mass, self.center.copy(), self._about_center(), self.volume)
+        with np.errstate(over="ignore", invalid="ignore"):
+            I = self._about_center()
+        if not np.all(np.isfinite(I)):
+            raise ValidationError("", f"{self.kind}: the inertia tensor overflows (sizes or mass too large)")
+        return MassProperties(self.mass, self.center.copy(), I, self.volume)
 
     def __repr__(self):
         return f"{type(self).__name__}(mass={self.mass:g}, center={self.center.tolist()})"
@@ -171,8 +196,9 @@ class Sphere(_Shape):
 
     kind = "sphere"
 
+    @_quiet_overflow
     def __init__(self, radius, mass=None, density=None, center=(0.0, 0.0, 0.0)):
-        self.radius = v.number(radius, "radius", positive=True)
+        self.radius = _num(radius, "radius", positive=True)
         self._init_mass(mass, density, center, 4.0 / 3.0 * np.pi * self.radius**3)
 
     def _about_center(self):
@@ -184,10 +210,11 @@ class Cylinder(_Shape):
 
     kind = "cylinder"
 
+    @_quiet_overflow
     def __init__(self, radius, half_length, axis=(0.0, 0.0, 1.0), mass=None, density=None,
                  center=(0.0, 0.0, 0.0)):
-        self.radius = v.number(radius, "radius", positive=True)
-        self.half_length = v.number(half_length, "half_length", positive=True)
+        self.radius = _num(radius, "radius", positive=True)
+        self.half_length = _num(half_length, "half_length", positive=True)
         self.axis = _unit(axis, "axis")
         self._init_mass(mass, density, center, np.pi * self.radius**2 * 2 * self.half_length)
 
@@ -204,6 +231,7 @@ class Ellipsoid(_Shape):
     kind = "ellipsoid"
     _factor = 0.2
 
+    @_quiet_overflow
     def __init__(self, semi_axes, axes=((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)), mass=None, density=None,
                  center=(0.0, 0.0, 0.0)):
         s = v.vector(semi_axes, "semi_axes")
@@ -230,6 +258,7 @@ class Cuboid(Ellipsoid):
     kind = "cuboid"
     _factor = 1.0 / 3.0
 
+    @_quiet_overflow
     def __init__(self, half_sides, axes=((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)), mass=None, density=None,
                  center=(0.0, 0.0, 0.0)):
         try:
@@ -248,8 +277,9 @@ class Rod(_Shape):
 
     kind = "rod"
 
+    @_quiet_overflow
     def __init__(self, half_length, direction=(0.0, 0.0, 1.0), mass=None, center=(0.0, 0.0, 0.0), density=None):
-        self.half_length = v.number(half_length, "half_length", nonnegative=True)
+        self.half_length = _num(half_length, "half_length", nonnegative=True)
         self.direction = _unit(direction, "direction")
         self._init_mass(mass, density, center, 0.0)
         self.volume = None
@@ -264,6 +294,7 @@ class PointMass(_Shape):
 
     kind = "point"
 
+    @_quiet_overflow
     def __init__(self, mass=None, center=(0.0, 0.0, 0.0), density=None):
         self._init_mass(mass, density, center, 0.0)
         self.volume = None
@@ -281,6 +312,7 @@ class Mesh(_Shape):
 
     kind = "mesh"
 
+    @_quiet_overflow
     def __init__(self, vertices, faces, mass=None, density=None, center=(0.0, 0.0, 0.0), name: str = "mesh"):
         self.vertices = np.asarray(vertices, dtype=float)
         self.faces = np.asarray(faces)

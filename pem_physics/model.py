@@ -189,6 +189,10 @@ def _bad(path: str, message: str):
     raise ValidationError(path, message)
 
 
+#: Longest run a scene may ask for (guards integer conversions against absurd t_end / dt).
+MAX_STEPS = 1e12
+
+
 @dataclass
 class Settings:
     """Integrator settings. dt and t_end in s; record_interval in s (None: every step)."""
@@ -210,6 +214,11 @@ class Settings:
             rtol=v.number(self.rtol, f"{path}.rtol", positive=True),
             atol=v.number(self.atol, f"{path}.atol", positive=True),
         )
+        if out.t_end / out.dt > MAX_STEPS:
+            raise ValidationError(f"{path}.t_end", f"t_end / dt = {out.t_end / out.dt:.3g} steps; at most "
+                                                   f"{MAX_STEPS:.0e} are allowed")
+        if out.record_interval is not None and out.record_interval / out.dt > MAX_STEPS:
+            raise ValidationError(f"{path}.record_interval", "is more than 1e12 steps")
         _ = out.record_every  # validates the interval against dt
         return out
 
