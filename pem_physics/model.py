@@ -175,6 +175,8 @@ class Body:
             if not mp.mass > 0:
                 raise ValidationError(f"{path}.mass", f"a {self.role} body needs a positive mass, got {mp.mass}")
             I = np.asarray(mp.inertia_about(np.zeros(3)) if self.role == "pendulum" else mp.inertia, dtype=float)
+            if not np.all(np.isfinite(I)):
+                raise ValidationError(f"{path}.inertia", "the inertia tensor is not finite (sizes or masses too large)")
             if not np.max(np.linalg.eigvalsh(I)) > 0:
                 raise ValidationError(f"{path}.inertia", "the inertia tensor is zero: the body cannot rotate")
         elif self.hinge is not None:
