@@ -106,6 +106,7 @@ def test_all_versions_shapes_units_bodies(tmp_path, version):
     np.testing.assert_allclose(mp.center_of_mass, [0, 0, -0.05], atol=1e-16)
     np.testing.assert_allclose(mp.inertia, np.eye(3) * 8e-3 * 0.02**2 / 6, rtol=1e-12, atol=1e-12 * 5.4e-7)
     assert ball.radius == pytest.approx(0.005) and ball.mass == pytest.approx(2e-3)
+    assert tuple(pend.color) == (1.0, 0.5, 0.0, 1.0)
     np.testing.assert_allclose(pend.dipoles[0].position, [0, 0, -0.08])
     np.testing.assert_allclose(pend.dipoles[0].moment, [0, 0, 1e-4])  # A·cm² → A·m²
     np.testing.assert_allclose(fixed.position, [0.03, 0, 0])
