@@ -13,10 +13,16 @@ Like Blender's bundled add-ons, this ``__init__`` registers nothing itself; it d
 the modules that use it, not here, so the keyframe utilities work (and are tested) on their own.
 """
 
-from . import keyframes  # noqa: F401
+from . import (
+    keyframes,  # noqa: F401
+    operators,
+    overlay,
+    props,
+    ui,
+)
 
-# Submodules with register()/unregister(), in registration order (panels and operators go here).
-_modules = ()
+# Submodules with register()/unregister(), in registration order.
+_modules = (props, operators, ui, overlay)
 
 
 def register():

@@ -1,0 +1,481 @@
+"""Blender data ↔ pem_physics: the only place that knows both (Bonsai's ``tool`` layer).
+
+Frames. Blender world coordinates are in Blender units (BU); the core's lab frame is the same
+axes in metres: x_lab = unit · x_world, ``unit`` = ``scene.unit_settings.scale_length``. A body's
+frame has the object's world rotation R (scale removed) as axes, so the core orientation is
+U = Rᵀ (rows = body axes in lab), and its origin at the reference point P: the pivot for a
+pendulum, the object origin otherwise. Body coordinates of a local point v:
+x_B = unit · Rᵀ (M v + t − P) with M, t the object's world 3×3 and translation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import bpy
+import numpy as np
+
+from ..pem_physics import inertia
+from ..pem_physics.errors import PemError, ValidationError
+from ..pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
+from .props import ROLE_TO_CORE, method_name
+
+
+class AddonError(PemError):
+    """A user-facing problem with the Blender scene; the message names the object."""
+
+
+def unit_scale(scene) -> float:
+    """Metres per Blender unit."""
+    s = scene.unit_settings.scale_length
+    return float(s) if s > 0 else 1.0
+
+
+def matrix(m) -> np.ndarray:
+    """A mathutils Matrix as a float64 numpy array."""
+    return np.array([list(row) for row in m], dtype=float)
+
+
+def rotation_part(M: np.ndarray, name: str) -> np.ndarray:
+    """The rotation R of a world matrix whose 3×3 is R·S (S a diagonal positive scale)."""
+    A = M[:3, :3]
+    norms = np.linalg.norm(A, axis=0)
+    if not np.all(norms > 1e-12):
+        raise AddonError(f"Object '{name}' has zero scale on an axis")
+    R = A / norms
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-5 or np.linalg.det(R) < 0:
+        raise AddonError(f"Object '{name}' is sheared or mirrored (negative scale, or a non-uniformly scaled "
+                         "parent); apply the scale first")
+    # Re-orthonormalise the float32 matrix so the core starts from an exact rotation.
+    u, _, vt = np.linalg.svd(R)
+    return u @ vt
+
+
+def initial_basis(obj) -> np.ndarray:
+    """The object's basis matrix before any bake (the stored one if it is baked)."""
+    if obj.pem.baked:
+        return np.array(obj.pem.pre_bake_matrix, dtype=float).reshape(4, 4)
+    return matrix(obj.matrix_basis)
+
+
+def parent_world(obj) -> np.ndarray:
+    """P_w with world = P_w · basis (parent world × parent inverse, or identity)."""
+    return matrix(obj.matrix_world) @ np.linalg.inv(matrix(obj.matrix_basis))
+
+
+def initial_world(obj) -> np.ndarray:
+    return parent_world(obj) @ initial_basis(obj)
+
+
+# ------------------------------------------------------------------------------------------ meshes
+
+def mesh_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (N,3) in object coordinates and triangles (T,3) of the evaluated mesh (modifiers applied)."""
+    if obj.type != "MESH":
+        raise AddonError(f"Object '{obj.name}' is a {obj.type.lower()}, not a mesh: choose Inertia: Primitive "
+                         "or Manual")
+    ob_eval = obj.evaluated_get(depsgraph)
+    mesh = ob_eval.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        V = np.empty(3 * len(mesh.vertices), dtype=np.float64)
+        mesh.vertices.foreach_get("co", V)
+        F = np.empty(3 * len(mesh.loop_triangles), dtype=np.int64)
+        mesh.loop_triangles.foreach_get("vertices", F)
+    finally:
+        ob_eval.to_mesh_clear()
+    return V.reshape(-1, 3), F.reshape(-1, 3)
+
+
+def object_frame_scale(obj, M: np.ndarray, unit: float) -> np.ndarray:
+    """3×3 taking object coordinates to the object frame in metres: unit · Rᵀ · M₃."""
+    R = rotation_part(M, obj.name)
+    return unit * R.T @ M[:3, :3]
+
+
+def stamp(obj, V: np.ndarray | None, M: np.ndarray, p) -> str:
+    """Fingerprint of everything the computed mass properties depend on."""
+    h = hashlib.sha1()
+    if V is not None:
+        h.update(np.ascontiguousarray(V, dtype=np.float32).tobytes())
+    h.update(np.round(np.linalg.norm(M[:3, :3], axis=0), 6).tobytes())
+    h.update(repr((p.inertia_source, p.primitive, p.mass_mode, round(p.density, 9), round(p.mass, 9),
+                   tuple(p.manual_com), tuple(p.manual_inertia))).encode())
+    return h.hexdigest()
+
+
+def mass_properties(obj, context, M: np.ndarray | None = None):
+    """(MassProperties in the object frame — metres, object axes —, stamp) of a moving object."""
+    p = obj.pem
+    unit = unit_scale(context.scene)
+    M = initial_world(obj) if M is None else M
+    S = object_frame_scale(obj, M, unit)
+    V = None
+    amount = {"density": p.density} if p.mass_mode == "DENSITY" else {"mass": p.mass}
+    try:
+        if p.inertia_source == "MANUAL":
+            I = p.manual_inertia
+            tensor = np.array([[I[0], I[3], I[4]], [I[3], I[1], I[5]], [I[4], I[5], I[2]]])
+            mp = inertia.MassProperties(p.mass, S @ np.array(p.manual_com), tensor)
+        else:
+            V, F = mesh_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)
+            if p.inertia_source == "MESH":
+                if V is None:
+                    mesh_triangles(obj, None)  # raises the "not a mesh" message
+                if len(F) < 4:
+                    raise AddonError(f"Object '{obj.name}': the mesh has {len(F)} triangles; a closed solid needs "
+                                     "at least 4")
+                mp = inertia.mesh_mass_properties(V @ S.T, F, path=f"Object '{obj.name}' mesh", **amount)
+            else:
+                if V is not None and len(V):
+                    W = V @ S.T
+                    lo, hi = W.min(axis=0), W.max(axis=0)
+                else:  # Empties and curves: the display size
+                    lo, hi = -np.abs(np.diag(S)), np.abs(np.diag(S))
+                c, h = (lo + hi) / 2, (hi - lo) / 2
+                if p.primitive == "SPHERE":
+                    shape = inertia.Sphere(radius=float(h.mean()), center=c, **amount)
+                elif p.primitive == "CYLINDER":
+                    shape = inertia.Cylinder(radius=float(max(h[0], h[1])), half_length=float(h[2]), center=c,
+                                             **amount)
+                elif p.primitive == "ELLIPSOID":
+                    shape = inertia.Ellipsoid(semi_axes=h, center=c, **amount)
+                else:
+                    shape = inertia.Cuboid(half_sides=h, center=c, **amount)
+                mp = shape.mass_properties()
+    except ValidationError as err:
+        msg = str(err)
+        raise AddonError(msg if msg.startswith("Object") else f"Object '{obj.name}': {msg}") from err
+    if not mp.mass > 0:
+        raise AddonError(f"Object '{obj.name}' has zero mass: set a positive density or mass")
+    return mp, stamp(obj, V, M, p)
+
+
+def store_mass_properties(obj, mp, st: str) -> None:
+    """Write computed values to the object's properties (COM in object coordinates, SI otherwise)."""
+    p = obj.pem
+    moments, axes = mp.principal()
+    p.computed_mass = mp.mass
+    p.computed_volume = mp.volume or 0.0
+    p.computed_moments = moments
+    p.computed_axes = axes.T.reshape(-1)  # rows = principal axes (object axes)
+    p.computed_inertia = mp.inertia.reshape(-1)
+    p.computed_com = mp.center_of_mass
+    p.computed_stamp = st
+
+
+def current_stamp(obj, context) -> str | None:
+    """Stamp of the object as it is now, without integrating (None if it has no usable transform)."""
+    try:
+        M = initial_world(obj)
+        V = None
+        if obj.pem.inertia_source != "MANUAL" and obj.type == "MESH":
+            V = mesh_triangles(obj, context.evaluated_depsgraph_get())[0]
+        return stamp(obj, V, M, obj.pem)
+    except PemError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------ scene
+
+def pivot_world(obj) -> np.ndarray:
+    """Pivot (BU, world) of a pendulum; AddonError naming the object if it has none."""
+    p = obj.pem
+    if p.pivot_mode == "OBJECT":
+        piv = p.pivot_object
+        if piv is None:
+            raise AddonError(f"Object '{obj.name}' has no pivot: pick a pivot object (e.g. an Empty) or set "
+                             "Pivot: Point")
+        if piv.name not in bpy.context.scene.objects:
+            raise AddonError(f"Object '{obj.name}': its pivot object '{piv.name}' is not in the scene")
+        if piv == obj:
+            raise AddonError(f"Object '{obj.name}' is its own pivot object; use Pivot: Point instead")
+        return matrix(piv.matrix_world)[:3, 3]
+    return (initial_world(obj) @ np.r_[np.array(p.pivot_point), 1.0])[:3]
+
+
+def pem_objects(scene) -> list:
+    """Objects of the scene with PEM enabled, in a stable (name) order."""
+    return sorted((o for o in scene.objects if o.pem.enabled), key=lambda o: o.name)
+
+
+def time_settings(context):
+    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values."""
+    scene = context.scene
+    sp = scene.pem
+    fps = scene.render.fps / scene.render.fps_base
+    if not fps > 0:
+        raise AddonError(f"Scene '{scene.name}': frame rate must be positive")
+    if scene.frame_end <= scene.frame_start:
+        raise AddonError(f"Scene '{scene.name}': the frame range {scene.frame_start}–{scene.frame_end} is empty")
+    if sp.step_mode == "DT":
+        if not sp.dt > 0:
+            raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {sp.dt:g} s")
+        substeps = max(1, round(1.0 / (fps * sp.dt)))
+    else:
+        substeps = sp.substeps
+        if substeps < 1:
+            raise AddonError(f"Scene '{scene.name}': substeps per frame must be ≥ 1")
+    dt = 1.0 / (fps * substeps)
+    t_end = (scene.frame_end - scene.frame_start) / fps
+    return fps, dt, substeps, t_end, scene.frame_start
+
+
+def build_scene(context):
+    """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene."""
+    scene = context.scene
+    sp = scene.pem
+    unit = unit_scale(scene)
+    objects = pem_objects(scene)
+    if not objects:
+        raise AddonError(f"Scene '{scene.name}' has no PEM bodies: enable Magnetic Pendulum on an object "
+                         "(Physics properties)")
+    if not any(o.pem.role in ("PENDULUM", "FREE") for o in objects):
+        raise AddonError(f"Scene '{scene.name}' has no moving body (pendulum or free); nothing to simulate")
+    bodies, worlds = [], []
+    for obj in objects:
+        p = obj.pem
+        M = initial_world(obj)
+        R = rotation_part(M, obj.name)
+        role = ROLE_TO_CORE[p.role]
+        origin = M[:3, 3]
+        ref = pivot_world(obj) if role == "pendulum" else origin
+        S = object_frame_scale(obj, M, unit)
+        offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
+        dipoles = tuple(Dipole(S @ np.array(d.position) + offset, np.array(d.moment, dtype=float))
+                        for d in p.dipoles)
+        kw = {}
+        if role in ("pendulum", "free"):
+            mp, _ = mass_properties(obj, context, M)
+            kw["mass_properties"] = mp.translated(offset)
+            kw["angular_velocity"] = np.array(p.angular_velocity, dtype=float)
+            if p.use_hinge:
+                axis = np.array(p.hinge_axis, dtype=float)
+                if not np.linalg.norm(axis) > 0:
+                    raise AddonError(f"Object '{obj.name}': the hinge axis is zero")
+                kw["hinge"] = axis / np.linalg.norm(axis)
+        elif not p.dipoles:
+            raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
+        if role == "driven":
+            if p.motion == "CONSTANT_VELOCITY":
+                kw["motion"] = ConstantVelocity(np.array(p.velocity, dtype=float))
+            else:
+                kw["motion"] = EllipticOrbit(center=unit * np.array(p.orbit_center), r1=unit * np.array(p.orbit_r1),
+                                             r2=unit * np.array(p.orbit_r2), angular_velocity=p.orbit_omega,
+                                             phase=p.orbit_phase)
+        bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
+        worlds.append(M)
+    fps, dt, substeps, t_end, _ = time_settings(context)
+    gravity = np.array(scene.gravity if sp.use_scene_gravity else sp.gravity, dtype=float)
+    field = np.array(sp.field, dtype=float) if sp.field_mode == "UNIFORM" else np.zeros(3)
+    rotating = (RotatingField(np.array(sp.field_b1, dtype=float), np.array(sp.field_b2, dtype=float), sp.field_omega)
+                if sp.field_mode == "ROTATING" else None)
+    per_frame = sample_rate(substeps)
+    settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end,
+                        record_interval=dt * (substeps // per_frame))
+    core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=sp.mu0,
+                 friction=sp.friction, periodic_box=unit * np.array(sp.box) if sp.use_periodic else None,
+                 settings=settings, name=scene.name)
+    try:
+        core = core.checked()
+    except ValidationError as err:
+        raise AddonError(_object_message(str(err), objects)) from err
+    return core, objects, worlds
+
+
+def sample_rate(substeps: int, cap: int = 8) -> int:
+    """Records per frame: the largest power of two ≤ cap dividing the substeps (sub-frame keys need them)."""
+    k = 1
+    while k * 2 <= cap and substeps % (k * 2) == 0:
+        k *= 2
+    return k
+
+
+def _object_message(msg: str, objects) -> str:
+    """Turn a core path ``bodies[i].x`` into ``Object 'name': x``."""
+    if msg.startswith("bodies["):
+        i = int(msg[7:msg.index("]")])
+        rest = msg[msg.index("]") + 1:].lstrip(".")
+        if i < len(objects):
+            return f"Object '{objects[i].name}': {rest}"
+    return msg
+
+
+# ------------------------------------------------------------------------------------------ import
+
+def _shape_mesh(shape):
+    """Vertices (N,3) and faces of a display mesh for a core shape (body coordinates, m)."""
+    if isinstance(shape, inertia.Mesh):
+        return shape.vertices, shape.faces
+    if isinstance(shape, inertia.Sphere):
+        return _uv_sphere(np.full(3, shape.radius), np.eye(3), shape.center)
+    if isinstance(shape, inertia.Ellipsoid) and not isinstance(shape, inertia.Cuboid):
+        return _uv_sphere(shape.semi_axes, shape.axes, shape.center)
+    if isinstance(shape, inertia.Cuboid):
+        c = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+        V = (c * shape.half_sides) @ shape.axes + shape.center
+        F = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+        return V, F
+    if isinstance(shape, inertia.Cylinder):
+        return _cylinder(shape.radius, shape.half_length, shape.axis, shape.center)
+    if isinstance(shape, inertia.Rod):
+        r = max(shape.half_length * 0.02, 1e-4)
+        return _cylinder(r, shape.half_length, shape.direction, shape.center)
+    r = 0.01  # point mass: a small ball
+    return _uv_sphere(np.full(3, r), np.eye(3), shape.center)
+
+
+def _uv_sphere(semi, axes, center, n=16):
+    th = np.linspace(0, np.pi, n // 2 + 1)[1:-1]
+    ph = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    pts = [(0, 0, -1)] + [(np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), -np.cos(t)) for t in th for p in ph] + [
+        (0, 0, 1)]
+    V = (np.array(pts) * semi) @ np.asarray(axes) + center
+    F = []
+    rings = len(th)
+    for j in range(n):
+        F.append((0, 1 + (j + 1) % n, 1 + j))
+    for i in range(rings - 1):
+        for j in range(n):
+            a, b = 1 + i * n + j, 1 + i * n + (j + 1) % n
+            F.append((a, b, b + n, a + n))
+    top = len(pts) - 1
+    for j in range(n):
+        F.append((top, 1 + (rings - 1) * n + j, 1 + (rings - 1) * n + (j + 1) % n))
+    return V, F
+
+
+def _cylinder(radius, half, axis, center, n=24):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    helper = np.array([1.0, 0, 0]) if abs(axis[0]) < 0.9 else np.array([0, 1.0, 0])
+    e1 = np.cross(axis, helper)
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(axis, e1)
+    ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    ring = np.cos(ang)[:, None] * e1 + np.sin(ang)[:, None] * e2
+    V = np.vstack([ring * radius - half * axis, ring * radius + half * axis]) + center
+    F = [tuple(range(n - 1, -1, -1)), tuple(range(n, 2 * n))]
+    F += [(j, (j + 1) % n, n + (j + 1) % n, n + j) for j in range(n)]
+    return V, F
+
+
+def _new_mesh_object(name, V, F, collection, color=None):
+    me = bpy.data.meshes.new(name)
+    me.from_pydata([tuple(map(float, v)) for v in V], [], [tuple(int(i) for i in f) for f in F])
+    me.update()
+    obj = bpy.data.objects.new(name, me)
+    collection.objects.link(obj)
+    if color is not None:
+        mat = bpy.data.materials.new(f"{name}_PEM")
+        mat.diffuse_color = tuple(float(c) for c in color[:4]) if len(color) >= 4 else (*color[:3], 1.0)
+        me.materials.append(mat)
+    return obj
+
+
+def build_objects(core: Scene, context, collection=None) -> list:
+    """Create Blender objects for a core scene (import): meshes, pivots, dipoles, settings. Returns the objects.
+
+    Mass properties are carried over exactly as the core resolves them (Inertia: Manual), so
+    a bake of the imported scene reproduces the core's run of the file.
+    """
+    core = core.checked()
+    scene = context.scene
+    unit = unit_scale(scene)
+    collection = collection or scene.collection
+    made = []
+    for body in core.bodies:
+        U = np.asarray(body.orientation)
+        R = U.T
+        P = np.asarray(body.position) / unit
+        parts = [_shape_mesh(s) for s in body.shapes] if body.shapes else []
+        if not parts and body.role in ("pendulum", "free") and body.mass_properties is not None:
+            com = np.asarray(body.mass_properties.center_of_mass)
+            parts = [_uv_sphere(np.full(3, 0.02 * max(1.0, np.linalg.norm(com) * 5)), np.eye(3), com)]
+        if not parts:
+            parts = [_cylinder(0.01, 0.005, (0, 0, 1), np.zeros(3))]
+        V_all, F_all, off = [], [], 0
+        for V, F in parts:
+            V_all.append(np.asarray(V, float) / unit)
+            F_all += [tuple(i + off for i in f) for f in F]
+            off += len(V)
+        obj = _new_mesh_object(body.name, np.vstack(V_all), F_all, collection, body.color)
+        Mw = np.eye(4)
+        Mw[:3, :3] = R
+        Mw[:3, 3] = P
+        obj.matrix_world = _to_matrix(Mw)
+        p = obj.pem
+        p.enabled = True
+        p.role = {v: k for k, v in ROLE_TO_CORE.items()}[body.role]
+        for d in body.dipoles:
+            item = p.dipoles.add()
+            item.position = tuple(np.asarray(d.position) / unit)
+            item.moment = tuple(np.asarray(d.moment, float))
+        if body.role in ("pendulum", "free"):
+            mp = body.resolved_mass_properties()
+            p.inertia_source = "MANUAL"
+            p.mass_mode = "MASS"
+            p.mass = mp.mass
+            p.manual_com = tuple(np.asarray(mp.center_of_mass) / unit)
+            I = mp.inertia
+            p.manual_inertia = (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2])
+            p.angular_velocity = tuple(np.asarray(body.angular_velocity, float))
+            if body.hinge is not None:
+                p.use_hinge = True
+                p.hinge_axis = tuple(np.asarray(body.hinge, float))
+        if body.role == "pendulum":
+            piv = bpy.data.objects.new(f"{body.name}_pivot", None)
+            piv.empty_display_type = "SPHERE"
+            piv.empty_display_size = 0.02 / unit
+            collection.objects.link(piv)
+            piv.matrix_world = _to_matrix(np.block([[np.eye(3), P[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]]))
+            p.pivot_mode = "OBJECT"
+            p.pivot_object = piv
+        if body.role == "driven":
+            m = body.motion
+            if isinstance(m, ConstantVelocity):
+                p.motion = "CONSTANT_VELOCITY"
+                p.velocity = tuple(np.asarray(m.velocity, float))
+            else:
+                p.motion = "ORBIT"
+                p.orbit_center = tuple(np.asarray(m.center) / unit)
+                p.orbit_r1 = tuple(np.asarray(m.r1) / unit)
+                p.orbit_r2 = tuple(np.asarray(m.r2) / unit)
+                p.orbit_omega = m.angular_velocity
+                p.orbit_phase = m.phase
+        made.append(obj)
+    sp = scene.pem
+    sp.use_scene_gravity = False
+    sp.gravity = tuple(np.asarray(core.gravity, float))
+    if core.rotating_field is not None:
+        sp.field_mode = "ROTATING"
+        rf = core.rotating_field
+        sp.field_b1, sp.field_b2, sp.field_omega = tuple(rf.b1), tuple(rf.b2), rf.angular_velocity
+    elif np.any(core.field):
+        sp.field_mode = "UNIFORM"
+        sp.field = tuple(np.asarray(core.field, float))
+    else:
+        sp.field_mode = "NONE"
+    sp.mu0 = core.mu0
+    sp.friction = core.friction
+    if core.periodic_box is not None:
+        sp.use_periodic = True
+        sp.box = tuple(np.asarray(core.periodic_box) / unit)
+    st = core.settings
+    sp.method = st.method.upper().replace("-", "_")
+    sp.step_mode = "DT"
+    sp.dt = st.dt
+    for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
+        n = 1.0 / (fps * st.dt)
+        if abs(n - round(n)) < 1e-9 * n and round(n) >= 1:
+            scene.render.fps, scene.render.fps_base = fps, 1.0
+            break
+    fps = scene.render.fps / scene.render.fps_base
+    scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
+    return made
+
+
+def _to_matrix(M: np.ndarray):
+    import mathutils
+
+    return mathutils.Matrix([list(map(float, row)) for row in M])

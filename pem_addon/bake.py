@@ -1,0 +1,179 @@
+"""Simulate & Bake, in three phases so that nothing is half-written:
+
+1. :func:`prepare` reads the Blender scene into a core scene (no changes; errors name the object);
+2. :func:`run` integrates it (pure core; thread-safe, interruptible through ``stop``);
+3. :func:`apply` writes keys for every moving and driven object inside animation snapshots —
+   any failure restores every object exactly — then records bake bookkeeping and diagnostics.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..pem_physics import bake as core_bake
+from ..pem_physics.errors import PemError, ValidationError
+from ..pem_physics.simulate import Trajectory, simulate
+from ..pem_physics.system import source_placement
+from . import adapters, keyframes
+from .adapters import AddonError
+
+#: A body may turn at most this much between consecutive keys (else sub-frame keys are written).
+MAX_KEY_ANGLE = np.radians(45.0)
+
+
+@dataclass
+class Plan:
+    core: object            # pem_physics Scene (checked)
+    objects: list            # bpy objects aligned with core.bodies
+    worlds: list             # initial world matrices (4,4) in BU
+    fps: float
+    frame_start: int
+    unit: float
+    per_frame: int           # records per frame
+
+
+def prepare(context) -> Plan:
+    core, objects, worlds = adapters.build_scene(context)
+    fps, dt, substeps, t_end, frame_start = adapters.time_settings(context)
+    return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(context.scene),
+                adapters.sample_rate(substeps))
+
+
+def run(plan: Plan, progress=None, stop=None) -> Trajectory:
+    return simulate(plan.core, progress=progress, stop=stop)
+
+
+def _keys_for(plan: Plan, traj: Trajectory, stride: int):
+    """{object: (frames, basis matrices)} for every object that moves."""
+    idx = np.arange(0, len(traj.t), stride)
+    if idx[-1] != len(traj.t) - 1:
+        idx = np.r_[idx, len(traj.t) - 1]
+    t = traj.t[idx]
+    frames = plan.frame_start + t * plan.fps
+    out = {}
+    moving = {name: k for k, name in enumerate(traj.names)}
+    for body, obj, M0 in zip(plan.core.bodies, plan.objects, plan.worlds):
+        if body.role in ("pendulum", "free"):
+            k = moving[body.name]
+            W = core_bake.world_matrices(traj.orientation[idx, k], traj.pivot[k], M0, plan.unit)
+        elif body.role == "driven":
+            U0 = np.asarray(body.orientation)
+            P0 = np.asarray(body.position) / plan.unit
+            W = np.empty((len(t), 4, 4))
+            for i, ti in enumerate(t):  # once per key, not per step: prescribed motion, cheap
+                origin, U = source_placement(body, float(ti))
+                A = np.eye(4)
+                A[:3, :3] = U.T @ U0
+                A[:3, 3] = np.asarray(origin) / plan.unit - A[:3, :3] @ P0
+                W[i] = A @ M0
+        else:
+            continue
+        Pinv = np.linalg.inv(adapters.parent_world(obj))
+        out[obj] = (frames, Pinv @ W)
+    return out
+
+
+def apply(plan: Plan, traj: Trajectory, context) -> int:
+    """Write the keys; returns the number of keys per channel. All-or-nothing."""
+    if not traj.complete:
+        raise AddonError("the simulation did not finish; nothing was baked")
+    q_all = traj.quaternion
+    stride = min(core_bake.key_stride(q_all[:, k], plan.per_frame, MAX_KEY_ANGLE) for k in range(q_all.shape[1]))
+    keys = _keys_for(plan, traj, stride)
+    decomposed = {}
+    for obj, (frames, basis) in keys.items():  # all checks before any change
+        try:
+            loc, q, _ = core_bake.decompose(basis, name=f"Object '{obj.name}'")
+        except ValidationError as err:
+            raise AddonError(str(err)) from err
+        decomposed[obj] = (frames, loc, q)
+    snapshots = []
+    try:
+        for obj, (frames, loc, q) in decomposed.items():
+            p = obj.pem
+            before = (p.baked, p.pre_bake_matrix[:], p.pre_bake_state)
+            snapshots.append((obj, keyframes.snapshot_animation(obj), before))
+            if not p.baked:  # a re-bake keeps the state from before the first bake
+                p.pre_bake_matrix = [v for row in adapters.matrix(obj.matrix_basis) for v in row]
+                p.pre_bake_state = transform_state(obj)
+            keyframes.write_transform_keys(obj, frames, loc, q)
+            p.baked = True
+    except BaseException:
+        for obj, snap, (baked, matrix, state) in reversed(snapshots):
+            keyframes.restore_animation(obj, snap)
+            obj.pem.baked, obj.pem.pre_bake_matrix, obj.pem.pre_bake_state = baked, matrix, state
+        raise
+    for _, snap, _ in snapshots:
+        keyframes.discard_snapshot(snap)
+    _store_diagnostics(context.scene, traj)
+    context.scene.frame_set(context.scene.frame_current)
+    return len(next(iter(decomposed.values()))[0]) if decomposed else 0
+
+
+TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
+                   "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
+
+
+def transform_state(obj) -> str:
+    """The object's transform values and rotation mode, exactly (JSON of Python floats)."""
+    state = {name: list(getattr(obj, name)) for name in TRANSFORM_PROPS}
+    state["rotation_mode"] = obj.rotation_mode
+    return json.dumps(state)
+
+
+def restore_transform_state(obj, text: str) -> None:
+    state = json.loads(text)
+    obj.rotation_mode = state.pop("rotation_mode")  # first: switching modes converts the rotation values
+    for name, value in state.items():
+        setattr(obj, name, value)
+
+
+def _store_diagnostics(scene, traj: Trajectory) -> None:
+    sp = scene.pem
+    E = traj.total_energy
+    sp.last_method = traj.method
+    sp.last_steps = traj.steps
+    sp.last_wall_time = traj.wall_time
+    sp.last_energy_drift = traj.energy_drift()
+    sp.last_orthonormality = float(np.max(traj.orthonormality))
+    sp.last_energy = (float(E[0]), float(E[-1]))
+    sp.status = f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s"
+    n = len(traj.t)
+    pick = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(int))
+    scene["pem_diagnostics"] = {
+        "t": traj.t[pick].tolist(),
+        "total": E[pick].tolist(),
+        "kinetic": traj.kinetic_energy.sum(-1)[pick].tolist(),
+        "gravity": traj.gravity_energy.sum(-1)[pick].tolist(),
+        "field": traj.field_energy.sum(-1)[pick].tolist(),
+        "dipole": traj.dipole_energy[pick].tolist(),
+    }
+
+
+def bake(context, progress=None, stop=None) -> int:
+    """prepare → run → apply, synchronously (scripts, ``blender -b``, tests)."""
+    plan = prepare(context)
+    traj = run(plan, progress, stop)
+    return apply(plan, traj, context)
+
+
+def clear(obj) -> None:
+    """Remove the baked channels and put the pre-bake transform back exactly."""
+    p = obj.pem
+    if not p.baked:
+        return
+    keyframes.clear_keys(obj)
+    restore_transform_state(obj, p.pre_bake_state)
+    p.baked = False
+    p.pre_bake_state = ""
+
+
+def user_message(err: BaseException) -> str:
+    if isinstance(err, (AddonError, PemError)):
+        return str(err)
+    return f"{type(err).__name__}: {err}"
+
+

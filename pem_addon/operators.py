@@ -1,0 +1,298 @@
+"""Operators: thin wrappers around :mod:`.adapters` and :mod:`.bake` (errors → ``self.report``)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import bpy
+from bpy.props import StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from ..pem_physics.errors import PemError
+from . import adapters, bake, plotimage
+from .adapters import AddonError
+
+
+def _fail(op, err) -> set:
+    op.report({"ERROR"}, bake.user_message(err))
+    return {"CANCELLED"}
+
+
+class PEM_OT_compute_mass(bpy.types.Operator):
+    """Compute mass, centre of mass and principal moments of the active object (exact for meshes)"""
+
+    bl_idname = "pem.compute_mass_properties"
+    bl_label = "Compute Mass Properties"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def execute(self, context):
+        obj = context.object
+        try:
+            mp, st = adapters.mass_properties(obj, context)
+        except PemError as err:
+            return _fail(self, err)
+        adapters.store_mass_properties(obj, mp, st)
+        self.report({"INFO"}, f"{obj.name}: mass {mp.mass:.6g} kg")
+        return {"FINISHED"}
+
+
+class PEM_OT_bake(bpy.types.Operator):
+    """Simulate the scene's PEM bodies and bake them to keyframes (Esc cancels and changes nothing)"""
+
+    bl_idname = "pem.simulate_bake"
+    bl_label = "Simulate & Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    _timer = None
+    _thread = None
+
+    def execute(self, context):
+        try:
+            n = bake.bake(context)
+        except (PemError, ValueError, RuntimeError) as err:
+            return _fail(self, err)
+        self.report({"INFO"}, f"baked {n} keys per channel; {context.scene.pem.status}")
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        try:
+            self._plan = bake.prepare(context)
+        except PemError as err:
+            return _fail(self, err)
+        self._progress = 0.0
+        self._stop = False
+        self._result = None
+        self._error = None
+
+        def work():
+            try:
+                self._result = bake.run(self._plan, progress=self._set_progress, stop=lambda: self._stop)
+            except BaseException as err:  # handed to the main thread, reported there
+                self._error = err
+
+        self._thread = threading.Thread(target=work, daemon=True)
+        self._started = time.perf_counter()
+        self._thread.start()
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _set_progress(self, fraction):
+        self._progress = fraction
+
+    def _finish(self, context):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        context.workspace.status_text_set(None)
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._stop = True
+            self._thread.join()
+            self._finish(context)
+            self.report({"WARNING"}, "bake cancelled; nothing was changed")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        context.window_manager.progress_update(int(100 * self._progress))
+        context.workspace.status_text_set(
+            f"PEM: simulating {100 * self._progress:.0f}%  ({time.perf_counter() - self._started:.1f} s)  Esc cancels")
+        if self._thread.is_alive():
+            return {"RUNNING_MODAL"}
+        self._finish(context)
+        if self._error is not None:
+            return _fail(self, self._error)
+        try:
+            n = bake.apply(self._plan, self._result, context)
+        except (PemError, ValueError, RuntimeError) as err:
+            return _fail(self, err)
+        self.report({"INFO"}, f"baked {n} keys per channel; {context.scene.pem.status}")
+        return {"FINISHED"}
+
+
+class PEM_OT_clear_bake(bpy.types.Operator):
+    """Remove the baked keys and restore the transforms from before the bake"""
+
+    bl_idname = "pem.clear_bake"
+    bl_label = "Clear Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        objs = [o for o in context.scene.objects if o.pem.baked]
+        for obj in objs:
+            bake.clear(obj)
+        self.report({"INFO"}, f"cleared {len(objs)} objects")
+        return {"FINISHED"}
+
+
+class PEM_OT_dipole_add(bpy.types.Operator):
+    """Add a dipole to the active object"""
+
+    bl_idname = "pem.dipole_add"
+    bl_label = "Add Dipole"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def execute(self, context):
+        p = context.object.pem
+        d = p.dipoles.add()
+        d.moment = (0.0, 0.0, 1.0)
+        p.active_dipole = len(p.dipoles) - 1
+        return {"FINISHED"}
+
+
+class PEM_OT_dipole_remove(bpy.types.Operator):
+    """Remove the selected dipole"""
+
+    bl_idname = "pem.dipole_remove"
+    bl_label = "Remove Dipole"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None and len(context.object.pem.dipoles) > 0
+
+    def execute(self, context):
+        p = context.object.pem
+        p.dipoles.remove(p.active_dipole)
+        p.active_dipole = max(0, min(p.active_dipole, len(p.dipoles) - 1))
+        return {"FINISHED"}
+
+
+class PEM_OT_dipole_duplicate(bpy.types.Operator):
+    """Duplicate the selected dipole"""
+
+    bl_idname = "pem.dipole_duplicate"
+    bl_label = "Duplicate Dipole"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None and len(context.object.pem.dipoles) > 0
+
+    def execute(self, context):
+        p = context.object.pem
+        src = p.dipoles[p.active_dipole]
+        d = p.dipoles.add()
+        d.position, d.moment = src.position[:], src.moment[:]
+        p.active_dipole = len(p.dipoles) - 1
+        return {"FINISHED"}
+
+
+class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
+    """Export the PEM bodies and settings as a TOML scene file (for python -m pem_physics)"""
+
+    bl_idname = "pem.export_scene"
+    bl_label = "Export PEM Scene (.toml)"
+    filename_ext = ".toml"
+    filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
+
+    def execute(self, context):
+        from ..pem_physics import scenefile
+
+        try:
+            core, _, _ = adapters.build_scene(context)
+            scenefile.save_scene(core, self.filepath)
+        except (PemError, OSError) as err:
+            return _fail(self, err)
+        self.report({"INFO"}, f"wrote {self.filepath}")
+        return {"FINISHED"}
+
+
+class _ImportBase(ImportHelper):
+    bl_options = {"REGISTER", "UNDO"}
+
+    def load(self, path):
+        raise NotImplementedError
+
+    def execute(self, context):
+        try:
+            core = self.load(self.filepath)
+            objs = adapters.build_objects(core, context)
+        except (PemError, OSError) as err:
+            return _fail(self, err)
+        self.report({"INFO"}, f"imported {len(objs)} bodies from {self.filepath}")
+        return {"FINISHED"}
+
+
+class PEM_OT_import_scene(bpy.types.Operator, _ImportBase):
+    """Import a TOML scene file: objects, pivots, dipoles and settings"""
+
+    bl_idname = "pem.import_scene"
+    bl_label = "Import PEM Scene (.toml)"
+    filename_ext = ".toml"
+    filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
+
+    def load(self, path):
+        from ..pem_physics import scenefile
+
+        return scenefile.load_scene(path)
+
+
+class PEM_OT_import_udf(bpy.types.Operator, _ImportBase):
+    """Import an input file of the original PEM engine (.udf)"""
+
+    bl_idname = "pem.import_udf"
+    bl_label = "Import PEM UDF (.udf)"
+    filename_ext = ".udf"
+    filter_glob: StringProperty(default="*.udf", options={"HIDDEN"})
+
+    def load(self, path):
+        from ..pem_physics import udf_scene
+
+        return udf_scene.load_scene(path)
+
+
+class PEM_OT_plot(bpy.types.Operator):
+    """Plot the last bake's energies into an image (shown in an Image Editor if one is open)"""
+
+    bl_idname = "pem.plot_diagnostics"
+    bl_label = "Plot Diagnostics"
+
+    def execute(self, context):
+        data = context.scene.get("pem_diagnostics")
+        if data is None:
+            return _fail(self, AddonError(f"Scene '{context.scene.name}' has no bake to plot yet"))
+        img = plotimage.energy_image(data, name="PEM Diagnostics")
+        for area in (context.screen.areas if context.screen else []):
+            if area.type == "IMAGE_EDITOR":
+                area.spaces.active.image = img
+        self.report({"INFO"}, f"plotted into image '{img.name}'")
+        return {"FINISHED"}
+
+
+def _menu_import(self, context):
+    self.layout.operator(PEM_OT_import_scene.bl_idname, text="PEM Scene (.toml)")
+    self.layout.operator(PEM_OT_import_udf.bl_idname, text="PEM UDF (.udf)")
+
+
+def _menu_export(self, context):
+    self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml)")
+
+
+classes = (PEM_OT_compute_mass, PEM_OT_bake, PEM_OT_clear_bake, PEM_OT_dipole_add, PEM_OT_dipole_remove,
+           PEM_OT_dipole_duplicate, PEM_OT_export_scene, PEM_OT_import_scene, PEM_OT_import_udf, PEM_OT_plot)
+_register, _unregister = bpy.utils.register_classes_factory(classes)
+
+
+def register():
+    _register()
+    bpy.types.TOPBAR_MT_file_import.append(_menu_import)
+    bpy.types.TOPBAR_MT_file_export.append(_menu_export)
+
+
+def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(_menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(_menu_import)
+    _unregister()

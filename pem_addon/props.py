@@ -1,0 +1,187 @@
+"""Blender properties: per object (``Object.pem``) and per scene (``Scene.pem``).
+
+Lengths the user types are in scene units (Blender units × ``unit_settings.scale_length`` =
+metres); masses kg, densities kg/m³, moments A·m², fields T, angular velocities rad/s, inertia
+kg·m². Dipole positions and moments are in object coordinates (they move and turn with the
+object; positions are scaled with it, moments are not).
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+from ..pem_physics.model import DEFAULT_METHOD, METHODS, MU0
+
+ROLE_ITEMS = [
+    ("PENDULUM", "Pendulum", "Rotates about a fixed pivot", "CON_PIVOT", 0),
+    ("FREE", "Free (top)", "Rotates freely about its centre of mass", "ORIENTATION_GIMBAL", 1),
+    ("FIXED", "Fixed magnet", "Stays put; its dipoles act on the moving bodies", "SNAP_ON", 2),
+    ("DRIVEN", "Driven magnet", "Moves on a prescribed path (constant velocity or elliptic orbit)", "DRIVER", 3),
+]
+ROLE_TO_CORE = {"PENDULUM": "pendulum", "FREE": "free", "FIXED": "fixed", "DRIVEN": "driven"}
+
+METHOD_DESCRIPTIONS = {
+    "splitting4": "Symplectic splitting, 4th order (default): orthonormal to round-off, no energy drift",
+    "splitting2": "Symplectic splitting, 2nd order",
+    "pem-rk4": "The original PEM engine's RK4 (for parity with PEM outputs)",
+    "pem-euler": "The original PEM engine's explicit Euler",
+    "dop853": "Adaptive 8th-order Runge-Kutta (needs scipy, which Blender does not ship)",
+}
+
+
+def _method_items():
+    return [(m.upper().replace("-", "_"), m, METHOD_DESCRIPTIONS.get(m, m)) for m in METHODS]
+
+
+def method_name(enum_value: str) -> str:
+    """Core method name of the enum identifier (``PEM_RK4`` → ``pem-rk4``)."""
+    for m in METHODS:
+        if m.upper().replace("-", "_") == enum_value:
+            return m
+    raise KeyError(enum_value)
+
+
+def _tag_redraw(self, context):
+    screen = getattr(context, "screen", None)
+    if screen is not None:
+        for area in screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
+
+
+class PEM_PG_dipole(bpy.types.PropertyGroup):
+    """A point magnetic dipole fixed in the object."""
+
+    position: FloatVectorProperty(name="Position", subtype="XYZ", size=3, unit="LENGTH",
+                                  description="Position in object coordinates", update=_tag_redraw)
+    moment: FloatVectorProperty(name="Moment", subtype="XYZ", size=3, default=(0.0, 0.0, 1.0),
+                                description="Magnetic moment in object axes, A·m²", update=_tag_redraw)
+
+
+class PEM_PG_object(bpy.types.PropertyGroup):
+    enabled: BoolProperty(name="Magnetic Pendulum", description="Simulate this object with PEM", default=False,
+                          update=_tag_redraw)
+    role: EnumProperty(name="Role", items=ROLE_ITEMS, default="PENDULUM", update=_tag_redraw)
+    pivot_mode: EnumProperty(name="Pivot", items=[
+        ("OBJECT", "Object", "Pivot at another object's origin (e.g. an Empty)"),
+        ("POINT", "Point", "Pivot at a point in this object's coordinates"),
+    ], default="OBJECT", update=_tag_redraw)
+    pivot_object: PointerProperty(name="Pivot Object", type=bpy.types.Object, update=_tag_redraw)
+    pivot_point: FloatVectorProperty(name="Pivot Point", subtype="XYZ", size=3, unit="LENGTH",
+                                     description="Pivot in object coordinates", update=_tag_redraw)
+    # --- mass properties
+    inertia_source: EnumProperty(name="Inertia", items=[
+        ("MESH", "Mesh (exact)", "Exact integrals over the evaluated mesh (modifiers and scale applied)"),
+        ("PRIMITIVE", "Primitive", "An analytic solid fitted to the object's bounding box"),
+        ("MANUAL", "Manual", "Mass, centre of mass and tensor typed in"),
+    ], default="MESH")
+    primitive: EnumProperty(name="Primitive", items=[
+        ("CUBOID", "Box", ""), ("SPHERE", "Sphere", ""), ("CYLINDER", "Cylinder (Z)", ""),
+        ("ELLIPSOID", "Ellipsoid", ""),
+    ], default="CUBOID")
+    mass_mode: EnumProperty(name="Mass From", items=[
+        ("DENSITY", "Density", "Mass = density × volume"), ("MASS", "Mass", "Total mass given"),
+    ], default="DENSITY")
+    density: FloatProperty(name="Density", description="kg/m³", default=1000.0, min=0.0, soft_max=20000.0)
+    mass: FloatProperty(name="Mass", description="kg", default=1.0, min=0.0, soft_max=100.0, precision=4)
+    manual_com: FloatVectorProperty(name="Centre of Mass", subtype="XYZ", size=3, unit="LENGTH",
+                                    description="In object coordinates")
+    manual_inertia: FloatVectorProperty(name="Inertia", size=6, default=(1e-3, 1e-3, 1e-3, 0, 0, 0),
+                                        description="Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the centre of mass, "
+                                                    "object axes, kg·m²", precision=6)
+    # --- computed (read-only in the UI)
+    computed_mass: FloatProperty(name="Mass", precision=6)
+    computed_volume: FloatProperty(name="Volume", precision=6)
+    computed_com: FloatVectorProperty(name="Centre of Mass", size=3, subtype="XYZ", precision=5)
+    computed_moments: FloatVectorProperty(name="Principal Moments", size=3, precision=8)
+    computed_axes: FloatVectorProperty(name="Principal Axes", size=9, precision=4)
+    computed_inertia: FloatVectorProperty(name="Inertia", size=9)
+    computed_stamp: StringProperty(name="Stamp", description="Fingerprint of the data the values were computed from")
+    # --- motion
+    angular_velocity: FloatVectorProperty(name="Angular Velocity", subtype="XYZ", size=3,
+                                          description="Initial angular velocity, world axes, rad/s")
+    use_hinge: BoolProperty(name="Hinge", description="Turn only about one axis", default=False)
+    hinge_axis: FloatVectorProperty(name="Hinge Axis", subtype="XYZ", size=3, default=(0.0, 0.0, 1.0),
+                                    description="World axis")
+    motion: EnumProperty(name="Motion", items=[
+        ("CONSTANT_VELOCITY", "Constant Velocity", ""), ("ORBIT", "Elliptic Orbit", ""),
+    ], default="ORBIT")
+    velocity: FloatVectorProperty(name="Velocity", subtype="VELOCITY", size=3, description="m/s")
+    orbit_center: FloatVectorProperty(name="Orbit Centre", subtype="XYZ", size=3, unit="LENGTH")
+    orbit_r1: FloatVectorProperty(name="R1", subtype="XYZ", size=3, unit="LENGTH", default=(0.05, 0.0, 0.0))
+    orbit_r2: FloatVectorProperty(name="R2", subtype="XYZ", size=3, unit="LENGTH", default=(0.0, 0.05, 0.0))
+    orbit_omega: FloatProperty(name="Angular Velocity", description="rad/s", default=1.0)
+    orbit_phase: FloatProperty(name="Phase", subtype="ANGLE", default=0.0)
+    # --- dipoles
+    dipoles: CollectionProperty(type=PEM_PG_dipole)
+    active_dipole: IntProperty(name="Active Dipole", default=0)
+    # --- bake bookkeeping
+    baked: BoolProperty(name="Baked", default=False)
+    pre_bake_matrix: FloatVectorProperty(name="Pre-bake Basis", size=16)
+    pre_bake_state: StringProperty(name="Pre-bake Transform", description="Transform values before the bake (JSON)")
+
+
+class PEM_PG_scene(bpy.types.PropertyGroup):
+    use_scene_gravity: BoolProperty(name="Scene Gravity", default=True,
+                                    description="Use the scene's gravity (Scene properties)")
+    gravity: FloatVectorProperty(name="Gravity", subtype="ACCELERATION", size=3, default=(0.0, 0.0, -9.81))
+    field_mode: EnumProperty(name="External Field", items=[
+        ("NONE", "None", ""), ("UNIFORM", "Uniform", ""), ("ROTATING", "Rotating", "B1 cos ωt + B2 sin ωt"),
+    ], default="NONE", update=_tag_redraw)
+    field: FloatVectorProperty(name="B", size=3, subtype="XYZ", description="Uniform field, T", precision=5)
+    field_b1: FloatVectorProperty(name="B1", size=3, subtype="XYZ", default=(1e-3, 0, 0), precision=5)
+    field_b2: FloatVectorProperty(name="B2", size=3, subtype="XYZ", default=(0, 1e-3, 0), precision=5)
+    field_omega: FloatProperty(name="ω", description="Field angular velocity, rad/s", default=1.0)
+    mu0: FloatProperty(name="μ₀", description="Vacuum permeability, T·m/A", default=MU0, precision=10, min=0.0)
+    friction: FloatProperty(name="Friction", description="Pivot friction coefficient c (torque −cω), N·m·s",
+                            default=0.0, min=0.0, precision=6)
+    method: EnumProperty(name="Integrator", items=_method_items(),
+                         default=DEFAULT_METHOD.upper().replace("-", "_"))
+    step_mode: EnumProperty(name="Step", items=[
+        ("SUBSTEPS", "Substeps per Frame", ""), ("DT", "Time Step", ""),
+    ], default="SUBSTEPS")
+    substeps: IntProperty(name="Substeps", description="Integration steps per frame", default=16, min=1,
+                          soft_max=256)
+    dt: FloatProperty(name="dt", description="Time step, s (rounded so a whole number of steps fits a frame)",
+                      default=1e-3, precision=6)
+    use_periodic: BoolProperty(name="Periodic Box", default=False)
+    box: FloatVectorProperty(name="Box", size=3, subtype="XYZ", unit="LENGTH", default=(1.0, 1.0, 1.0))
+    show_dipoles: BoolProperty(name="Dipoles", default=True, update=_tag_redraw)
+    show_pivots: BoolProperty(name="Pivots", default=True, update=_tag_redraw)
+    show_field_lines: BoolProperty(name="Field Lines", default=False, update=_tag_redraw)
+    arrow_scale: FloatProperty(name="Arrow Scale", default=0.1, min=0.0, unit="LENGTH",
+                               description="Arrow length for a 1 A·m² moment", update=_tag_redraw)
+    # --- diagnostics of the last bake
+    status: StringProperty(name="Status")
+    last_method: StringProperty(name="Method")
+    last_steps: IntProperty(name="Steps")
+    last_wall_time: FloatProperty(name="Wall Time", unit="TIME_ABSOLUTE")
+    last_energy_drift: FloatProperty(name="Energy Drift", precision=10)
+    last_orthonormality: FloatProperty(name="Orthonormality Error", precision=16)
+    last_energy: FloatVectorProperty(name="Energy", size=2, description="Total energy at start and end, J")
+
+
+classes = (PEM_PG_dipole, PEM_PG_object, PEM_PG_scene)
+_register, _unregister = bpy.utils.register_classes_factory(classes)
+
+
+def register():
+    _register()
+    bpy.types.Object.pem = PointerProperty(type=PEM_PG_object)
+    bpy.types.Scene.pem = PointerProperty(type=PEM_PG_scene)
+
+
+def unregister():
+    del bpy.types.Scene.pem
+    del bpy.types.Object.pem
+    _unregister()

@@ -1,0 +1,183 @@
+"""Panels: Object ▸ Physics ▸ "Magnetic Pendulum", Scene ▸ "Magnetic Pendulum", and a 3D-view sidebar tab."""
+
+from __future__ import annotations
+
+import bpy
+
+from . import adapters
+
+
+class PEM_UL_dipoles(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.label(text=f"#{index}", icon="FORCE_MAGNETIC")
+        row.prop(item, "moment", text="")
+
+
+def draw_object(layout, context, obj):
+    p = obj.pem
+    layout.prop(p, "enabled")
+    if not p.enabled:
+        return
+    layout.prop(p, "role")
+    col = layout.column()
+    if p.role == "PENDULUM":
+        row = col.row()
+        row.prop(p, "pivot_mode", expand=True)
+        if p.pivot_mode == "OBJECT":
+            col.prop(p, "pivot_object")
+            if p.pivot_object is None:
+                col.label(text="No pivot object set", icon="ERROR")
+        else:
+            col.prop(p, "pivot_point")
+    if p.role in ("PENDULUM", "FREE"):
+        box = layout.box()
+        box.label(text="Mass Properties", icon="PHYSICS")
+        box.prop(p, "inertia_source")
+        if p.inertia_source == "PRIMITIVE":
+            box.prop(p, "primitive")
+        if p.inertia_source == "MANUAL":
+            box.prop(p, "mass")
+            box.prop(p, "manual_com")
+            box.prop(p, "manual_inertia")
+        else:
+            row = box.row()
+            row.prop(p, "mass_mode", expand=True)
+            box.prop(p, "density" if p.mass_mode == "DENSITY" else "mass")
+        box.operator("pem.compute_mass_properties", icon="FILE_REFRESH")
+        if p.computed_stamp:
+            if adapters.current_stamp(obj, context) != p.computed_stamp:
+                box.label(text="Out of date: the mesh, scale or settings changed", icon="ERROR")
+            grid = box.column(align=True)
+            grid.label(text=f"Mass: {p.computed_mass:.6g} kg   Volume: {p.computed_volume:.6g} m³")
+            c = p.computed_com
+            grid.label(text=f"Centre of mass (object frame, m): {c[0]:.4g}, {c[1]:.4g}, {c[2]:.4g}")
+            m = p.computed_moments
+            grid.label(text=f"Principal moments (kg·m²): {m[0]:.5g}, {m[1]:.5g}, {m[2]:.5g}")
+            a = p.computed_axes
+            for k in range(3):
+                grid.label(text=f"  axis {k + 1}: {a[3 * k]:+.3f}, {a[3 * k + 1]:+.3f}, {a[3 * k + 2]:+.3f}")
+        col = layout.column()
+        col.prop(p, "angular_velocity")
+        row = col.row()
+        row.prop(p, "use_hinge")
+        sub = row.row()
+        sub.enabled = p.use_hinge
+        sub.prop(p, "hinge_axis", text="")
+    if p.role == "DRIVEN":
+        col.prop(p, "motion")
+        if p.motion == "CONSTANT_VELOCITY":
+            col.prop(p, "velocity")
+        else:
+            for name in ("orbit_center", "orbit_r1", "orbit_r2", "orbit_omega", "orbit_phase"):
+                col.prop(p, name)
+    layout.label(text="Dipoles (object coordinates, A·m²)")
+    row = layout.row()
+    row.template_list("PEM_UL_dipoles", "", p, "dipoles", p, "active_dipole", rows=3)
+    ops = row.column(align=True)
+    ops.operator("pem.dipole_add", icon="ADD", text="")
+    ops.operator("pem.dipole_remove", icon="REMOVE", text="")
+    ops.operator("pem.dipole_duplicate", icon="DUPLICATE", text="")
+    if p.dipoles and 0 <= p.active_dipole < len(p.dipoles):
+        d = p.dipoles[p.active_dipole]
+        layout.prop(d, "position")
+        layout.prop(d, "moment")
+
+
+def draw_scene(layout, context):
+    sp = context.scene.pem
+    col = layout.column()
+    col.prop(sp, "use_scene_gravity")
+    if sp.use_scene_gravity:
+        col.prop(context.scene, "gravity")
+    else:
+        col.prop(sp, "gravity")
+    col.prop(sp, "field_mode")
+    if sp.field_mode == "UNIFORM":
+        col.prop(sp, "field")
+    elif sp.field_mode == "ROTATING":
+        col.prop(sp, "field_b1")
+        col.prop(sp, "field_b2")
+        col.prop(sp, "field_omega")
+    col.prop(sp, "mu0")
+    col.prop(sp, "friction")
+    col.prop(sp, "method")
+    row = col.row()
+    row.prop(sp, "step_mode", expand=True)
+    col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
+    row = col.row(align=True)
+    row.prop(context.scene, "frame_start")
+    row.prop(context.scene, "frame_end")
+    col.prop(sp, "use_periodic")
+    if sp.use_periodic:
+        col.prop(sp, "box")
+    row = layout.row(align=True)
+    row.operator("pem.simulate_bake", icon="PLAY")
+    row.operator("pem.clear_bake", icon="TRASH")
+    layout.operator("pem.plot_diagnostics", icon="GRAPH")
+    if sp.status:
+        box = layout.box()
+        box.label(text=sp.status, icon="INFO")
+        box.label(text=f"Energy drift: {sp.last_energy_drift:.3g}   ‖UUᵀ−I‖: {sp.last_orthonormality:.2g}")
+    row = layout.row(align=True)
+    row.label(text="Overlay:")
+    row.prop(sp, "show_dipoles", toggle=True)
+    row.prop(sp, "show_pivots", toggle=True)
+    row.prop(sp, "show_field_lines", toggle=True)
+    layout.prop(sp, "arrow_scale")
+
+
+class PEM_PT_object(bpy.types.Panel):
+    bl_label = "Magnetic Pendulum"
+    bl_idname = "PEM_PT_object"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        draw_object(self.layout, context, context.object)
+
+
+class PEM_PT_scene(bpy.types.Panel):
+    bl_label = "Magnetic Pendulum"
+    bl_idname = "PEM_PT_scene"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "scene"
+
+    def draw(self, context):
+        draw_scene(self.layout, context)
+
+
+class PEM_PT_sidebar_object(bpy.types.Panel):
+    bl_label = "Body"
+    bl_idname = "PEM_PT_sidebar_object"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PEM"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        draw_object(self.layout, context, context.object)
+
+
+class PEM_PT_sidebar_scene(bpy.types.Panel):
+    bl_label = "Simulation"
+    bl_idname = "PEM_PT_sidebar_scene"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PEM"
+
+    def draw(self, context):
+        draw_scene(self.layout, context)
+
+
+classes = (PEM_UL_dipoles, PEM_PT_object, PEM_PT_scene, PEM_PT_sidebar_object, PEM_PT_sidebar_scene)
+register, unregister = bpy.utils.register_classes_factory(classes)
