@@ -154,6 +154,14 @@ def test_install_enables_the_addon_with_its_core(installed):
     # pem_addon reaches the core as its sibling: `from .. import pem_physics`.
     assert importlib.import_module("..pem_physics", package=addon.__name__) is core
 
+    # The installed add-on registered its UI and operators, and they work end to end.
+    assert hasattr(bpy.types, "PEM_PT_object") and hasattr(bpy.types.Object, "pem")
+    bpy.ops.mesh.primitive_cube_add(size=2.0)
+    cube = bpy.context.object
+    cube.pem.density = 1000.0
+    assert bpy.ops.pem.compute_mass_properties() == {"FINISHED"}
+    assert abs(cube.pem.computed_mass - 8000.0) < 1e-3
+
     # The installed keyframe writer works.
     keys = importlib.import_module(f"{MODULE}.pem_addon.keyframes")
     obj = bpy.data.objects.new("Probe", None)
