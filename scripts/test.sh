@@ -17,7 +17,8 @@ run() {  # run NAME REQFILE PYTEST-ARGS...
   echo "=== [$name] $("$py" -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)')"
   "$py" -m pytest "$@" || status=1
 }
-run core requirements/core.txt tests --ignore=tests/blender "$@"
+# Two workers (pytest-xdist): the long physics runs are independent and this job is CPU-bound.
+run core requirements/core.txt tests --ignore=tests/blender -n 2 "$@"
 if [[ -f requirements/bpy50.txt ]]; then
   run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
 fi
@@ -25,5 +26,5 @@ if [[ -f requirements/bpy42.txt ]]; then
   run bpy42 requirements/bpy42.txt tests/blender "$@"
 fi
 echo "=== lint"
-"$root/.venvs/core/bin/ruff" check pem_physics pem_addon tests bench scripts || status=1
+"$root/.venvs/core/bin/ruff" check pem_physics pem_addon tests bench scripts examples || status=1
 exit $status
