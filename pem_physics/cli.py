@@ -165,10 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("output", help="output .toml file")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_convert)
-    from . import info, plot  # numpy only at import; matplotlib loads when a figure is drawn
+    from . import basin, info, plot  # numpy only at import; matplotlib loads when a figure is drawn
 
     plot.add_commands(sub)
     info.add_commands(sub)
+    basin.add_commands(sub)
     for extra in EXTRA_COMMANDS:
         extra(sub)
     return ap
