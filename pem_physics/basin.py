@@ -78,7 +78,7 @@ def release_orientations(scene: Scene, xs: np.ndarray, ys: np.ndarray) -> np.nda
 
 def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: float | None = None,
               chunk: int = 4096, settle_speed: float = 1e-3, settle_distance: float | None = None,
-              progress=None, stop=None) -> BasinResult:
+              method: str | None = None, progress=None, stop=None) -> BasinResult:
     """Sweep the release point over a grid×grid square of half-width ``extent`` (m) and classify.
 
     settle_speed: bob speed (m/s) below which a member counts as at rest; settle_distance: how
@@ -114,7 +114,8 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
             if progress is not None:
                 progress((start + f * n) / E)
 
-        traj = simulate(scene, t_end=t_end, record_interval=None if t_end == 0 else _interval(scene, t_end),
+        traj = simulate(scene, method=method, t_end=t_end,
+                        record_interval=None if t_end == 0 else _interval(scene, t_end),
                         ensemble=Ensemble(orientation=part), progress=chunk_progress, stop=stop)
         Uf = traj.orientation[:, -1, 0]      # (e,3,3)
         wf = traj.omega[:, -1, 0]            # (e,3)
@@ -201,7 +202,7 @@ def cmd_basin(args) -> int:
     bar = _Progress(not args.quiet)
     try:
         result = basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
-                           progress=bar, stop=lambda: flag["stop"])
+                           method=args.method, progress=bar, stop=lambda: flag["stop"])
     finally:
         signal.signal(signal.SIGINT, old)
         bar.close()
@@ -224,5 +225,7 @@ def add_commands(sub) -> None:
     b.add_argument("--dt", type=float, help="time step, s (default: the scene's)")
     b.add_argument("--friction", type=float, help="pivot friction, N·m·s (default: the scene's)")
     b.add_argument("--chunk", type=int, default=4096, help="members integrated together (bounds memory)")
+    b.add_argument("--method", help="integrator (default: the scene's); pem-rk4 uses the compiled kernel when "
+                                    "numba is installed")
     b.add_argument("-q", "--quiet", action="store_true")
     b.set_defaults(func=cmd_basin)
