@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pem_physics import fast  # noqa: E402
 from pem_physics.examples import three_magnet  # noqa: E402
 from pem_physics.rotations import axis_angle_matrix  # noqa: E402
 from pem_physics.simulate import Ensemble, simulate  # noqa: E402
@@ -108,14 +109,24 @@ def main(argv=None):
     vecs = rng.normal(size=(E, 3)) * 0.3
     U = np.stack([axis_angle_matrix(v / np.linalg.norm(v), np.linalg.norm(v)).T for v in vecs])[:, None]
     ens_steps = max(20, args.steps // 20)
-    for method in ("splitting4", "pem-rk4"):
-        def run(method=method):
-            tr = simulate(scene, method=method, t_end=ens_steps * dt, record_interval=ens_steps * dt,
-                          ensemble=Ensemble(orientation=U))
+    variants = [("splitting4", False), ("pem-rk4", False)]
+    if fast.available():
+        variants.append(("pem-rk4", True))
+    for method, compiled in variants:
+        def run(method=method, compiled=compiled):
+            fast.ENABLED = compiled
+            try:
+                tr = simulate(scene, method=method, t_end=ens_steps * dt, record_interval=ens_steps * dt,
+                              ensemble=Ensemble(orientation=U))
+            finally:
+                fast.ENABLED = True
             return tr.wall_time
+        if compiled:
+            run()  # compile once, outside the timing
         rate = E * ens_steps / best_of(run, 2)
-        results[f"ensemble_{method}_member_steps_per_s"] = rate
-        print(f"ensemble E={E}, {method:<11}          {rate:12.0f} member-steps/s   ratio {rate / peer_rate:8.1f}")
+        label = f"{method}{' (numba)' if compiled else ' (numpy)'}"
+        results[f"ensemble_{method}{'_numba' if compiled else ''}_member_steps_per_s"] = rate
+        print(f"ensemble E={E}, {label:<17}    {rate:12.0f} member-steps/s   ratio {rate / peer_rate:8.1f}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return results
