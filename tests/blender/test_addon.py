@@ -77,38 +77,44 @@ def pendulum_setup(scale=(1, 1, 1), parent=False, omega=(0.0, 2.0, 0.0)):
     return c, piv
 
 
-def hand_built_core_run(mods, obj, pivot_bu, omega, dt, t_end, every):
-    """A core scene of the same box written from its world geometry (lab-aligned body frame)."""
+def hand_built_core_run(mods, obj, pivot_bu, omega, dt, t_end, every, unit=1.0):
+    """A core scene of the same box written from its world geometry (lab-aligned body frame, metres)."""
     inertia, model, sim = mods["pem_physics.inertia"], mods["pem_physics.model"], mods["pem_physics.simulate"]
     W = M(obj)
     A = W[:3, :3]
-    half = 0.05 * np.linalg.norm(A, axis=0)
+    half = 0.05 * np.linalg.norm(A, axis=0) * unit
     axes = A / np.linalg.norm(A, axis=0)
     box = inertia.Cuboid(half_sides=half, axes=(axes[:, 0], axes[:, 1]), density=1000.0,
-                         center=W[:3, 3] - pivot_bu)
-    body = model.Body(name="box", position=pivot_bu, shapes=[box], angular_velocity=omega)
+                         center=(W[:3, 3] - pivot_bu) * unit)
+    body = model.Body(name="box", position=pivot_bu * unit, shapes=[box], angular_velocity=omega)
     scene = model.Scene(bodies=[body], gravity=tuple(bpy.context.scene.gravity),
                         settings=model.Settings(dt=dt, t_end=t_end, record_interval=dt * every))
     return sim.simulate(scene)
 
 
-@pytest.mark.parametrize("case", ["origin_off_pivot", "scaled", "parented"])
+@pytest.mark.parametrize("case", ["origin_off_pivot", "scaled", "parented", "scene_units_cm"])
 def test_bake_matches_core_world_matrices(pem, case):
     scale = (1.2, 0.7, 1.9) if case == "scaled" else (1, 1, 1)
+    unit = 0.01 if case == "scene_units_cm" else 1.0
+    bpy.context.scene.unit_settings.scale_length = unit  # 1 Blender unit = 1 cm: a 1 mm cube, 3 mm below
     obj, piv = pendulum_setup(scale=scale, parent=case == "parented")
+    # The 3 mm pendulum swings at ~60 rad/s: resolve it finely, since the two runs' body frames differ
+    # and a cube's degenerate principal axes make their (tiny, 4th-order) step errors differ too.
+    substeps = 256 if unit != 1.0 else 16
+    bpy.context.scene.pem.substeps = substeps
     M0 = M(obj)
     pivot = np.array(piv.matrix_world.translation)
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
-    dt = 1 / (24 * 16)
-    traj = hand_built_core_run(pem, obj, pivot, (0.0, 2.0, 0.0), dt, 24 / 24, 16)
-    expect = pem["pem_physics.bake"].world_matrices(traj.orientation[:, 0], traj.pivot[0], M0)
+    dt = 1 / (24 * substeps)
+    traj = hand_built_core_run(pem, obj, pivot, (0.0, 2.0, 0.0), dt, 24 / 24, substeps, unit)
+    expect = pem["pem_physics.bake"].world_matrices(traj.orientation[:, 0], traj.pivot[0], M0, unit)
     scene = bpy.context.scene
     moved = 0.0
     for k, f in enumerate(range(scene.frame_start, scene.frame_end + 1)):
         scene.frame_set(f)
         np.testing.assert_allclose(M(obj), expect[k], atol=TOL, err_msg=f"frame {f}")
         moved = max(moved, np.abs(M(obj) - M0).max())
-    assert moved > 0.05  # it really swung
+    assert moved > 0.05  # it really swung (in Blender units)
 
 
 def test_sub_frame_keys_for_fast_bodies(pem):
