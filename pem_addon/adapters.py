@@ -70,11 +70,14 @@ def initial_world(obj) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------ meshes
 
+def _not_a_mesh(obj) -> AddonError:
+    return AddonError(f"Object '{obj.name}' is a {obj.type.lower()}, not a mesh: choose Inertia: Primitive or Manual")
+
+
 def mesh_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (N,3) in object coordinates and triangles (T,3) of the evaluated mesh (modifiers applied)."""
     if obj.type != "MESH":
-        raise AddonError(f"Object '{obj.name}' is a {obj.type.lower()}, not a mesh: choose Inertia: Primitive "
-                         "or Manual")
+        raise _not_a_mesh(obj)
     ob_eval = obj.evaluated_get(depsgraph)
     mesh = ob_eval.to_mesh()
     try:
@@ -122,7 +125,7 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
             V, F = mesh_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)
             if p.inertia_source == "MESH":
                 if V is None:
-                    mesh_triangles(obj, None)  # raises the "not a mesh" message
+                    raise _not_a_mesh(obj)
                 if len(F) < 4:
                     raise AddonError(f"Object '{obj.name}': the mesh has {len(F)} triangles; a closed solid needs "
                                      "at least 4")

@@ -152,16 +152,19 @@ class PEM_OT_dipole_add(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class PEM_OT_dipole_remove(bpy.types.Operator):
-    """Remove the selected dipole"""
-
-    bl_idname = "pem.dipole_remove"
-    bl_label = "Remove Dipole"
+class _OnSelectedDipole:
     bl_options = {"REGISTER", "UNDO"}
 
     @classmethod
     def poll(cls, context):
         return context.object is not None and len(context.object.pem.dipoles) > 0
+
+
+class PEM_OT_dipole_remove(_OnSelectedDipole, bpy.types.Operator):
+    """Remove the selected dipole"""
+
+    bl_idname = "pem.dipole_remove"
+    bl_label = "Remove Dipole"
 
     def execute(self, context):
         p = context.object.pem
@@ -170,16 +173,11 @@ class PEM_OT_dipole_remove(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class PEM_OT_dipole_duplicate(bpy.types.Operator):
+class PEM_OT_dipole_duplicate(_OnSelectedDipole, bpy.types.Operator):
     """Duplicate the selected dipole"""
 
     bl_idname = "pem.dipole_duplicate"
     bl_label = "Duplicate Dipole"
-    bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        return context.object is not None and len(context.object.pem.dipoles) > 0
 
     def execute(self, context):
         p = context.object.pem

@@ -127,56 +127,54 @@ def draw_scene(layout, context):
     layout.prop(sp, "arrow_scale")
 
 
-class PEM_PT_object(bpy.types.Panel):
+class _ObjectPanel:
+    """Draws the active object's PEM settings (in the Physics tab and the sidebar)."""
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        draw_object(self.layout, context, context.object)
+
+
+class _ScenePanel:
+    """Draws the scene's PEM settings and the bake buttons (in the Scene tab and the sidebar)."""
+
+    def draw(self, context):
+        draw_scene(self.layout, context)
+
+
+class PEM_PT_object(_ObjectPanel, bpy.types.Panel):
     bl_label = "Magnetic Pendulum"
     bl_idname = "PEM_PT_object"
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
     bl_context = "physics"
 
-    @classmethod
-    def poll(cls, context):
-        return context.object is not None
 
-    def draw(self, context):
-        draw_object(self.layout, context, context.object)
-
-
-class PEM_PT_scene(bpy.types.Panel):
+class PEM_PT_scene(_ScenePanel, bpy.types.Panel):
     bl_label = "Magnetic Pendulum"
     bl_idname = "PEM_PT_scene"
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
     bl_context = "scene"
 
-    def draw(self, context):
-        draw_scene(self.layout, context)
 
-
-class PEM_PT_sidebar_object(bpy.types.Panel):
+class PEM_PT_sidebar_object(_ObjectPanel, bpy.types.Panel):
     bl_label = "Body"
     bl_idname = "PEM_PT_sidebar_object"
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = "PEM"
 
-    @classmethod
-    def poll(cls, context):
-        return context.object is not None
 
-    def draw(self, context):
-        draw_object(self.layout, context, context.object)
-
-
-class PEM_PT_sidebar_scene(bpy.types.Panel):
+class PEM_PT_sidebar_scene(_ScenePanel, bpy.types.Panel):
     bl_label = "Simulation"
     bl_idname = "PEM_PT_sidebar_scene"
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = "PEM"
-
-    def draw(self, context):
-        draw_scene(self.layout, context)
 
 
 classes = (PEM_UL_dipoles, PEM_PT_object, PEM_PT_scene, PEM_PT_sidebar_object, PEM_PT_sidebar_scene)

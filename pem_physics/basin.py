@@ -12,10 +12,9 @@ magnet), else −1.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -186,26 +185,16 @@ def write(result: BasinResult, outdir) -> dict:
 
 
 def cmd_basin(args) -> int:
-    from .cli import _Progress, load_scene
+    from .cli import interruptible, load_scene
 
     scene = load_scene(args.scene)
     if args.friction is not None:
-        from dataclasses import replace
-
         scene = replace(scene, friction=args.friction)
     if args.dt is not None:
-        from dataclasses import replace
-
         scene = replace(scene, settings=replace(scene.settings, dt=args.dt))
-    flag = {"stop": False}
-    old = signal.signal(signal.SIGINT, lambda *a: flag.__setitem__("stop", True))
-    bar = _Progress(not args.quiet)
-    try:
+    with interruptible(args.quiet) as (progress, stop):
         result = basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
-                           method=args.method, progress=bar, stop=lambda: flag["stop"])
-    finally:
-        signal.signal(signal.SIGINT, old)
-        bar.close()
+                           method=args.method, progress=progress, stop=stop)
     summary = write(result, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))

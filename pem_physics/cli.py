@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 simulation error, 2 invalid input, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -65,24 +66,31 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+@contextlib.contextmanager
+def interruptible(quiet: bool):
+    """(progress, stop) callbacks for a long run: a progress bar, and Ctrl-C asks the run to stop cleanly."""
+    flag = {"stop": False}
+
+    def on_sigint(signum, frame):
+        flag["stop"] = True
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    progress = _Progress(not quiet)
+    try:
+        yield progress, lambda: flag["stop"]
+    finally:
+        signal.signal(signal.SIGINT, old)
+        progress.close()
+
+
 def cmd_run(args) -> int:
     from .output import write_outputs
     from .simulate import simulate
 
     scene = load_scene(args.scene)
-    stop = {"flag": False}
-
-    def on_sigint(signum, frame):
-        stop["flag"] = True
-
-    old = signal.signal(signal.SIGINT, on_sigint)
-    progress = _Progress(not args.quiet)
-    try:
+    with interruptible(args.quiet) as (progress, stop):
         traj = simulate(scene, method=args.method, dt=args.dt, t_end=args.t_end,
-                        record_interval=args.record_interval, progress=progress, stop=lambda: stop["flag"])
-    finally:
-        signal.signal(signal.SIGINT, old)
-        progress.close()
+                        record_interval=args.record_interval, progress=progress, stop=stop)
     summary = write_outputs(traj, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
