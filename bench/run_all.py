@@ -1,15 +1,17 @@
-"""Run every benchmark and write docs/benchmarks.md (+ docs/bench/ratios.png).
+"""Run every benchmark and write docs/benchmarks.md (+ PNG figures in docs/bench/).
 
-    .venvs/core/bin/python bench/run_all.py [--quick]
+    scripts/bench.sh [--quick]          (sets up .venvs/bench, then runs this file with it)
 
-Each figure is measured in this run next to its peer (a plain numpy RK4 prototype, trimesh,
-Blender's keyframe_insert loop) and reported as a ratio. The Blender benchmark runs with the
-bpy venvs' Pythons when they exist.
+Each figure is measured in this run next to its peer — a plain numpy RK4 prototype and the numpy
+path for the compiled kernels, trimesh and libigl for mesh mass properties, pem-rk4 and DOP853
+for accuracy per cost, MuJoCo for the systems it can model, Blender's keyframe_insert loop for
+the bake — and reported as a ratio. The Blender benchmark runs with the bpy venvs' Pythons.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -25,20 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 
-
-def nbody_step_ms(n_side: int) -> dict:
-    from pem_physics import examples
-    from pem_physics.simulate import simulate
-
-    sc = examples.compass_array(n=n_side)
-    out = {"needles": n_side * n_side, "pairs": (n_side * n_side) ** 2}
-    for m in ("pem-rk4", "splitting4"):
-        dt = sc.settings.dt
-        simulate(sc, method=m, t_end=dt, record_interval=dt)
-        t0 = time.perf_counter()
-        simulate(sc, method=m, t_end=3 * dt, record_interval=3 * dt)
-        out[f"{m}_ms_per_step"] = (time.perf_counter() - t0) / 3 * 1e3
-    return out
+GOALS = "Goal (issue 5)"
 
 
 def bake_bench(keys: int) -> list:
@@ -56,95 +45,274 @@ def bake_bench(keys: int) -> list:
     return rows
 
 
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for dist in ("numpy", "numba", "scipy", "trimesh", "libigl", "mujoco"):
+        try:
+            out.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            out.append(f"{dist} not installed")
+    return ", ".join(out)
+
+
+def met(ok: bool) -> str:
+    return "**met**" if ok else "**not met**"
+
+
+def barh(path: Path, labels, values, xlabel: str, line: float | None = None) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(labels) + 1.2))
+    ax.barh(labels, values, color="#3a6ea5")
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="k", lw=0.8)
+    if line is not None:
+        ax.axvline(line, color="#c0392b", lw=1.0, ls="--")
+    ax.set_xlabel(xlabel)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
+    ap.add_argument("--render-only", action="store_true", help="rewrite the report from docs/bench/results.json")
     args = ap.parse_args(argv)
-    import bench_core
-    import bench_inertia
-
-    import pem_physics.fast as fast
-
     quick = args.quick
-    core = bench_core.main(["--steps", "500" if quick else "2000", "--ensemble", "2048" if quick else "8192"])
-    mesh = bench_inertia.main(["--max-subdivisions", "7" if quick else "8"])
-    nbody = nbody_step_ms(16 if quick else 32)
-    bake = bake_bench(1000 if quick else 5000)
-
     docs = ROOT / "docs"
-    (docs / "bench").mkdir(parents=True, exist_ok=True)
-    peer = core["peer_prototype_rk4_steps_per_s"]
-    labels, ratios = [], []
-    for key, label in (("single_splitting4_steps_per_s", "single, splitting4"),
-                       ("single_pem-rk4_steps_per_s", "single, pem-rk4"),
-                       ("ensemble_splitting4_member_steps_per_s", "ensemble, splitting4 (numpy)"),
-                       ("ensemble_pem-rk4_member_steps_per_s", "ensemble, pem-rk4 (numpy)"),
-                       ("ensemble_pem-rk4_numba_member_steps_per_s", "ensemble, pem-rk4 (numba)")):
-        if key in core:
-            labels.append(label)
-            ratios.append(core[key] / peer)
+    figs = docs / "bench"
+    figs.mkdir(parents=True, exist_ok=True)
+    raw = figs / "results.json"
+    if args.render_only:
+        res = json.loads(raw.read_text())
+    else:
+        import bench_accuracy
+        import bench_core
+        import bench_inertia
+        import bench_nbody
+
+        t_start = time.perf_counter()
+        res = {"quick": quick, "date": time.strftime("%Y-%m-%d")}
+        res["core"] = bench_core.main(["--steps", "500" if quick else "2000",
+                                       "--ensemble", "2048" if quick else "8192"])
+        res["mesh"] = bench_inertia.main(["--max-subdivisions", "7" if quick else "8"])
+        res["nbody"] = bench_nbody.main(["--sides", "16", "32"] if quick else ["--sides", "16", "32", "64"])
+        res["accuracy"] = bench_accuracy.main((["--quick"] if quick else []) + ["--out-dir", str(figs)])
+        res["mujoco"] = None
+        if importlib.util.find_spec("mujoco") is not None:
+            import bench_mujoco
+
+            res["mujoco"] = bench_mujoco.main(["--quick"] if quick else [])
+        res["bake"] = bake_bench(1000 if quick else 5000)
+        res["minutes"] = (time.perf_counter() - t_start) / 60
+        res["machine"] = f"{cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; " \
+                         f"Python {platform.python_version()}; {versions()}"
+        # Raw numbers first, so that a report can be re-rendered (--render-only) without measuring again.
+        tmp = raw.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(res, indent=1, default=str) + "\n")
+        os.replace(tmp, raw)
+    render(res, docs, figs)
+
+
+def fmt(x, spec: str) -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def render(res: dict, docs: Path, figs: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.barh(labels, ratios, color="#3a6ea5")
+    core, mesh, nbody, acc, mj, bake = (res[k] for k in ("core", "mesh", "nbody", "accuracy", "mujoco", "bake"))
+    quick, total = res["quick"], res["minutes"] * 60
+
+    # --- figures: every one a ratio against the peer measured in this run -----------------------
+    peer = core["peer_prototype_rk4_steps_per_s"]
+    runs = [("single_splitting4_steps_per_s", "single scene, splitting4 (default)"),
+            ("single_splitting2_steps_per_s", "single scene, splitting2"),
+            ("single_pem-rk4_steps_per_s", "single scene, pem-rk4"),
+            ("ensemble_splitting4_member_steps_per_s", "ensemble, splitting4, numpy"),
+            ("ensemble_pem-rk4_member_steps_per_s", "ensemble, pem-rk4, numpy"),
+            ("ensemble_pem-rk4_numba_member_steps_per_s", "ensemble, pem-rk4, numba")]
+    runs = [(k, label) for k, label in runs if k in core]
+    barh(figs / "ratios.png", [label for _, label in runs], [core[k] / peer for k, _ in runs],
+         "pendulum-steps/s ÷ plain numpy RK4 prototype (same run)", line=1e7 / peer)
+
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    tri = [r["triangles"] for r in mesh]
+    ax.plot(tri, [r["trimesh_s"] / r["pem_s"] for r in mesh], "o-", label="trimesh ÷ pem (closedness checked)")
+    ax.plot(tri, [r["trimesh_s"] / r["pem_unchecked_s"] for r in mesh], "s-", label="trimesh ÷ pem (unchecked)")
+    if all(r.get("igl_s") for r in mesh):
+        ax.plot(tri, [r["igl_s"] / r["pem_unchecked_s"] for r in mesh], "^-", label="libigl ÷ pem (unchecked)")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.axhline(10.0, color="#c0392b", lw=1.0, ls="--", label="goal vs trimesh (10×)")
+    ax.axhline(0.5, color="#8e44ad", lw=1.0, ls=":", label="goal vs libigl (½×)")
     ax.set_xscale("log")
-    ax.axvline(1.0, color="k", lw=0.8)
-    ax.set_xlabel("pendulum-steps/s ÷ plain numpy RK4 prototype (same run)")
+    ax.set_yscale("log")
+    ax.set_xlabel("triangles")
+    ax.set_ylabel("peer time ÷ our time")
+    ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(docs / "bench" / "ratios.png", dpi=110)
+    fig.savefig(figs / "mesh.png", dpi=110)
     plt.close(fig)
 
-    m = mesh[-1]
-    lines = [
-        "# Benchmarks",
-        "",
-        f"Written by `bench/run_all.py{' --quick' if quick else ''}` on {time.strftime('%Y-%m-%d')}. "
-        "Every number below was measured in that run, next to its peer.",
-        "",
-        f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"numpy {np.__version__}, numba {fast.numba.__version__ if fast.available() else 'not installed'}.",
-        "",
-        "## Three-magnet pendulum (damped), steps per second",
-        "",
-        "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
-        f"{peer:,.0f} steps/s here.",
-        "",
-        "| run | steps/s | ratio to peer |",
-        "|---|---:|---:|",
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    N = [r["needles"] for r in nbody]
+    ax.plot(N, [r["pem-rk4_ms"] for r in nbody], "o-", label="pem-rk4, compiled sweep")
+    ax.plot(N, [r["splitting4_ms"] for r in nbody], "s-", label="splitting4, compiled sweep")
+    pts = [r for r in nbody if "pem-rk4_numpy_ms" in r]
+    ax.plot([r["needles"] for r in pts], [r["pem-rk4_numpy_ms"] for r in pts], "o--",
+            label="pem-rk4, numpy sweep (peer)")
+    ax.axhline(25, color="#c0392b", ls="--", lw=1, label="goal: 25 ms at 1024")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("needles (all pairs)")
+    ax.set_ylabel("ms per step")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(figs / "nbody.png", dpi=110)
+    plt.close(fig)
+
+    # --- goals ------------------------------------------------------------------------------------
+    ens = core.get("ensemble_pem-rk4_numba_member_steps_per_s", 0.0)
+    big = mesh[-1]
+    n1024 = next((r for r in nbody if r["needles"] == 1024), None)
+    bake_min = min((r["ratio"] for r in bake), default=None)
+    igl_ok = big.get("igl_s") is not None and big["pem_unchecked_s"] <= 2 * big["igl_s"]
+    goals = [
+        ("Ensemble, damped three-magnet pendulum, RK4: ≥ 10⁷ pendulum-steps/s",
+         f"{ens:.3g} (numba, pem-rk4, E = {core.get('ensemble_size', 'n/a')})", ens >= 1e7),
+        (f"Mesh mass properties, {big['triangles']:,} triangles: ≥ 10× trimesh",
+         f"{big['trimesh_s'] / big['pem_s']:.1f}× checked, {big['trimesh_s'] / big['pem_unchecked_s']:.1f}× unchecked",
+         big["trimesh_s"] / big["pem_s"] >= 10),
+        ("… and within 2× of libigl's igl.moments",
+         "n/a (libigl not installed)" if big.get("igl_s") is None else
+         f"{big['pem_unchecked_s'] / big['igl_s']:.2f}× libigl's time (unchecked; igl does not check closedness), "
+         f"{big['pem_s'] / big['igl_s']:.2f}× checked", igl_ok),
+        ("1024 interacting needles: one RK4 step ≤ 25 ms",
+         "n/a" if n1024 is None else f"{n1024['pem-rk4_ms']:.1f} ms (pem-rk4), {n1024['splitting4_ms']:.1f} ms "
+         "(splitting4)", n1024 is not None and n1024["pem-rk4_ms"] <= 25),
+        ("Accuracy per cost: the default (splitting4) dominates pem-rk4",
+         ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in acc["dominates"].items()),
+         all(acc["dominates"].values())),
+        ("Bake: ≥ 100× a keyframe_insert loop", "n/a" if bake_min is None else f"{bake_min:.0f}× (slowest Blender)",
+         bake_min is not None and bake_min >= 100),
     ]
-    for key, label in zip(["single_splitting4_steps_per_s", "single_splitting2_steps_per_s",
-                           "single_pem-rk4_steps_per_s", "ensemble_splitting4_member_steps_per_s",
-                           "ensemble_pem-rk4_member_steps_per_s", "ensemble_pem-rk4_numba_member_steps_per_s"],
-                          ["single scene, splitting4 (default)", "single scene, splitting2", "single scene, pem-rk4",
-                           "ensemble, splitting4, numpy", "ensemble, pem-rk4, numpy", "ensemble, pem-rk4, numba"]):
-        if key in core:
-            lines.append(f"| {label} | {core[key]:,.0f} | {core[key] / peer:,.1f} |")
-    lines += ["", "![ratios](bench/ratios.png)", "",
-              "Goal (issue 5): ≥ 10⁷ pendulum-steps/s with RK4 on 2 cores. **Not reached**: the numba kernel "
-              "(one member per thread, PEM's RK4 step for step) gives the figure above.", "",
-              "## Mesh mass properties", "",
-              "| triangles | pem (checked) s | pem (unchecked) s | trimesh s | ratio (checked / unchecked) |",
-              "|---:|---:|---:|---:|---:|"]
+
+    L = ["# Benchmarks", "",
+         f"Written by `bench/run_all.py{' --quick' if quick else ''}` (via `scripts/bench.sh`) on "
+         f"{res['date']} in {total / 60:.1f} min. Every number below was measured in that run, "
+         "next to its peer; each figure is a ratio against that peer.", "",
+         f"Machine: {res['machine']}. Timings on a shared 2-core machine move by ±20 % between runs.", "",
+         "## Goals of issue 5", "", "| goal | measured | |", "|---|---|---|"]
+    L += [f"| {g} | {m} | {met(ok)} |" for g, m, ok in goals]
+    L += ["", "## Three-magnet pendulum (damped), steps per second", "",
+          "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
+          f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]
+    L += [f"| {label} | {core[k]:,.0f} | {core[k] / peer:,.1f} |" for k, label in runs]
+    L += ["", "![ratios](bench/ratios.png)", "",
+          "The compiled ensemble path (`pem_physics/fast.py`, numba) repeats `PemScheme`'s arithmetic (PEM's RK4) "
+          "with each member's step as straight-line scalar code, members split over two threads; "
+          "`tests/test_fast.py` checks it against the numpy path. Single-scene runs are bound by Python "
+          "overhead (a few µs per numpy call, hundreds of calls per step).", "",
+          "## Mesh mass properties", "",
+          "Exact polyhedral integrals (volume, centre of mass, inertia tensor) of closed icospheres; all agree with "
+          "trimesh (and libigl) before timing.", "",
+          "| triangles | pem checked ms | pem unchecked ms | numpy path ms | trimesh ms | libigl ms | "
+          "trimesh ÷ pem (checked / unchecked) | pem unchecked ÷ libigl |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in mesh:
-        lines.append(f"| {r['triangles']:,} | {r['pem_s']:.4f} | {r['pem_unchecked_s']:.4f} | {r['trimesh_s']:.4f} | "
-                     f"{r['speedup_vs_trimesh']:.2f} / {r['speedup_unchecked_vs_trimesh']:.2f} |")
-    lines += ["", f"Largest mesh: {m['triangles']:,} triangles in {m['pem_s'] * 1e3:.0f} ms with the closedness "
-              f"check. Goal (issue 5): ≥ 10× trimesh — **not reached** (numpy only).", "",
-              "## Many interacting needles (all pairs)", "",
-              f"{nbody['needles']} hinged compass needles, {nbody['pairs']:,} dipole pairs, periodic box: "
-              f"pem-rk4 {nbody['pem-rk4_ms_per_step']:.0f} ms per step, splitting4 "
-              f"{nbody['splitting4_ms_per_step']:.0f} ms per step (numpy, pairs in memory-bounded blocks). "
-              "Goal (issue 5): ≤ 25 ms for 1024 needles — **not reached**.", "",
-              "## Baking keyframes in Blender", "",
-              "| Blender | bulk writer keys/s | keyframe_insert loop keys/s | ratio |", "|---|---:|---:|---:|"]
-    for r in bake:
-        lines.append(f"| {r['blender']} | {r['bulk_keys_per_s']:,.0f} | {r['keyframe_insert_keys_per_s']:,.0f} | "
-                     f"{r['ratio']:.0f} |")
-    (docs / "benchmarks.md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {docs / 'benchmarks.md'}")
+        def ms(k, r=r):
+            return "—" if r.get(k) is None else f"{r[k] * 1e3:.2f}"
+        ratio_igl = "—" if r.get("igl_s") is None else f"{r['pem_unchecked_s'] / r['igl_s']:.2f}"
+        L.append(f"| {r['triangles']:,} | {ms('pem_s')} | {ms('pem_unchecked_s')} | {ms('pem_numpy_s')} | "
+                 f"{ms('trimesh_s')} | {ms('igl_s')} | "
+                 f"{r['trimesh_s'] / r['pem_s']:.1f} / {r['trimesh_s'] / r['pem_unchecked_s']:.1f} | {ratio_igl} |")
+    L += ["", "Below 100,000 triangles the numpy path runs (the compiled kernels' first load costs ~0.2 s per "
+          "process, more than they save on small meshes); the Blender add-on always uses it (no numba there)."]
+    L += ["", "![mesh](bench/mesh.png)", "",
+          "## Many interacting needles (all pairs)", "",
+          "n×n hinged compass needles in a periodic box, every dipole pair evaluated (no cutoff).", "",
+          "| needles | pairs | ns per pair (one sweep) | pem-rk4 ms/step | splitting4 ms/step | "
+          "numpy pem-rk4 ms/step | numpy splitting4 ms/step |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in nbody:
+        def f(k, r=r):
+            return f"{r[k]:.1f}" if k in r else "—"
+        L.append(f"| {r['needles']:,} | {r['pairs']:,} | {r.get('ns_per_pair', float('nan')):.2f} | "
+                 f"{f('pem-rk4_ms')} | {f('splitting4_ms')} | {f('pem-rk4_numpy_ms')} | {f('splitting4_numpy_ms')} |")
+    ns = min(r["ns_per_pair"] for r in nbody if "ns_per_pair" in r)
+    cross = int(np.sqrt(25e-3 / (4 * ns * 1e-9)))
+    L += ["", "![nbody](bench/nbody.png)", "",
+          f"All pairs cost ~{ns:.1f} ns per pair and evaluation here, so an RK4 step (four evaluations) of N needles "
+          f"takes ~4·N²·{ns:.1f} ns: it passes 25 ms near N ≈ {cross:,}. A cutoff or a tree (Barnes–Hut, O(N log N)) "
+          "would pay beyond that size, where all pairs grow as N². Neither is added: dipole fields fall off only as "
+          "1/r³, so a cutoff changes the answer by an amount that must be checked per scene, a tree adds an "
+          "accuracy parameter of its own, and the issue's range (up to a few thousand needles) fits the all-pairs "
+          "budget.", "",
+          "## Accuracy per cost", ""]
+    for name, s in acc["systems"].items():
+        ref = s["reference"] if isinstance(s["reference"], str) else s["reference"].get("kind", s["reference"])
+        L += [f"### {s['title']}", "", f"Reference: {ref}.", ""]
+        L += [f"- {line}" for line in s["summary"]]
+        L += ["", f"![{name}](bench/accuracy_{name}.png)", ""]
+    L += ["![summary](bench/accuracy_summary.png)", ""]
+    not_dom = [k for k, v in acc["dominates"].items() if not v]
+    if "three-magnet" in not_dom:
+        L += ["On the damped magnet pendulum the default does not dominate: splitting4 stays fourth order with "
+              "friction (its error falls 16× per halving of dt against DOP853), but its error constant there is "
+              "several times pem-rk4's, and a single-scene splitting4 step costs about as much as a pem-rk4 step in "
+              "Python overhead although it evaluates the torque three times instead of four. For short damped "
+              "magnet runs pem-rk4 or dop853 is as good or cheaper; the splitting's advantage is in conservative "
+              "and near-separatrix motion (T-handle phase, tops) and in long runs (bounded energy error).", ""]
+    for name in not_dom:
+        sy = acc["systems"][name]
+        kinds = [k for k in ("phase", "energy") if not sy.get(f"dominates_{k}", True)]
+        L += [f"{sy['title']}: not dominated on {' and '.join(kinds)} error (every pem-rk4 point must be matched "
+              "at no more wall time; see the ratio ranges above — a range straddling 1 means the two are level).", ""]
+    if mj is not None:
+        L += ["## MuJoCo side by side", "",
+              "Same masses, inertias and geometry; MuJoCo's RK4 and Euler/implicitfast, no contacts, no damping. "
+              "Agreement first: at small steps MuJoCo RK4 and our splitting4 agree to "
+              + ", ".join(f"{k}: {max(m['mujoco_vs_ours_rad'] for m in v['models'].values()):.1e} rad"
+                          for k, v in mj["agreement"].items()) + ".", "",
+              "| system | engine / model | integrator | dt | steps/s | phase error rad | energy error |",
+              "|---|---|---|---:|---:|---:|---:|"]
+        for r in mj["rows"]:
+            integ = r["integrator"] + (" (blew up)" if r.get("failed") else "")
+            L.append(f"| {r['system']} | {r['engine']} / {r['model']} | {integ} | {r['dt']:.3g} | "
+                     f"{fmt(r['steps_per_s'], ',.0f')} | {fmt(r['phase_error'], '.2e')} | "
+                     f"{fmt(r['energy_error'], '.2e')} |")
+        L += ["", "At equal phase error, our default's wall time ÷ MuJoCo RK4's (rollout):", ""]
+        for sysname, models in mj["equal_phase_error"].items():
+            for model, v in models.items():
+                what = ("no overlap of the error ranges" if not v["points"] else
+                        f"median {v['median']:.2f} (range {v['min']:.2f}–{v['max']:.2f})")
+                L.append(f"- {sysname} ({model}): {what}")
+        L += ["", "Per step MuJoCo (compiled C, one model) is 30–40× faster than a single-scene run of our core, "
+              "whose steps are bound by Python overhead. MuJoCo's RK4 is second order in orientation for free and "
+              "ball joints (observed order 2.0 on the T-handle and the heavy top; 4 on the planar pendulum), so at "
+              "equal accuracy our default is cheaper on the heavy top and MuJoCo on the pendulum and T-handle.", ""]
+    L += ["## Baking keyframes in Blender", "",
+          "| Blender | bulk writer keys/s | keyframe_insert loop keys/s | ratio |", "|---|---:|---:|---:|"]
+    L += [f"| {r['blender']} | {r['bulk_keys_per_s']:,.0f} | {r['keyframe_insert_keys_per_s']:,.0f} | "
+          f"{r['ratio']:.0f} |" for r in bake]
+    out = docs / "benchmarks.md"
+    tmp = out.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(L) + "\n")
+    os.replace(tmp, out)
+    print(f"wrote {out} ({total / 60:.1f} min)")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,8 @@ def release_orientations(scene: Scene, xs: np.ndarray, ys: np.ndarray) -> np.nda
     U0 = np.asarray(body.orientation, dtype=float)
     arm0 = U0.T @ point  # lab vector pivot → bob at the scene's pose
     length = np.linalg.norm(arm0)
-    xy = np.stack([xs, ys], axis=-1)
+    # The arm's horizontal part: lab (x, y) relative to the pivot (which need not sit above the origin).
+    xy = np.stack([xs, ys], axis=-1) - np.asarray(body.position, dtype=float)[:2]
     r = np.linalg.norm(xy, axis=-1)
     scale = np.where(r > 0.999 * length, 0.999 * length / np.maximum(r, 1e-300), 1.0)
     xy = xy * scale[:, None]
@@ -75,6 +76,31 @@ def release_orientations(scene: Scene, xs: np.ndarray, ys: np.ndarray) -> np.nda
     return (U0[None] @ np.swapaxes(R, -1, -2))[:, None]  # rows u_i' = R u_i
 
 
+def fixed_magnets_xy(scene: Scene) -> np.ndarray:
+    """Lab (x, y) (K,2), m, of the fixed bodies that carry dipoles, in scene order (label k = row k)."""
+    return np.array([np.asarray(b.position, float)[:2] for b in scene.bodies if b.role == "fixed" and b.dipoles]
+                    ).reshape(-1, 2)
+
+
+def default_settle_distance(magnets_xy: np.ndarray) -> float:
+    """Half the smallest spacing between magnets (m), or 0.5 m for a single magnet."""
+    d = np.linalg.norm(magnets_xy[:, None] - magnets_xy[None], axis=-1)
+    return 0.5 * (d[d > 0].min() if (d > 0).any() else 1.0)
+
+
+def classify(final_xy: np.ndarray, speed: np.ndarray, magnets_xy: np.ndarray, settle_speed: float,
+             settle_distance: float) -> np.ndarray:
+    """Label (E,) int: the magnet a bob at final_xy (E,2) m moving at speed (E,) m/s rests over, else −1.
+
+    At rest means slower than settle_speed (m/s) and horizontally within settle_distance (m) of
+    the nearest magnet; non-finite positions (members never run) get −1.
+    """
+    dist = np.linalg.norm(final_xy[:, None, :] - magnets_xy[None], axis=-1)
+    nearest = np.argmin(np.where(np.isfinite(dist), dist, np.inf), axis=-1)
+    settled = (speed < settle_speed) & (dist[np.arange(len(dist)), nearest] < settle_distance)
+    return np.where(settled, nearest, -1)
+
+
 def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: float | None = None,
               chunk: int = 4096, settle_speed: float = 1e-3, settle_distance: float | None = None,
               method: str | None = None, progress=None, stop=None) -> BasinResult:
@@ -84,13 +110,11 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     close (m, horizontally) to a magnet it must rest (default: half the smallest magnet spacing).
     """
     body, point = _bob(scene)
-    fixed = [b for b in scene.bodies if b.role == "fixed" and b.dipoles]
-    if not fixed:
+    magnets = fixed_magnets_xy(scene)
+    if not len(magnets):
         raise ValidationError("bodies", "a basin map needs fixed magnets to settle over")
-    magnets = np.array([np.asarray(b.position, float)[:2] for b in fixed])
     if settle_distance is None:
-        d = np.linalg.norm(magnets[:, None] - magnets[None], axis=-1)
-        settle_distance = 0.5 * (d[d > 0].min() if (d > 0).any() else 1.0)
+        settle_distance = default_settle_distance(magnets)
     if extent is None:
         extent = 1.6 * np.abs(magnets).max()
     t_end = scene.settings.t_end if t_end is None else t_end
@@ -126,10 +150,7 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
         if not traj.complete:
             complete = False
             break
-    dist = np.linalg.norm(final_xy[:, None, :] - magnets[None], axis=-1)
-    nearest = np.argmin(np.where(np.isfinite(dist), dist, np.inf), axis=-1)
-    settled = (speed < settle_speed) & (dist[np.arange(E), nearest] < settle_distance)
-    label = np.where(settled, nearest, -1)
+    label = classify(final_xy, speed, magnets, settle_speed, settle_distance)
     label[done:] = -1
     return BasinResult(xs, xs.copy(), label.reshape(grid, grid), final_xy.reshape(grid, grid, 2),
                        speed.reshape(grid, grid), magnets, float(t_end), complete, time.perf_counter() - t0)

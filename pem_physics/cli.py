@@ -1,6 +1,7 @@
 """Command line: ``python -m pem_physics`` (or ``pem``).
 
-Sub-commands: run, inertia, convert (more are registered by the modules that provide them).
+Sub-commands: run, inertia, convert (more are registered by the modules that provide them:
+plot, info, basin, sweep).
 Exit codes: 0 success, 1 simulation error, 2 invalid input, 130 interrupted.
 """
 
@@ -173,11 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("output", help="output .toml file")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_convert)
-    from . import basin, info, plot  # numpy only at import; matplotlib loads when a figure is drawn
+    from . import basin, info, plot, sweep  # numpy only at import; matplotlib loads when a figure is drawn
 
     plot.add_commands(sub)
     info.add_commands(sub)
     basin.add_commands(sub)
+    sweep.add_commands(sub)
     for extra in EXTRA_COMMANDS:
         extra(sub)
     return ap

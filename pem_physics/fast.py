@@ -5,7 +5,9 @@ imported, and :func:`pem_rk4_supported` whether a system fits the fused kernel (
 pendulum per member, any number of dipoles on it, static fixed magnets, gravity, a uniform
 field, friction; no hinge, driven bodies, rotating field or periodic box). The kernel performs
 the same arithmetic as :class:`pem_physics.integrators.PemScheme` (PEM's RK4, step for step),
-one ensemble member per thread; ``tests/test_fast.py`` checks both agree.
+each member's step as straight-line scalar code, members split over THREADS threads;
+``tests/test_fast.py`` checks both agree. :func:`pair_sweep` is the all-pairs dipole sweep
+for many interacting bodies (any scene, any integrator).
 """
 
 from __future__ import annotations
@@ -29,33 +31,48 @@ def available() -> bool:
 
 
 def pem_rk4_supported(system) -> bool:
+    # per_member: the kernel takes one friction and one field for the whole ensemble.
     return (available() and system.n_bodies == 1 and not system.hinged.any() and system.box is None
-            and system.rotating_field is None and not any(b.motion is not None for b in system.src_bodies))
+            and system.rotating_field is None and not system.per_member
+            and not any(b.motion is not None for b in system.src_bodies))
 
+
+#: Compiled per-member kernels run with the GIL released in this many threads.
+THREADS = 2
+#: Members per block inside a thread (the block's state stays in L1/L2).
+BLOCK = 64
+
+_SIXTH = 1.0 / 6.0
+_INLINE = dict(error_model="numpy", inline="always", fastmath={"contract"})
+_NOGIL = dict(error_model="numpy", nogil=True, cache=True, fastmath={"contract"})
 
 if numba is not None:
-    @numba.njit(cache=True, fastmath=False)
-    def _torque(U, Ud, w, com, mass, g, dpos, dmom, pivot, rs, ms, bext, k, c, out):
-        """PEM torque about the pivot: gravity (frame U), dipoles placed by frame Ud, friction −cω."""
-        rg0 = U[0, 0] * com[0] + U[1, 0] * com[1] + U[2, 0] * com[2]
-        rg1 = U[0, 1] * com[0] + U[1, 1] * com[1] + U[2, 1] * com[2]
-        rg2 = U[0, 2] * com[0] + U[1, 2] * com[1] + U[2, 2] * com[2]
+    @numba.njit(**_INLINE)
+    def _torque(U, Ud, w, com, mass, g, dips, pivot, srcs, bext, k, c):
+        """PEM torque about the pivot (3 floats): gravity (frame U), dipoles placed by frame Ud, friction −cω.
+
+        Frames are 9-tuples (rows = body axes, lab); dips/srcs are tuples of (x, y, z, mx, my, mz)
+        per dipole, so numba compiles one straight-line body per count (no inner loops left).
+        """
+        rg0 = U[0] * com[0] + U[3] * com[1] + U[6] * com[2]
+        rg1 = U[1] * com[0] + U[4] * com[1] + U[7] * com[2]
+        rg2 = U[2] * com[0] + U[5] * com[1] + U[8] * com[2]
         t0 = mass * (rg1 * g[2] - rg2 * g[1])
         t1 = mass * (rg2 * g[0] - rg0 * g[2])
         t2 = mass * (rg0 * g[1] - rg1 * g[0])
-        for d in range(dpos.shape[0]):
-            s0 = Ud[0, 0] * dpos[d, 0] + Ud[1, 0] * dpos[d, 1] + Ud[2, 0] * dpos[d, 2]
-            s1 = Ud[0, 1] * dpos[d, 0] + Ud[1, 1] * dpos[d, 1] + Ud[2, 1] * dpos[d, 2]
-            s2 = Ud[0, 2] * dpos[d, 0] + Ud[1, 2] * dpos[d, 1] + Ud[2, 2] * dpos[d, 2]
-            p0 = Ud[0, 0] * dmom[d, 0] + Ud[1, 0] * dmom[d, 1] + Ud[2, 0] * dmom[d, 2]
-            p1 = Ud[0, 1] * dmom[d, 0] + Ud[1, 1] * dmom[d, 1] + Ud[2, 1] * dmom[d, 2]
-            p2 = Ud[0, 2] * dmom[d, 0] + Ud[1, 2] * dmom[d, 1] + Ud[2, 2] * dmom[d, 2]
+        for dp in numba.literal_unroll(dips):
+            s0 = Ud[0] * dp[0] + Ud[3] * dp[1] + Ud[6] * dp[2]
+            s1 = Ud[1] * dp[0] + Ud[4] * dp[1] + Ud[7] * dp[2]
+            s2 = Ud[2] * dp[0] + Ud[5] * dp[1] + Ud[8] * dp[2]
+            p0 = Ud[0] * dp[3] + Ud[3] * dp[4] + Ud[6] * dp[5]
+            p1 = Ud[1] * dp[3] + Ud[4] * dp[4] + Ud[7] * dp[5]
+            p2 = Ud[2] * dp[3] + Ud[5] * dp[4] + Ud[8] * dp[5]
             r0, r1, r2 = pivot[0] + s0, pivot[1] + s1, pivot[2] + s2
             B0, B1, B2 = bext[0], bext[1], bext[2]
             F0 = F1 = F2 = 0.0
-            for j in range(rs.shape[0]):
-                e0, e1, e2 = r0 - rs[j, 0], r1 - rs[j, 1], r2 - rs[j, 2]
-                q0, q1, q2 = ms[j, 0], ms[j, 1], ms[j, 2]
+            for sj in numba.literal_unroll(srcs):
+                e0, e1, e2 = r0 - sj[0], r1 - sj[1], r2 - sj[2]
+                q0, q1, q2 = sj[3], sj[4], sj[5]
                 inv_r2 = 1.0 / (e0 * e0 + e1 * e1 + e2 * e2)
                 kr3 = k * np.sqrt(inv_r2) * inv_r2
                 pad = p0 * e0 + p1 * e1 + p2 * e2
@@ -73,127 +90,266 @@ if numba is not None:
             t0 += s1 * F2 - s2 * F1 + p1 * B2 - p2 * B1
             t1 += s2 * F0 - s0 * F2 + p2 * B0 - p0 * B2
             t2 += s0 * F1 - s1 * F0 + p0 * B1 - p1 * B0
-        out[0] = t0 - c * w[0]
-        out[1] = t1 - c * w[1]
-        out[2] = t2 - c * w[2]
+        return t0 - c * w[0], t1 - c * w[1], t2 - c * w[2]
 
-    @numba.njit(cache=True)
-    def _omega(U, L, Iinv, out):
-        b0 = U[0, 0] * L[0] + U[0, 1] * L[1] + U[0, 2] * L[2]
-        b1 = U[1, 0] * L[0] + U[1, 1] * L[1] + U[1, 2] * L[2]
-        b2 = U[2, 0] * L[0] + U[2, 1] * L[1] + U[2, 2] * L[2]
-        c0 = Iinv[0, 0] * b0 + Iinv[0, 1] * b1 + Iinv[0, 2] * b2
-        c1 = Iinv[1, 0] * b0 + Iinv[1, 1] * b1 + Iinv[1, 2] * b2
-        c2 = Iinv[2, 0] * b0 + Iinv[2, 1] * b1 + Iinv[2, 2] * b2
-        for j in range(3):
-            out[j] = U[0, j] * c0 + U[1, j] * c1 + U[2, j] * c2
 
-    @numba.njit(cache=True)
-    def _dU(w, U, h, out):
-        """out = h · (ω × each row of U)."""
-        for i in range(3):
-            out[i, 0] = h * (w[1] * U[i, 2] - w[2] * U[i, 1])
-            out[i, 1] = h * (w[2] * U[i, 0] - w[0] * U[i, 2])
-            out[i, 2] = h * (w[0] * U[i, 1] - w[1] * U[i, 0])
+    @numba.njit(**_INLINE)
+    def _omega(U, L, I):
+        """ω (lab) = Uᵀ I⁻¹ U L; I = the body-frame I⁻¹ as a 9-tuple."""
+        b0 = U[0] * L[0] + U[1] * L[1] + U[2] * L[2]
+        b1 = U[3] * L[0] + U[4] * L[1] + U[5] * L[2]
+        b2 = U[6] * L[0] + U[7] * L[1] + U[8] * L[2]
+        c0 = I[0] * b0 + I[1] * b1 + I[2] * b2
+        c1 = I[3] * b0 + I[4] * b1 + I[5] * b2
+        c2 = I[6] * b0 + I[7] * b1 + I[8] * b2
+        return (U[0] * c0 + U[3] * c1 + U[6] * c2, U[1] * c0 + U[4] * c1 + U[7] * c2,
+                U[2] * c0 + U[5] * c1 + U[8] * c2)
 
-    @numba.njit(cache=True)
-    def _correct(U, u, out):
-        """PEM's Frame::correct2 (see rotations.pem_correct); ``u`` is scratch space (3,3)."""
-        for i in range(3):
-            n2 = U[i, 0] * U[i, 0] + U[i, 1] * U[i, 1] + U[i, 2] * U[i, 2]
-            for j in range(3):
-                u[i, j] = 2.0 * U[i, j] / (1.0 + n2)
-        for i in range(3):
-            k = (i + 1) % 3
-            dot = u[i, 0] * u[k, 0] + u[i, 1] * u[k, 1] + u[i, 2] * u[k, 2]
-            for j in range(3):
-                out[i, j] = (u[i, j] - dot * u[k, j]) / (1.0 - 0.5 * dot)
 
-    @numba.njit(cache=True)
-    def _axpy(A, h, B, out):
-        """out = A + h·B for 3×3 arrays, without temporaries."""
-        for i in range(3):
-            for j in range(3):
-                out[i, j] = A[i, j] + h * B[i, j]
+    @numba.njit(**_INLINE)
+    def _dU(w, U, h):
+        """h · (ω × each row of U)."""
+        return (h * (w[1] * U[2] - w[2] * U[1]), h * (w[2] * U[0] - w[0] * U[2]), h * (w[0] * U[1] - w[1] * U[0]),
+                h * (w[1] * U[5] - w[2] * U[4]), h * (w[2] * U[3] - w[0] * U[5]), h * (w[0] * U[4] - w[1] * U[3]),
+                h * (w[1] * U[8] - w[2] * U[7]), h * (w[2] * U[6] - w[0] * U[8]), h * (w[0] * U[7] - w[1] * U[6]))
 
-    @numba.njit(parallel=True, cache=True)
-    def _pem_rk4(U, Udip, L, W, steps, dt, com, mass, g, dpos, dmom, pivot, rs, ms, bext, k, c, Iinv):
-        E = U.shape[0]
-        for e in numba.prange(E):
-            Un = U[e].copy()
-            Ud = Udip[e].copy()
-            Ln = L[e].copy()
-            w = W[e].copy()
-            T = np.empty(3)
-            Us = np.empty((3, 3))
-            Ls = np.empty(3)
-            dU1, dU2, dU3, dU4 = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-            dL1, dL2, dL3, dL4 = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-            ws = np.empty(3)
-            Uc = np.empty((3, 3))
-            scratch = np.empty((3, 3))
-            for _ in range(steps):
-                _torque(Un, Ud, w, com, mass, g, dpos, dmom, pivot, rs, ms, bext, k, c, T)
-                for j in range(3):
-                    dL1[j] = T[j] * dt
-                _dU(w, Un, dt, dU1)
-                for j in range(3):
-                    Ls[j] = Ln[j] + 0.5 * dL1[j]
-                _axpy(Un, 0.5, dU1, Us)
-                _omega(Us, Ls, Iinv, ws)
-                _torque(Us, Us, ws, com, mass, g, dpos, dmom, pivot, rs, ms, bext, k, c, T)
-                for j in range(3):
-                    dL2[j] = T[j] * dt
-                _dU(ws, Us, dt, dU2)
-                for j in range(3):
-                    Ls[j] = Ln[j] + 0.5 * dL2[j]
-                _axpy(Un, 0.5, dU2, Us)
-                _omega(Us, Ls, Iinv, ws)
-                _torque(Us, Us, ws, com, mass, g, dpos, dmom, pivot, rs, ms, bext, k, c, T)
-                for j in range(3):
-                    dL3[j] = T[j] * dt
-                _dU(ws, Us, dt, dU3)
-                for j in range(3):
-                    Ls[j] = Ln[j] + dL3[j]
-                _axpy(Un, 1.0, dU3, Us)
-                _omega(Us, Ls, Iinv, ws)
-                _torque(Us, Us, ws, com, mass, g, dpos, dmom, pivot, rs, ms, bext, k, c, T)
-                for j in range(3):
-                    dL4[j] = T[j] * dt
-                _dU(ws, Us, dt, dU4)
-                for j in range(3):
-                    Ln[j] = Ln[j] + (dL1[j] + 2 * dL2[j] + 2 * dL3[j] + dL4[j]) / 6
-                for i in range(3):
-                    for j in range(3):
-                        Us[i, j] = Un[i, j] + (dU1[i, j] + 2 * dU2[i, j] + 2 * dU3[i, j] + dU4[i, j]) / 6
-                _omega(Us, Ln, Iinv, w)
-                _correct(Us, scratch, Uc)
-                for i in range(3):
-                    for j in range(3):
-                        Ud[i, j] = Us[i, j]
-                        Un[i, j] = Uc[i, j]
-            U[e] = Un
-            Udip[e] = Ud
-            L[e] = Ln
-            W[e] = w
+
+    @numba.njit(**_INLINE)
+    def _add9(A, h, B):
+        return (A[0] + h * B[0], A[1] + h * B[1], A[2] + h * B[2], A[3] + h * B[3], A[4] + h * B[4],
+                A[5] + h * B[5], A[6] + h * B[6], A[7] + h * B[7], A[8] + h * B[8])
+
+
+    @numba.njit(**_INLINE)
+    def _rk1(a, b, c, d, e):
+        """RK4's a + (b + 2c + 2d + e)/6 (times the rounded 1/6: one multiply, not a division)."""
+        return a + (b + 2 * c + 2 * d + e) * _SIXTH
+
+
+    @numba.njit(**_INLINE)
+    def _rk9(U, A, B, C, D):
+        return (_rk1(U[0], A[0], B[0], C[0], D[0]), _rk1(U[1], A[1], B[1], C[1], D[1]),
+                _rk1(U[2], A[2], B[2], C[2], D[2]), _rk1(U[3], A[3], B[3], C[3], D[3]),
+                _rk1(U[4], A[4], B[4], C[4], D[4]), _rk1(U[5], A[5], B[5], C[5], D[5]),
+                _rk1(U[6], A[6], B[6], C[6], D[6]), _rk1(U[7], A[7], B[7], C[7], D[7]),
+                _rk1(U[8], A[8], B[8], C[8], D[8]))
+
+
+    @numba.njit(**_INLINE)
+    def _add3(A, h, B):
+        return A[0] + h * B[0], A[1] + h * B[1], A[2] + h * B[2]
+
+
+    @numba.njit(**_INLINE)
+    def _scale3(T, h):
+        return T[0] * h, T[1] * h, T[2] * h
+
+
+    @numba.njit(**_INLINE)
+    def _correct(U):
+        """PEM's Frame::correct2 (see rotations.pem_correct), element for element."""
+        # Reciprocals instead of PEM's 18 divisions: 6 divisions, results within rounding.
+        h0 = 2.0 / (1.0 + (U[0] * U[0] + U[1] * U[1] + U[2] * U[2]))
+        h1 = 2.0 / (1.0 + (U[3] * U[3] + U[4] * U[4] + U[5] * U[5]))
+        h2 = 2.0 / (1.0 + (U[6] * U[6] + U[7] * U[7] + U[8] * U[8]))
+        a0, a1, a2 = U[0] * h0, U[1] * h0, U[2] * h0
+        b0, b1, b2 = U[3] * h1, U[4] * h1, U[5] * h1
+        c0, c1, c2 = U[6] * h2, U[7] * h2, U[8] * h2
+        ab = a0 * b0 + a1 * b1 + a2 * b2
+        bc = b0 * c0 + b1 * c1 + b2 * c2
+        ca = c0 * a0 + c1 * a1 + c2 * a2
+        fa, fb, fc = 1.0 / (1.0 - 0.5 * ab), 1.0 / (1.0 - 0.5 * bc), 1.0 / (1.0 - 0.5 * ca)
+        return ((a0 - ab * b0) * fa, (a1 - ab * b1) * fa, (a2 - ab * b2) * fa,
+                (b0 - bc * c0) * fb, (b1 - bc * c1) * fb, (b2 - bc * c2) * fb,
+                (c0 - ca * a0) * fc, (c1 - ca * a1) * fc, (c2 - ca * a2) * fc)
+
+
+    @numba.njit(**_NOGIL)
+    def _steps(X, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I):
+        """``steps`` RK4 steps in place; X (M,24) rows = members [U (9), U_dip (9), L (3), ω (3)].
+
+        The same arithmetic, in the same order, as PemScheme (PEM's RK4): one member's whole step
+        is straight-line code on scalars, with nothing allocated inside the loops.
+        """
+        M = X.shape[0]
+        for _ in range(steps):
+            for m in range(M):
+                Un = (X[m, 0], X[m, 1], X[m, 2], X[m, 3], X[m, 4], X[m, 5], X[m, 6], X[m, 7], X[m, 8])
+                Ud = (X[m, 9], X[m, 10], X[m, 11], X[m, 12], X[m, 13], X[m, 14], X[m, 15], X[m, 16], X[m, 17])
+                Ln = (X[m, 18], X[m, 19], X[m, 20])
+                w = (X[m, 21], X[m, 22], X[m, 23])
+                dL1 = _scale3(_torque(Un, Ud, w, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
+                dU1 = _dU(w, Un, dt)
+                Us = _add9(Un, 0.5, dU1)
+                ws = _omega(Us, _add3(Ln, 0.5, dL1), I)
+                dL2 = _scale3(_torque(Us, Us, ws, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
+                dU2 = _dU(ws, Us, dt)
+                Us = _add9(Un, 0.5, dU2)
+                ws = _omega(Us, _add3(Ln, 0.5, dL2), I)
+                dL3 = _scale3(_torque(Us, Us, ws, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
+                dU3 = _dU(ws, Us, dt)
+                Us = _add9(Un, 1.0, dU3)
+                ws = _omega(Us, _add3(Ln, 1.0, dL3), I)
+                dL4 = _scale3(_torque(Us, Us, ws, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
+                dU4 = _dU(ws, Us, dt)
+                L0 = _rk1(Ln[0], dL1[0], dL2[0], dL3[0], dL4[0])
+                L1 = _rk1(Ln[1], dL1[1], dL2[1], dL3[1], dL4[1])
+                L2 = _rk1(Ln[2], dL1[2], dL2[2], dL3[2], dL4[2])
+                Us = _rk9(Un, dU1, dU2, dU3, dU4)
+                wn = _omega(Us, (L0, L1, L2), I)
+                Uc = _correct(Us)
+                X[m, 0], X[m, 1], X[m, 2], X[m, 3], X[m, 4], X[m, 5], X[m, 6], X[m, 7], X[m, 8] = Uc
+                X[m, 9], X[m, 10], X[m, 11], X[m, 12], X[m, 13], X[m, 14], X[m, 15], X[m, 16], X[m, 17] = Us
+                X[m, 18], X[m, 19], X[m, 20] = L0, L1, L2
+                X[m, 21], X[m, 22], X[m, 23] = wn[0], wn[1], wn[2]
+
+    @numba.njit(**_NOGIL)
+    def _pem_rk4(X, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I, block):
+        for a in range(0, X.shape[0], block):
+            Y = X[a:a + block].copy()
+            _steps(Y, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I)
+            X[a:a + block] = Y
+
+
+def _tup(a) -> tuple:
+    return tuple(float(v) for v in np.ravel(a))
 
 
 def pem_rk4_advance(integ, n: int) -> None:
-    """Advance a :class:`~pem_physics.integrators.PemScheme` (rk4) by n steps with the fused kernel."""
+    """Advance a :class:`~pem_physics.integrators.PemScheme` (rk4) by n steps with the compiled kernel.
+
+    Members are split into THREADS contiguous parts, each advanced by one thread with the GIL
+    released; each member's arithmetic is independent of the split, so results repeat bit for bit.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     sys_ = integ.system
     kin = sys_.kin_body
     rs, ms = sys_.sources(0.0)
-    rs = np.ascontiguousarray(np.asarray(rs, float).reshape(-1, 3))
-    ms = np.ascontiguousarray(np.asarray(ms, float).reshape(-1, 3))
-    k = sys_.mu0 / (4 * np.pi) if rs.shape[0] else 0.0
-    # Fresh copies: the kernel works in place, and recorded states may share the old arrays.
-    U = np.array(integ.U[:, 0], dtype=float, order="C")
-    Ud = np.array(integ.U_dip[:, 0], dtype=float, order="C")
-    L = np.array(integ.L[:, 0], dtype=float, order="C")
-    W = np.array(integ.w[:, 0], dtype=float, order="C")
-    _pem_rk4(U, Ud, L, W, n, integ.dt, np.ascontiguousarray(kin.com[0]), float(sys_.mass[0]),
-             np.asarray(sys_.gravity, float), np.ascontiguousarray(kin.dpos), np.ascontiguousarray(kin.dmom),
-             np.asarray(sys_.pivot[0], float), rs, ms, np.asarray(sys_.external_field(0.0), float), k,
-             float(sys_.friction), np.ascontiguousarray(kin.inv_inertia[0]))
-    integ.U, integ.U_dip, integ.L, integ.w = U[:, None], Ud[:, None], L[:, None], W[:, None]
+    rs = np.asarray(rs, float).reshape(-1, 3)
+    ms = np.asarray(ms, float).reshape(-1, 3)
+    E = integ.U.shape[0]
+    # A fresh (E,24) state: the kernel works in place, and recorded states may share the old arrays.
+    X = np.concatenate([integ.U[:, 0].reshape(E, 9), integ.U_dip[:, 0].reshape(E, 9),
+                        integ.L[:, 0], integ.w[:, 0]], axis=1)
+    dips = tuple(_tup(np.r_[kin.dpos[d], kin.dmom[d]]) for d in range(len(kin.dpos)))
+    srcs = tuple(_tup(np.r_[rs[j], ms[j]]) for j in range(len(rs)))
+    # numba cannot type an empty tuple here: stand in a source too far away to act (1/r² = 0,
+    # every term exactly 0) and, for a bob without dipoles, a dipole of zero moment.
+    far = (1e300, 1e300, 1e300, 0.0, 0.0, 0.0)
+    if not dips:
+        dips, srcs = ((0.0,) * 6,), (far,)
+    elif not srcs:
+        srcs = (far,)
+    args = (n, float(integ.dt), _tup(kin.com[0]), float(sys_.mass[0]), _tup(sys_.gravity), dips,
+            _tup(sys_.pivot[0]), srcs, _tup(sys_.external_field(0.0)), float(sys_.mu0 / (4 * np.pi)),
+            float(sys_.friction), _tup(kin.inv_inertia[0]), BLOCK)
+    cuts = np.linspace(0, E, THREADS + 1).astype(int)
+    parts = [X[a:b] for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    if len(parts) == 1:
+        _pem_rk4(parts[0], *args)
+    else:
+        with ThreadPoolExecutor(len(parts)) as pool:
+            for f in [pool.submit(_pem_rk4, part, *args) for part in parts]:
+                f.result()
+    integ.U = X[:, 0:9].reshape(E, 1, 3, 3).copy()
+    integ.U_dip = X[:, 9:18].reshape(E, 1, 3, 3).copy()
+    integ.L = X[:, 18:21].reshape(E, 1, 3).copy()
+    integ.w = X[:, 21:24].reshape(E, 1, 3).copy()
     integ.steps_done += n
+
+
+# ---------------------------------------------------------------------------------------------
+# All-pairs dipole sweep (many interacting bodies)
+
+#: Below this many member·target·source pairs the numpy sweep is as fast (no thread start-up).
+MIN_PAIRS = 1 << 15
+
+#: Let LLVM reorder the pair sums (so it can vectorise them) and fuse multiply-adds; nothing
+#: else: "nsz" lets it regroup r² + (1 − m) and "afn"/"arcp" approximate 1/x and √x, each
+#: costing up to 1e-11 relative (seen on AVX-512, caught by tests/test_fast.py).
+_FM = {"reassoc", "contract"}
+
+if numba is not None:
+    @numba.njit(fastmath=_FM, error_model="numpy", inline="always")
+    def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, m, k):
+        """One source (moment c at separation d) acting on a dipole a: B, F and U terms (theory §3)."""
+        r2 = dx * dx + dy * dy + dz * dz
+        # Same-body pairs may coincide (r = 0): divide by 1 instead, then zero their weight (m = 0).
+        # (A select, not numpy's r² + (1 − m): reassociated, that would round r² against 1.)
+        inv_r2 = m / (r2 if m > 0.0 else 1.0)
+        kr3 = k * np.sqrt(inv_r2) * inv_r2
+        pad = ax * dx + ay * dy + az * dz
+        pbd = cx * dx + cy * dy + cz * dz
+        pab = ax * cx + ay * cy + az * cz
+        q = pbd * inv_r2
+        s5 = 3.0 * kr3 * inv_r2
+        f1, f2, f3 = s5 * pad, s5 * pbd, s5 * (pab - 5.0 * pad * q)
+        return (kr3 * (3.0 * q * dx - cx), kr3 * (3.0 * q * dy - cy), kr3 * (3.0 * q * dz - cz),
+                f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz,
+                kr3 * (pab - 3.0 * pad * q))
+
+    @numba.njit(fastmath=_FM, error_model="numpy", inline="always")
+    def _sum7(a, b):
+        return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5], a[6] + b[6]
+
+    @numba.njit(fastmath=_FM, error_model="numpy", inline="always")
+    def _min_image(d, L, periodic):
+        return d - L * np.rint(d / L) if periodic else d
+
+    @numba.njit(parallel=True, fastmath=_FM, error_model="numpy", cache=True)
+    def _pair_sweep(rx, ry, rz, px, py, pz, owner, sx, sy, sz, qx, qy, qz, k, box, periodic, B, F, Uen):
+        """Field, force and energy on every moving dipole from all others and the sources.
+
+        Structure of arrays: rx… (E,D) lab positions (m) and px… moments (A·m²) of the moving
+        dipoles, owner (D,) their bodies; sx…, qx… (S,) static sources. Outputs B, F (E,D,3),
+        Uen (E,D) with moving pairs weighted ½ (each met twice) and sources 1 — the same sums
+        as :func:`pem_physics.torques.dipole_pair_terms`. One (member, target) per iteration:
+        each sum runs in a fixed order on one thread, so results repeat bit for bit.
+        """
+        E, D = rx.shape
+        S = sx.shape[0]
+        bx, by, bz = box[0], box[1], box[2]
+        for idx in numba.prange(E * D):
+            e = idx // D
+            a = idx - e * D
+            xa, ya, za = rx[e, a], ry[e, a], rz[e, a]
+            ax, ay, az = px[e, a], py[e, a], pz[e, a]
+            oa = owner[a]
+            acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # B (3), F (3), energy
+            for b in range(D):
+                acc = _sum7(acc, _pair(_min_image(xa - rx[e, b], bx, periodic), _min_image(ya - ry[e, b], by, periodic),
+                                       _min_image(za - rz[e, b], bz, periodic), px[e, b], py[e, b], pz[e, b],
+                                       ax, ay, az, 1.0 if owner[b] != oa else 0.0, k))
+            # each moving pair is met twice (a←b and b←a): half its energy here, the sources' in full
+            acc = (acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], 0.5 * acc[6])
+            for j in range(S):
+                acc = _sum7(acc, _pair(_min_image(xa - sx[j], bx, periodic), _min_image(ya - sy[j], by, periodic),
+                                       _min_image(za - sz[j], bz, periodic), qx[j], qy[j], qz[j], ax, ay, az, 1.0, k))
+            B[e, a, 0], B[e, a, 1], B[e, a, 2] = acc[0], acc[1], acc[2]
+            F[e, a, 0], F[e, a, 1], F[e, a, 2] = acc[3], acc[4], acc[5]
+            Uen[e, a] = acc[6]
+
+
+def pair_sweep_supported(E: int, D: int, S: int) -> bool:
+    return available() and ENABLED and E * D * (D + S) >= MIN_PAIRS
+
+
+def pair_sweep(r, p, owner, rs, ms, k, box, energies: bool):
+    """All-pairs terms for :func:`pem_physics.torques.evaluate` with the compiled kernel.
+
+    r, p (E,D,3) moving dipoles; owner (D,); rs, ms (S,3) fixed/driven sources; k = μ₀/4π;
+    box (3,) or None. Returns B (E,D,3) T, F (E,D,3) N and U (E,D) J or None.
+    """
+    E, D = r.shape[:2]
+    cols = [np.ascontiguousarray(a[..., i]) for a in (r, p) for i in range(3)]
+    rs = np.asarray(rs, float).reshape(-1, 3)
+    ms = np.asarray(ms, float).reshape(-1, 3)
+    src = [np.ascontiguousarray(a[:, i]) for a in (rs, ms) for i in range(3)]
+    B = np.empty((E, D, 3))
+    F = np.empty((E, D, 3))
+    U = np.empty((E, D))
+    periodic = box is not None
+    _pair_sweep(*cols, np.ascontiguousarray(owner, dtype=np.int64), *src, float(k),
+                np.asarray(box if periodic else (1.0, 1.0, 1.0), float), periodic, B, F, U)
+    return B, F, (U if energies else None)

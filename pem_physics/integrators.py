@@ -14,6 +14,10 @@ that matters for a 1-DOF rotation about the lab axis a).
   engine runs them (for parity with PEM outputs; not for new work).
 - ``dop853``: adaptive 8th-order Runge–Kutta (scipy) on quaternions, the
   high-accuracy reference.
+
+Friction and the uniform field may differ between ensemble members
+(``System.member_friction`` (E,), ``System.member_field`` (E,3); see ``System.per_member``);
+every integrator honours them.
 """
 
 from __future__ import annotations
@@ -117,10 +121,15 @@ class Splitting(Integrator):
         return omega_lab(self.system, self.system.kin_principal, self.Q, self.L, self.J)
 
     def _kick(self, h):
-        """L ← exact solution over h of dL/dt = T − c·ω with the orientation frozen."""
-        sys, c = self.system, self.system.friction
-        T = self.T
-        if c == 0.0:
+        """L ← exact solution over h of dL/dt = T − c·ω with the orientation frozen.
+
+        c is the scene's friction or, for an ensemble with per-member friction, c (E,) N·m·s;
+        a member with c = 0 takes the limit (decay 1, impulse h·T), so it gets the numbers an
+        undamped run gets, and a member with c > 0 those of a single run with that c.
+        """
+        sys, T = self.system, self.T
+        c = sys.friction if sys.member_friction is None else sys.member_friction
+        if sys.member_friction is None and c == 0.0:
             if self.all_free:
                 self.L += h * T
             else:
@@ -129,10 +138,13 @@ class Splitting(Integrator):
                 tau = np.einsum("ebi,bi->eb", T[:, self.hinge], a)
                 self.L[:, self.hinge] += (h * tau)[..., None] * a
             return
+        cf = c if np.ndim(c) == 0 else c[:, None, None]         # against (E,Bf,3)
         if h not in self._decay:
-            inv = sys.inv_moments[self.free]
-            e = np.exp(-c * h * inv)
-            g = np.where(inv > 0, (1.0 - e) / (c * np.where(inv > 0, inv, 1.0)), h)
+            inv = sys.inv_moments[self.free]                    # (Bf,3)
+            e = np.exp((-cf * h) * inv)
+            ci = cf * np.where(inv > 0, inv, 1.0)
+            live = (inv > 0) & (ci > 0)
+            g = np.where(live, (1.0 - e) / np.where(live, ci, 1.0), h)
             self._decay[h] = (e, g)
         e, g = self._decay[h]
         f = self.free
@@ -143,10 +155,12 @@ class Splitting(Integrator):
         if len(self.hinge):
             a = sys.hinge_axis[self.hinge]
             J = self.J[:, self.hinge]
+            ch = c if np.ndim(c) == 0 else c[:, None]           # against (E,Bh)
             ell = np.einsum("ebi,bi->eb", self.L[:, self.hinge], a)
             tau = np.einsum("ebi,bi->eb", T[:, self.hinge], a)
-            eh = np.exp(-c * h / J)
-            ell = ell * eh + tau * (1.0 - eh) * J / c
+            eh = np.exp(-ch * h / J)
+            damped = ch > 0
+            ell = np.where(damped, ell * eh + tau * (1.0 - eh) * J / np.where(damped, ch, 1.0), ell + h * tau)
             self.L[:, self.hinge] = ell[..., None] * a
 
     def _drift(self, h):
@@ -236,8 +250,8 @@ class PemScheme(Integrator):
 
     def _torque(self, U, U_dip, w, t, src):
         T = evaluate(self.system, self.system.kin_body, U, t, src, U_dipoles=U_dip).torque
-        if self.system.friction:
-            T = T - self.system.friction * w
+        if self.system.has_friction:
+            T = T - self.system.damping(w)
         return T
 
     def advance(self, n):
@@ -312,7 +326,7 @@ class Dop853(Integrator):
         q = q / np.linalg.norm(q, axis=-1, keepdims=True)
         U = quat_to_orientation(q)
         w = omega_lab(sys, sys.kin_body, U, L, self.J)
-        T = evaluate(sys, sys.kin_body, U, t).torque - sys.friction * w
+        T = evaluate(sys, sys.kin_body, U, t).torque - sys.damping(w)
         if sys.hinged.any():
             a = sys.hinge_axis
             T = np.where(sys.hinged[:, None], np.einsum("ebi,bi->eb", T, a)[..., None] * a, T)

@@ -28,19 +28,51 @@ CHECK_EVERY = 64
 
 @dataclass
 class Ensemble:
-    """Initial conditions of E copies of a scene.
+    """Initial conditions, and optionally some parameters, of E copies of a scene.
 
     orientation: (E,B,3,3) rows = body axes in lab, or None for the scene's;
     angular_velocity: (E,B,3) rad/s lab, or None for the scene's. B counts the
     moving bodies (pendulum and free) in scene order.
+    friction: (E,) pivot friction coefficients c, N·m·s, or None for the scene's;
+    field: (E,3) uniform external field B, T, lab, or None for the scene's (a
+    scene's rotating field is added to it). Member e of the ensemble then runs
+    exactly like the scene with ``friction=friction[e]``, ``field=field[e]``.
     """
 
     orientation: np.ndarray | None = None
     angular_velocity: np.ndarray | None = None
+    friction: np.ndarray | None = None
+    field: np.ndarray | None = None
+
+    def system(self, system: System) -> System:
+        """``system`` with this ensemble's per-member friction and field (unchanged if it has none)."""
+        c, f = self._parameters()
+        if c is None and f is None:
+            return system
+        return system.with_members(friction=c, field=f)
+
+    def _parameters(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The validated per-member friction (E,) and field (E,3), each None when not given."""
+        c = f = None
+        if self.friction is not None:
+            c = np.asarray(self.friction, dtype=float)
+            if c.ndim != 1:
+                raise ValidationError("ensemble.friction", f"expected shape (E,), got {c.shape}")
+            if not np.all(np.isfinite(c) & (c >= 0)):
+                e = int(np.argmax(~(np.isfinite(c) & (c >= 0))))
+                raise ValidationError(f"ensemble.friction[{e}]", f"must be finite and ≥ 0, got {c[e]!r}")
+        if self.field is not None:
+            f = np.asarray(self.field, dtype=float)
+            if f.ndim != 2 or f.shape[1] != 3:
+                raise ValidationError("ensemble.field", f"expected shape (E, 3), got {f.shape}")
+            if not np.all(np.isfinite(f)):
+                raise ValidationError("ensemble.field", "values must be finite")
+        return c, f
 
     def arrays(self, system: System) -> tuple[np.ndarray, np.ndarray]:
+        """Initial orientations (E,B,3,3) and angular velocities (E,B,3), validated and filled in from the scene."""
         B = system.n_bodies
-        sizes = set()
+        sizes = {len(a) for a in self._parameters() if a is not None}
         U = w = None
         if self.orientation is not None:
             U = np.asarray(self.orientation, dtype=float)
@@ -60,7 +92,8 @@ class Ensemble:
                 raise ValidationError("ensemble.angular_velocity", "values must be finite")
             sizes.add(w.shape[0])
         if len(sizes) != 1:
-            raise ValidationError("ensemble", "give orientation and/or angular_velocity with the same leading size E")
+            raise ValidationError("ensemble", "give orientation, angular_velocity, friction and/or field with the "
+                                              f"same leading size E (got sizes {sorted(sizes)})")
         E = sizes.pop()
         if U is None:
             U = np.broadcast_to(system.U0, (E, B, 3, 3)).copy()
@@ -134,7 +167,7 @@ def _record(system: System, integ, t: float) -> dict:
     w = integ.angular_velocity()
     kin = system.kin_body
     res = evaluate(system, kin, U, t, energies=True)
-    torque = res.torque - system.friction * w
+    torque = res.torque - system.damping(w)
     if system.hinged.any():
         # The physical angular momentum of a hinged body is I_lab ω, not the stored ℓ·a.
         I_lab = np.einsum("ebji,bjk,ebkl->ebil", U, kin.inertia, U)
@@ -172,9 +205,11 @@ def _check(system: System, integ, ensemble: bool) -> None:
     if bad.any():
         e, b = np.argwhere(bad)[0]
         who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
-        raise SimulationError(
+        err = SimulationError(
             f"blow-up at t = {integ.t:.6g} s: {what} for {who}; try a smaller dt or another method",
             time=integ.t, body=system.names[b])
+        err.member = int(e) if ensemble else None  # lets callers (e.g. sweeps) name the member's parameters
+        raise err
 
 
 def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None,
@@ -185,7 +220,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     """Integrate ``scene`` and return its trajectory.
 
     method/dt/t_end/record_interval override ``scene.settings``. ``ensemble``
-    runs E copies with other initial conditions in one vectorised call.
+    runs E copies with other initial conditions (and, optionally, their own
+    friction and uniform field) in one vectorised call.
     ``progress(fraction)`` is called as the run advances; when ``stop()``
     returns True the run ends early and the trajectory has ``complete=False``.
     """
@@ -200,6 +236,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         U0, w0 = system.U0[None], system.omega0[None]
     else:
         U0, w0 = ensemble.arrays(system)
+        system = ensemble.system(system)
     integ = make_integrator(settings.method, system, settings.dt, U0, w0, rtol=settings.rtol, atol=settings.atol)
     steps, every = settings.steps, settings.record_every
     marks = list(range(0, steps + 1, every))

@@ -9,7 +9,7 @@ reference methods, where the inertia tensor is diagonal).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -95,6 +95,38 @@ class System:
     mu0: float
     friction: float
     box: np.ndarray | None
+    #: Per-member parameters of an ensemble (set by :meth:`with_members`; None: every member shares the
+    #: scalar above). member_friction (E,) N·m·s replaces ``friction``; member_field (E,3) T replaces ``field``.
+    member_friction: np.ndarray | None = None
+    member_field: np.ndarray | None = None
+
+    @property
+    def per_member(self) -> bool:
+        """True when some parameter differs between ensemble members (member_friction or member_field set).
+
+        Code that assumes one value for the whole ensemble (e.g. the compiled kernels in
+        :mod:`pem_physics.fast`) must check this.
+        """
+        return self.member_friction is not None or self.member_field is not None
+
+    def with_members(self, friction: np.ndarray | None = None, field: np.ndarray | None = None) -> System:
+        """A copy whose ensemble members have their own friction (E,) N·m·s and/or uniform field (E,3) T.
+
+        The arrays are not validated here (see :meth:`pem_physics.simulate.Ensemble.arrays`).
+        """
+        return replace(self, member_friction=None if friction is None else np.asarray(friction, dtype=float),
+                       member_field=None if field is None else np.asarray(field, dtype=float))
+
+    @property
+    def has_friction(self) -> bool:
+        """Whether any member feels pivot friction (the scalar fast paths skip it otherwise)."""
+        return self.member_friction is not None or self.friction != 0.0
+
+    def damping(self, w: np.ndarray) -> np.ndarray:
+        """c·ω (E,B,3) N·m for angular velocities w (E,B,3) rad/s: the pivot friction torque is −c·ω."""
+        if self.member_friction is None:
+            return self.friction * w
+        return self.member_friction[:, None, None] * w
 
     def pair_plan(self) -> PairPlan:
         plan = self.__dict__.get("_pair_plan")
@@ -116,8 +148,8 @@ class System:
         return np.einsum("...bi,bij,...bj->...b", a_body, self.kin_body.inertia, a_body)
 
     def external_field(self, t: float) -> np.ndarray:
-        """Uniform external field B(t) (3,) T."""
-        B = self.field
+        """Uniform external field B(t) T: (3,), or (E,1,3) with per-member fields (broadcasts over dipoles)."""
+        B = self.field if self.member_field is None else self.member_field[:, None, :]
         rf = self.rotating_field
         if rf is not None:
             ph = rf.angular_velocity * t + rf.phase

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import fast
 from .rotations import cross
 from .system import Kinematics, System
 
@@ -67,6 +68,36 @@ def dipole_pair_terms(ra, pa, rb, pb, k, box=None, mask=None, energy_weights=Non
     return B, F, U
 
 
+def _all_pairs(system: System, r, p, rs, ms, k: float, energies: bool):
+    """B, F (E,D,3) and pair energies (E,D) or None on the moving dipoles r, p (E,D,3) from all others.
+
+    Uses the compiled kernel when numba is there and the sweep is big enough; else numpy, over
+    blocks of targets so that memory stays near PAIR_BLOCK members·pairs.
+    """
+    E, D = r.shape[:2]
+    if fast.pair_sweep_supported(E, D, len(rs)):
+        return fast.pair_sweep(r, p, system.owner, rs, ms, k, system.box, energies)
+    plan = system.pair_plan()
+    if len(rs):
+        rb = np.concatenate([r, np.broadcast_to(rs, (E,) + rs.shape)], axis=1)
+        pb = np.concatenate([p, np.broadcast_to(ms, (E,) + ms.shape)], axis=1)
+    else:
+        rb, pb = r, p
+    weights = plan.weights if energies else None
+    block = plan.block(E)
+    if D <= block:
+        return dipole_pair_terms(r, p, rb, pb, k, system.box, plan.mask, weights)
+    Bdd, F = np.empty_like(p), np.empty_like(p)
+    Ud_ = np.zeros((E, D)) if energies else None
+    for i0 in range(0, D, block):
+        i1 = min(D, i0 + block)
+        Bb, Fb, Ub = dipole_pair_terms(r[:, i0:i1], p[:, i0:i1], rb, pb, k, system.box, plan.mask[i0:i1], weights)
+        Bdd[:, i0:i1], F[:, i0:i1] = Bb, Fb
+        if energies:
+            Ud_[:, i0:i1] = Ub
+    return Bdd, F, Ud_
+
+
 def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
              sources: tuple[np.ndarray, np.ndarray] | None = None, *,
              U_dipoles: np.ndarray | None = None, energies: bool = False) -> TorqueResult:
@@ -96,25 +127,7 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     k = system.mu0 / (4 * np.pi)
     if k > 0 and plan.n_sources > 1:
         rs, ms = system.sources(t) if sources is None else sources
-        if len(rs):
-            rb = np.concatenate([r, np.broadcast_to(rs, (E,) + rs.shape)], axis=1)
-            pb = np.concatenate([p, np.broadcast_to(ms, (E,) + ms.shape)], axis=1)
-        else:
-            rb, pb = r, p
-        weights = plan.weights if energies else None
-        block = plan.block(E)
-        if D <= block:
-            Bdd, F, Ud_ = dipole_pair_terms(r, p, rb, pb, k, system.box, plan.mask, weights)
-        else:
-            Bdd, F = np.empty_like(p), np.empty_like(p)
-            Ud_ = np.zeros((E, D)) if energies else None
-            for i0 in range(0, D, block):
-                i1 = min(D, i0 + block)
-                Bb, Fb, Ub = dipole_pair_terms(r[:, i0:i1], p[:, i0:i1], rb, pb, k, system.box,
-                                               plan.mask[i0:i1], weights)
-                Bdd[:, i0:i1], F[:, i0:i1] = Bb, Fb
-                if energies:
-                    Ud_[:, i0:i1] = Ub
+        Bdd, F, Ud_ = _all_pairs(system, r, p, rs, ms, k, energies)
         Td = cross(s, F) + cross(p, Bdd + Bext)
         if energies:
             result.dipole_energy = Ud_.sum(axis=1)
@@ -122,5 +135,7 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
         Td = cross(p, np.broadcast_to(Bext, p.shape))
     result.torque = torque + plan.to_bodies(Td)
     if energies:
-        result.field_energy = plan.to_bodies(-(p @ Bext)[..., None])[..., 0]
+        # Bext is (3,), or (E,1,3) when every ensemble member has its own field.
+        pB = p @ Bext if Bext.ndim == 1 else np.einsum("edi,eki->ed", p, Bext)
+        result.field_energy = plan.to_bodies(-pB[..., None])[..., 0]
     return result

@@ -4,6 +4,7 @@
 #   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26 (.venvs/bpy50); the long physics
 #      runs (marked slow) already ran in step 1 and are not repeated here
 #   3. add-on tests under the bpy 4.2 LTS wheel (.venvs/bpy42)
+#   4. the benchmarks' own checks with their peers installed (.venvs/bench: MuJoCo, libigl)
 # Each venv is created from requirements/*.txt (pinned) on first use.
 # Extra arguments go to every pytest call (e.g. -x, -k name).
 set -euo pipefail
@@ -25,6 +26,7 @@ fi
 if [[ -f requirements/bpy42.txt ]]; then
   run bpy42 requirements/bpy42.txt tests/blender "$@"
 fi
+run bench requirements/bench.txt tests/test_bench_smoke.py "$@"
 echo "=== lint"
 "$root/.venvs/core/bin/ruff" check pem_physics pem_addon tests bench scripts examples || status=1
 exit $status
