@@ -223,8 +223,8 @@ def render(res: dict, docs: Path, figs: Path) -> None:
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]
     L += [f"| {label} | {core[k]:,.0f} | {core[k] / peer:,.1f} |" for k, label in runs]
     L += ["", "![ratios](bench/ratios.png)", "",
-          "The compiled ensemble path (`pem_physics/fast.py`, numba) repeats `PemScheme`'s arithmetic (PEM's RK4) "
-          "with each member's step as straight-line scalar code, members split over two threads; "
+          "The compiled ensemble path (`pem_physics/fast.py`, numba) runs `PemScheme`'s scheme (PEM's RK4, "
+          "equal to rounding) with each member's step as straight-line scalar code, members split over two threads; "
           "`tests/test_fast.py` checks it against the numpy path. Single-scene runs are bound by Python "
           "overhead (a few µs per numpy call, hundreds of calls per step).", "",
           "## Mesh mass properties", "",

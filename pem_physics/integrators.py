@@ -232,7 +232,7 @@ class PemScheme(Integrator):
         self.driver = PemSourceDriver(self.system, self.dt)
         from . import fast
 
-        # The fused numba kernel does the same arithmetic; used for large ensembles when it applies.
+        # The fused numba kernel runs the same scheme (equal to rounding); used for large ensembles when it applies.
         self.fast = (self.rk4 and fast.ENABLED and U0.shape[0] >= fast.MIN_MEMBERS
                      and fast.pem_rk4_supported(self.system))
 
