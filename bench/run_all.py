@@ -84,6 +84,26 @@ def barh(path: Path, labels, values, xlabel: str, line: float | None = None) -> 
     plt.close(fig)
 
 
+def loglog(path: Path, xlabel: str, ylabel: str, series, hlines) -> None:
+    """A log-log figure: series of (x, y, style, label), horizontal lines (y, colour, style, label), y = 1 in black."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for x, y, style, label in series:
+        ax.plot(x, y, style, label=label)
+    ax.axhline(1.0, color="k", lw=0.8)
+    for y, colour, style, label in hlines:
+        ax.axhline(y, color=colour, lw=1.0, ls=style, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
@@ -133,7 +153,6 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     core, mesh, nbody, acc, mj, bake = (res[k] for k in ("core", "mesh", "nbody", "accuracy", "mujoco", "bake"))
     quick, total = res["quick"], res["minutes"] * 60
@@ -150,40 +169,18 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     barh(figs / "ratios.png", [label for _, label in runs], [core[k] / peer for k, _ in runs],
          "pendulum-steps/s ÷ plain numpy RK4 prototype (same run)", line=1e7 / peer)
 
-    fig, ax = plt.subplots(figsize=(7, 3.6))
     tri = [r["triangles"] for r in mesh]
-    ax.plot(tri, [r["trimesh_s"] / r["pem_s"] for r in mesh], "o-", label="trimesh ÷ pem (closedness checked)")
-    ax.plot(tri, [r["trimesh_s"] / r["pem_unchecked_s"] for r in mesh], "s-", label="trimesh ÷ pem (unchecked)")
+    series = [(tri, [r["trimesh_s"] / r["pem_s"] for r in mesh], "o-", "trimesh ÷ pem (closedness checked)"),
+              (tri, [r["trimesh_s"] / r["pem_unchecked_s"] for r in mesh], "s-", "trimesh ÷ pem (unchecked)")]
     if all(r.get("igl_s") for r in mesh):
-        ax.plot(tri, [r["igl_s"] / r["pem_unchecked_s"] for r in mesh], "^-", label="libigl ÷ pem (unchecked)")
-    ax.axhline(1.0, color="k", lw=0.8)
-    ax.axhline(10.0, color="#c0392b", lw=1.0, ls="--", label="goal vs trimesh (10×)")
-    ax.axhline(0.5, color="#8e44ad", lw=1.0, ls=":", label="goal vs libigl (½×)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("triangles")
-    ax.set_ylabel("peer time ÷ our time")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(figs / "mesh.png", dpi=110)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    N = [r["needles"] for r in nbody]
-    ax.plot(N, [r["pem-rk4_ms"] for r in nbody], "o-", label="pem-rk4, compiled sweep")
-    ax.plot(N, [r["splitting4_ms"] for r in nbody], "s-", label="splitting4, compiled sweep")
-    pts = [r for r in nbody if "pem-rk4_numpy_ms" in r]
-    ax.plot([r["needles"] for r in pts], [r["pem-rk4_numpy_ms"] for r in pts], "o--",
-            label="pem-rk4, numpy sweep (peer)")
-    ax.axhline(25, color="#c0392b", ls="--", lw=1, label="goal: 25 ms at 1024")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("needles (all pairs)")
-    ax.set_ylabel("ms per step")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(figs / "nbody.png", dpi=110)
-    plt.close(fig)
+        series.append((tri, [r["igl_s"] / r["pem_unchecked_s"] for r in mesh], "^-", "libigl ÷ pem (unchecked)"))
+    loglog(figs / "mesh.png", "triangles", "peer time ÷ our time", series,
+           [(10.0, "#c0392b", "--", "goal vs trimesh (10×)"), (0.5, "#8e44ad", ":", "goal vs libigl (½×)")])
+    pts = [r for r in nbody if "pem-rk4_numpy_ms" in r and "pem-rk4_ms" in r]
+    N = [r["needles"] for r in pts]
+    loglog(figs / "nbody.png", "needles (all pairs)", "numpy ÷ compiled, time per step",
+           [(N, [r[f"{m}_numpy_ms"] / r[f"{m}_ms"] for r in pts], mark, m)
+            for m, mark in (("pem-rk4", "o-"), ("splitting4", "s-"))], [])
 
     # --- goals ------------------------------------------------------------------------------------
     ens = core.get("ensemble_pem-rk4_numba_member_steps_per_s", 0.0)

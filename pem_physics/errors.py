@@ -45,9 +45,11 @@ class MeshError(ValidationError):
 class SimulationError(PemError):
     """The integration blew up (NaN/inf or orthonormality lost)."""
 
-    def __init__(self, message: str, time: float | None = None, body: str | None = None):
+    def __init__(self, message: str, time: float | None = None, body: str | None = None,
+                 member: int | None = None):
         self.time = time
         self.body = body
+        self.member = member  # ensemble member index, or None for a single run
         super().__init__(message)
 
 

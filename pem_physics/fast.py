@@ -214,6 +214,18 @@ if numba is not None:
             X[a:a + block] = Y
 
 
+_POOLS: dict = {}
+
+
+def _pool(n: int):
+    """A thread pool of n workers, made once per process (simulate() calls in every 64 steps)."""
+    if n not in _POOLS:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="pem-fast")
+    return _POOLS[n]
+
+
 def _tup(a) -> tuple:
     return tuple(float(v) for v in np.ravel(a))
 
@@ -224,8 +236,6 @@ def pem_rk4_advance(integ, n: int) -> None:
     Members are split into THREADS contiguous parts, each advanced by one thread with the GIL
     released; each member's arithmetic is independent of the split, so results repeat bit for bit.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     sys_ = integ.system
     kin = sys_.kin_body
     rs, ms = sys_.sources(0.0)
@@ -252,9 +262,9 @@ def pem_rk4_advance(integ, n: int) -> None:
     if len(parts) == 1:
         _pem_rk4(parts[0], *args)
     else:
-        with ThreadPoolExecutor(len(parts)) as pool:
-            for f in [pool.submit(_pem_rk4, part, *args) for part in parts]:
-                f.result()
+        pool = _pool(len(parts))
+        for f in [pool.submit(_pem_rk4, part, *args) for part in parts]:
+            f.result()
     integ.U = X[:, 0:9].reshape(E, 1, 3, 3).copy()
     integ.U_dip = X[:, 9:18].reshape(E, 1, 3, 3).copy()
     integ.L = X[:, 18:21].reshape(E, 1, 3).copy()

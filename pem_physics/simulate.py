@@ -205,11 +205,9 @@ def _check(system: System, integ, ensemble: bool) -> None:
     if bad.any():
         e, b = np.argwhere(bad)[0]
         who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
-        err = SimulationError(
+        raise SimulationError(
             f"blow-up at t = {integ.t:.6g} s: {what} for {who}; try a smaller dt or another method",
-            time=integ.t, body=system.names[b])
-        err.member = int(e) if ensemble else None  # lets callers (e.g. sweeps) name the member's parameters
-        raise err
+            time=integ.t, body=system.names[b], member=int(e) if ensemble else None)
 
 
 def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None,

@@ -400,7 +400,7 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
             traj = simulate(base, ensemble=ens, record_interval=record_interval, progress=chunk_progress,
                             stop=stop)
         except SimulationError as err:
-            member = getattr(err, "member", None)
+            member = err.member
             at = "" if member is None else " at grid point " + _point(start + member, values)
             error = f"{err}{at}"
             complete = False
