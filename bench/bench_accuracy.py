@@ -48,7 +48,6 @@ equal error, all systems). Full mode takes about 3 minutes on 2 cores, ``--quick
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -62,6 +61,8 @@ from scipy.special import ellipj, ellipk, ellipkinc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from common import finish  # noqa: E402
 
 from pem_physics import examples  # noqa: E402
 from pem_physics.errors import SimulationError  # noqa: E402
@@ -628,11 +629,7 @@ def main(argv=None) -> dict:
     results["dominates"] = {k: v["dominates"] for k, v in results["systems"].items()}
     if not args.no_figures:
         results["figures"] = figures(results, args.out_dir)
-    results["runtime_s"] = time.perf_counter() - start
-    print(f"\nruntime {results['runtime_s']:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
-    return results
+    return finish(results, start, args.json, indent=1, allow_nan=False)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from common import write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,7 +61,7 @@ def main(argv=None):
     print(f"Blender {bpy.app.version_string}: bulk {keys / t_bulk:12.0f} keys/s   keyframe_insert loop "
           f"{keys / t_loop:10.0f} keys/s   ratio {t_loop / t_bulk:6.1f}")
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
+        write_json(args.json, out, indent=2)
     return out
 
 

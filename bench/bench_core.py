@@ -13,7 +13,6 @@ Prints each figure and its ratio to the peer.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -22,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import write_json  # noqa: E402
 
 from pem_physics import fast  # noqa: E402
 from pem_physics.examples import three_magnet  # noqa: E402
@@ -132,7 +133,7 @@ def main(argv=None):
         results[f"ensemble_{method}{'_numba' if compiled else ''}_member_steps_per_s"] = rate
         print(f"ensemble E={E}, {label:<17}    {rate:12.0f} member-steps/s   ratio {rate / peer_rate:8.1f}")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(args.json, results, indent=2)
     return results
 
 

@@ -12,7 +12,6 @@ reference path; libigl's C++ ``igl.moments`` is a second peer when ``import igl`
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -23,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import write_json  # noqa: E402
 
 from pem_physics import fastmesh  # noqa: E402
 from pem_physics.inertia import mesh_mass_properties  # noqa: E402
@@ -124,7 +125,7 @@ def main(argv=None):
               f"{1e3 * t_unchecked:8.2f} unchecked  numpy path {1e3 * t_numpy:8.2f} / {1e3 * t_numpy_unchecked:8.2f}  "
               f"trimesh {1e3 * t_peer:8.2f} (×{t_peer / t_checked:5.1f} / ×{t_peer / t_unchecked:5.1f})  {igl_txt}")
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
+        write_json(args.json, rows, indent=2)
     return rows
 
 

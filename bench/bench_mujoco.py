@@ -43,7 +43,6 @@ Full mode takes about 70 s on 2 cores, ``--quick`` about 15 s.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import platform
 import sys
@@ -68,6 +67,7 @@ from bench_accuracy import (  # noqa: E402
     pendulum_closed_form,
     rotation_angle,
 )
+from common import finish  # noqa: E402
 
 from pem_physics import examples  # noqa: E402
 from pem_physics.rotations import orientation_to_quat  # noqa: E402
@@ -424,11 +424,7 @@ def main(argv=None) -> dict:
                       f"{eq['median']:.2g} (range {eq['min']:.2g}–{eq['max']:.2g}, {len(eq['points'])} points)")
             else:
                 print(f"  equal phase error vs MuJoCo RK4 ({name}): no overlap above the reference floor")
-    results["runtime_s"] = time.perf_counter() - start
-    print(f"\nruntime {results['runtime_s']:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
-    return results
+    return finish(results, start, args.json, indent=1, allow_nan=False)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ size where all pairs stop fitting a per-step budget follows (N² scaling).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import write_json  # noqa: E402
 
 from pem_physics import examples, fast  # noqa: E402
 from pem_physics.simulate import simulate  # noqa: E402
@@ -79,7 +80,7 @@ def main(argv=None) -> list:
         rows.append(row)
         print("  ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" for k, v in row.items()))
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+        write_json(args.json, rows, indent=2)
     return rows
 
 

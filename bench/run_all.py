@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
+from common import atomic_open, write_json  # noqa: E402
 
 GOALS = "Goal (issue 5)"
 
@@ -139,9 +140,7 @@ def main(argv=None):
         res["machine"] = f"{cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; " \
                          f"Python {platform.python_version()}; {versions()}"
         # Raw numbers first, so that a report can be re-rendered (--render-only) without measuring again.
-        tmp = raw.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(res, indent=1, default=str) + "\n")
-        os.replace(tmp, raw)
+        write_json(raw, res, indent=1, default=str)
     render(res, docs, figs)
 
 
@@ -333,9 +332,8 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += [f"| {r['blender']} | {r['bulk_keys_per_s']:,.0f} | {r['keyframe_insert_keys_per_s']:,.0f} | "
           f"{r['ratio']:.0f} |" for r in bake]
     out = docs / "benchmarks.md"
-    tmp = out.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(L) + "\n")
-    os.replace(tmp, out)
+    with atomic_open(out) as fh:
+        fh.write("\n".join(L) + "\n")
     print(f"wrote {out} ({total / 60:.1f} min)")
 
 

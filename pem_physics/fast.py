@@ -176,6 +176,13 @@ if numba is not None:
 
 
     @numba.njit(**_INLINE)
+    def _stage(Un, Ln, h, dL, dU, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I):
+        """One later RK4 stage: increments (dL, dU) at the state Un + h·dU, Ln + h·dL (dipoles placed by that frame)."""
+        Us = _add9(Un, h, dU)
+        ws = _omega(Us, _add3(Ln, h, dL), I)
+        return (_scale3(_torque(Us, Us, ws, com, mass, g, dips, pivot, srcs, bext, k, c), dt), _dU(ws, Us, dt))
+
+    @numba.njit(**_INLINE)
     def _steps(X, steps, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I):
         """``steps`` RK4 steps in place; X (24,BLOCK) columns = members [U (9), U_dip (9), L (3), ω (3)].
 
@@ -192,18 +199,9 @@ if numba is not None:
                 w = (X[21, m], X[22, m], X[23, m])
                 dL1 = _scale3(_torque(Un, Ud, w, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
                 dU1 = _dU(w, Un, dt)
-                Us = _add9(Un, 0.5, dU1)
-                ws = _omega(Us, _add3(Ln, 0.5, dL1), I)
-                dL2 = _scale3(_torque(Us, Us, ws, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
-                dU2 = _dU(ws, Us, dt)
-                Us = _add9(Un, 0.5, dU2)
-                ws = _omega(Us, _add3(Ln, 0.5, dL2), I)
-                dL3 = _scale3(_torque(Us, Us, ws, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
-                dU3 = _dU(ws, Us, dt)
-                Us = _add9(Un, 1.0, dU3)
-                ws = _omega(Us, _add3(Ln, 1.0, dL3), I)
-                dL4 = _scale3(_torque(Us, Us, ws, com, mass, g, dips, pivot, srcs, bext, k, c), dt)
-                dU4 = _dU(ws, Us, dt)
+                dL2, dU2 = _stage(Un, Ln, 0.5, dL1, dU1, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I)
+                dL3, dU3 = _stage(Un, Ln, 0.5, dL2, dU2, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I)
+                dL4, dU4 = _stage(Un, Ln, 1.0, dL3, dU3, dt, com, mass, g, dips, pivot, srcs, bext, k, c, I)
                 L0 = _rk1(Ln[0], dL1[0], dL2[0], dL3[0], dL4[0])
                 L1 = _rk1(Ln[1], dL1[1], dL2[1], dL3[1], dL4[1])
                 L2 = _rk1(Ln[2], dL1[2], dL2[2], dL3[2], dL4[2])

@@ -125,6 +125,7 @@ class Splitting(Integrator):
         self.hinge = np.flatnonzero(sys.hinged)
         self.all_free = len(self.hinge) == 0
         self._plan = self._drift_plan()
+        self.exact_drift = len(self._plan[0]) < 2  # no pair of non-commuting corrections to split
         if self.order == 2:
             self.scheme = "strang"
         else:
@@ -203,7 +204,6 @@ class Splitting(Integrator):
             plan = ((0, 0.5), (2, 1.0), (0, 0.5))
         else:
             plan = tuple((k, 1.0) for k in live)
-        self.exact_drift = len(live) < 2
         return tuple((k, f, coef[:, k].copy()) for k, f in plan), inv[:, 1].copy()
 
     def _turn_free(self, Q, L, h):
