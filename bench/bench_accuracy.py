@@ -2,7 +2,7 @@
 
 For each system × method × step size (a tolerance ladder for the adaptive dop853), measured in one run:
 
-- wall time: best of a few runs of ``pem_physics.simulate`` that record only the final state
+- wall time: best of a few runs of ``pem_physics.engine.simulate`` that record only the final state
   (``Trajectory.wall_time``: the integration loop, not the set-up);
 - phase error: rotation angle (rad) of U·U_refᵀ between the final orientation and the reference's;
 - energy error: max over t of |E(t) − E(0)| ÷ max over t of the kinetic energy, from a separate run
@@ -65,9 +65,9 @@ sys.path.insert(0, str(ROOT))
 from common import finish  # noqa: E402
 
 from pem_physics import examples  # noqa: E402
+from pem_physics.engine.simulate import Ensemble, simulate  # noqa: E402
 from pem_physics.errors import SimulationError  # noqa: E402
-from pem_physics.rotations import axis_angle_matrix  # noqa: E402
-from pem_physics.simulate import Ensemble, simulate  # noqa: E402
+from pem_physics.model.rotations import axis_angle_matrix  # noqa: E402
 
 METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler", "dop853")
 DEFAULT, PEER = "splitting4", "pem-rk4"

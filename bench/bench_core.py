@@ -1,7 +1,7 @@
 """Core simulation throughput on the damped three-magnet pendulum.
 
 Measures, in one run on this machine:
-- single scene: steps/s of each method (pem_physics.simulate);
+- single scene: steps/s of each method (pem_physics.engine.simulate);
 - ensemble: member-steps/s for E copies integrated as one vectorised call;
 - the peer: a straightforward per-step numpy RK4 prototype of the same
   pendulum (written plainly, one pendulum at a time), measured on the same scene.
@@ -24,11 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import write_json  # noqa: E402
 
-from pem_physics import fast  # noqa: E402
+from pem_physics.engine import fast
+from pem_physics.engine.simulate import Ensemble, simulate  # noqa: E402
+from pem_physics.engine.system import compile_system  # noqa: E402
 from pem_physics.examples import three_magnet  # noqa: E402
-from pem_physics.rotations import axis_angle_matrix  # noqa: E402
-from pem_physics.simulate import Ensemble, simulate  # noqa: E402
-from pem_physics.system import compile_system  # noqa: E402
+from pem_physics.model.rotations import axis_angle_matrix  # noqa: E402
 
 
 def prototype_rk4(scene, steps: int, dt: float) -> float:

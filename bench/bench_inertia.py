@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import write_json  # noqa: E402
 
-from pem_physics import fastmesh  # noqa: E402
-from pem_physics.inertia import mesh_mass_properties  # noqa: E402
+from pem_physics.model import fastmesh
+from pem_physics.model.inertia import mesh_mass_properties  # noqa: E402
 
 
 def best_of(fn, repeat=5):

@@ -70,8 +70,8 @@ from bench_accuracy import (  # noqa: E402
 from common import finish  # noqa: E402
 
 from pem_physics import examples  # noqa: E402
-from pem_physics.rotations import orientation_to_quat  # noqa: E402
-from pem_physics.simulate import simulate  # noqa: E402
+from pem_physics.engine.simulate import simulate  # noqa: E402
+from pem_physics.model.rotations import orientation_to_quat  # noqa: E402
 
 OURS = ("splitting4", "pem-rk4")
 MJ_INTEGRATORS = ("RK4", "Euler", "implicitfast")

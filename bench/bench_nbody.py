@@ -2,7 +2,7 @@
 
 n×n hinged needles in a periodic box (examples.compass_array), every dipole pair evaluated
 (no cutoff). For each size: ms per step of pem-rk4 (four torque evaluations) and splitting4,
-with the compiled sweep (pem_physics.fast.pair_sweep) and, as the peer measured in the same
+with the compiled sweep (pem_physics.engine.fast.pair_sweep) and, as the peer measured in the same
 run, the numpy sweep (memory-bounded blocks). Also ns per pair and evaluation, from which the
 size where all pairs stop fitting a per-step budget follows (N² scaling).
 
@@ -22,9 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import write_json  # noqa: E402
 
-from pem_physics import examples, fast  # noqa: E402
-from pem_physics.simulate import simulate  # noqa: E402
-from pem_physics.system import compile_system  # noqa: E402
+from pem_physics import examples
+from pem_physics.engine import fast
+from pem_physics.engine.simulate import simulate  # noqa: E402
+from pem_physics.engine.system import compile_system  # noqa: E402
 
 
 def ms_per_step(scene, method: str, steps: int) -> float:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pem_physics.output import atomic_open  # noqa: E402
+from pem_physics.io.output import atomic_open  # noqa: E402
 
 
 def write_json(path, obj, **kw) -> None:

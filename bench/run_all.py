@@ -219,12 +219,12 @@ def render(res: dict, docs: Path, figs: Path) -> None:
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]
     L += [f"| {label} | {core[k]:,.0f} | {core[k] / peer:,.1f} |" for k, label in runs]
     L += ["", "![ratios](bench/ratios.png)", "",
-          "The compiled ensemble path (`pem_physics/fast.py`, numba) runs `PemScheme`'s scheme (PEM's RK4, "
+          "The compiled ensemble path (`pem_physics/engine/fast.py`, numba) runs `PemScheme`'s scheme (PEM's RK4, "
           "equal to rounding) with each member's step as straight-line code, members in blocks of 64 whose state is "
           "laid out component by component so that LLVM runs several members per SIMD instruction (8 with AVX-512), "
           "blocks split over "
-          "two threads; `tests/test_fast.py` checks it against the numpy path and that a member's numbers do not "
-          "depend on its lane or the thread count. Single-scene runs are bound by Python "
+          "two threads; `tests/engine/test_fast.py` checks it against the numpy path and that a member's numbers "
+          "do not depend on its lane or the thread count. Single-scene runs are bound by Python "
           "overhead (a few µs per numpy call, hundreds of calls per step).", "",
           "## Mesh mass properties", "",
           "Exact polyhedral integrals (volume, centre of mass, inertia tensor) of closed icospheres; all agree with "

@@ -38,8 +38,8 @@ def save(traj, outdir, sources=None) -> list:
     """trajectory files + the standard plots in ``outdir`` (nothing when outdir is None)."""
     if outdir is None:
         return []
-    from pem_physics.output import write_outputs
-    from pem_physics.plot import plot_outputs, plot_top_view
+    from pem_physics.analysis.plot import plot_outputs, plot_top_view
+    from pem_physics.io.output import write_outputs
 
     write_outputs(traj, outdir)
     paths = plot_outputs(outdir)

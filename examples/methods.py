@@ -16,7 +16,7 @@ import numpy as np
 from _common import report
 
 from pem_physics import examples
-from pem_physics.plot import compare_methods, momentum_sphere_drift, relative_energy_error
+from pem_physics.analysis.plot import compare_methods, momentum_sphere_drift, relative_energy_error
 
 METHODS = ("pem-euler", "pem-rk4", "splitting4")
 

@@ -12,7 +12,7 @@ import numpy as np
 from _common import crossings, report, save
 
 from pem_physics import examples, simulate
-from pem_physics.inertia import Cuboid, combine
+from pem_physics.model.inertia import Cuboid, combine
 
 
 def flip_interval(moments, omega) -> float:

@@ -16,9 +16,8 @@ import math
 import bpy
 import numpy as np
 
-from ..pem_physics import inertia
 from ..pem_physics.errors import PemError, ValidationError
-from ..pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
+from ..pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings, inertia
 from .props import ROLE_TO_CORE, method_name
 
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pem_physics import bake as core_bake
+from ..pem_physics.engine.simulate import Trajectory, simulate
+from ..pem_physics.engine.system import source_placement
 from ..pem_physics.errors import PemError, ValidationError
-from ..pem_physics.simulate import Trajectory, simulate
-from ..pem_physics.system import source_placement
+from ..pem_physics.io import bake as core_bake
 from . import adapters, keyframes
 from .adapters import AddonError
 

@@ -197,7 +197,7 @@ class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
     filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
 
     def execute(self, context):
-        from ..pem_physics import scenefile
+        from ..pem_physics.io import scenefile
 
         try:
             core, _, _ = adapters.build_scene(context)
@@ -233,7 +233,7 @@ class PEM_OT_import_scene(bpy.types.Operator, _ImportBase):
     filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
 
     def load(self, path):
-        from ..pem_physics import scenefile
+        from ..pem_physics.io import scenefile
 
         return scenefile.load_scene(path)
 
@@ -247,7 +247,7 @@ class PEM_OT_import_udf(bpy.types.Operator, _ImportBase):
     filter_glob: StringProperty(default="*.udf", options={"HIDDEN"})
 
     def load(self, path):
-        from ..pem_physics import udf_scene
+        from ..pem_physics.io import udf_scene
 
         return udf_scene.load_scene(path)
 

@@ -1,7 +1,8 @@
 """Command line: ``python -m pem_physics`` (or ``pem``).
 
-Sub-commands: run, inertia, convert (more are registered by the modules that provide them:
-plot, info, basin, sweep).
+The top of the package: it parses arguments, calls the library (model, engine, io, analysis)
+and turns its errors into messages and exit codes. Sub-commands: run, inertia, convert, plot,
+info, basin, sweep.
 Exit codes: 0 success, 1 simulation error, 2 invalid input, 130 interrupted.
 """
 
@@ -12,39 +13,15 @@ import contextlib
 import json
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from .analysis import basin, info, plot, sweep
 from .errors import PemError, SimulationError, ValidationError
-from .model import METHODS
-
-
-def load_scene(path: str):
-    """A Scene from a TOML scene file, a PEM UDF file, a Python file defining ``scene``, or ``example:NAME``."""
-    if path.startswith("example:"):
-        from . import examples
-
-        return examples.build(path.split(":", 1)[1])
-    p = Path(path)
-    if not p.exists():
-        raise ValidationError(path, "no such file")
-    suffix = p.suffix.lower()
-    if suffix == ".toml":
-        from .scenefile import load_scene as load_toml
-
-        return load_toml(p)
-    if suffix == ".udf":
-        from .udf_scene import load_scene as load_udf
-
-        return load_udf(p)
-    if suffix == ".py":
-        namespace: dict = {"__file__": str(p), "__name__": "pem_scene"}
-        exec(compile(p.read_text(encoding="utf-8"), str(p), "exec"), namespace)
-        if "scene" not in namespace:
-            raise ValidationError(path, "a Python scene file must define a variable named 'scene'")
-        return namespace["scene"]
-    raise ValidationError(path, f"unknown scene file type {suffix!r} (expected .toml, .udf or .py)")
+from .io.loading import load_mesh, load_scene
+from .model.scene import METHODS
 
 
 class _Progress:
@@ -85,8 +62,8 @@ def interruptible(quiet: bool):
 
 
 def cmd_run(args) -> int:
-    from .output import write_outputs
-    from .simulate import simulate
+    from .engine.simulate import simulate
+    from .io.output import write_outputs
 
     scene = load_scene(args.scene)
     with interruptible(args.quiet) as (progress, stop):
@@ -101,22 +78,8 @@ def cmd_run(args) -> int:
     return 0
 
 
-def load_mesh(path: str):
-    """Vertices (V,3) and triangles (F,3) from OBJ/STL/PLY/OFF via trimesh (duplicate vertices merged)."""
-    try:
-        import trimesh
-    except ImportError as err:
-        raise PemError("reading mesh files needs the 'trimesh' package (pip install trimesh)") from err
-    if not Path(path).exists():
-        raise ValidationError(path, "no such file")
-    mesh = trimesh.load(path, force="mesh", process=True)
-    if len(mesh.faces) == 0:
-        raise ValidationError(path, "the file holds no triangles")
-    return np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces, dtype=np.int64)
-
-
 def cmd_inertia(args) -> int:
-    from .inertia import mesh_mass_properties
+    from .model.inertia import mesh_mass_properties
 
     V, F = load_mesh(args.mesh)
     V = V * args.scale
@@ -138,7 +101,7 @@ def cmd_inertia(args) -> int:
 
 
 def cmd_convert(args) -> int:
-    from .scenefile import save_scene
+    from .io.scenefile import save_scene
 
     scene = load_scene(args.scene)
     out = Path(args.output)
@@ -148,6 +111,123 @@ def cmd_convert(args) -> int:
     if not args.quiet:
         print(f"wrote {out} ({len(scene.bodies)} bodies)")
     return 0
+
+
+def cmd_plot(args) -> int:
+    paths = plot.plot_outputs(args.outdir, args.pngdir, body=args.body)
+    for p in paths:
+        print(p)
+    return 0
+
+
+def add_plot_command(sub) -> None:
+    p = sub.add_parser("plot", help="PNG figures (energies, ω, L sphere, top view) from a run's output folder")
+    p.add_argument("outdir", help="folder written by 'run' (holds trajectory.npz)")
+    p.add_argument("-o", "--pngdir", help="where to write the PNGs (default: the run folder)")
+    p.add_argument("--body", type=int, default=0, help="body index for the L-sphere figure (default 0)")
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_info(args) -> int:
+    rows = info.body_info(load_scene(args.scene))
+    print(json.dumps(rows, indent=2) if args.json else info.format_table(rows))
+    return 0
+
+
+def add_info_command(sub) -> None:
+    p = sub.add_parser("info", help="mass, centre of mass, inertia tensors and principal axes of a scene's bodies")
+    p.add_argument("scene", help="scene file (.toml, PEM .udf, .py defining 'scene') or example:NAME")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_info)
+
+
+def cmd_basin(args) -> int:
+    scene = load_scene(args.scene)
+    if args.friction is not None:
+        scene = replace(scene, friction=args.friction)
+    if args.dt is not None:
+        scene = replace(scene, settings=replace(scene.settings, dt=args.dt))
+    with interruptible(args.quiet) as (progress, stop):
+        result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
+                           method=args.method, progress=progress, stop=stop)
+    summary = basin.write(result, args.outdir)
+    if not args.quiet:
+        print(json.dumps(summary, indent=2))
+    if not result.complete:
+        print(f"interrupted; partial map written to {args.outdir}", file=sys.stderr)
+        return 130
+    return 0
+
+
+def add_basin_command(sub) -> None:
+    b = sub.add_parser("basin", help="basin map: where a damped pendulum comes to rest vs its release point")
+    b.add_argument("scene", help="scene with one pendulum and fixed magnets (e.g. example:three-magnet)")
+    b.add_argument("-o", "--outdir", required=True)
+    b.add_argument("--grid", type=int, default=64, help="grid points per side (default 64)")
+    b.add_argument("--extent", type=float, help="half-width of the release square, m (default: 1.6 × magnet radius)")
+    b.add_argument("--t-end", type=float, help="integration time, s (default: the scene's)")
+    b.add_argument("--dt", type=float, help="time step, s (default: the scene's)")
+    b.add_argument("--friction", type=float, help="pivot friction, N·m·s (default: the scene's)")
+    b.add_argument("--chunk", type=int, default=4096, help="members integrated together (bounds memory)")
+    b.add_argument("--method", help="integrator (default: the scene's); pem-rk4 uses the compiled kernel when "
+                                    "numba is installed")
+    b.add_argument("-q", "--quiet", action="store_true")
+    b.set_defaults(func=cmd_basin)
+
+
+def cmd_sweep(args) -> int:
+    scene = load_scene(args.scene)
+    params = [sweep.parse_param(t) for t in args.param]
+    if args.heatmap is not None:  # checked now, not after a long run
+        names = [c[0] for c in sweep.columns(scene.checked())]
+        if args.heatmap not in names:
+            raise ValidationError("--heatmap", f"unknown column {args.heatmap!r}; choose one of {', '.join(names)}")
+        varying = [p.spec for p in params if len(p.values) > 1]
+        if len(varying) != 2:
+            raise ValidationError("--heatmap", f"a heat map needs exactly two parameters with several values; "
+                                               f"{len(varying)} vary ({', '.join(varying) or 'none'})")
+    with interruptible(args.quiet) as (progress, stop):
+        result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,
+                       chunk=args.chunk, settle_speed=args.settle_speed, settle_distance=args.settle_distance,
+                       progress=progress, stop=stop)
+    summary = sweep.write(result, args.outdir, scene_label=args.scene, scene_name=scene.name, heatmap=args.heatmap)
+    if not args.quiet:
+        brief = {k: summary[k] for k in ("members", "members_completed", "complete", "wall_time_s", "method",
+                                         "dt", "t_end")}
+        print(json.dumps(brief, indent=2))
+    if result.error is not None:
+        print(f"simulation failed: {result.error}; partial table written to {args.outdir}", file=sys.stderr)
+        return 1
+    if not result.complete:
+        print(f"interrupted; partial table written to {args.outdir} "
+              f"({result.members_completed} of {summary['members']} grid points done)", file=sys.stderr)
+        return 130
+    return 0
+
+
+def add_sweep_command(sub) -> None:
+    s = sub.add_parser("sweep", help="run a scene over a grid of parameters (friction, field, release, ω) "
+                                     "and write a table",
+                       description="Sweep parameters over their Cartesian grid (the first --param varies slowest) "
+                                   "and write sweep.csv, sweep.json and, for two varying parameters, sweep.png. "
+                                   "Parameters: " + ", ".join(f"{k} ({u})" for k, (u, _) in sweep.PARAMETERS.items()))
+    s.add_argument("scene", help="scene file (.toml, PEM .udf, .py defining 'scene') or example:NAME")
+    s.add_argument("-o", "--outdir", required=True, help="output folder")
+    s.add_argument("--param", action="append", required=True, metavar="NAME=VALUES",
+                   help="a swept parameter: NAME=start:stop:count, NAME=a,b,c or NAME=value (repeat for more)")
+    s.add_argument("--t-end", type=float, help="integration time, s (default: the scene's)")
+    s.add_argument("--dt", type=float, help="time step, s (default: the scene's)")
+    s.add_argument("--method", choices=METHODS, help="integrator (default: the scene's)")
+    s.add_argument("--samples", type=int, default=200,
+                   help="records per member for energy_max and settle_time (default 200)")
+    s.add_argument("--chunk", type=int, default=1024, help="members integrated together at most (bounds memory)")
+    s.add_argument("--settle-speed", type=float, default=1e-3,
+                   help="bob speed, m/s, below which a magnet pendulum counts as at rest (default 1e-3)")
+    s.add_argument("--settle-distance", type=float,
+                   help="how close, m, to a magnet it must rest (default: half the smallest magnet spacing)")
+    s.add_argument("--heatmap", help="outcome column drawn in sweep.png (default: label, else energy_final)")
+    s.add_argument("-q", "--quiet", action="store_true")
+    s.set_defaults(func=cmd_sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,12 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("output", help="output .toml file")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_convert)
-    from . import basin, info, plot, sweep  # numpy only at import; matplotlib loads when a figure is drawn
-
-    plot.add_commands(sub)
-    info.add_commands(sub)
-    basin.add_commands(sub)
-    sweep.add_commands(sub)
+    add_plot_command(sub)
+    add_info_command(sub)
+    add_basin_command(sub)
+    add_sweep_command(sub)
     for extra in EXTRA_COMMANDS:
         extra(sub)
     return ap

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inertia import Cylinder, MassProperties, Sphere
-from .model import Body, Dipole, Scene, Settings
-from .rotations import axis_angle_matrix
+from .model.inertia import Cylinder, MassProperties, Sphere
+from .model.rotations import axis_angle_matrix
+from .model.scene import Body, Dipole, Scene, Settings
 
 #: T-handle of the tennis-racket article (kg·m², principal axes).
 T_HANDLE_INERTIA = np.diag([62.2, 171.5, 210.5]) * 1e-6
@@ -129,7 +129,7 @@ def box_mesh(half_sides, center=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray
 
 def t_handle_shapes(bar_half=(0.03, 0.005, 0.005), stem_half=(0.005, 0.02, 0.005), density: float = 2700.0):
     """Two touching, non-overlapping box meshes forming a T (crossbar along x, stem along +y); body coordinates."""
-    from .inertia import Mesh
+    from .model.inertia import Mesh
 
     bar = Mesh(*box_mesh(bar_half), density=density, name="crossbar")
     stem = Mesh(*box_mesh(stem_half, center=(0.0, bar_half[1] + stem_half[1], 0.0)), density=density, name="stem")
@@ -142,7 +142,7 @@ def t_handle_mesh(spin: float = 8.0, perturbation: float = 1e-3, t_end: float = 
     The spin (rad/s) is along the intermediate axis with a relative ``perturbation``
     along the other two.
     """
-    from .inertia import combine
+    from .model.inertia import combine
 
     shapes = t_handle_shapes()
     mp = combine(s.mass_properties() for s in shapes)
@@ -156,7 +156,7 @@ def t_handle_mesh(spin: float = 8.0, perturbation: float = 1e-3, t_end: float = 
 def physical_pendulum(length: float = 0.5, bob_radius: float = 0.05, theta0_deg: float = 40.0,
                       t_end: float = 5.0) -> Scene:
     """A rod (0.1 kg) hanging from its end with a sphere bob (0.5 kg) at its foot, swinging about x."""
-    from .inertia import Rod
+    from .model.inertia import Rod
 
     R = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), np.radians(theta0_deg))
     shapes = (Rod(half_length=length / 2, direction=(0, 0, 1), mass=0.1, center=(0, 0, -length / 2)),
@@ -216,7 +216,7 @@ def compass_rotating(moment: float = 0.2, field: float = 1e-2, field_rate: float
 
     With pivot friction c the needle follows with a steady lag δ, sin δ = c·Ω/(p·B).
     """
-    from .model import RotatingField
+    from .model.scene import RotatingField
 
     needle = Body(name="needle", role="pendulum", hinge=(0, 0, 1),
                   shapes=(Cylinder(radius=0.002, half_length=0.03, axis=(1, 0, 0), mass=0.003),),

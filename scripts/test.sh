@@ -19,12 +19,12 @@ run() {  # run NAME REQFILE PYTEST-ARGS...
   "$py" -m pytest "$@" || status=1
 }
 # Two workers (pytest-xdist): the long physics runs are independent and this job is CPU-bound.
-run core requirements/core.txt tests --ignore=tests/blender -n 2 "$@"
+run core requirements/core.txt tests --ignore=tests/addon -n 2 "$@"
 if [[ -f requirements/bpy50.txt ]]; then
   run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
 fi
 if [[ -f requirements/bpy42.txt ]]; then
-  run bpy42 requirements/bpy42.txt tests/blender "$@"
+  run bpy42 requirements/bpy42.txt tests/addon "$@"
 fi
 run bench requirements/bench.txt tests/test_bench_smoke.py "$@"
 echo "=== lint"

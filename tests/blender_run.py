@@ -1,4 +1,4 @@
-"""Run the Blender tests (tests/blender) inside a real Blender, with Blender's own Python.
+"""Run the Blender tests (tests/addon) inside a real Blender, with Blender's own Python.
 
 Usage::
 
@@ -24,7 +24,7 @@ Needs:
   fresh temporary directory, runs itself there, and exits with that Blender's exit code.
 
 Run with a plain Python (``python tests/blender_run.py -- -q``) where the ``bpy`` wheel is
-installed, it simply runs the same pytest call; tests/blender/conftest.py sets up the sandbox.
+installed, it simply runs the same pytest call; tests/addon/conftest.py sets up the sandbox.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent / "blender"
-SANDBOX_ENV = "PEM_TEST_USER_RESOURCES"  # must match tests/blender/conftest.py
+TESTS = Path(__file__).resolve().parent / "addon"
+SANDBOX_ENV = "PEM_TEST_USER_RESOURCES"  # must match tests/addon/conftest.py
 
 
 def script_args(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -84,7 +84,7 @@ def relaunch_sandboxed(argv: list[str]) -> int:
 
 
 def run_pytest(sites: list[str], pytest_args: list[str]) -> int:
-    """Run pytest on tests/blender with Blender's Python; return its exit code."""
+    """Run pytest on tests/addon with Blender's Python; return its exit code."""
     for site in reversed(sites):
         sys.path.insert(0, site)
     if importlib.util.find_spec("pytest") is None:

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import bench_accuracy as ba  # noqa: E402
 
 from pem_physics import examples  # noqa: E402
-from pem_physics.simulate import simulate  # noqa: E402
+from pem_physics.engine.simulate import simulate  # noqa: E402
 
 
 def test_rotation_angle_keeps_small_angles():

@@ -1,0 +1,260 @@
+"""Figures of a run (PNG, matplotlib's Agg backend) and the ``plot`` command.
+
+matplotlib is imported only inside the functions that draw, so the rest of
+the package (and :func:`read_trajectory`) runs on numpy alone. Figures are
+built on :class:`matplotlib.figure.Figure` directly (no pyplot global state)
+and written atomically through :func:`pem_physics.io.files.atomic_open`.
+
+Figures written by :func:`plot_outputs` for a run folder:
+
+- ``energy.png``: kinetic, gravitational, field, dipole and total energy (J)
+  and the relative energy error (E(t) − E(0))/scale against time (s);
+- ``omega.png``: lab angular-velocity components (rad/s) of the first bodies;
+- ``momentum_sphere.png``: the body-frame angular momentum L_body(t) of one
+  body on the sphere of radius |L(0)| (the manual's figure 4.2);
+- ``top_view.png``: dipole (or, without dipoles, centre-of-mass) paths seen
+  from above, x–y in m.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..engine.simulate import Trajectory
+from ..errors import PemError, ValidationError
+from ..io.files import atomic_open
+from ..io.output import ARRAYS
+
+#: Bodies drawn in the ω figure (one panel each); larger scenes show the first ones.
+MAX_OMEGA_PANELS = 4
+#: Paths drawn in the top view; larger scenes show the first ones.
+MAX_TOP_VIEW_PATHS = 200
+FIGURES = ("energy", "omega", "momentum_sphere", "top_view")
+
+
+# ---------------------------------------------------------------------------- reading
+
+def read_trajectory(path) -> Trajectory:
+    """The :class:`Trajectory` stored by :func:`pem_physics.output.write_npz` (wall time and info are not stored)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "trajectory.npz"
+    if not path.exists():
+        raise ValidationError(str(path), "no such file (expected a run's trajectory.npz)")
+    with np.load(path, allow_pickle=False) as data:
+        missing = [k for k in (*ARRAYS, "names", "meta") if k not in data.files]
+        if missing:
+            raise ValidationError(str(path), f"not a pem trajectory file: missing {', '.join(missing)}")
+        arrays = {k: data[k] for k in ARRAYS}
+        names = [str(n) for n in data["names"]]
+        meta = json.loads(str(data["meta"]))
+    return Trajectory(names=names, method=str(meta.get("method", "")), dt=float(meta.get("dt", 0.0)),
+                      steps=int(meta.get("steps", 0)), complete=bool(meta.get("complete", True)),
+                      ensemble=bool(meta.get("ensemble", False)), **arrays)
+
+
+# ---------------------------------------------------------------------------- measures
+
+def relative_energy_error(traj: Trajectory) -> np.ndarray:
+    """(E(t) − E(0)) / scale, (..., R); scale = max(|E(0)|, max |kinetic|) as in Trajectory.energy_drift."""
+    E = traj.total_energy
+    E0 = E[..., :1]
+    scale = np.maximum(np.abs(E0), np.abs(traj.kinetic_energy.sum(-1)).max(axis=-1, keepdims=True))
+    return (E - E0) / np.where(scale > 0, scale, 1.0)
+
+
+def momentum_sphere_drift(traj: Trajectory, body: int = 0) -> dict:
+    """How far body ``body``'s body-frame L path leaves its initial closed orbit on the |L| sphere.
+
+    For a torque-free body the orbit is the cut of the sphere |L_body| = |L(0)|
+    with the energy ellipsoid Σ L_k²/I_k = 2T(0). Returns ``radius``: max
+    | |L(t)|/|L(0)| − 1 | (leaving the sphere) and ``orbit``: max |T(t)/T(0) − 1|
+    (moving across orbits on it), both over the whole run, and ``orbit_first_half``
+    over the first half of the records (a growing drift has orbit > orbit_first_half).
+    """
+    if traj.ensemble:
+        raise ValueError("pass one ensemble member (traj.member(e))")
+    Lb = np.linalg.norm(traj.angular_momentum_body[:, body], axis=-1)
+    T = traj.kinetic_energy[:, body]
+    r = np.abs(Lb / Lb[0] - 1) if Lb[0] > 0 else np.abs(Lb)
+    o = np.abs(T / T[0] - 1) if T[0] > 0 else np.abs(T)
+    half = max(1, len(T) // 2)
+    return {"radius": float(r.max()), "orbit": float(o.max()), "orbit_first_half": float(o[:half].max())}
+
+
+# ---------------------------------------------------------------------------- drawing
+
+def figure(width=8.0, height=5.0):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as err:
+        raise PemError("plots need the 'matplotlib' package (pip install matplotlib)") from err
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save(fig, path) -> Path:
+    path = Path(path)
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, format="png")
+    return path
+
+
+def _single(traj: Trajectory) -> Trajectory:
+    """Ensemble runs are drawn through their first member."""
+    return traj.member(0) if traj.ensemble else traj
+
+
+def plot_energy(traj: Trajectory, path) -> Path:
+    """Energies and relative energy error against time → PNG at ``path``."""
+    traj = _single(traj)
+    fig = figure(8, 7)
+    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    t = traj.t
+    for label, E in (("kinetic", traj.kinetic_energy.sum(-1)), ("gravity", traj.gravity_energy.sum(-1)),
+                     ("field", traj.field_energy.sum(-1)), ("dipole–dipole", traj.dipole_energy)):
+        if np.any(E):
+            ax1.plot(t, E, lw=1, label=label)
+    ax1.plot(t, traj.total_energy, "k", lw=1.5, label="total")
+    ax1.set_ylabel("energy (J)")
+    ax1.legend(loc="best", fontsize="small")
+    ax1.set_title(f"energies ({traj.method}, dt = {traj.dt:g} s)")
+    ax2.plot(t, relative_energy_error(traj), "C3", lw=1)
+    ax2.set_ylabel("(E − E₀) / scale")
+    ax2.set_xlabel("t (s)")
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def plot_omega(traj: Trajectory, path) -> Path:
+    """Lab angular-velocity components of the first MAX_OMEGA_PANELS bodies → PNG."""
+    traj = _single(traj)
+    n = min(len(traj.names), MAX_OMEGA_PANELS)
+    fig = figure(8, 2.2 * n + 1)
+    axes = np.atleast_1d(fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0])
+    for b, ax in enumerate(axes):
+        for k, c in enumerate("xyz"):
+            ax.plot(traj.t, traj.omega[:, b, k], lw=1, label=f"ω_{c}")
+        ax.set_ylabel(f"{traj.names[b]}\nω (rad/s)")
+        ax.legend(loc="upper right", fontsize="small", ncol=3)
+    axes[-1].set_xlabel("t (s)")
+    more = f" (first {n} of {len(traj.names)} bodies)" if n < len(traj.names) else ""
+    axes[0].set_title("angular velocity, lab frame" + more)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def plot_momentum_sphere(trajs, path, body: int = 0) -> Path:
+    """Body-frame L paths of body ``body`` on the |L(0)| sphere → PNG (the manual's figure 4.2).
+
+    trajs: one Trajectory or a dict label → Trajectory (e.g. one per method).
+    """
+    if isinstance(trajs, Trajectory):
+        trajs = {trajs.method or "run": trajs}
+    trajs = {k: _single(v) for k, v in trajs.items()}
+    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection)
+
+    fig = figure(7, 7)
+    ax = fig.add_subplot(projection="3d")
+    first = next(iter(trajs.values()))
+    R = float(np.linalg.norm(first.angular_momentum_body[0, body]))
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 37), np.linspace(0, np.pi, 19))
+    ax.plot_wireframe(R * np.cos(u) * np.sin(v), R * np.sin(u) * np.sin(v), R * np.cos(v),
+                      color="0.8", lw=0.4)
+    for i, (label, tr) in enumerate(trajs.items()):
+        L = tr.angular_momentum_body[:, body]
+        ax.plot(L[:, 0], L[:, 1], L[:, 2], color=f"C{i}", lw=1, label=label)
+        ax.scatter(*L[0], color=f"C{i}", s=12)
+    ax.set_xlabel("L₁")
+    ax.set_ylabel("L₂")
+    ax.set_zlabel("L₃")
+    lim = 1.1 * max(R, max(float(np.abs(t.angular_momentum_body[:, body]).max()) for t in trajs.values()))
+    lim = lim if lim > 0 else 1.0
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_zlim(-lim, lim)
+    ax.set_box_aspect((1, 1, 1))
+    ax.legend(loc="upper left", fontsize="small")
+    ax.set_title(f"body-frame angular momentum of {first.names[body]!r} (kg·m²/s)")
+    return save(fig, path)
+
+
+def plot_top_view(traj: Trajectory, path, sources=None) -> Path:
+    """Dipole paths (centres of mass for bodies without dipoles) seen from above → PNG.
+
+    sources: optional (S,3) lab positions of fixed magnets to mark.
+    """
+    traj = _single(traj)
+    fig = figure(7, 7)
+    ax = fig.add_subplot()
+    owners = set(int(o) for o in traj.dipole_owner)
+    paths = [traj.dipole_position[:, d, :2] for d in range(traj.dipole_position.shape[1])]
+    paths += [traj.center_of_mass[:, b, :2] for b in range(len(traj.names)) if b not in owners]
+    for i, p in enumerate(paths[:MAX_TOP_VIEW_PATHS]):
+        ax.plot(p[:, 0], p[:, 1], lw=0.8, color=f"C{i % 10}")
+        ax.plot(p[-1, 0], p[-1, 1], "o", ms=3, color=f"C{i % 10}")
+    if sources is not None and len(sources):
+        s = np.asarray(sources, float).reshape(-1, 3)
+        ax.plot(s[:, 0], s[:, 1], "k^", ms=8, label="fixed magnets")
+        ax.legend(loc="best", fontsize="small")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_title("paths seen from above (dots: final positions)")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def plot_energy_errors(trajs: dict, path) -> Path:
+    """|relative energy error| against time, one curve per labelled trajectory, log scale → PNG."""
+    fig = figure(8, 5)
+    ax = fig.add_subplot()
+    for i, (label, tr) in enumerate(trajs.items()):
+        tr = _single(tr)
+        err = np.abs(relative_energy_error(tr))
+        ax.semilogy(tr.t[1:], np.maximum(err[1:], 1e-17), lw=1, color=f"C{i}", label=f"{label} (dt = {tr.dt:g} s)")
+    ax.set_xlabel("t (s)")
+    ax.set_ylabel("|E − E₀| / scale")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="best", fontsize="small")
+    ax.set_title("relative energy error by method")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def plot_outputs(outdir, pngdir=None, body: int = 0) -> list[Path]:
+    """All FIGURES for the run in ``outdir`` (its trajectory.npz), written to ``pngdir`` (default: outdir)."""
+    traj = read_trajectory(Path(outdir) / "trajectory.npz")
+    pngdir = Path(pngdir) if pngdir is not None else Path(outdir)
+    if not 0 <= body < len(traj.names):
+        raise ValidationError("body", f"body index {body} out of range (the run has {len(traj.names)} bodies)")
+    return [plot_energy(traj, pngdir / "energy.png"),
+            plot_omega(traj, pngdir / "omega.png"),
+            plot_momentum_sphere(traj, pngdir / "momentum_sphere.png", body=body),
+            plot_top_view(traj, pngdir / "top_view.png")]
+
+
+def compare_methods(scene, methods, *, t_end=None, dt=None, record_interval=None, path=None,
+                    sphere_path=None, body: int = 0) -> dict:
+    """Run ``scene`` with each of ``methods`` and return {method: Trajectory}.
+
+    dt: one step for all (s) or a dict method → step. With ``path`` the
+    energy-error figure is written there, with ``sphere_path`` the L-sphere figure.
+    """
+    from ..engine.simulate import simulate
+
+    out = {}
+    for m in methods:
+        step = dt.get(m) if isinstance(dt, dict) else dt
+        out[m] = simulate(scene, method=m, dt=step, t_end=t_end, record_interval=record_interval)
+    if path is not None:
+        plot_energy_errors(out, path)
+    if sphere_path is not None:
+        plot_momentum_sphere(out, sphere_path, body=body)
+    return out

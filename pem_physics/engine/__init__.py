@@ -1,0 +1,11 @@
+"""The engine: a scene in motion, one stage per module.
+
+- :mod:`.system` — compile a checked scene into flat arrays (principal frames, dipoles, sources).
+- :mod:`.torques` — torques about the pivots and the energies behind them (gravity, fields,
+  all dipole pairs).
+- :mod:`.integrators` — time steppers: symplectic splitting (default), PEM's Euler/RK4, DOP853.
+- :mod:`.simulate` — the driver: records, diagnostics, blow-up detection, ensembles.
+- :mod:`.fast` — optional compiled (numba) kernels; the numpy code stays the reference.
+
+Depends on :mod:`pem_physics.model`.
+"""

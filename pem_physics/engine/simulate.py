@@ -1,0 +1,284 @@
+"""Run a scene: integrate, record diagnostics, detect blow-ups.
+
+:func:`simulate` returns a :class:`Trajectory`. Array shapes: R records,
+B moving bodies, D dipoles on them; an ensemble run adds a leading E axis
+(E, R, B, ...). Units: SI (s, rad/s, kg·m²/s, N·m, J).
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import SimulationError, ValidationError
+from ..model.rotations import orientation_to_quat, orthonormality_error
+from ..model.scene import Scene
+from .integrators import make_integrator, omega_lab
+from .system import System, compile_system
+from .torques import evaluate
+
+#: ‖UUᵀ − I‖ above this stops a run: the orientation no longer is a rotation.
+ORTHONORMALITY_LIMIT = 1e-3
+#: Steps between blow-up checks when records are further apart.
+CHECK_EVERY = 64
+
+
+@dataclass
+class Ensemble:
+    """Initial conditions, and optionally some parameters, of E copies of a scene.
+
+    orientation: (E,B,3,3) rows = body axes in lab, or None for the scene's;
+    angular_velocity: (E,B,3) rad/s lab, or None for the scene's. B counts the
+    moving bodies (pendulum and free) in scene order.
+    friction: (E,) pivot friction coefficients c, N·m·s, or None for the scene's;
+    field: (E,3) uniform external field B, T, lab, or None for the scene's (a
+    scene's rotating field is added to it). Member e of the ensemble then runs
+    exactly like the scene with ``friction=friction[e]``, ``field=field[e]``.
+    """
+
+    orientation: np.ndarray | None = None
+    angular_velocity: np.ndarray | None = None
+    friction: np.ndarray | None = None
+    field: np.ndarray | None = None
+
+    def system(self, system: System) -> System:
+        """``system`` with this ensemble's per-member friction and field (unchanged if it has none)."""
+        c, f = self._parameters()
+        if c is None and f is None:
+            return system
+        return system.with_members(friction=c, field=f)
+
+    def _parameters(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The validated per-member friction (E,) and field (E,3), each None when not given."""
+        c = f = None
+        if self.friction is not None:
+            c = np.asarray(self.friction, dtype=float)
+            if c.ndim != 1:
+                raise ValidationError("ensemble.friction", f"expected shape (E,), got {c.shape}")
+            if not np.all(np.isfinite(c) & (c >= 0)):
+                e = int(np.argmax(~(np.isfinite(c) & (c >= 0))))
+                raise ValidationError(f"ensemble.friction[{e}]", f"must be finite and ≥ 0, got {c[e]!r}")
+        if self.field is not None:
+            f = np.asarray(self.field, dtype=float)
+            if f.ndim != 2 or f.shape[1] != 3:
+                raise ValidationError("ensemble.field", f"expected shape (E, 3), got {f.shape}")
+            if not np.all(np.isfinite(f)):
+                raise ValidationError("ensemble.field", "values must be finite")
+        return c, f
+
+    def arrays(self, system: System) -> tuple[np.ndarray, np.ndarray]:
+        """Initial orientations (E,B,3,3) and angular velocities (E,B,3), validated and filled in from the scene."""
+        B = system.n_bodies
+        sizes = {len(a) for a in self._parameters() if a is not None}
+        U = w = None
+        if self.orientation is not None:
+            U = np.asarray(self.orientation, dtype=float)
+            if U.ndim != 4 or U.shape[1:] != (B, 3, 3):
+                raise ValidationError("ensemble.orientation", f"expected shape (E, {B}, 3, 3), got {U.shape}")
+            err = orthonormality_error(U)
+            if not np.all(err < 1e-6) or not np.all(np.linalg.det(U) > 0):
+                e, b = np.unravel_index(int(np.argmax(np.where(np.isfinite(err), err, np.inf))), err.shape)
+                raise ValidationError(f"ensemble.orientation[{e}][{b}]",
+                                      "not a proper rotation (rows must be orthonormal, right-handed)")
+            sizes.add(U.shape[0])
+        if self.angular_velocity is not None:
+            w = np.asarray(self.angular_velocity, dtype=float)
+            if w.ndim != 3 or w.shape[1:] != (B, 3):
+                raise ValidationError("ensemble.angular_velocity", f"expected shape (E, {B}, 3), got {w.shape}")
+            if not np.all(np.isfinite(w)):
+                raise ValidationError("ensemble.angular_velocity", "values must be finite")
+            sizes.add(w.shape[0])
+        if len(sizes) != 1:
+            raise ValidationError("ensemble", "give orientation, angular_velocity, friction and/or field with the "
+                                              f"same leading size E (got sizes {sorted(sizes)})")
+        E = sizes.pop()
+        if U is None:
+            U = np.broadcast_to(system.U0, (E, B, 3, 3)).copy()
+        if w is None:
+            w = np.broadcast_to(system.omega0, (E, B, 3)).copy()
+        return U, w
+
+
+@dataclass
+class Trajectory:
+    """Recorded states. See the module docstring for shapes and units."""
+
+    names: list
+    t: np.ndarray                 # (R,)
+    quaternion: np.ndarray        # (..., R, B, 4) w, x, y, z; body → lab; signs continuous in time
+    orientation: np.ndarray       # (..., R, B, 3, 3) rows = body axes in lab
+    omega: np.ndarray             # (..., R, B, 3) lab
+    omega_body: np.ndarray        # (..., R, B, 3)
+    angular_momentum: np.ndarray  # (..., R, B, 3) lab, about the pivot
+    angular_momentum_body: np.ndarray  # (..., R, B, 3)
+    torque: np.ndarray            # (..., R, B, 3) lab, about the pivot, friction included
+    kinetic_energy: np.ndarray    # (..., R, B)
+    gravity_energy: np.ndarray    # (..., R, B)
+    field_energy: np.ndarray      # (..., R, B)
+    dipole_energy: np.ndarray     # (..., R)
+    orthonormality: np.ndarray    # (..., R, B) ‖UUᵀ − I‖
+    pivot: np.ndarray             # (B,3) lab
+    center_of_mass: np.ndarray    # (..., R, B, 3) lab
+    dipole_position: np.ndarray   # (..., R, D, 3) lab
+    dipole_moment: np.ndarray     # (..., R, D, 3) lab
+    dipole_owner: np.ndarray      # (D,) body index
+    method: str = ""
+    dt: float = 0.0
+    steps: int = 0
+    wall_time: float = 0.0
+    complete: bool = True
+    ensemble: bool = False
+    info: dict = field(default_factory=dict)
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        """(..., R) kinetic + gravitational + field + dipole–dipole energy, J."""
+        return (self.kinetic_energy.sum(-1) + self.gravity_energy.sum(-1)
+                + self.field_energy.sum(-1) + self.dipole_energy)
+
+    def energy_drift(self) -> float:
+        """max |E(t) − E(0)| / max(|E(0)|, scale) over all records (and members)."""
+        Et = self.total_energy
+        E0 = Et[..., :1]
+        scale = np.maximum(np.abs(E0), np.abs(self.kinetic_energy.sum(-1)).max(axis=-1, keepdims=True))
+        scale = np.where(scale > 0, scale, 1.0)
+        return float(np.max(np.abs(Et - E0) / scale))
+
+    def member(self, e: int) -> Trajectory:
+        """One ensemble member as a single-scene trajectory."""
+        if not self.ensemble:
+            raise ValueError("not an ensemble trajectory")
+        kw = {}
+        for name, value in self.__dict__.items():
+            if isinstance(value, np.ndarray) and name not in ("t", "pivot", "dipole_owner"):
+                kw[name] = value[e]
+        return replace(self, ensemble=False, **kw)
+
+    def body(self, name: str) -> int:
+        return self.names.index(name)
+
+
+def _record(system: System, integ, t: float) -> dict:
+    U = integ.orientation()
+    L = integ.momentum()
+    w = integ.angular_velocity()
+    kin = system.kin_body
+    res = evaluate(system, kin, U, t, energies=True)
+    torque = res.torque - system.damping(w)
+    if system.hinged.any():
+        # The physical angular momentum of a hinged body is I_lab ω, not the stored ℓ·a.
+        I_lab = np.einsum("ebji,bjk,ebkl->ebil", U, kin.inertia, U)
+        L = np.where(system.hinged[:, None], np.einsum("ebij,ebj->ebi", I_lab, w), L)
+    Ud = U[:, system.owner]
+    s = np.einsum("edij,di->edj", Ud, kin.dpos)
+    return dict(
+        quaternion=orientation_to_quat(U),
+        orientation=U.copy(),
+        omega=w,
+        omega_body=np.einsum("ebij,ebj->ebi", U, w),
+        angular_momentum=L.copy(),
+        angular_momentum_body=np.einsum("ebij,ebj->ebi", U, L),
+        torque=torque,
+        kinetic_energy=0.5 * np.einsum("ebi,ebi->eb", w, L),
+        gravity_energy=res.gravity_energy,
+        field_energy=res.field_energy,
+        dipole_energy=res.dipole_energy,
+        orthonormality=orthonormality_error(U),
+        center_of_mass=system.pivot + np.einsum("ebij,bi->ebj", U, kin.com),
+        dipole_position=system.pivot[system.owner] + s,
+        dipole_moment=np.einsum("edij,di->edj", Ud, kin.dmom),
+    )
+
+
+def _check(system: System, integ, ensemble: bool) -> None:
+    """Stop with a SimulationError naming time and body if the state is no longer sane."""
+    L = integ.momentum()
+    bad = ~np.all(np.isfinite(L), axis=-1)
+    what = "non-finite angular momentum"
+    if not bad.any():
+        err = orthonormality_error(integ.orientation())
+        bad = ~(err < ORTHONORMALITY_LIMIT)
+        what = f"orientation no longer orthonormal (‖UUᵀ−I‖ > {ORTHONORMALITY_LIMIT:g})"
+    if bad.any():
+        e, b = np.argwhere(bad)[0]
+        who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
+        raise SimulationError(
+            f"blow-up at t = {integ.t:.6g} s: {what} for {who}; try a smaller dt or another method",
+            time=integ.t, body=system.names[b], member=int(e) if ensemble else None)
+
+
+def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None,
+             t_end: float | None = None, record_interval: float | None = None,
+             ensemble: Ensemble | None = None,
+             progress: Callable[[float], None] | None = None,
+             stop: Callable[[], bool] | None = None) -> Trajectory:
+    """Integrate ``scene`` and return its trajectory.
+
+    method/dt/t_end/record_interval override ``scene.settings``. ``ensemble``
+    runs E copies with other initial conditions (and, optionally, their own
+    friction and uniform field) in one vectorised call.
+    ``progress(fraction)`` is called as the run advances; when ``stop()``
+    returns True the run ends early and the trajectory has ``complete=False``.
+    """
+    s = scene.settings
+    settings = replace(s, method=method or s.method, dt=s.dt if dt is None else dt,
+                       t_end=s.t_end if t_end is None else t_end,
+                       record_interval=s.record_interval if record_interval is None else record_interval)
+    scene = replace(scene, settings=settings).checked()
+    settings = scene.settings
+    system = compile_system(scene)
+    if ensemble is None:
+        U0, w0 = system.U0[None], system.omega0[None]
+    else:
+        U0, w0 = ensemble.arrays(system)
+        system = ensemble.system(system)
+    integ = make_integrator(settings.method, system, settings.dt, U0, w0, rtol=settings.rtol, atol=settings.atol)
+    steps, every = settings.steps, settings.record_every
+    marks = list(range(0, steps + 1, every))
+    if marks[-1] != steps:
+        marks.append(steps)
+    records = [_record(system, integ, 0.0)]
+    times = [0.0]
+    complete = True
+    wall0 = _time.perf_counter()
+    for mark in marks[1:]:
+        while integ.steps_done < mark:
+            integ.advance(min(CHECK_EVERY, mark - integ.steps_done))
+            _check(system, integ, ensemble is not None)
+            if stop is not None and stop():
+                complete = False
+                break
+        if not complete:
+            break
+        records.append(_record(system, integ, integ.t))
+        times.append(integ.t)
+        if progress is not None:
+            progress(integ.steps_done / max(steps, 1))
+    if not complete and times[-1] != integ.t:
+        records.append(_record(system, integ, integ.t))
+        times.append(integ.t)
+    wall = _time.perf_counter() - wall0
+    arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}  # (E,R,...)
+    arrays["quaternion"] = _continuous(arrays["quaternion"])
+    if ensemble is None:
+        arrays = {k: a[0] for k, a in arrays.items()}
+    return Trajectory(
+        names=list(system.names), t=np.array(times), pivot=system.pivot.copy(),
+        dipole_owner=system.owner.copy(), method=settings.method, dt=settings.dt,
+        steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
+        info={"evaluations": getattr(integ, "n_evals", None)}, **arrays)
+
+
+def _continuous(q: np.ndarray) -> np.ndarray:
+    """Quaternion signs continuous along the record axis (axis 1 of (E,R,B,4))."""
+    from ..model.rotations import continuous_signs
+
+    return continuous_signs(q, axis=1)
+
+
+def angular_velocity(system: System, U: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """ω (E,B,3) for orientations U (E,B,3,3) (user body axes) and lab momenta L (E,B,3)."""
+    return omega_lab(system, system.kin_body, U, L, system.hinge_inertia(U))

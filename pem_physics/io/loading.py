@@ -1,0 +1,50 @@
+"""Scene and mesh loading by file type: the one entry point the CLI, the API and the add-on share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PemError, ValidationError
+
+
+def load_scene(path: str):
+    """A Scene from a TOML scene file, a PEM UDF file, a Python file defining ``scene``, or ``example:NAME``."""
+    if path.startswith("example:"):
+        from .. import examples
+
+        return examples.build(path.split(":", 1)[1])
+    p = Path(path)
+    if not p.exists():
+        raise ValidationError(path, "no such file")
+    suffix = p.suffix.lower()
+    if suffix == ".toml":
+        from .scenefile import load_scene as load_toml
+
+        return load_toml(p)
+    if suffix == ".udf":
+        from .udf_scene import load_scene as load_udf
+
+        return load_udf(p)
+    if suffix == ".py":
+        namespace: dict = {"__file__": str(p), "__name__": "pem_scene"}
+        exec(compile(p.read_text(encoding="utf-8"), str(p), "exec"), namespace)
+        if "scene" not in namespace:
+            raise ValidationError(path, "a Python scene file must define a variable named 'scene'")
+        return namespace["scene"]
+    raise ValidationError(path, f"unknown scene file type {suffix!r} (expected .toml, .udf or .py)")
+
+
+def load_mesh(path: str):
+    """Vertices (V,3) and triangles (F,3) from OBJ/STL/PLY/OFF via trimesh (duplicate vertices merged)."""
+    try:
+        import trimesh
+    except ImportError as err:
+        raise PemError("reading mesh files needs the 'trimesh' package (pip install trimesh)") from err
+    if not Path(path).exists():
+        raise ValidationError(path, "no such file")
+    mesh = trimesh.load(path, force="mesh", process=True)
+    if len(mesh.faces) == 0:
+        raise ValidationError(path, "the file holds no triangles")
+    return np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces, dtype=np.int64)

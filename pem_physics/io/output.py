@@ -1,0 +1,105 @@
+"""Writing trajectories: NPZ (all arrays), CSV (one row per record), summary JSON.
+
+Every file is written atomically: to a temporary file in the same folder,
+then renamed over the target, so a failed or interrupted run never leaves a
+half-written file behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..engine.simulate import Trajectory
+from ..model.rotations import euler_zyx
+from .files import atomic_open
+
+ARRAYS = ("t", "quaternion", "orientation", "omega", "omega_body", "angular_momentum",
+          "angular_momentum_body", "torque", "kinetic_energy", "gravity_energy", "field_energy",
+          "dipole_energy", "orthonormality", "pivot", "center_of_mass", "dipole_position",
+          "dipole_moment", "dipole_owner")
+
+
+def write_npz(traj: Trajectory, path) -> None:
+    """All trajectory arrays plus names and run facts in one compressed NPZ."""
+    data = {k: getattr(traj, k) for k in ARRAYS}
+    data["names"] = np.array(traj.names)
+    data["total_energy"] = traj.total_energy
+    meta = dict(method=traj.method, dt=traj.dt, steps=traj.steps, complete=traj.complete,
+                ensemble=traj.ensemble)
+    data["meta"] = np.array(json.dumps(meta))
+    with atomic_open(path, "wb") as fh:
+        np.savez_compressed(fh, **data)
+
+
+def csv_columns(traj: Trajectory) -> tuple[list[str], np.ndarray]:
+    """Header and (R, C) table: per body quaternion, Euler angles, ω lab/body, L body, torque, energies."""
+    if traj.ensemble:
+        raise ValueError("CSV holds one scene; write ensemble members one at a time (traj.member(e))")
+    cols, blocks = ["t"], [traj.t[:, None]]
+    euler = euler_zyx(traj.orientation)
+    for b, name in enumerate(traj.names):
+        def add(label, arr, comps, name=name):
+            cols.extend(f"{name}.{label}_{c}" for c in comps)
+            blocks.append(arr.reshape(len(traj.t), -1))
+        add("q", traj.quaternion[:, b], "wxyz")
+        add("euler_zyx", euler[:, b], ("yaw", "pitch", "roll"))
+        add("omega", traj.omega[:, b], "xyz")
+        add("omega_body", traj.omega_body[:, b], "123")
+        add("L", traj.angular_momentum[:, b], "xyz")
+        add("L_body", traj.angular_momentum_body[:, b], "123")
+        add("torque", traj.torque[:, b], "xyz")
+        add("energy", np.stack([traj.kinetic_energy[:, b], traj.gravity_energy[:, b],
+                                traj.field_energy[:, b]], -1), ("kinetic", "gravity", "field"))
+        add("orthonormality", traj.orthonormality[:, b, None], ("err",))
+    cols += ["energy_dipole", "energy_total"]
+    blocks += [traj.dipole_energy[:, None], traj.total_energy[:, None]]
+    return cols, np.concatenate(blocks, axis=1)
+
+
+def write_csv(traj: Trajectory, path) -> None:
+    cols, table = csv_columns(traj)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for row in table:
+        w.writerow([repr(float(x)) for x in row])
+    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(buf.getvalue())
+
+
+def summary(traj: Trajectory) -> dict:
+    return {
+        "method": traj.method,
+        "dt": traj.dt,
+        "steps": traj.steps,
+        "t_end": float(traj.t[-1]),
+        "records": len(traj.t),
+        "bodies": list(traj.names),
+        "wall_time_s": traj.wall_time,
+        "steps_per_second": traj.steps / traj.wall_time if traj.wall_time > 0 else None,
+        "energy_drift_relative": traj.energy_drift(),
+        "orthonormality_error_max": float(np.max(traj.orthonormality)),
+        "complete": traj.complete,
+    }
+
+
+def write_summary(traj: Trajectory, path) -> dict:
+    data = summary(traj)
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+    return data
+
+
+def write_outputs(traj: Trajectory, outdir) -> dict:
+    """trajectory.npz, trajectory.csv and summary.json in ``outdir``; returns the summary."""
+    outdir = Path(outdir)
+    write_npz(traj, outdir / "trajectory.npz")
+    if not traj.ensemble:
+        write_csv(traj, outdir / "trajectory.csv")
+    return write_summary(traj, outdir / "summary.json")

@@ -1,0 +1,881 @@
+"""TOML scene files (format ``pem-scene``, version 1) ↔ :class:`~pem_physics.model.Scene`.
+
+The format is documented key by key in ``docs/scene-format.md``. Reading uses
+the standard library's :mod:`tomllib`; writing uses the small emitter at the
+end of this module (TOML has no writer in the standard library).
+
+Every value is checked while it is read; a problem raises
+:class:`~pem_physics.errors.ValidationError` whose path names the key the way
+the file spells it, e.g. ``bodies[2].dipoles[0].moment: expected 3 numbers``.
+Unknown keys are errors (with the closest valid key suggested), so a typo can
+never silently fall back to a default.
+
+Values in a file are in the units of its ``[units]`` table (SI sizes of the
+length, mass, time and current units, like PEM's ``unitParameter``); the Scene
+is always SI. Written files are SI (all units 1).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import math
+import os
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PemError, ValidationError, join_path
+from ..model import inertia
+from ..model.rotations import axis_angle_matrix
+from ..model.scene import (
+    METHODS,
+    MU0,
+    STANDARD_GRAVITY,
+    Body,
+    ConstantVelocity,
+    Dipole,
+    EllipticOrbit,
+    RotatingField,
+    Scene,
+    Settings,
+)
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "load_scene", "loads", "scene_from_dict", "scene_to_dict", "dumps",
+           "save_scene", "euler_deg_orientation"]
+
+FORMAT = "pem-scene"
+FORMAT_VERSION = 1
+
+# ---------------------------------------------------------------------------- the keys of each table
+
+TOP_KEYS = ("format", "version", "name", "units", "gravity", "mu0", "friction", "periodic_box", "field",
+            "settings", "bodies")
+UNIT_KEYS = ("length", "mass", "time", "ampere")
+FIELD_KEYS = ("uniform", "rotating")
+ROTATING_KEYS = ("b1", "b2", "angular_velocity", "phase")
+SETTINGS_KEYS = ("method", "dt", "t_end", "record_interval", "rtol", "atol")
+ORIENTATION_KEYS = ("quaternion", "axes", "euler_deg")
+BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
+    "angular_velocity", "angular_velocity_body", "hinge", "color", "shapes", "mass_properties", "dipoles",
+    "motion")
+MASS_PROPERTY_KEYS = ("mass", "center_of_mass", "inertia")
+DIPOLE_KEYS = ("position", "moment")
+MOTION_KEYS = {"constant_velocity": ("kind", "velocity"),
+               "elliptic_orbit": ("kind", "center", "r1", "r2", "angular_velocity", "phase")}
+ROLES = ("pendulum", "free", "fixed", "driven")
+SHAPE_KEYS = {
+    "sphere": ("kind", "mass", "density", "center", "radius"),
+    "cylinder": ("kind", "mass", "density", "center", "radius", "half_length", "axis"),
+    "ellipsoid": ("kind", "mass", "density", "center", "semi_axes", "axes"),
+    "cuboid": ("kind", "mass", "density", "center", "half_sides", "axes"),
+    "rod": ("kind", "mass", "density", "center", "half_length", "direction"),
+    "point": ("kind", "mass", "density", "center"),
+    "mesh": ("kind", "mass", "density", "name", "file", "vertices", "faces", "scale", "offset")
+    + ORIENTATION_KEYS,
+}
+MESH_SUFFIXES = (".obj", ".stl", ".ply", ".off", ".glb", ".gltf")
+
+#: Largest magnitude (SI) of any number in a scene: far beyond anything physical, and small enough that
+#: squares and cubes of it (inertia, volume) cannot overflow a double.
+MAX_MAGNITUDE = 1e100
+#: Most time steps a file may ask for (t_end / dt); far beyond any run that could finish.
+MAX_STEPS = 1e12
+
+_REQUIRED = object()
+
+
+# ---------------------------------------------------------------------------- units
+
+class Units:
+    """SI size of the file's units of length (m), mass (kg), time (s) and current (A)."""
+
+    def __init__(self, length=1.0, mass=1.0, time=1.0, ampere=1.0):
+        self.L, self.M, self.T, self.A = float(length), float(mass), float(time), float(ampere)
+
+    # Derived units, SI per file unit (used as multipliers on read).
+    @property
+    def density(self):
+        return self.M / self.L**3
+
+    @property
+    def inertia(self):
+        return self.M * self.L**2
+
+    @property
+    def rate(self):
+        return 1.0 / self.T
+
+    @property
+    def velocity(self):
+        return self.L / self.T
+
+    @property
+    def accel(self):
+        return self.L / self.T**2
+
+    @property
+    def friction(self):
+        return self.M * self.L**2 / self.T
+
+    @property
+    def field(self):
+        return self.M / (self.A * self.T**2)
+
+    @property
+    def mu0(self):
+        return self.M * self.L / (self.T**2 * self.A**2)
+
+    @property
+    def moment(self):
+        return self.A * self.L**2
+
+
+SI = Units()
+
+
+# ---------------------------------------------------------------------------- reading helpers
+
+def _describe(value) -> str:
+    """How a TOML value is called in a message."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        text = repr(value)
+        return "the string " + (text if len(text) <= 40 else text[:37] + "...'")
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)} item{'s' * (len(value) != 1)}"
+    return f"a {type(value).__name__}"
+
+
+def _table(value, path: str, allowed, what: str = "table", parent=()) -> dict:
+    """``value`` as a dict with only ``allowed`` keys (unknown keys are errors with a suggestion).
+
+    parent: the keys of the enclosing table, to explain the classic TOML slip of
+    writing a key below a ``[sub.table]`` header when it belongs above it.
+    """
+    if not isinstance(value, dict):
+        raise ValidationError(path, f"expected a {what}, got {_describe(value)}")
+    for key in value:
+        if key not in allowed:
+            raise ValidationError(join_path(path, str(key)), "unknown key; " + _hint(str(key), allowed, parent))
+    return value
+
+
+def _hint(key: str, allowed, parent=()) -> str:
+    close = difflib.get_close_matches(key, [str(a) for a in allowed], n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    if key in parent:
+        return (f"{key!r} belongs to the enclosing table: in TOML, keys below a [table] header go into that "
+                "table, so write it above the header")
+    return f"valid keys: {', '.join(allowed)}"
+
+
+def _number(value, path: str, unit: float = 1.0, *, positive=False, nonnegative=False) -> float:
+    """A finite number times ``unit`` (the result must stay finite)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValidationError(path, f"expected a number, got {_describe(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise ValidationError(path, f"number too large: {value}") from None
+    if not math.isfinite(x):
+        raise ValidationError(path, f"expected a finite number, got {x}")
+    if positive and not x > 0:
+        raise ValidationError(path, f"expected a positive number, got {value!r}")
+    if nonnegative and x < 0:
+        raise ValidationError(path, f"expected a number ≥ 0, got {value!r}")
+    out = x * unit
+    if not abs(out) <= MAX_MAGNITUDE:
+        raise ValidationError(path, f"{value!r} is out of range (at most {MAX_MAGNITUDE:g} in SI units)")
+    return out
+
+
+def _vector(value, path: str, unit: float = 1.0, n: int = 3, *, nonzero=False) -> np.ndarray:
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise ValidationError(path, f"expected {n} numbers, got {_describe(value)}")
+    if len(value) != n:
+        raise ValidationError(path, f"expected {n} numbers, got {len(value)}")
+    out = np.array([_number(x, f"{path}[{i}]", unit) for i, x in enumerate(value)])
+    if nonzero and not np.linalg.norm(out) > 0:
+        raise ValidationError(path, "expected a non-zero vector")
+    return out
+
+
+def _matrix(value, path: str, rows: int, unit: float = 1.0) -> np.ndarray:
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != rows:
+        got = f"{len(value)} rows" if isinstance(value, (list, tuple)) else _describe(value)
+        raise ValidationError(path, f"expected {rows} rows of 3 numbers, got {got}")
+    return np.stack([_vector(r, f"{path}[{i}]", unit) for i, r in enumerate(value)])
+
+
+def _string(value, path: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValidationError(path, f"expected a non-empty string, got {_describe(value)}")
+    return value
+
+
+def _choice(value, path: str, options) -> str:
+    if not isinstance(value, str) or value not in options:
+        close = difflib.get_close_matches(value, options, n=1) if isinstance(value, str) else []
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValidationError(path, f"expected one of {', '.join(map(repr, options))}, got {_describe(value)}{hint}")
+    return value
+
+
+def _get(d: dict, key: str, path: str, read, default=_REQUIRED, expected: str = ""):
+    """``read(d[key], path.key)``, or ``default`` when the key is absent (a missing required key is an error)."""
+    p = join_path(path, key)
+    if key not in d:
+        if default is _REQUIRED:
+            raise ValidationError(p, f"missing; expected {expected}" if expected else "missing")
+        return default
+    return read(d[key], p)
+
+
+def euler_deg_orientation(angles_deg) -> np.ndarray:
+    """Orientation U (rows = body axes in lab) of intrinsic Z-Y'-X'' angles (yaw, pitch, roll) in degrees.
+
+    The body → lab rotation is Rz(yaw)·Ry(pitch)·Rx(roll), the inverse of
+    :func:`pem_physics.rotations.euler_zyx` (the CSV output's angles).
+    """
+    yaw, pitch, roll = np.radians(np.asarray(angles_deg, dtype=float))
+    R = (axis_angle_matrix(np.array([0.0, 0.0, 1.0]), yaw) @ axis_angle_matrix(np.array([0.0, 1.0, 0.0]), pitch)
+         @ axis_angle_matrix(np.array([1.0, 0.0, 0.0]), roll))
+    return R.T
+
+
+def _orientation(d: dict, path: str) -> np.ndarray | None:
+    """The orientation U from exactly one of quaternion / axes / euler_deg (None when none is given)."""
+    given = [k for k in ORIENTATION_KEYS if k in d]
+    if len(given) > 1:
+        raise ValidationError(join_path(path, given[1]), f"give only one of {', '.join(given)}")
+    if not given:
+        return None
+    key = given[0]
+    p = join_path(path, key)
+    if key == "quaternion":
+        q = _vector(d[key], p, n=4)
+        norm = float(np.linalg.norm(q))
+        if not abs(norm - 1.0) <= 1e-3:
+            raise ValidationError(p, f"expected a unit quaternion [w, x, y, z], got length {norm:.6g}")
+        from ..model.rotations import quat_to_orientation
+
+        return quat_to_orientation(q / norm)
+    if key == "euler_deg":
+        return euler_deg_orientation(_vector(d[key], p))
+    U = _matrix(d[key], p, 3)
+    err = float(np.linalg.norm(U @ U.T - np.eye(3)))
+    if not err <= 1e-6:
+        raise ValidationError(p, f"rows u1, u2, u3 are not orthonormal (‖UUᵀ−I‖ = {err:.3g})")
+    if np.linalg.det(U) < 0:
+        raise ValidationError(p, "rows u1, u2, u3 form a left-handed frame (u3 must be u1 × u2)")
+    return U
+
+
+# ---------------------------------------------------------------------------- reading a document
+
+def load_scene(path) -> Scene:
+    """Read a TOML scene file (mesh files are looked up relative to its folder)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        raise ValidationError(str(path), f"cannot read the file: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValidationError(str(path), f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return loads(text, base_dir=p.resolve().parent, name=p.stem, source=str(path))
+
+
+def loads(text: str, base_dir: Path | None = None, name: str = "scene", source: str = "") -> Scene:
+    """A Scene from TOML text; ``name`` is used when the document has no ``name`` key."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ValidationError(source, f"not valid TOML: {err}") from None
+    if "name" not in doc:
+        doc["name"] = name
+    return scene_from_dict(doc, base_dir=base_dir)
+
+
+def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
+    """A validated Scene (SI) from a parsed TOML document.
+
+    base_dir: folder that relative mesh ``file`` paths start from (default: the current directory).
+    """
+    doc = _table(doc, "", TOP_KEYS, "TOML document")
+    fmt = _get(doc, "format", "", lambda x, p: x, expected=f"format = {FORMAT!r}")
+    if fmt != FORMAT:
+        raise ValidationError("format", f"expected {FORMAT!r}, got {_describe(fmt)}")
+    version = _get(doc, "version", "", lambda x, p: x, expected=f"version = {FORMAT_VERSION}")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValidationError("version", f"expected a positive integer, got {_describe(version)}")
+    if version > FORMAT_VERSION:
+        raise ValidationError("version", f"this file is scene format version {version}, but this pem_physics reads "
+                              f"versions up to {FORMAT_VERSION}; upgrade pem_physics")
+    u = _get(doc, "units", "", _units, default=SI)
+    name = _get(doc, "name", "", _string, default="scene")
+    uniform, rotating = _get(doc, "field", "", lambda x, p: _field(x, p, u), default=(np.zeros(3), None))
+    box = _get(doc, "periodic_box", "", lambda x, p: _vector(x, p, u.L), default=None)
+    if box is not None and not np.all(box > 0):
+        raise ValidationError("periodic_box", "expected three positive box lengths")
+    raw_bodies = _get(doc, "bodies", "", lambda x, p: x, expected="at least one [[bodies]] table")
+    if not isinstance(raw_bodies, list) or not raw_bodies:
+        raise ValidationError("bodies", f"expected an array of [[bodies]] tables, got {_describe(raw_bodies)}")
+    bodies = [_body(b, f"bodies[{i}]", i, u, base_dir) for i, b in enumerate(raw_bodies)]
+    scene = Scene(
+        name=name,
+        bodies=bodies,
+        gravity=_get(doc, "gravity", "", lambda x, p: _vector(x, p, u.accel),
+                     default=np.array([0.0, 0.0, -STANDARD_GRAVITY])),
+        field=uniform,
+        rotating_field=rotating,
+        mu0=_get(doc, "mu0", "", lambda x, p: _number(x, p, u.mu0, nonnegative=True), default=MU0),
+        friction=_get(doc, "friction", "", lambda x, p: _number(x, p, u.friction, nonnegative=True), default=0.0),
+        periodic_box=box,
+        settings=_get(doc, "settings", "", lambda x, p: _settings(x, p, u), default=Settings()),
+    )
+    return scene.checked()
+
+
+def _units(d, path) -> Units:
+    d = _table(d, path, UNIT_KEYS, parent=TOP_KEYS)
+    return Units(*(_get(d, k, path, _unit_size, default=1.0) for k in UNIT_KEYS))
+
+
+def _unit_size(value, path) -> float:
+    x = _number(value, path, positive=True)
+    if not 1e-30 <= x <= 1e30:  # keeps every derived unit (up to cubes) a normal double
+        raise ValidationError(path, f"expected a unit size between 1e-30 and 1e30 (SI), got {value!r}")
+    return x
+
+
+def _field(d, path, u: Units):
+    d = _table(d, path, FIELD_KEYS, parent=TOP_KEYS)
+    uniform = _get(d, "uniform", path, lambda x, p: _vector(x, p, u.field), default=np.zeros(3))
+    rotating = _get(d, "rotating", path, lambda x, p: _rotating(x, p, u), default=None)
+    return uniform, rotating
+
+
+def _rotating(d, path, u: Units) -> RotatingField:
+    d = _table(d, path, ROTATING_KEYS, parent=FIELD_KEYS)
+    return RotatingField(
+        b1=_get(d, "b1", path, lambda x, p: _vector(x, p, u.field), expected="3 numbers (field)"),
+        b2=_get(d, "b2", path, lambda x, p: _vector(x, p, u.field), expected="3 numbers (field)"),
+        angular_velocity=_get(d, "angular_velocity", path, lambda x, p: _number(x, p, u.rate),
+                              expected="a number (1/time)"),
+        phase=_get(d, "phase", path, lambda x, p: _number(x, p), default=0.0))
+
+
+def _settings(d, path, u: Units) -> Settings:
+    d = _table(d, path, SETTINGS_KEYS, parent=TOP_KEYS)
+    base = Settings()
+    out = Settings(
+        method=_get(d, "method", path, lambda x, p: _choice(x, p, METHODS), default=base.method),
+        dt=_get(d, "dt", path, lambda x, p: _number(x, p, u.T, positive=True), default=base.dt),
+        t_end=_get(d, "t_end", path, lambda x, p: _number(x, p, u.T, nonnegative=True), default=base.t_end),
+        record_interval=_get(d, "record_interval", path, lambda x, p: _number(x, p, u.T, positive=True),
+                             default=None),
+        rtol=_get(d, "rtol", path, lambda x, p: _number(x, p, positive=True), default=base.rtol),
+        atol=_get(d, "atol", path, lambda x, p: _number(x, p, positive=True), default=base.atol))
+    # Step counts must be countable integers (the model rounds these ratios to ints).
+    for key, value in (("t_end", out.t_end), ("record_interval", out.record_interval)):
+        if value is not None and not value / out.dt <= MAX_STEPS:
+            raise ValidationError(f"{path}.{key}", f"{key} / dt = {value / out.dt:.3g} steps; at most {MAX_STEPS:.0e}")
+    return out
+
+
+def _body(d, path: str, index: int, u: Units, base_dir) -> Body:
+    d = _table(d, path, BODY_KEYS, parent=TOP_KEYS)
+    role = _get(d, "role", path, lambda x, p: _choice(x, p, ROLES), default="pendulum")
+    if role == "pendulum":
+        if "position" in d:
+            raise ValidationError(f"{path}.position", "a pendulum's origin is its pivot: write 'pivot' instead")
+        position = _get(d, "pivot", path, lambda x, p: _vector(x, p, u.L),
+                        expected="3 numbers (length): a pendulum body needs its pivot point")
+    else:
+        if "pivot" in d:
+            raise ValidationError(f"{path}.pivot", f"only pendulum bodies have a pivot (role is {role!r}); "
+                                  "write 'position' for the body origin")
+        position = _get(d, "position", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3))
+    U = _orientation(d, path)
+    if U is None:
+        U = np.eye(3)
+    if "angular_velocity" in d and "angular_velocity_body" in d:
+        raise ValidationError(f"{path}.angular_velocity_body", "give only one of angular_velocity, "
+                              "angular_velocity_body")
+    omega = _get(d, "angular_velocity", path, lambda x, p: _vector(x, p, u.rate), default=np.zeros(3))
+    if "angular_velocity_body" in d:
+        omega = U.T @ _vector(d["angular_velocity_body"], f"{path}.angular_velocity_body", u.rate)
+    shapes = _get(d, "shapes", path, lambda x, p: _array_of_tables(x, p), default=[])
+    shapes = tuple(_shape(s, f"{path}.shapes[{k}]", u, base_dir) for k, s in enumerate(shapes))
+    dipoles = _get(d, "dipoles", path, lambda x, p: _array_of_tables(x, p), default=[])
+    dipoles = tuple(_dipole(s, f"{path}.dipoles[{k}]", u) for k, s in enumerate(dipoles))
+    body = Body(
+        name=_get(d, "name", path, _string, default=f"body{index}"),
+        role=role, position=position, orientation=U, angular_velocity=omega, shapes=shapes,
+        mass_properties=_get(d, "mass_properties", path, lambda x, p: _mass_properties(x, p, u), default=None),
+        dipoles=dipoles,
+        hinge=_get(d, "hinge", path, lambda x, p: _vector(x, p, nonzero=True), default=None),
+        motion=_get(d, "motion", path, lambda x, p: _motion(x, p, u), default=None),
+        color=_get(d, "color", path, _color, default=None))
+    if role in ("pendulum", "free") and body.mass_properties is None and shapes:
+        # Catch overflowing sums (e.g. huge densities) here, before the model's eigen-decomposition sees them.
+        with np.errstate(over="ignore", invalid="ignore"):
+            mp = body.resolved_mass_properties(path)
+            I0 = mp.inertia_about(np.zeros(3))
+        if not (math.isfinite(mp.mass) and np.all(np.isfinite(mp.inertia)) and np.all(np.isfinite(I0))):
+            raise ValidationError(f"{path}.shapes", "the shapes' mass properties overflow (check sizes and masses)")
+    return body
+
+
+def _array_of_tables(value, path) -> list:
+    if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
+        raise ValidationError(path, f"expected an array of tables ([[{path.split('.')[-1]}]]), got {_describe(value)}")
+    return value
+
+
+def _color(value, path):
+    if not isinstance(value, (list, tuple)) or len(value) not in (3, 4):
+        raise ValidationError(path, "expected 3 or 4 numbers (red, green, blue[, alpha] in 0…1), "
+                              f"got {_describe(value)}")
+    c = tuple(_number(x, f"{path}[{i}]") for i, x in enumerate(value))
+    if not all(0.0 <= x <= 1.0 for x in c):
+        raise ValidationError(path, "colour components must lie in 0…1")
+    return c
+
+
+def _dipole(d, path, u: Units) -> Dipole:
+    d = _table(d, path, DIPOLE_KEYS, parent=BODY_KEYS)
+    return Dipole(position=_get(d, "position", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3)),
+                  moment=_get(d, "moment", path, lambda x, p: _vector(x, p, u.moment),
+                              expected="3 numbers (magnetic moment, ampere·length²)"))
+
+
+def _motion(d, path, u: Units):
+    if not isinstance(d, dict):
+        raise ValidationError(path, f"expected a table, got {_describe(d)}")
+    kind = _get(d, "kind", path, lambda x, p: _choice(x, p, tuple(MOTION_KEYS)),
+                expected=" or ".join(map(repr, MOTION_KEYS)))
+    d = _table(d, path, MOTION_KEYS[kind], parent=BODY_KEYS)
+    if kind == "constant_velocity":
+        return ConstantVelocity(_get(d, "velocity", path, lambda x, p: _vector(x, p, u.velocity),
+                                     expected="3 numbers (length/time)"))
+    return EllipticOrbit(
+        center=_get(d, "center", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3)),
+        r1=_get(d, "r1", path, lambda x, p: _vector(x, p, u.L), expected="3 numbers (length)"),
+        r2=_get(d, "r2", path, lambda x, p: _vector(x, p, u.L), expected="3 numbers (length)"),
+        angular_velocity=_get(d, "angular_velocity", path, lambda x, p: _number(x, p, u.rate),
+                              expected="a number (1/time)"),
+        phase=_get(d, "phase", path, lambda x, p: _number(x, p), default=0.0))
+
+
+def _mass_properties(d, path, u: Units) -> inertia.MassProperties:
+    d = _table(d, path, MASS_PROPERTY_KEYS, parent=BODY_KEYS)
+    mass = _get(d, "mass", path, lambda x, p: _number(x, p, u.M, nonnegative=True), expected="a number (mass)")
+    com = _get(d, "center_of_mass", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3))
+    p = f"{path}.inertia"
+    if "inertia" not in d:
+        raise ValidationError(p, "missing; expected a 3×3 tensor about the centre of mass (mass·length²)")
+    raw = d["inertia"]
+    if isinstance(raw, list) and len(raw) == 3 and not any(isinstance(x, list) for x in raw):
+        I = np.diag(_vector(raw, p, u.inertia))  # principal moments along the body axes
+    else:
+        I = _matrix(raw, p, 3, u.inertia)
+    scale = max(1.0, float(np.abs(I).max())) if np.all(np.isfinite(I)) else 1.0
+    if not np.all(np.isfinite(I)) or not np.allclose(I, I.T, rtol=1e-9, atol=1e-12 * scale):
+        raise ValidationError(p, "expected a symmetric tensor")
+    I = 0.5 * (I + I.T)
+    lam = np.linalg.eigvalsh(I)
+    if lam[0] < -1e-9 * max(abs(lam[-1]), 1e-300):
+        raise ValidationError(p, f"not a physical inertia tensor: negative principal moment {lam[0]:.6g}")
+    return inertia.MassProperties(mass, com, I)
+
+
+def _shape(d, path, u: Units, base_dir):
+    if not isinstance(d, dict):
+        raise ValidationError(path, f"expected a table, got {_describe(d)}")
+    kind = _get(d, "kind", path, lambda x, p: _choice(x, p, tuple(SHAPE_KEYS)),
+                expected="one of " + ", ".join(map(repr, SHAPE_KEYS)))
+    allowed = SHAPE_KEYS[kind]
+    for key in d:
+        if key not in allowed:
+            owners = [k for k, keys in SHAPE_KEYS.items() if key in keys]
+            hint = _hint(str(key), allowed, BODY_KEYS)
+            if owners and not hint.startswith("did you"):
+                hint = f"{key!r} is a key of a {' or '.join(owners)} shape"
+            raise ValidationError(f"{path}.{key}", f"unknown key for a {kind} shape; {hint}")
+    if "mass" in d and "density" in d:
+        raise ValidationError(f"{path}.density", "give only one of mass or density")
+    if "mass" not in d and "density" not in d:
+        raise ValidationError(f"{path}.mass", "missing; give the shape's mass or its density")
+    mass = _get(d, "mass", path, lambda x, p: _number(x, p, u.M, nonnegative=True), default=None)
+    density = _get(d, "density", path, lambda x, p: _number(x, p, u.density, nonnegative=True), default=None)
+    if kind == "mesh":
+        return _mesh(d, path, u, base_dir, mass, density)
+
+    def length(key):
+        return _get(d, key, path, lambda x, p: _number(x, p, u.L, positive=True), expected="a positive length")
+
+    def direction(key, default):
+        return _get(d, key, path, lambda x, p: _vector(x, p, nonzero=True), default=np.array(default, float))
+
+    def lengths(key):
+        return _get(d, key, path, lambda x, p: _vector(x, p, u.L), expected="3 positive lengths")
+
+    center = _get(d, "center", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3))
+    common = dict(mass=mass, density=density, center=center)
+    # Read every parameter first (their errors already carry full paths); the constructors then only
+    # check relations between them, whose errors get the shape's path put in front.
+    if kind == "sphere":
+        make, args = inertia.Sphere, dict(radius=length("radius"))
+    elif kind == "cylinder":
+        make, args = inertia.Cylinder, dict(radius=length("radius"), half_length=length("half_length"),
+                                            axis=direction("axis", (0, 0, 1)))
+    elif kind in ("ellipsoid", "cuboid"):
+        key = "semi_axes" if kind == "ellipsoid" else "half_sides"
+        make = inertia.Ellipsoid if kind == "ellipsoid" else inertia.Cuboid
+        args = {key: lengths(key),
+                "axes": _get(d, "axes", path, _shape_axes, default=((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)))}
+    elif kind == "rod":
+        make, args = inertia.Rod, dict(
+            half_length=_get(d, "half_length", path, lambda x, p: _number(x, p, u.L, nonnegative=True),
+                             expected="a length ≥ 0"),
+            direction=direction("direction", (0, 0, 1)))
+    else:
+        make, args = inertia.PointMass, {}
+    try:
+        shape = make(**args, **common)
+    except ValidationError as err:
+        raise err.at(path) from None
+    return _finite_shape(shape, path)
+
+
+def _finite_shape(shape, path):
+    mp = shape.mass_properties()
+    if not (math.isfinite(mp.mass) and np.all(np.isfinite(mp.center_of_mass)) and np.all(np.isfinite(mp.inertia))):
+        raise ValidationError(path, "the shape's mass properties overflow (check its size, mass or density)")
+    return shape
+
+
+def _shape_axes(value, path):
+    """Two (or three, u3 = u1 × u2) directions u1, u2 of an ellipsoid or cuboid."""
+    if not isinstance(value, list) or len(value) not in (2, 3):
+        raise ValidationError(path, f"expected 2 or 3 directions [u1, u2(, u3)], got {_describe(value)}")
+    rows = [_vector(r, f"{path}[{i}]", nonzero=True) for i, r in enumerate(value)]
+    if len(rows) == 3:
+        u1, u2 = rows[0] / np.linalg.norm(rows[0]), rows[1] / np.linalg.norm(rows[1])
+        u3 = np.cross(u1, u2)
+        n = float(np.linalg.norm(u3))
+        if not (n > 1e-9 and np.allclose(rows[2] / np.linalg.norm(rows[2]), u3 / n, atol=1e-6)):
+            raise ValidationError(f"{path}[2]", "u3 must point along u1 × u2 (or leave it out)")
+        rows = rows[:2]
+    return rows
+
+
+# ---------------------------------------------------------------------------- meshes
+
+class MeshSource:
+    """Where a Mesh shape came from, so that writing the scene back references the file.
+
+    file: absolute path; factor: SI metres per file unit (units.length × scale);
+    rotation: (3,3) mesh → body; offset: (3,) m; digest: fingerprint of the
+    vertices and faces as loaded (an edited mesh is written inline instead).
+    """
+
+    def __init__(self, file: Path, factor: float, rotation: np.ndarray, offset: np.ndarray, digest: str):
+        self.file, self.factor, self.rotation, self.offset, self.digest = file, factor, rotation, offset, digest
+
+
+def _digest(V, F) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.ascontiguousarray(V, dtype=float).tobytes())
+    h.update(np.ascontiguousarray(F, dtype=np.int64).tobytes())
+    return h.hexdigest()
+
+
+def _mesh(d, path, u: Units, base_dir, mass, density):
+    if ("file" in d) == ("vertices" in d):
+        raise ValidationError(f"{path}.file", "give either file (a mesh file) or vertices and faces (inline)")
+    scale = _get(d, "scale", path, lambda x, p: _number(x, p, positive=True), default=1.0)
+    U = _orientation(d, path)
+    R = np.eye(3) if U is None else U.T  # rows of U are the mesh axes in body coordinates
+    offset = _get(d, "offset", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3))
+    factor = _number(scale, f"{path}.scale", u.L)
+    if "file" in d:
+        file = _mesh_path(d["file"], f"{path}.file", base_dir)
+        V, F = _read_mesh_file(file, f"{path}.file")
+        where = f"{path}.file"
+        name = file.stem
+    else:
+        if "faces" not in d:
+            raise ValidationError(f"{path}.faces", "missing; inline vertices need faces (arrays of vertex indices)")
+        V, F = _inline_mesh(d["vertices"], d["faces"], path)
+        where, name, file = path, "mesh", None
+    name = _get(d, "name", path, _string, default=name)
+    with np.errstate(over="ignore", invalid="ignore"):
+        V = (V * factor) @ R.T + offset
+    if not np.all(np.abs(V) <= MAX_MAGNITUDE):
+        raise ValidationError(where if file is not None else f"{path}.vertices",
+                              f"scaled mesh coordinates exceed {MAX_MAGNITUDE:g} m")
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by _finite_shape
+            mesh = inertia.Mesh(V, F, mass=mass, density=density, name=name)
+    except ValidationError as err:
+        sub = (err.path[len("mesh"):] if err.path.startswith("mesh") else err.path).lstrip(".")
+        if file is None:
+            raise type(err)(join_path(where, sub), err.message) from None
+        raise type(err)(where, f"{err.message} (at {sub} of the loaded triangles)" if sub else err.message) from None
+    if file is not None:
+        mesh.source = MeshSource(file, factor, R, offset, _digest(mesh.vertices, mesh.faces))
+    return _finite_shape(mesh, path)
+
+
+def _mesh_path(value, path, base_dir) -> Path:
+    name = _string(value, path)
+    p = Path(name)
+    if not p.is_absolute():
+        p = Path(base_dir if base_dir is not None else Path.cwd()) / p
+    try:
+        ok = p.is_file()
+    except (OSError, ValueError) as err:  # e.g. an embedded NUL character
+        raise ValidationError(path, f"not a usable file name: {err}") from None
+    if not ok:
+        raise ValidationError(path, f"no such mesh file: {p}")
+    if p.suffix.lower() not in MESH_SUFFIXES:
+        raise ValidationError(path, f"unknown mesh file type {p.suffix!r} (expected {', '.join(MESH_SUFFIXES)})")
+    return p.resolve()
+
+
+def _read_mesh_file(file: Path, path: str):
+    """Vertices (N,3) and triangles (F,3) of a mesh file via trimesh (duplicate vertices merged)."""
+    try:
+        import trimesh
+    except ImportError as err:
+        raise PemError(f"{path}: reading mesh files needs the 'trimesh' package (pip install trimesh)") from err
+    try:
+        mesh = trimesh.load(str(file), force="mesh", process=True)
+    except Exception as err:  # trimesh raises many kinds on a malformed file; report them all as bad input
+        raise ValidationError(path, f"cannot read {file.name}: {err}") from None
+    V = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
+    F = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64)
+    if len(F) == 0:
+        raise ValidationError(path, f"{file.name} holds no triangles")
+    return V, F
+
+
+def _inline_mesh(vertices, faces, path):
+    if not isinstance(vertices, list) or not vertices:
+        raise ValidationError(f"{path}.vertices", f"expected an array of [x, y, z] points, got {_describe(vertices)}")
+    V = np.stack([_vector(x, f"{path}.vertices[{i}]") for i, x in enumerate(vertices)])
+    if not isinstance(faces, list) or not faces:
+        raise ValidationError(f"{path}.faces", f"expected an array of faces [i, j, k, ...], got {_describe(faces)}")
+    tris = []
+    for j, f in enumerate(faces):
+        fp = f"{path}.faces[{j}]"
+        if not isinstance(f, list) or len(f) < 3:
+            raise ValidationError(fp, f"expected 3 or more vertex indices, got {_describe(f)}")
+        for k, i in enumerate(f):
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(V):
+                raise ValidationError(f"{fp}[{k}]", f"expected a vertex index 0…{len(V) - 1}, got {_describe(i)}")
+        tris.extend((f[0], f[k], f[k + 1]) for k in range(1, len(f) - 1))  # fan-triangulate polygons
+    return V, np.array(tris, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------- writing
+
+def _floats(a) -> list:
+    return np.asarray(a, dtype=float).tolist()
+
+
+def scene_to_dict(scene: Scene, base_dir: Path | None = None) -> dict:
+    """The TOML document (SI units) of ``scene``. Mesh files are referenced relative to ``base_dir`` if given."""
+    s = scene.checked()
+    doc: dict = {"format": FORMAT, "version": FORMAT_VERSION}
+    if isinstance(s.name, str) and s.name:
+        doc["name"] = s.name
+    doc.update(units={"length": 1.0, "mass": 1.0, "time": 1.0, "ampere": 1.0}, gravity=_floats(s.gravity),
+               mu0=float(s.mu0), friction=float(s.friction))
+    if s.periodic_box is not None:
+        doc["periodic_box"] = _floats(s.periodic_box)
+    field: dict = {"uniform": _floats(s.field)}
+    if s.rotating_field is not None:
+        r = s.rotating_field
+        field["rotating"] = {"b1": _floats(r.b1), "b2": _floats(r.b2),
+                             "angular_velocity": float(r.angular_velocity), "phase": float(r.phase)}
+    doc["field"] = field
+    st = s.settings
+    settings = {"method": st.method, "dt": float(st.dt), "t_end": float(st.t_end)}
+    if st.record_interval is not None:
+        settings["record_interval"] = float(st.record_interval)
+    settings.update(rtol=float(st.rtol), atol=float(st.atol))
+    doc["settings"] = settings
+    doc["bodies"] = [_body_to_dict(b, f"bodies[{i}]", base_dir) for i, b in enumerate(s.bodies)]
+    return doc
+
+
+def _body_to_dict(b: Body, path: str, base_dir) -> dict:
+    out: dict = {"name": b.name, "role": b.role}
+    out["pivot" if b.role == "pendulum" else "position"] = _floats(b.position)
+    out["axes"] = _floats(b.orientation)
+    if b.moving:
+        out["angular_velocity"] = _floats(b.angular_velocity)
+    if b.hinge is not None:
+        out["hinge"] = _floats(b.hinge)
+    if b.color is not None:
+        out["color"] = [float(x) for x in b.color]
+    if b.mass_properties is not None:
+        mp = b.mass_properties
+        out["mass_properties"] = {"mass": float(mp.mass), "center_of_mass": _floats(mp.center_of_mass),
+                                  "inertia": _floats(mp.inertia)}
+    if b.motion is not None:
+        m = b.motion
+        if isinstance(m, ConstantVelocity):
+            out["motion"] = {"kind": "constant_velocity", "velocity": _floats(m.velocity)}
+        else:
+            out["motion"] = {"kind": "elliptic_orbit", "center": _floats(m.center), "r1": _floats(m.r1),
+                             "r2": _floats(m.r2), "angular_velocity": float(m.angular_velocity),
+                             "phase": float(m.phase)}
+    if b.shapes:
+        out["shapes"] = [_shape_to_dict(sh, f"{path}.shapes[{k}]", base_dir) for k, sh in enumerate(b.shapes)]
+    if b.dipoles:
+        out["dipoles"] = [{"position": _floats(d.position), "moment": _floats(d.moment)} for d in b.dipoles]
+    return out
+
+
+def _shape_to_dict(sh, path: str, base_dir) -> dict:
+    kind = getattr(sh, "kind", None)
+    if kind not in SHAPE_KEYS or not isinstance(sh, inertia.SHAPES[kind]):
+        raise ValidationError(path, f"cannot write a shape of type {type(sh).__name__} to a scene file")
+    if kind == "mesh":
+        return _mesh_to_dict(sh, base_dir)
+    out: dict = {"kind": kind, "mass": float(sh.mass), "center": _floats(sh.center)}
+    if kind in ("sphere", "cylinder"):
+        out["radius"] = float(sh.radius)
+    if kind == "cylinder":
+        out.update(half_length=float(sh.half_length), axis=_floats(sh.axis))
+    if kind in ("ellipsoid", "cuboid"):
+        out["semi_axes" if kind == "ellipsoid" else "half_sides"] = _floats(sh.semi_axes)
+        out["axes"] = _floats(sh.axes[:2])
+    if kind == "rod":
+        out.update(half_length=float(sh.half_length), direction=_floats(sh.direction))
+    return out
+
+
+def _mesh_to_dict(sh, base_dir) -> dict:
+    out: dict = {"kind": "mesh"}
+    if isinstance(sh.name, str) and sh.name:
+        out["name"] = sh.name
+    if sh._density_arg is not None:
+        out["density"] = float(sh._density_arg)
+    else:
+        out["mass"] = float(sh.mass)
+    src = getattr(sh, "source", None)
+    if isinstance(src, MeshSource) and src.digest == _digest(sh.vertices, sh.faces):
+        file = src.file
+        if base_dir is not None:
+            try:
+                file = Path(os.path.relpath(src.file, Path(base_dir).resolve()))
+            except ValueError:  # another drive on Windows: keep the absolute path
+                file = src.file
+        out.update(file=file.as_posix(), scale=float(src.factor), axes=_floats(src.rotation.T),
+                   offset=_floats(src.offset))
+    else:
+        out.update(vertices=_floats(sh.vertices), faces=np.asarray(sh.faces, dtype=np.int64).tolist())
+    return out
+
+
+def dumps(scene: Scene, base_dir: Path | None = None) -> str:
+    """TOML text of ``scene`` (SI units; mesh file paths absolute unless ``base_dir`` is given)."""
+    header = (f"# PEM scene file (format {FORMAT!r}, version {FORMAT_VERSION}); SI units.\n"
+              "# Reference: docs/scene-format.md\n")
+    return header + _emit_table(scene_to_dict(scene, base_dir), ())
+
+
+def save_scene(scene: Scene, path) -> None:
+    """Write ``scene`` as a TOML scene file, atomically; mesh files are referenced relative to its folder."""
+    from .files import atomic_open
+
+    p = Path(path)
+    text = dumps(scene, base_dir=p.resolve().parent)
+    with atomic_open(p, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+
+
+# ---------------------------------------------------------------------------- a small TOML emitter
+
+_BARE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _key(k: str) -> str:
+    return k if k and set(k) <= _BARE else _string_literal(k)
+
+
+def _string_literal(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch in "\n\t\r\b\f":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _value(x, indent: str = "") -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        if math.isnan(f):
+            return "nan"
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return repr(f)  # shortest text that reads back to the same double
+    if isinstance(x, str):
+        return _string_literal(x)
+    if isinstance(x, (list, tuple)):
+        if x and all(isinstance(e, (list, tuple)) for e in x):
+            inner = indent + "    "
+            return "[\n" + "".join(f"{inner}{_value(e, inner)},\n" for e in x) + indent + "]"
+        return "[" + ", ".join(_value(e, indent) for e in x) + "]"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in x.items()) + "}"
+    raise TypeError(f"cannot write {type(x).__name__} as TOML")
+
+
+def _is_table_array(x) -> bool:
+    return isinstance(x, list) and bool(x) and all(isinstance(e, dict) for e in x)
+
+
+def _emit_table(d: dict, prefix: tuple) -> str:
+    """Plain keys first, then sub-tables ``[a.b]``, then arrays of tables ``[[a.b]]`` (TOML requires that order)."""
+    lines = [f"{_key(k)} = {_value(v)}\n" for k, v in d.items()
+             if not isinstance(v, dict) and not _is_table_array(v)]
+    text = "".join(lines)
+    for k, v in d.items():
+        if isinstance(v, dict):
+            name = ".".join(_key(p) for p in prefix + (k,))
+            text += f"\n[{name}]\n" + _emit_table(v, prefix + (k,))
+    for k, v in d.items():
+        if _is_table_array(v):
+            name = ".".join(_key(p) for p in prefix + (k,))
+            for item in v:
+                text += f"\n[[{name}]]\n" + _emit_table(item, prefix + (k,))
+    return text

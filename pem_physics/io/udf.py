@@ -1,0 +1,436 @@
+"""Reader for the original PEM engine's UDF files (OCTA/GOURMET format), driven by their schema.
+
+A UDF file ``\\include``\\s a definition file (``pem1_3_def.udf`` etc.) whose
+``\\begin{def}`` / ``\\begin{global_def}`` blocks declare classes and fields;
+``\\begin{data}`` blocks then give values *positionally* in that order
+(structs ``{…}``, arrays ``[…]``, strings, numbers). Output files add
+``\\begin{record}{"#n"}`` blocks, each a data block of the non-global fields
+(``simulationResult``).
+
+Values come back as plain Python: structs → dict (field → value), arrays →
+list, ``double`` → float, ``int``/``ID``/references → int, ``string``/``select`` → str.
+A struct written shorter than its schema gets the remaining fields' defaults
+(0, "", [], the first select option), as GOURMET does. Anything else that does
+not fit the schema raises :class:`UdfError` with file, line, column and the
+field path.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ValidationError
+
+__all__ = ["UdfError", "UdfDocument", "Schema", "read_udf", "parse_udf", "read_records"]
+
+
+class UdfError(ValidationError):
+    """Malformed or unsupported UDF content; ``path`` is ``file:line:col``, the message names the field."""
+
+
+# ---------------------------------------------------------------------------- tokens
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+|//[^\n]*)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<name>[A-Za-z_$][A-Za-z_0-9$.]*)
+  | (?P<punct>[{}\[\]<>:,;*/^()=+\-!|&%@#?'.])
+""", re.VERBOSE)
+
+_SECTION = re.compile(r"""\\(?P<cmd>begin|end|include)\s*\{\s*(?P<arg>"[^"]*"|[A-Za-z_]\w*)\s*\}""")
+
+
+class _Source:
+    """Text of one file with offset → line:col mapping for messages."""
+
+    def __init__(self, text: str, name: str):
+        self.text = text
+        self.name = name
+        self._lines = [m.end() for m in re.finditer("\n", text)]
+
+    def where(self, offset: int) -> str:
+        line = bisect.bisect_right(self._lines, offset)
+        col = offset - (self._lines[line - 1] if line else 0) + 1
+        return f"{self.name}:{line + 1}:{col}"
+
+    def error(self, offset: int, message: str) -> UdfError:
+        return UdfError(self.where(offset), message)
+
+
+def _tokens(src: _Source, start: int, end: int) -> list[tuple[str, str, int]]:
+    """(kind, text, offset) tokens of src.text[start:end]; whitespace and // comments dropped."""
+    out = []
+    pos = start
+    text = src.text
+    match = _TOKEN.match
+    while pos < end:
+        m = match(text, pos, end)
+        if m is None:
+            raise src.error(pos, f"unexpected character {text[pos]!r}")
+        kind = m.lastgroup
+        if kind != "ws":
+            out.append((kind, m.group(), pos))
+        pos = m.end()
+    out.append(("eof", "", end))
+    return out
+
+
+class _Cursor:
+    def __init__(self, src: _Source, toks):
+        self.src = src
+        self.toks = toks
+        self.i = 0
+
+    def peek(self):
+        return self.toks[self.i]
+
+    def next(self):
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def accept(self, text: str) -> bool:
+        if self.toks[self.i][1] == text and self.toks[self.i][0] in ("punct",):
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, text: str, what: str):
+        t = self.next()
+        if t[1] != text or t[0] not in ("punct",):
+            raise self.src.error(t[2], f"{what}: expected {text!r}, got {t[1] or 'end of block'!r}")
+        return t
+
+    def skip_separators(self):
+        while self.toks[self.i][0] == "punct" and self.toks[self.i][1] in ",;":
+            self.i += 1
+
+    def skip_brackets(self, open_: str, close: str):
+        """Skip a balanced ``[…]`` (a unit annotation) starting at the current open bracket."""
+        depth = 0
+        while True:
+            kind, text, off = self.next()
+            if kind == "eof":
+                raise self.src.error(off, f"unclosed {open_!r}")
+            if kind == "punct" and text == open_:
+                depth += 1
+            elif kind == "punct" and text == close:
+                depth -= 1
+                if depth == 0:
+                    return
+
+
+# ---------------------------------------------------------------------------- schema
+
+@dataclass
+class Field:
+    name: str
+    # ("double",) ("int",) ("string",) ("id",) ("select", options) ("ref", cls) ("struct", fields) ("class", name)
+    type: tuple
+    array: bool = False
+
+
+@dataclass
+class Schema:
+    """Classes and top-level fields declared by a file's def blocks."""
+
+    classes: dict = field(default_factory=dict)   # name → type tuple
+    fields: dict = field(default_factory=dict)    # top-level field name → Field
+    global_fields: set = field(default_factory=set)
+
+    def resolve(self, t: tuple, where: str = "") -> tuple:
+        while t[0] == "class":
+            if t[1] not in self.classes:
+                raise UdfError(where, f"unknown class {t[1]!r}")
+            t = self.classes[t[1]]
+        return t
+
+
+_SCALARS = {"double": ("double",), "float": ("double",), "int": ("int",), "string": ("string",), "ID": ("id",),
+            "bool": ("bool",)}
+
+
+def _parse_type(cur: _Cursor) -> tuple:
+    kind, text, off = cur.next()
+    if kind == "name" and text in _SCALARS:
+        return _SCALARS[text]
+    if kind == "name" and text == "select":
+        cur.expect("{", "select")
+        options = []
+        while not cur.accept("}"):
+            k, t, o = cur.next()
+            if k != "str":
+                raise cur.src.error(o, f"select: expected a quoted option, got {t!r}")
+            options.append(t[1:-1])
+            cur.skip_separators()
+        return ("select", tuple(options))
+    if kind == "punct" and text == "<":
+        k, cls, o = cur.next()
+        if k != "name":
+            raise cur.src.error(o, f"reference: expected a class name, got {cls!r}")
+        cur.skip_separators()
+        cur.next()  # the key field (ID)
+        cur.expect(">", "reference")
+        return ("ref", cls)
+    if kind == "punct" and text == "{":
+        fields = []
+        while not cur.accept("}"):
+            fields.append(_parse_field(cur))
+            cur.skip_separators()
+        return ("struct", tuple(fields))
+    if kind == "name":
+        return ("class", text)
+    raise cur.src.error(off, f"expected a type, got {text!r}")
+
+
+def _parse_field(cur: _Cursor) -> Field:
+    kind, name, off = cur.next()
+    if kind != "name":
+        raise cur.src.error(off, f"expected a field name, got {name!r}")
+    array = False
+    if cur.accept("["):
+        while not cur.accept("]"):  # [] or [N]
+            if cur.next()[0] == "eof":
+                raise cur.src.error(off, f"{name}: unclosed '['")
+        array = True
+    cur.expect(":", f"field {name}")
+    t = _parse_type(cur)
+    if cur.peek()[:2] == ("punct", "["):
+        cur.skip_brackets("[", "]")  # unit annotation
+    return Field(name, t, array)
+
+
+def _parse_def(src: _Source, start: int, end: int, schema: Schema, is_global: bool) -> None:
+    cur = _Cursor(src, _tokens(src, start, end))
+    while cur.peek()[0] != "eof":
+        kind, text, off = cur.peek()
+        if kind == "name" and text == "class":
+            cur.next()
+            k, name, o = cur.next()
+            if k != "name":
+                raise src.error(o, f"class: expected a name, got {name!r}")
+            cur.expect(":", f"class {name}")
+            schema.classes[name] = _parse_type(cur)
+            if cur.peek()[:2] == ("punct", "["):
+                cur.skip_brackets("[", "]")
+        else:
+            f = _parse_field(cur)
+            schema.fields[f.name] = f
+            if is_global:
+                schema.global_fields.add(f.name)
+        cur.skip_separators()
+
+
+# ---------------------------------------------------------------------------- data
+
+def _default(schema: Schema, t: tuple, array: bool):
+    if array:
+        return []
+    t = schema.resolve(t)
+    k = t[0]
+    if k == "double":
+        return 0.0
+    if k in ("int", "id", "ref"):
+        return 0
+    if k == "bool":
+        return False
+    if k == "string":
+        return ""
+    if k == "select":
+        return t[1][0] if t[1] else ""
+    return {f.name: _default(schema, f.type, f.array) for f in t[1]}
+
+
+class _DataParser:
+    def __init__(self, schema: Schema, cur: _Cursor):
+        self.schema = schema
+        self.cur = cur
+        self.src = cur.src
+
+    def value(self, t: tuple, array: bool, path: str):
+        cur = self.cur
+        if array:
+            cur.expect("[", path)
+            out = []
+            while not cur.accept("]"):
+                if cur.peek()[0] == "eof":
+                    raise self.src.error(cur.peek()[2], f"{path}: unclosed '['")
+                out.append(self.value(t, False, f"{path}[{len(out)}]"))
+                cur.skip_separators()
+            return out
+        t = self.schema.resolve(t, self.src.name)
+        k = t[0]
+        if k == "struct":
+            cur.expect("{", path)
+            out = {}
+            fields = t[1]
+            n = 0
+            while not cur.accept("}"):
+                if n >= len(fields):
+                    tok = cur.peek()
+                    raise self.src.error(tok[2], f"{path}: more values than the schema's {len(fields)} fields "
+                                                 f"({', '.join(f.name for f in fields)})")
+                f = fields[n]
+                out[f.name] = self.value(f.type, f.array, f"{path}.{f.name}" if path else f.name)
+                n += 1
+                cur.skip_separators()
+            for f in fields[n:]:
+                out[f.name] = _default(self.schema, f.type, f.array)
+            return out
+        kind, text, off = cur.next()
+        if k == "double":
+            if kind != "num":
+                raise self.src.error(off, f"{path}: expected a number, got {text or 'end of block'!r}")
+            return float(text)
+        if k in ("int", "id", "ref"):
+            if kind != "num" or not re.fullmatch(r"[-+]?\d+", text):
+                raise self.src.error(off, f"{path}: expected an integer, got {text or 'end of block'!r}")
+            return int(text)
+        if k == "bool":
+            if kind == "name" and text in ("true", "false"):
+                return text == "true"
+            raise self.src.error(off, f"{path}: expected true or false, got {text!r}")
+        if kind != "str":
+            raise self.src.error(off, f"{path}: expected a quoted string, got {text or 'end of block'!r}")
+        s = text[1:-1]
+        if k == "select" and s not in t[1]:
+            raise self.src.error(off, f"{path}: {s!r} is not one of {', '.join(repr(o) for o in t[1])}")
+        return s
+
+    def block(self) -> dict:
+        """``name[]: value`` pairs of one data block."""
+        cur = self.cur
+        out = {}
+        while cur.peek()[0] != "eof":
+            kind, name, off = cur.next()
+            if kind != "name":
+                raise self.src.error(off, f"expected a field name, got {name!r}")
+            if cur.accept("["):
+                cur.expect("]", name)
+            cur.expect(":", name)
+            f = self.schema.fields.get(name)
+            if f is None:
+                known = ", ".join(sorted(self.schema.fields))
+                raise self.src.error(off, f"{name}: not a field of this file's schema (known: {known})")
+            out[name] = self.value(f.type, f.array, name)
+            cur.skip_separators()
+        return out
+
+
+# ---------------------------------------------------------------------------- documents
+
+@dataclass
+class UdfDocument:
+    """A parsed UDF file: ``data`` (top-level fields of the data blocks), ``header``, ``records``."""
+
+    path: Path | None
+    schema: Schema
+    data: dict
+    header: dict
+    records: list  # [(label, dict)]
+    includes: list
+
+    @property
+    def version(self) -> str:
+        return str(self.header.get("EngineVersion", ""))
+
+
+def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, depth: int = 0) -> UdfDocument:
+    if depth > 8:
+        raise UdfError(name, "\\include nested too deeply")
+    src = _Source(text, name)
+    schema = Schema()
+    header_schema = Schema()
+    data: dict = {}
+    header: dict = {}
+    records: list = []
+    includes: list = []
+    stack: list[tuple[str, int, int]] = []  # (section, content start, offset of \begin)
+    record_label = None
+    pos = 0
+    while True:
+        m = _SECTION.search(text, pos)
+        if m is None:
+            break
+        cmd, arg = m.group("cmd"), m.group("arg").strip('"')
+        pos = m.end()
+        if cmd == "include":
+            if stack:
+                raise src.error(m.start(), "\\include inside a section")
+            if base_dir is None:
+                raise src.error(m.start(), f"cannot resolve \\include {arg!r} without a file location")
+            inc_path = base_dir / arg
+            if not inc_path.is_file():
+                raise src.error(m.start(), f"included file {arg!r} not found in {base_dir}")
+            inc = _parse(inc_path.read_text(encoding="utf-8", errors="replace"), str(inc_path), inc_path.parent,
+                         False, depth + 1)
+            schema.classes.update(inc.schema.classes)
+            schema.fields.update(inc.schema.fields)
+            schema.global_fields |= inc.schema.global_fields
+            header.update(inc.header)
+            includes.append(inc_path)
+            continue
+        if cmd == "begin":
+            if arg == "record":
+                lm = re.match(r"\s*\{\s*\"([^\"]*)\"\s*\}", text[pos:pos + 200])
+                record_label = lm.group(1) if lm else str(len(records))
+                if lm:
+                    pos += lm.end()
+                if not want_records:
+                    end = text.find("\\end{record}", pos)
+                    if end < 0:
+                        raise src.error(m.start(), "\\begin{record} without \\end{record}")
+                    pos = end + len("\\end{record}")
+                    continue
+            stack.append((arg, pos, m.start()))
+            if arg == "unit":  # unit conversion table for GOURMET's display; units come from unitParameter
+                end = text.find("\\end{unit}", pos)
+                if end < 0:
+                    raise src.error(m.start(), "\\begin{unit} without \\end{unit}")
+                pos = end
+            continue
+        # \end
+        if not stack or stack[-1][0] != arg:
+            opened = f"\\begin{{{stack[-1][0]}}}" if stack else "any section"
+            raise src.error(m.start(), f"\\end{{{arg}}} does not close {opened}")
+        section, start, begin_off = stack.pop()
+        in_header = any(s[0] == "header" for s in stack)
+        in_record = any(s[0] == "record" for s in stack)
+        if section in ("def", "global_def"):
+            _parse_def(src, start, m.start(), header_schema if in_header else schema, section == "global_def")
+        elif section == "data":
+            target_schema = header_schema if in_header else schema
+            if not target_schema.fields:
+                raise src.error(begin_off, "data block before any schema (missing \\include of the def file?)")
+            block = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start()))).block()
+            if in_header:
+                header.update(block)
+            elif in_record:
+                records.append((record_label, block))
+            else:
+                data.update(block)
+    if stack:
+        raise src.error(stack[-1][2], f"\\begin{{{stack[-1][0]}}} is never closed")
+    return UdfDocument(Path(name) if base_dir is not None else None, schema, data, header, records, includes)
+
+
+def parse_udf(text: str, name: str = "<udf>", base_dir: Path | None = None, records: bool = False) -> UdfDocument:
+    """Parse UDF text; ``base_dir`` resolves ``\\include``. ``records``: also parse record blocks."""
+    return _parse(text, name, Path(base_dir) if base_dir is not None else None, records)
+
+
+def read_udf(path, records: bool = False) -> UdfDocument:
+    """Read a UDF file (its ``\\include`` files are looked up beside it)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UdfError(str(path), "no such file")
+    return _parse(p.read_text(encoding="utf-8", errors="replace"), str(p), p.parent, records)
+
+
+def read_records(path) -> list[dict]:
+    """The record blocks of a PEM output file (``*_o.udf``), in order, each a dict of its fields."""
+    return [block for _, block in read_udf(path, records=True).records]

@@ -1,0 +1,269 @@
+"""PEM UDF input files → :class:`~pem_physics.model.Scene` (SI units).
+
+:mod:`pem_physics.udf` parses the file against its ``\\begin{def}`` schema;
+this module gives the values their meaning, following what the original
+engine does with them (``PemSimulator::input``):
+
+- ``body[]`` holds shape definitions; ``simulation.pendulum[]`` and
+  ``simulation.body[]`` place them (one definition may be placed many times).
+- A pendulum simulates with its ``analysis`` block (mass, centre of mass and
+  tensor *about the body origin* = the pivot). We honour it as the mass
+  property override, so results match PEM even where PEM's own analyser used
+  the manual's wrong cylinder/rod formulas (theory §2). Without ``analysis``
+  (all zeros) the shapes are used, with the correct formulas.
+- ``unitParameter`` (length, mass, time, ampere in SI) converts every value to
+  SI; absent, the file is taken to be in SI already.
+- The schema's unit for the friction coefficient (Time/Mass/Length²) is the
+  inverse of what the engine uses it for (torque = −c·ω, so M·L²/T), and the
+  elliptic orbit's r1, r2 are lengths though declared as fields; we convert
+  by what the engine does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..model.scene import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
+
+INTEGRATORS = {"4thOrderRungeKutta": "pem-rk4", "Euler": "pem-euler"}
+
+
+def _vec(d, path) -> np.ndarray:
+    if not isinstance(d, dict) or not all(k in d for k in "xyz"):
+        raise ValidationError(path, "expected a vector {x, y, z}")
+    return np.array([float(d["x"]), float(d["y"]), float(d["z"])])
+
+
+def _get(d, key, path, *alternatives):
+    for k in (key,) + alternatives:
+        if isinstance(d, dict) and k in d and d[k] is not None:
+            return d[k]
+    raise ValidationError(f"{path}.{key}", "missing")
+
+
+class _Units:
+    def __init__(self, up):
+        self.L, self.M, self.T, self.A = up
+
+    def length(self, x):
+        return x * self.L
+
+    def inertia(self, x):
+        return x * self.M * self.L**2
+
+    def omega(self, x):
+        return x / self.T
+
+    def moment(self, x):
+        return x * self.A * self.L**2
+
+    def field(self, x):
+        return x * self.M / (self.A * self.T**2)
+
+    def mu0(self, x):
+        return x * self.M * self.L / (self.T**2 * self.A**2)
+
+    def accel(self, x):
+        return x * self.L / self.T**2
+
+    def friction(self, x):
+        return x * self.M * self.L**2 / self.T
+
+    def velocity(self, x):
+        return x * self.L / self.T
+
+
+def _shape(s, path, u: _Units):
+    from ..model import inertia
+
+    kind = _get(s, "shape", path)
+    center = u.length(_vec(_get(s, "center", path), f"{path}.center"))
+    mass = u.M * float(_get(s, "mass", path))
+    if kind == "sphere":
+        return inertia.Sphere(radius=u.length(float(s["sphere"]["radius"])), mass=mass, center=center)
+    if kind == "cylinder":
+        c = s["cylinder"]
+        return inertia.Cylinder(radius=u.length(float(c["radius"])), half_length=u.length(float(c["length"])),
+                                axis=_vec(c["d"], f"{path}.cylinder.d"), mass=mass, center=center)
+    if kind in ("ellipsoid", "cuboid"):
+        c = s[kind]
+        axes = (_vec(c["da"], f"{path}.{kind}.da"), _vec(c["db"], f"{path}.{kind}.db"))
+        sizes = tuple(u.length(float(c[k])) for k in "abc")
+        if kind == "ellipsoid":
+            return inertia.Ellipsoid(semi_axes=sizes, axes=axes, mass=mass, center=center)
+        return inertia.Cuboid(half_sides=sizes, axes=axes, mass=mass, center=center)
+    if kind == "line":
+        c = s["line"]
+        return inertia.Rod(half_length=u.length(float(c["l"])), direction=_vec(c["d"], f"{path}.line.d"),
+                           mass=mass, center=center)
+    if kind == "point":
+        return inertia.PointMass(mass=mass, center=center)
+    if kind == "mesh":
+        m = s["mesh"]
+        ids = {int(v["id"]): i for i, v in enumerate(m["vertex"])}
+        V = np.array([_vec(v["position"], f"{path}.mesh.vertex[{i}].position") for i, v in enumerate(m["vertex"])])
+        faces = []
+        for j, f in enumerate(m["face"]):
+            refs = [int(r) for r in f["vertex"]]
+            missing = [r for r in refs if r not in ids]
+            if missing:
+                raise ValidationError(f"{path}.mesh.face[{j}]", f"refers to unknown vertex id {missing[0]}")
+            idx = [ids[r] for r in refs]
+            if len(idx) < 3:
+                raise ValidationError(f"{path}.mesh.face[{j}]", f"a face needs 3 or more vertices, got {len(idx)}")
+            faces.extend([idx[0], idx[k], idx[k + 1]] for k in range(1, len(idx) - 1))  # fan-triangulate
+        return inertia.Mesh(vertices=u.length(V) + center, faces=np.array(faces, dtype=np.int64), mass=mass)
+    raise ValidationError(f"{path}.shape", f"unknown shape kind {kind!r}")
+
+
+def _analysis(b, path, u: _Units):
+    """PEM's precomputed mass properties, or None when the block is absent or all zero."""
+    from ..model.inertia import MassProperties
+
+    a = b.get("analysis")
+    if not a:
+        return None
+    mass = float(a["mass"])
+    I = a["inertiaMoment"]
+    t = np.array([[I["xx"], I["yx"], I["zx"]], [I["yx"], I["yy"], I["zy"]], [I["zx"], I["zy"], I["zz"]]], float)
+    com = _vec(a["massCenter"], f"{path}.analysis.massCenter")
+    if mass == 0 and not t.any():
+        return None
+    mass_si, com_si, I_origin = u.M * mass, u.length(com), u.inertia(t)
+    # PEM's tensor is about the body origin (the pivot); ours is about the centre of mass.
+    I_com = I_origin - mass_si * (com_si @ com_si * np.eye(3) - np.outer(com_si, com_si))
+    return MassProperties(mass=mass_si, center_of_mass=com_si, inertia=I_com)
+
+
+def _frame(o, path) -> np.ndarray:
+    """Rows u1, u2, u3 as written; PEM's rounded values are re-orthonormalised by the model."""
+    return np.stack([_vec(o[k], f"{path}.{k}") for k in ("u1", "u2", "u3")])
+
+
+def scene_from_udf(doc, name: str = "udf") -> Scene:
+    """Build a Scene from a parsed :class:`pem_physics.udf.UdfDocument`."""
+    data = doc.data
+    up = data.get("unitParameter")
+    u = _Units((float(up["length"]), float(up["mass"]), float(up["time"]), float(up["ampere"])) if up else (1, 1, 1, 1))
+    defs = {}
+    for i, b in enumerate(data.get("body") or []):
+        defs[int(b["id"])] = (i, b)
+    sim = _get(data, "simulation", "")
+
+    def definition(ref, path):
+        if int(ref) not in defs:
+            raise ValidationError(path, f"refers to body id {ref}, which body[] does not define")
+        return defs[int(ref)]
+
+    bodies = []
+    for i, p in enumerate(sim.get("pendulum") or []):
+        path = f"simulation.pendulum[{i}]"
+        j, b = definition(_get(p, "body", path), f"{path}.body")
+        bpath = f"body[{j}]"
+        override = _analysis(b, bpath, u)
+        shapes = () if override is not None else tuple(_shape(s, f"{bpath}.shape[{k}]", u)
+                                                       for k, s in enumerate(b.get("shape") or []))
+        con = p.get("constraint") or {}
+        hinge = _vec(con["rotationAxis"], f"{path}.constraint.rotationAxis") if con.get("flag") == "true" else None
+        bodies.append(Body(
+            name=f"pendulum{i}", role="pendulum",
+            position=u.length(_vec(_get(p, "position", path, "center"), f"{path}.position")),
+            orientation=_frame(_get(p, "orientation", path), f"{path}.orientation"),
+            angular_velocity=u.omega(_vec(_get(p, "angularVelocity", path), f"{path}.angularVelocity")),
+            shapes=shapes, mass_properties=override, hinge=hinge,
+            dipoles=tuple(Dipole(u.length(_vec(_get(m, "position", f"{bpath}.magnet[{k}]", "center"),
+                                                    f"{bpath}.magnet[{k}].position")),
+                                 u.moment(_vec(m["dipole"], f"{bpath}.magnet[{k}].dipole")))
+                          for k, m in enumerate(b.get("magnet") or [])),
+            color=_color(b)))
+    for i, s in enumerate(sim.get("body") or []):
+        path = f"simulation.body[{i}]"
+        j, b = definition(_get(s, "body", path), f"{path}.body")
+        bpath = f"body[{j}]"
+        kind = _get(s, "type", path)
+        motion = None
+        if kind == "constantVelocity":
+            motion = ConstantVelocity(u.velocity(_vec(s["constantVelocity"]["velocity"],
+                                                      f"{path}.constantVelocity.velocity")))
+        elif kind == "ellipticRotation":
+            e = s["ellipticRotation"]
+            motion = EllipticOrbit(center=u.length(_vec(e["center"], f"{path}.ellipticRotation.center")),
+                                   r1=u.length(_vec(e["r1"], f"{path}.ellipticRotation.r1")),
+                                   r2=u.length(_vec(e["r2"], f"{path}.ellipticRotation.r2")),
+                                   angular_velocity=u.omega(float(e["angularVelocity"])),
+                                   phase=float(e["initialPhase"]))
+        elif kind != "fixed":
+            raise ValidationError(f"{path}.type", f"unknown body type {kind!r}")
+        o = s["orientation"]
+        u1 = _vec(o["u1"], f"{path}.orientation.u1")
+        u2 = _vec(o["u2"], f"{path}.orientation.u2")
+        # PEM builds a fixed body's frame from u1, u2 only (u3 = u1 × u2).
+        bodies.append(Body(
+            name=f"body{i}", role="fixed" if motion is None else "driven",
+            position=u.length(_vec(_get(s, "position", path, "center"), f"{path}.position")),
+            orientation=np.stack([u1, u2, np.cross(u1, u2)]), motion=motion,
+            dipoles=tuple(Dipole(u.length(_vec(_get(m, "position", f"{bpath}.magnet[{k}]", "center"),
+                                                    f"{bpath}.magnet[{k}].position")),
+                                 u.moment(_vec(m["dipole"], f"{bpath}.magnet[{k}].dipole")))
+                          for k, m in enumerate(b.get("magnet") or [])),
+            color=_color(b)))
+    field = np.zeros(3)
+    rotating = None
+    mf = sim.get("magnetiField") or {}
+    ftype = mf.get("fieldType", "false")
+    if ftype == "constantField":
+        field = u.field(_vec(mf["constantField"]["B"], "simulation.magnetiField.constantField.B"))
+    elif ftype == "ellipticRotationField":
+        e = mf["ellipticRotationField"]
+        rotating = RotatingField(b1=u.field(_vec(e["B1"], "simulation.magnetiField.ellipticRotationField.B1")),
+                                 b2=u.field(_vec(e["B2"], "simulation.magnetiField.ellipticRotationField.B2")),
+                                 angular_velocity=u.omega(float(e["angularVelocity"])))
+    elif ftype not in ("false", ""):
+        raise ValidationError("simulation.magnetiField.fieldType", f"unknown field type {ftype!r}")
+    fr = sim.get("PseudoFrictionTorque") or {}
+    friction = u.friction(float(fr.get("coefficient", 0.0))) if fr.get("flag") == "true" else 0.0
+    box = None
+    if sim.get("periodicBoundaryCondition") == "true":
+        size = sim["systemSize"]
+        box = u.length(_vec(size["max"], "simulation.systemSize.max") - _vec(size["min"], "simulation.systemSize.min"))
+    t = _get(sim, "time", "simulation")
+    dt = u.T * float(t["dt"])
+    steps, report = int(t["simulationSteps"]), int(t["reportSteps"])
+    method = INTEGRATORS.get(sim.get("integrator"))
+    if method is None:
+        raise ValidationError("simulation.integrator", f"unknown integrator {sim.get('integrator')!r}")
+    mu0 = sim.get("freeSpacePermeability")
+    return Scene(
+        name=name, bodies=bodies,
+        gravity=u.accel(_vec(_get(sim, "gravity", "simulation"), "simulation.gravity")),
+        field=field, rotating_field=rotating,
+        mu0=u.mu0(float(mu0)) if mu0 is not None else 4e-7 * np.pi,
+        friction=friction, periodic_box=box,
+        settings=Settings(method=method, dt=dt, t_end=steps * dt, record_interval=report * dt),
+    )
+
+
+def _color(b):
+    c = b.get("color") or []
+    if not c:
+        return None
+    c0 = c[0]
+    return (float(c0["red"]), float(c0["green"]), float(c0["blue"]), float(c0["trans"]))
+
+
+def units_of(doc) -> tuple[float, float, float, float]:
+    """(length, mass, time, ampere) of a UDF document in SI (1s when absent)."""
+    up = doc.data.get("unitParameter")
+    if not up:
+        return (1.0, 1.0, 1.0, 1.0)
+    return (float(up["length"]), float(up["mass"]), float(up["time"]), float(up["ampere"]))
+
+
+def load_scene(path) -> Scene:
+    """Read a PEM UDF input file into a Scene."""
+    from pathlib import Path
+
+    from .udf import read_udf
+
+    return scene_from_udf(read_udf(path), name=Path(path).stem)

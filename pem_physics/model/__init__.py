@@ -1,0 +1,27 @@
+"""The model: what a scene is, before anything moves.
+
+- :mod:`.scene` — scene data (:class:`Scene`, :class:`Body`, :class:`Dipole`, :class:`Settings`,
+  driven motions, the rotating field) and its validation; re-exported here.
+- :mod:`.inertia` — mass properties: analytic shapes, exact closed-mesh integrals, Steiner shifts,
+  the pseudo-inverse; :mod:`.fastmesh` its optional compiled kernel.
+- :mod:`.rotations` — rotation matrices, quaternions, Euler angles, PEM's re-orthonormalisation.
+- :mod:`.validate` — the checks every scene value goes through (messages name the item).
+
+Depends on :mod:`pem_physics.errors` only.
+"""
+
+from .scene import (
+    DEFAULT_METHOD,
+    METHODS,
+    MU0,
+    Body,
+    ConstantVelocity,
+    Dipole,
+    EllipticOrbit,
+    RotatingField,
+    Scene,
+    Settings,
+)
+
+__all__ = ["Body", "ConstantVelocity", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0",
+           "RotatingField", "Scene", "Settings"]

@@ -1,0 +1,295 @@
+"""The scene model: bodies, dipoles, fields and run settings (SI units).
+
+A :class:`Scene` is plain data built in Python, from a TOML scene file
+(:mod:`pem_physics.scenefile`) or from a PEM UDF file (:mod:`pem_physics.udf`).
+:meth:`Scene.validate` checks every value and names the offending item, e.g.
+``bodies[2].dipoles[0].moment: expected 3 numbers``.
+
+Body coordinates: every body has its own frame. Its origin is the body's
+``position`` in the lab (for a pendulum: the pivot) and its axes are the rows
+u1, u2, u3 of ``orientation``. Shapes, centres of mass and dipoles are given in
+body coordinates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
+
+import numpy as np
+
+from ..errors import ValidationError
+from . import validate as v
+
+ROLES = ("pendulum", "free", "fixed", "driven")
+METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler", "dop853")
+DEFAULT_METHOD = "splitting4"
+MU0 = 4e-7 * math.pi
+STANDARD_GRAVITY = 9.80665
+
+
+@dataclass(frozen=True)
+class Dipole:
+    """A point magnetic dipole fixed to a body.
+
+    position: (3,) m, body coordinates. moment: (3,) A·m², body coordinates.
+    """
+
+    position: Sequence[float] = (0.0, 0.0, 0.0)
+    moment: Sequence[float] = (0.0, 0.0, 1.0)
+
+    def checked(self, path: str) -> Dipole:
+        return Dipole(v.vector(self.position, f"{path}.position"), v.vector(self.moment, f"{path}.moment"))
+
+
+@dataclass(frozen=True)
+class ConstantVelocity:
+    """Driven motion: the body translates, position(t) = position₀ + velocity·t (m/s)."""
+
+    velocity: Sequence[float] = (0.0, 0.0, 0.0)
+
+    def checked(self, path: str) -> ConstantVelocity:
+        return ConstantVelocity(v.vector(self.velocity, f"{path}.velocity"))
+
+
+@dataclass(frozen=True)
+class EllipticOrbit:
+    """Driven motion (PEM's ``ellipticRotation``).
+
+    position(t) = center + r1 cos(φ₀ + ωt) + r2 sin(φ₀ + ωt) (m), and the body
+    turns about n = r1×r2/|r1×r2| at the same rate ω (rad/s), so a magnet on it
+    keeps facing the same way relative to the orbit.
+    """
+
+    center: Sequence[float] = (0.0, 0.0, 0.0)
+    r1: Sequence[float] = (1.0, 0.0, 0.0)
+    r2: Sequence[float] = (0.0, 1.0, 0.0)
+    angular_velocity: float = 1.0
+    phase: float = 0.0
+
+    def checked(self, path: str) -> EllipticOrbit:
+        r1 = v.vector(self.r1, f"{path}.r1")
+        r2 = v.vector(self.r2, f"{path}.r2")
+        if not np.linalg.norm(np.cross(r1, r2)) > 0:
+            raise ValidationError(f"{path}.r2", "r1 and r2 must not be parallel (they span the orbit plane)")
+        return EllipticOrbit(v.vector(self.center, f"{path}.center"), r1, r2,
+                             v.number(self.angular_velocity, f"{path}.angular_velocity"),
+                             v.number(self.phase, f"{path}.phase"))
+
+
+@dataclass(frozen=True)
+class RotatingField:
+    """Elliptically rotating uniform field B(t) = b1 cos(ωt + φ) + b2 sin(ωt + φ) (T)."""
+
+    b1: Sequence[float] = (1e-3, 0.0, 0.0)
+    b2: Sequence[float] = (0.0, 1e-3, 0.0)
+    angular_velocity: float = 1.0
+    phase: float = 0.0
+
+    def checked(self, path: str) -> RotatingField:
+        return RotatingField(v.vector(self.b1, f"{path}.b1"), v.vector(self.b2, f"{path}.b2"),
+                             v.number(self.angular_velocity, f"{path}.angular_velocity"),
+                             v.number(self.phase, f"{path}.phase"))
+
+
+@dataclass
+class Body:
+    """One rigid body.
+
+    role: ``pendulum`` rotates about its pivot ``position``; ``free`` rotates
+    about its centre of mass; ``fixed`` magnets stay put; ``driven`` magnets
+    follow ``motion``. Fixed and driven bodies only carry dipoles.
+    shapes: inertia shapes (:mod:`pem_physics.inertia`) in body coordinates;
+    mass_properties: an override (PEM's ``analysis``) used instead of the shapes.
+    hinge: a lab-frame axis; the body then only turns about it (1 DOF).
+    """
+
+    name: str = "body"
+    role: str = "pendulum"
+    position: Sequence[float] = (0.0, 0.0, 0.0)
+    orientation: Sequence[Sequence[float]] = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    angular_velocity: Sequence[float] = (0.0, 0.0, 0.0)
+    shapes: Sequence = ()
+    mass_properties: object | None = None
+    dipoles: Sequence[Dipole] = ()
+    hinge: Sequence[float] | None = None
+    motion: ConstantVelocity | EllipticOrbit | None = None
+    color: Sequence[float] | None = None
+
+    @property
+    def moving(self) -> bool:
+        return self.role in ("pendulum", "free")
+
+    def resolved_mass_properties(self, path: str = ""):
+        """The mass properties the simulation uses (override, else the sum of the shapes)."""
+        from . import inertia
+
+        if self.mass_properties is not None:
+            mp = self.mass_properties
+            if not isinstance(mp, inertia.MassProperties):
+                raise ValidationError(f"{path}.mass_properties", "expected a MassProperties")
+            v.number(mp.mass, f"{path}.mass_properties.mass", nonnegative=True)
+            v.vector(mp.center_of_mass, f"{path}.mass_properties.center_of_mass")
+            I = np.asarray(mp.inertia, dtype=float)
+            if I.shape != (3, 3) or not np.all(np.isfinite(I)):
+                raise ValidationError(f"{path}.mass_properties.inertia", "expected a finite 3×3 tensor")
+            if not np.allclose(I, I.T, rtol=1e-12, atol=1e-15 * max(1.0, float(np.abs(I).max()))):
+                raise ValidationError(f"{path}.mass_properties.inertia", "tensor is not symmetric")
+            return mp
+        if not self.shapes:
+            raise ValidationError(f"{path}.shapes", f"a {self.role} body needs shapes or mass_properties")
+        parts = []
+        for i, shape in enumerate(self.shapes):
+            try:
+                parts.append(shape.mass_properties())
+            except ValidationError as err:
+                raise err.at(f"{path}.shapes[{i}]") from err
+        return inertia.combine(parts)
+
+    def checked(self, path: str) -> Body:
+        """A copy with every value validated and converted to numpy arrays."""
+        if not isinstance(self.name, str) or not self.name:
+            raise ValidationError(f"{path}.name", "expected a non-empty string")
+        v.choice(self.role, f"{path}.role", ROLES)
+        out = replace(
+            self,
+            position=v.vector(self.position, f"{path}.position"),
+            orientation=v.rotation(self.orientation, f"{path}.orientation"),
+            angular_velocity=v.vector(self.angular_velocity, f"{path}.angular_velocity"),
+            dipoles=tuple(d.checked(f"{path}.dipoles[{i}]") if isinstance(d, Dipole)
+                          else _bad(f"{path}.dipoles[{i}]", "expected a Dipole")
+                          for i, d in enumerate(self.dipoles)),
+            hinge=None if self.hinge is None else v.vector(self.hinge, f"{path}.hinge", unit=True),
+        )
+        if self.role == "driven":
+            if not isinstance(self.motion, (ConstantVelocity, EllipticOrbit)):
+                raise ValidationError(f"{path}.motion",
+                                      "a driven body needs a ConstantVelocity or EllipticOrbit motion")
+            out.motion = self.motion.checked(f"{path}.motion")
+        elif self.motion is not None:
+            raise ValidationError(f"{path}.motion", f"only driven bodies have a motion (role is {self.role!r})")
+        if out.moving:
+            mp = self.resolved_mass_properties(path)
+            if not mp.mass > 0:
+                raise ValidationError(f"{path}.mass", f"a {self.role} body needs a positive mass, got {mp.mass}")
+            I = np.asarray(mp.inertia_about(np.zeros(3)) if self.role == "pendulum" else mp.inertia, dtype=float)
+            if not np.all(np.isfinite(I)):
+                raise ValidationError(f"{path}.inertia", "the inertia tensor is not finite (sizes or masses too large)")
+            if not np.max(np.linalg.eigvalsh(I)) > 0:
+                raise ValidationError(f"{path}.inertia", "the inertia tensor is zero: the body cannot rotate")
+        elif self.hinge is not None:
+            raise ValidationError(f"{path}.hinge",
+                                  f"only pendulum and free bodies can be hinged (role is {self.role!r})")
+        if self.role in ("fixed", "driven") and np.any(out.angular_velocity):
+            raise ValidationError(f"{path}.angular_velocity", f"a {self.role} body has no angular velocity of its own")
+        return out
+
+
+def _bad(path: str, message: str):
+    raise ValidationError(path, message)
+
+
+#: Longest run a scene may ask for (guards integer conversions against absurd t_end / dt).
+MAX_STEPS = 1e12
+
+
+@dataclass
+class Settings:
+    """Integrator settings. dt and t_end in s; record_interval in s (None: every step)."""
+
+    method: str = DEFAULT_METHOD
+    dt: float = 1e-3
+    t_end: float = 1.0
+    record_interval: float | None = None
+    rtol: float = 1e-10
+    atol: float = 1e-12
+
+    def checked(self, path: str = "settings") -> Settings:
+        out = Settings(
+            method=v.choice(self.method, f"{path}.method", METHODS),
+            dt=v.number(self.dt, f"{path}.dt", positive=True),
+            t_end=v.number(self.t_end, f"{path}.t_end", nonnegative=True),
+            record_interval=None if self.record_interval is None
+            else v.number(self.record_interval, f"{path}.record_interval", positive=True),
+            rtol=v.number(self.rtol, f"{path}.rtol", positive=True),
+            atol=v.number(self.atol, f"{path}.atol", positive=True),
+        )
+        if out.t_end / out.dt > MAX_STEPS:
+            raise ValidationError(f"{path}.t_end", f"t_end / dt = {out.t_end / out.dt:.3g} steps; at most "
+                                                   f"{MAX_STEPS:.0e} are allowed")
+        if out.record_interval is not None and out.record_interval / out.dt > MAX_STEPS:
+            raise ValidationError(f"{path}.record_interval", "is more than 1e12 steps")
+        _ = out.record_every  # validates the interval against dt
+        return out
+
+    @property
+    def steps(self) -> int:
+        """Number of steps of size dt covering t_end (t_end is rounded to a whole step)."""
+        return int(round(self.t_end / self.dt))
+
+    @property
+    def record_every(self) -> int:
+        if self.record_interval is None:
+            return 1
+        k = self.record_interval / self.dt
+        if abs(k - round(k)) > 1e-9 * max(1.0, k) or round(k) < 1:
+            raise ValidationError("settings.record_interval",
+                                  f"must be a whole multiple of dt = {self.dt:g} s, got {self.record_interval:g} s")
+        return int(round(k))
+
+
+@dataclass
+class Scene:
+    """Everything a simulation needs (SI units).
+
+    gravity: (3,) m/s²; field: uniform B (3,) T; rotating_field: adds an
+    elliptically rotating B(t); mu0: vacuum permeability (T·m/A); friction:
+    pivot friction coefficient c (N·m·s), torque −cω on every moving body;
+    periodic_box: (3,) box lengths (m) for minimum-image dipole separations.
+    """
+
+    bodies: Sequence[Body] = dc_field(default_factory=list)
+    gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY)
+    field: Sequence[float] = (0.0, 0.0, 0.0)
+    rotating_field: RotatingField | None = None
+    mu0: float = MU0
+    friction: float = 0.0
+    periodic_box: Sequence[float] | None = None
+    settings: Settings = dc_field(default_factory=Settings)
+    name: str = "scene"
+
+    def checked(self) -> Scene:
+        """A validated copy; raises ValidationError naming the first bad item."""
+        if not isinstance(self.bodies, (list, tuple)):
+            raise ValidationError("bodies", "expected a list of bodies")
+        bodies = []
+        for i, b in enumerate(self.bodies):
+            if not isinstance(b, Body):
+                raise ValidationError(f"bodies[{i}]", "expected a Body")
+            bodies.append(b.checked(f"bodies[{i}]"))
+        if not any(b.moving for b in bodies):
+            raise ValidationError("bodies", "the scene has no pendulum or free body to simulate")
+        names = [b.name for b in bodies]
+        for i, n in enumerate(names):
+            if names.index(n) != i:
+                raise ValidationError(f"bodies[{i}].name", f"duplicate body name {n!r} (also bodies[{names.index(n)}])")
+        box = None
+        if self.periodic_box is not None:
+            box = v.vector(self.periodic_box, "periodic_box")
+            if not np.all(box > 0):
+                raise ValidationError("periodic_box", "box lengths must be positive")
+        if not isinstance(self.settings, Settings):
+            raise ValidationError("settings", "expected a Settings")
+        return Scene(
+            bodies=bodies,
+            gravity=v.vector(self.gravity, "gravity"),
+            field=v.vector(self.field, "field"),
+            rotating_field=None if self.rotating_field is None else self.rotating_field.checked("rotating_field"),
+            mu0=v.number(self.mu0, "mu0", nonnegative=True),
+            friction=v.number(self.friction, "friction", nonnegative=True),
+            periodic_box=box,
+            settings=self.settings.checked("settings"),
+            name=self.name,
+        )

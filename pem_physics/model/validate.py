@@ -1,0 +1,80 @@
+"""Small validators shared by the scene model and the file readers.
+
+Each takes the value and the key path that names it, and either returns a
+clean numpy/Python value or raises :class:`ValidationError` naming the path.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+
+from ..errors import ValidationError
+
+
+def number(value, path: str, *, positive: bool = False, nonnegative: bool = False) -> float:
+    """A finite real number (bools are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+        raise ValidationError(path, f"expected a number, got {_show(value)}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValidationError(path, f"expected a finite number, got {v}")
+    if positive and not v > 0:
+        raise ValidationError(path, f"expected a positive number, got {v}")
+    if nonnegative and v < 0:
+        raise ValidationError(path, f"expected a number ≥ 0, got {v}")
+    return v
+
+
+def integer(value, path: str, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValidationError(path, f"expected an integer, got {_show(value)}")
+    if minimum is not None and value < minimum:
+        raise ValidationError(path, f"expected an integer ≥ {minimum}, got {value}")
+    return int(value)
+
+
+def vector(value, path: str, n: int = 3, *, nonzero: bool = False, unit: bool = False) -> np.ndarray:
+    """A finite vector of ``n`` numbers; ``unit=True`` normalises a non-zero vector."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise ValidationError(path, f"expected {n} numbers, got {_show(value)}")
+    if len(value) != n:
+        raise ValidationError(path, f"expected {n} numbers, got {len(value)}")
+    out = np.array([number(v, f"{path}[{i}]") for i, v in enumerate(value)], dtype=float)
+    if (nonzero or unit) and not np.linalg.norm(out) > 0:
+        raise ValidationError(path, "expected a non-zero vector")
+    if unit:
+        out = out / np.linalg.norm(out)
+    return out
+
+
+def rotation(value, path: str, tol: float = 1e-6) -> np.ndarray:
+    """An orientation matrix (rows u1, u2, u3): orthonormal to ``tol`` and right-handed.
+
+    Returned re-orthonormalised to machine precision so that small rounding in a
+    file does not feed an integrator a slightly sheared frame.
+    """
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
+        raise ValidationError(path, "expected 3 rows u1, u2, u3 of 3 numbers each")
+    U = np.stack([vector(row, f"{path}[{i}]") for i, row in enumerate(value)])
+    err = float(np.linalg.norm(U @ U.T - np.eye(3)))
+    if err > tol:
+        raise ValidationError(path, f"rows u1, u2, u3 are not orthonormal (‖UUᵀ−I‖ = {err:.3g})")
+    if np.linalg.det(U) < 0:
+        raise ValidationError(path, "rows u1, u2, u3 form a left-handed frame (u3 must be u1 × u2)")
+    from .rotations import orthonormalize
+
+    return orthonormalize(U)
+
+
+def choice(value, path: str, options) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise ValidationError(path, f"expected one of {', '.join(map(repr, options))}, got {_show(value)}")
+    return value
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,66 @@
+"""Basin maps: release geometry, classification against the physics' mirror symmetry, files, interruption."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pem_physics import examples
+from pem_physics.analysis.basin import basin_map, release_orientations, write
+from pem_physics.engine.simulate import simulate
+
+
+def scene():
+    return examples.three_magnet(friction=0.01, t_end=6.0, dt=2e-3)
+
+
+def test_release_orientations_put_the_bob_where_asked(rng):
+    sc = scene()
+    body = sc.bodies[0]
+    point = np.asarray(body.dipoles[0].position)
+    xs, ys = rng.uniform(-0.1, 0.1, 20), rng.uniform(-0.1, 0.1, 20)
+    U = release_orientations(sc, xs, ys)[:, 0]
+    np.testing.assert_allclose(U @ np.swapaxes(U, -1, -2), np.broadcast_to(np.eye(3), U.shape), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(U), 1.0, atol=1e-12)
+    bob = np.asarray(body.position) + np.einsum("eji,j->ei", U, point)
+    np.testing.assert_allclose(bob[:, 0], xs, atol=1e-12)
+    np.testing.assert_allclose(bob[:, 1], ys, atol=1e-12)
+    assert np.all(bob[:, 2] < body.position[2])  # hanging below the pivot
+
+
+def test_map_is_mirror_symmetric_and_releases_over_a_magnet_stay_there():
+    sc = scene()
+    res = basin_map(sc, grid=5, extent=0.05)
+    assert res.complete and res.label.shape == (5, 5)
+    # The magnets sit at 90°, 210°, 330°: x → −x swaps magnets 1 and 2 and keeps 0.
+    swap = np.array([-1, 0, 2, 1])  # index by label + 1
+    np.testing.assert_array_equal(res.label[:, ::-1], swap[res.label + 1])
+    # A bob released right over magnet 0 (0, 0.05) stays there: grid point (x=0, y=0.05).
+    assert res.label[4, 2] == 0
+    # Classification agrees with an independent single-scene run of one member.
+    U = release_orientations(sc, np.array([res.x[1]]), np.array([res.y[3]]))
+    single = replace(sc, bodies=[replace(sc.bodies[0], orientation=U[0, 0])] + list(sc.bodies[1:]))
+    traj = simulate(single)  # a plain single-scene run, not an ensemble
+    end = np.asarray(sc.bodies[0].position) + traj.orientation[-1, 0].T @ np.asarray(sc.bodies[0].dipoles[0].position)
+    np.testing.assert_allclose(res.final_xy[3, 1], end[:2], atol=1e-9)
+
+
+def test_interrupted_map_is_marked_and_written(tmp_path):
+    res = basin_map(scene(), grid=3, extent=0.05, t_end=1.0, stop=lambda: True)
+    assert not res.complete and np.all(res.label == -1)
+    summary = write(res, tmp_path)
+    assert summary["complete"] is False
+    assert json.loads((tmp_path / "basin.json").read_text())["members"] == 9
+    data = np.load(tmp_path / "basin.npz")
+    assert data["label"].shape == (3, 3)
+    assert (tmp_path / "basin.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_needs_one_pendulum_and_fixed_magnets():
+    from pem_physics.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="exactly one pendulum"):
+        basin_map(examples.t_handle(), grid=2)

@@ -1,0 +1,161 @@
+"""Plots, read_trajectory, and the plot/info commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pem_physics import examples, simulate
+from pem_physics.analysis.plot import (
+    compare_methods,
+    momentum_sphere_drift,
+    plot_outputs,
+    read_trajectory,
+    relative_energy_error,
+)
+from pem_physics.cli import main as cli_main
+from pem_physics.errors import ValidationError
+from pem_physics.io.output import ARRAYS, write_npz, write_outputs
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def check_png(path):
+    import matplotlib.image as mpimg
+
+    assert path.read_bytes()[:8] == PNG_MAGIC
+    img = mpimg.imread(path)
+    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+    rgb = img[..., :3]
+    # not blank: a real share of the pixels are drawn (not the white background) and they vary
+    assert (rgb.min(axis=-1) < 0.9).mean() > 0.01
+    assert rgb.std() > 0.05
+
+
+@pytest.fixture(scope="module")
+def magnet_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    traj = simulate(examples.three_magnet(), t_end=0.2)
+    write_outputs(traj, out)
+    return traj, out
+
+
+def test_read_trajectory_round_trips_write_npz_exactly(magnet_run, tmp_path):
+    traj, out = magnet_run
+    back = read_trajectory(out / "trajectory.npz")
+    for k in ARRAYS:
+        a, b = getattr(traj, k), getattr(back, k)
+        assert a.dtype == b.dtype and a.shape == b.shape, k
+        assert np.array_equal(a, b), k
+    assert back.names == traj.names
+    assert (back.method, back.dt, back.steps, back.complete, back.ensemble) == \
+        (traj.method, traj.dt, traj.steps, traj.complete, traj.ensemble)
+    assert np.array_equal(back.total_energy, traj.total_energy)
+    assert read_trajectory(out).names == traj.names  # a run folder works too
+
+
+def test_read_trajectory_names_bad_input(tmp_path):
+    with pytest.raises(ValidationError, match="no such file"):
+        read_trajectory(tmp_path / "missing.npz")
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(ValidationError, match="missing"):
+        read_trajectory(tmp_path / "other.npz")
+
+
+def test_plot_outputs_writes_valid_nonblank_pngs_atomically(magnet_run, tmp_path):
+    _, out = magnet_run
+    paths = plot_outputs(out, tmp_path / "png")
+    assert sorted(p.name for p in paths) == ["energy.png", "momentum_sphere.png", "omega.png", "top_view.png"]
+    for p in paths:
+        check_png(p)
+    assert sorted(x.name for x in (tmp_path / "png").iterdir()) == sorted(p.name for p in paths)  # no temp files
+
+
+def test_plot_command(magnet_run, tmp_path, capsys):
+    _, out = magnet_run
+    assert cli_main(["plot", str(out), "-o", str(tmp_path / "figs")]) == 0
+    assert len(list((tmp_path / "figs").glob("*.png"))) == 4
+    assert cli_main(["plot", str(tmp_path / "nothing-here")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["plot", "info"])
+def test_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli_main([command, "--help"])
+    assert exc.value.code == 0
+    assert command in capsys.readouterr().out
+
+
+def test_energy_error_plot_data_is_relative_error():
+    traj = simulate(examples.pendulum(), t_end=0.5)
+    err = relative_energy_error(traj)
+    E = traj.kinetic_energy.sum(-1) + traj.gravity_energy.sum(-1)
+    scale = max(abs(E[0]), np.abs(traj.kinetic_energy.sum(-1)).max())
+    np.testing.assert_allclose(err, (E - E[0]) / scale, atol=1e-15)
+
+
+def test_momentum_sphere_euler_drifts_off_its_orbit_rk4_does_not(tmp_path):
+    """The manual's figure 4.2, measured on the data: torque-free body, Euler vs RK4 at the same dt.
+
+    On the |L| sphere the closed orbit is fixed by T (Σ L_k²/I_k = 2T). PEM's Euler keeps L exact in the
+    lab and re-orthonormalises, so its path stays on the sphere but crosses orbits with a growing T error.
+    """
+    scene = examples.t_handle(omega=(3.0, 1.0, 0.5))
+    trajs = compare_methods(scene, ["pem-euler", "pem-rk4"], t_end=5.0, dt=1 / 128, record_interval=4 / 128,
+                            path=tmp_path / "energy_error.png", sphere_path=tmp_path / "sphere.png")
+    check_png(tmp_path / "energy_error.png")
+    check_png(tmp_path / "sphere.png")
+    euler = momentum_sphere_drift(trajs["pem-euler"])
+    rk4 = momentum_sphere_drift(trajs["pem-rk4"])
+    assert euler["orbit"] > 1e-2 and euler["orbit"] > 1.5 * euler["orbit_first_half"]  # drifts, and keeps drifting
+    assert rk4["orbit"] < 1e-7 and rk4["radius"] < 1e-8
+    # independent of the recorded energies: the orbit label Σ L_k²/I_k from L_body and the tensor
+    Ib = examples.T_HANDLE_INERTIA
+    for tr, big in ((trajs["pem-euler"], True), (trajs["pem-rk4"], False)):
+        Lb = tr.angular_momentum_body[:, 0]
+        label = np.einsum("ri,ij,rj->r", Lb, np.linalg.inv(Ib), Lb)
+        change = abs(label[-1] / label[0] - 1)
+        assert (change > 1e-2) if big else (change < 1e-7)
+
+
+def test_info_json_matches_closed_form(capsys):
+    assert cli_main(["info", "example:compass", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    (needle,) = rows
+    m, r, h = 0.003, 0.002, 0.03
+    assert needle["role"] == "pendulum" and needle["mass"] == pytest.approx(m)
+    Ia, It = m * r * r / 2, m * (r * r / 4 + h * h / 3)   # thin cylinder along body x
+    np.testing.assert_allclose(np.diag(needle["inertia_about_center_of_mass"]), [Ia, It, It], rtol=1e-12)
+    np.testing.assert_allclose(needle["principal_moments"], [Ia, It, It], rtol=1e-12)
+    I = np.array(needle["inertia_about_center_of_mass"])
+    for lam, a in zip(needle["principal_moments"], needle["principal_axes"]):
+        np.testing.assert_allclose(I @ np.array(a), lam * np.array(a), atol=1e-15)
+
+
+def test_info_pivot_tensor_uses_parallel_axes(capsys):
+    assert cli_main(["info", "example:three-magnet", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    bob = rows["bob"]
+    c = np.array(bob["center_of_mass"])
+    expect = np.array(bob["inertia_about_center_of_mass"]) + bob["mass"] * (c @ c * np.eye(3) - np.outer(c, c))
+    np.testing.assert_allclose(bob["inertia_about_pivot"], expect, rtol=1e-12)
+    assert rows["magnet0"]["role"] == "fixed"
+    assert cli_main(["info", "example:three-magnet"]) == 0
+    table = capsys.readouterr().out
+    assert "bob  [pendulum]" in table and "principal moments" in table
+
+
+def test_ensemble_npz_round_trip_and_plots(tmp_path):
+    from pem_physics.engine.simulate import Ensemble
+
+    scene = examples.pendulum(t_end=0.1)
+    w = np.array([[[0.0, 0.0, 0.0]], [[0.5, 0.0, 0.0]]])
+    traj = simulate(scene, ensemble=Ensemble(angular_velocity=w))
+    write_npz(traj, tmp_path / "trajectory.npz")
+    back = read_trajectory(tmp_path / "trajectory.npz")
+    assert back.ensemble and np.array_equal(back.omega, traj.omega)
+    for p in plot_outputs(tmp_path):
+        assert p.read_bytes()[:8] == PNG_MAGIC

@@ -1,0 +1,98 @@
+"""The package layout: layers import only downwards, nothing imports Blender, tests mirror the packages.
+
+The layers (issue "a layout that shows the architecture"): errors → model → engine → io → analysis →
+cli, with ``examples`` (built-in scenes) between model and engine. Read from the source with ``ast``,
+function-level imports included, so a lazy import cannot hide a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PKG = ROOT / "pem_physics"
+LAYERS = {"errors": 0, "model": 1, "examples": 2, "engine": 3, "io": 4, "analysis": 5, "cli": 6, "__main__": 7,
+          "": 8}  # "" is the package's own __init__ (the public API re-exports from every layer)
+PACKAGES = ("model", "engine", "io", "analysis")
+
+
+def module_name(path: Path) -> str:
+    parts = ("pem_physics",) + path.relative_to(PKG).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[tuple[str, int]]:
+    """(absolute module, line) of every import in ``path``, relative ones resolved."""
+    mod = module_name(path)
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                out.append((node.module, node.lineno))
+                continue
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            if node.module is None:  # from . import a, b: each name is a module
+                out += [(f"{target}.{a.name}", node.lineno) for a in node.names]
+            else:
+                out.append((target, node.lineno))
+    return out
+
+
+def layer(mod: str) -> str:
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+SOURCES = sorted(PKG.rglob("*.py"))
+
+
+def test_every_module_belongs_to_a_layer():
+    assert {layer(module_name(p)) for p in SOURCES} <= set(LAYERS)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PKG)))
+def test_imports_only_point_down(path):
+    here = LAYERS[layer(module_name(path))]
+    for target, line in imports(path):
+        if target.split(".")[0] in ("bpy", "pem_addon", "mathutils", "gpu", "bmesh"):
+            pytest.fail(f"{path.name}:{line}: pem_physics must never import Blender ({target})")
+        if target.startswith("pem_physics"):
+            assert target.split(".")[0] == "pem_physics"
+            there = LAYERS[layer(target)]
+            assert there <= here, f"{path.relative_to(PKG)}:{line} imports {target}: an upward (cyclic) import"
+
+
+def test_no_import_cycles_between_modules():
+    graph = {module_name(p): {t for t, _ in imports(p) if t.startswith("pem_physics") and t != module_name(p)}
+             for p in SOURCES}
+    state: dict[str, int] = {}
+
+    def visit(node, stack):
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == "pem_physics" or nxt not in graph:
+                continue
+            if state.get(nxt) == 1:
+                pytest.fail("import cycle: " + " → ".join(stack + [nxt]))
+            if nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = 2
+
+    for mod in sorted(graph):
+        if mod not in state and mod != "pem_physics":
+            visit(mod, [mod])
+
+
+def test_tests_mirror_the_packages():
+    for pkg in PACKAGES:
+        assert (PKG / pkg / "__init__.py").is_file()
+        assert sorted((ROOT / "tests" / pkg).glob("test_*.py")), f"tests/{pkg}/ has no tests for pem_physics/{pkg}/"
+    assert sorted((ROOT / "tests" / "addon").glob("test_*.py")), "tests/addon/ holds the pem_addon tests"
