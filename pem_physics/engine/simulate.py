@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import SimulationError, ValidationError
 from ..model.rotations import orientation_to_quat, orthonormality_error
 from ..model.scene import Scene
+from . import compiled
 from .integrators import make_integrator, omega_lab
 from .system import System, compile_system
 from .torques import evaluate
@@ -162,9 +163,14 @@ class Trajectory:
 
 
 def _record(system: System, integ, t: float) -> dict:
-    U = integ.orientation()
-    L = integ.momentum()
-    w = integ.angular_velocity()
+    return _record_state(system, integ.orientation(), integ.momentum(), integ.angular_velocity(), t)
+
+
+def _record_state(system: System, U: np.ndarray, L: np.ndarray, w: np.ndarray, t: float) -> dict:
+    """Every recorded array of states U (N,B,3,3) (user body axes), L, w (N,B,3) at time t.
+
+    N runs over ensemble members, or over records of a time-independent scene (see ``_records``).
+    """
     kin = system.kin_body
     res = evaluate(system, kin, U, t, energies=True)
     torque = res.torque - system.damping(w)
@@ -240,14 +246,35 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     marks = list(range(0, steps + 1, every))
     if marks[-1] != steps:
         marks.append(steps)
+    engine = "numpy"
+    wall0 = _time.perf_counter()
+    if compiled.supports(integ):
+        engine = "numba"
+        times, arrays, complete = _run_compiled(system, integ, marks, ensemble is not None, progress, stop)
+    else:
+        times, records, complete = _run_numpy(system, integ, marks, ensemble is not None, progress, stop)
+        arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}  # (E,R,...)
+    wall = _time.perf_counter() - wall0
+    arrays["quaternion"] = _continuous(arrays["quaternion"])
+    if ensemble is None:
+        arrays = {k: a[0] for k, a in arrays.items()}
+    return Trajectory(
+        names=list(system.names), t=np.array(times), pivot=system.pivot.copy(),
+        dipole_owner=system.owner.copy(), method=settings.method, dt=settings.dt,
+        steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
+        info={"evaluations": getattr(integ, "n_evals", None), "engine": engine}, **arrays)
+
+
+def _run_numpy(system: System, integ, marks: list, ensemble: bool, progress, stop):
+    """The reference driver: numpy steps in chunks of at most CHECK_EVERY, a check after each."""
     records = [_record(system, integ, 0.0)]
     times = [0.0]
     complete = True
-    wall0 = _time.perf_counter()
+    steps = marks[-1]
     for mark in marks[1:]:
         while integ.steps_done < mark:
             integ.advance(min(CHECK_EVERY, mark - integ.steps_done))
-            _check(system, integ, ensemble is not None)
+            _check(system, integ, ensemble)
             if stop is not None and stop():
                 complete = False
                 break
@@ -260,16 +287,117 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     if not complete and times[-1] != integ.t:
         records.append(_record(system, integ, integ.t))
         times.append(integ.t)
-    wall = _time.perf_counter() - wall0
-    arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}  # (E,R,...)
-    arrays["quaternion"] = _continuous(arrays["quaternion"])
-    if ensemble is None:
-        arrays = {k: a[0] for k, a in arrays.items()}
-    return Trajectory(
-        names=list(system.names), t=np.array(times), pivot=system.pivot.copy(),
-        dipole_owner=system.owner.copy(), method=settings.method, dt=settings.dt,
-        steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
-        info={"evaluations": getattr(integ, "n_evals", None)}, **arrays)
+    return times, records, complete
+
+
+#: Wall time the compiled driver aims to spend per call between progress reports and stop checks.
+CALL_SECONDS = 0.1
+
+
+def _run_compiled(system: System, integ, marks: list, ensemble: bool, progress, stop):
+    """The compiled driver: the kernel runs through many marks per call (no Python between steps).
+
+    Calls are sized to about CALL_SECONDS of wall time, so progress bars move and ``stop()`` (Ctrl-C,
+    Esc) is honoured; a call may end between records (an intermediate mark), where a stop keeps the
+    state reached as a last, partial record — as the numpy driver does.
+    """
+    runner = compiled.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
+    U = [integ.orientation()[:, None]]
+    L = [integ.momentum()[:, None]]
+    w = [integ.angular_velocity()[:, None]]
+    times = [0.0]
+    steps = marks[-1]
+    E, B = integ.L.shape[:2]
+    complete = True
+    # Steps per call: start small (the first call may include loading the compiled code), then
+    # scale to the measured speed.
+    per_call = max(1, min(steps, 256))
+    i = 1
+    while i < len(marks):
+        start = integ.steps_done
+        target = _sync_point(marks, i, start, start + per_call)
+        j = i
+        while j < len(marks) and marks[j] <= target:
+            j += 1
+        call = list(marks[i:j])
+        if not call or call[-1] < target:
+            call.append(target)  # an intermediate mark: reached, not recorded (unless we stop there)
+        t0 = _time.perf_counter()
+        cU, cL, cw, status = runner.advance_to(call)
+        elapsed = _time.perf_counter() - t0
+        bad = status[:, 0] != compiled.OK
+        if bad.any():
+            first = int(status[bad, 1].min())
+            e = int(np.flatnonzero(bad & (status[:, 1] == first))[0])
+            b = int(status[e, 2])
+            what = ("non-finite angular momentum" if status[e, 0] == compiled.NONFINITE
+                    else f"orientation no longer orthonormal (‖UUᵀ−I‖ > {ORTHONORMALITY_LIMIT:g})")
+            t_bad = first * integ.dt
+            who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
+            raise SimulationError(
+                f"blow-up at t = {t_bad:.6g} s: {what} for {who}; try a smaller dt or another method",
+                time=t_bad, body=system.names[b], member=e if ensemble else None)
+        n_rec = j - i
+        U.append(cU[:, :n_rec])
+        L.append(cL[:, :n_rec])
+        w.append(cw[:, :n_rec])
+        times.extend(m * integ.dt for m in call[:n_rec])
+        i = j
+        if progress is not None:
+            progress(integ.steps_done / max(steps, 1))
+        if stop is not None and stop() and integ.steps_done < steps:
+            complete = False
+            if times[-1] != integ.t:
+                U.append(cU[:, -1:])
+                L.append(cL[:, -1:])
+                w.append(cw[:, -1:])
+                times.append(integ.t)
+            break
+        done = integ.steps_done - start
+        if elapsed > 0 and done > 0:
+            per_call = int(min(max(1, done * CALL_SECONDS / elapsed), 4 * done + 1))
+    U, L, w = (np.concatenate(x, axis=1) for x in (U, L, w))
+    return times, _records(system, U, L, w, np.array(times)), complete
+
+
+def _sync_point(marks: list, i: int, start: int, want: int) -> int:
+    """Where a compiled call may end: the last record mark or check point at or before ``want``, but past
+    ``start`` (marks[i] is the next record mark, start ≥ marks[i-1]).
+
+    Check points are CHECK_EVERY steps apart from each record mark, as in the numpy driver; a
+    splitting step synchronises there (closing kick), so ending calls only there keeps results
+    independent of how the run is cut into calls (of the machine's speed) — bit for bit.
+    """
+    j = i
+    while j + 1 < len(marks) and marks[j] <= want:
+        j += 1
+    if marks[j] <= want:
+        return marks[j]
+    base = marks[j - 1]
+    point = base + ((want - base) // CHECK_EVERY) * CHECK_EVERY
+    if point <= start:
+        point = min(marks[j], base + ((start - base) // CHECK_EVERY + 1) * CHECK_EVERY)
+    return point
+
+
+def _records(system: System, U, L, w, t) -> dict:
+    """Recorded arrays (E,R,...) from states (E,R,B,...) at times t (R,).
+
+    A scene whose torques do not depend on time (no rotating field, no driven magnet) is
+    evaluated in one vectorised call over all members and records; otherwise record by record.
+    """
+    E, R = U.shape[:2]
+    time_free = system.rotating_field is None and all(b.motion is None for b in system.src_bodies)
+    if time_free:
+        flat = system
+        if system.per_member:
+            rep = (lambda a: None if a is None else np.repeat(a, R, axis=0))
+            flat = system.with_members(friction=rep(system.member_friction), field=rep(system.member_field))
+        rec = _record_state(flat, U.reshape((E * R,) + U.shape[2:]), L.reshape((E * R,) + L.shape[2:]),
+                            w.reshape((E * R,) + w.shape[2:]), 0.0)
+        return {k: v.reshape((E, R) + v.shape[1:]) for k, v in rec.items()}
+    per = [_record_state(system, U[:, r], L[:, r], w[:, r], float(t[r])) for r in range(R)]
+    return {k: np.stack([p[k] for p in per], axis=1) for k in per[0]}
 
 
 def _continuous(q: np.ndarray) -> np.ndarray:

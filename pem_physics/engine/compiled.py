@@ -1,0 +1,747 @@
+"""The compiled engine (numba): splitting4, splitting2, pem-rk4 and pem-euler for every scene.
+
+The same step as :mod:`pem_physics.engine.integrators` (the numpy reference, which stays the
+fallback and the definition), for any number of pendulum, free and hinged bodies, any number of
+dipoles per body, fixed and driven magnets (constant velocity, elliptic orbit — and PEM's own
+bookkeeping of them for ``pem-*``), uniform and rotating fields, periodic boxes, friction, and
+per-member friction and field. A single scene is an ensemble of one; members run in parallel
+(``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
+whatever the thread count.
+
+One call of :func:`run` advances every member through a run of record marks without returning
+to Python: it steps, checks for blow-ups at the same points as the numpy driver (every
+``check_every`` steps and at each mark) and stores the raw state (orientation in the user's body
+axes, lab L, lab ω) at each mark. The driver in :mod:`pem_physics.engine.simulate` calls it for
+chunks of marks sized to a bounded wall time, for progress bars and Ctrl-C / Esc.
+
+The arithmetic follows the numpy code operation for operation where that is cheap (same
+formulas, same association); sums may run in another order, so the two agree to rounding
+(``tests/engine/test_compiled.py``: 1e-12 relative after 1000 steps), not bit for bit. No
+fastmath: results are IEEE-exact and repeatable.
+
+Shapes: E members, B moving bodies, D dipoles on them, S source dipoles on K fixed/driven bodies.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..jit import numba as _numba
+from ..model.scene import ConstantVelocity, EllipticOrbit
+
+nb = _numba()
+
+#: Methods the compiled engine runs (DOP853 stays with scipy).
+METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler")
+
+#: Set False to force the numpy path (tests compare both).
+ENABLED = True
+
+#: Status codes written by the kernels, per member: (code, steps done, body).
+OK, NONFINITE, NOT_ORTHONORMAL = 0, 1, 2
+
+#: Scene constants the kernels read. Body-frame vectors are in one choice of body axes (the
+#: user's for pem-*, the principal frames for splitting). Driven-body kinds: 0 fixed,
+#: 1 constant velocity, 2 elliptic orbit.
+Model = namedtuple("Model", [
+    "pivot", "com", "mass", "inv_inertia", "hinged", "hinge_axis",       # (B,3) (B,3) (B,) (B,3,3) (B,) (B,3)
+    "owner", "dpos", "dmom",                                             # (D,) (D,3) (D,3)
+    "src_body", "src_pos", "src_mom",                                    # (S,) (S,3) (S,3)
+    "sb_kind", "sb_pos", "sb_rot", "sb_vel", "sb_center", "sb_r1", "sb_r2",  # (K,) (K,3) (K,3,3) (K,3)…
+    "sb_omega", "sb_phase", "sb_axis", "sb_spin",                        # (K,) (K,) (K,3) unit r1×r2, (K,3) ω·axis
+    "static_sources", "gravity", "rf_on", "rf_b1", "rf_b2", "rf_omega", "rf_phase",
+    "k", "pairs", "periodic", "box", "orth_limit"])
+
+
+def available() -> bool:
+    return nb is not None and ENABLED
+
+
+def _f(a, shape=None) -> np.ndarray:
+    """A writable, C-contiguous float64 copy (one array type per argument, so one compiled variant)."""
+    a = np.array(a, dtype=np.float64, order="C", copy=True)
+    return a.reshape(shape) if shape is not None else a
+
+
+def build_model(system, kin, orth_limit: float) -> Model:
+    """The constant arrays of ``system`` in the body axes of ``kin`` (a Kinematics)."""
+    K = len(system.src_bodies)
+    kind = np.zeros(K, np.int64)
+    pos, rot, vel, ctr, r1, r2 = (np.zeros((K, 3)), np.zeros((K, 3, 3)), np.zeros((K, 3)), np.zeros((K, 3)),
+                                  np.zeros((K, 3)), np.zeros((K, 3)))
+    omega, phase, axis, spin = np.zeros(K), np.zeros(K), np.zeros((K, 3)), np.zeros((K, 3))
+    for j, body in enumerate(system.src_bodies):
+        pos[j], rot[j] = body.position, body.orientation
+        m = body.motion
+        if isinstance(m, ConstantVelocity):
+            kind[j], vel[j] = 1, m.velocity
+        elif isinstance(m, EllipticOrbit):
+            kind[j] = 2
+            ctr[j], r1[j], r2[j], omega[j], phase[j] = m.center, m.r1, m.r2, m.angular_velocity, m.phase
+            n = np.cross(m.r1, m.r2)
+            axis[j] = n / np.linalg.norm(n)
+            spin[j] = m.angular_velocity * n / np.linalg.norm(n)  # as PemSourceDriver forms it
+    rf = system.rotating_field
+    k = float(system.mu0 / (4 * np.pi))
+    n_src = len(system.owner) + len(system.src_pos)
+    return Model(
+        pivot=_f(system.pivot, (-1, 3)), com=_f(kin.com, (-1, 3)), mass=_f(system.mass),
+        inv_inertia=_f(kin.inv_inertia, (-1, 3, 3)), hinged=np.array(system.hinged, dtype=np.bool_),
+        hinge_axis=_f(system.hinge_axis, (-1, 3)),
+        owner=np.array(system.owner, dtype=np.int64), dpos=_f(kin.dpos, (-1, 3)),
+        dmom=_f(kin.dmom, (-1, 3)),
+        src_body=np.array(system.src_owner, dtype=np.int64), src_pos=_f(system.src_pos, (-1, 3)),
+        src_mom=_f(system.src_mom, (-1, 3)),
+        sb_kind=kind, sb_pos=pos, sb_rot=rot, sb_vel=vel, sb_center=ctr, sb_r1=r1, sb_r2=r2, sb_omega=omega,
+        sb_phase=phase, sb_axis=axis, sb_spin=spin,
+        static_sources=bool(np.all(kind == 0)), gravity=_f(system.gravity),
+        rf_on=rf is not None, rf_b1=_f(rf.b1 if rf is not None else np.zeros(3)),
+        rf_b2=_f(rf.b2 if rf is not None else np.zeros(3)),
+        rf_omega=float(rf.angular_velocity) if rf is not None else 0.0,
+        rf_phase=float(rf.phase) if rf is not None else 0.0,
+        k=k, pairs=bool(k > 0 and n_src > 1), periodic=system.box is not None,
+        box=_f(system.box if system.box is not None else np.ones(3)), orth_limit=float(orth_limit))
+
+
+if nb is not None:
+    _jit = nb.njit(cache=True, error_model="numpy")
+    _jit_inline = nb.njit(cache=True, error_model="numpy", inline="always")
+    _jit_par = nb.njit(cache=True, error_model="numpy", parallel=True)
+    prange = nb.prange
+
+    # ------------------------------------------------------------------ sources and fields
+
+    @_jit
+    def _sources_exact(M, t, org, R, rs, ms):
+        """Lab positions rs and moments ms (S,3) of the source dipoles at time t (exact kinematics;
+        engine.system.source_placement). org (K,3), R (K,3,3) scratch."""
+        for j in range(M.sb_kind.shape[0]):
+            kind = M.sb_kind[j]
+            if kind == 2:
+                ph = M.sb_phase[j] + M.sb_omega[j] * t
+                c, s = np.cos(ph), np.sin(ph)
+                for i in range(3):
+                    org[j, i] = M.sb_center[j, i] + M.sb_r1[j, i] * c + M.sb_r2[j, i] * s
+                # orientation @ Rᵀ, R = I + sin θ [a]× + (1 − cos θ)[a]×², θ = ω t (axis_angle_matrix)
+                th = M.sb_omega[j] * t
+                st, ct = np.sin(th), 1 - np.cos(th)
+                a0, a1, a2 = M.sb_axis[j, 0], M.sb_axis[j, 1], M.sb_axis[j, 2]
+                Kx = np.empty((3, 3))
+                Kx[0, 0], Kx[0, 1], Kx[0, 2] = 0.0, -a2, a1
+                Kx[1, 0], Kx[1, 1], Kx[1, 2] = a2, 0.0, -a0
+                Kx[2, 0], Kx[2, 1], Kx[2, 2] = -a1, a0, 0.0
+                Rm = np.empty((3, 3))
+                for a in range(3):
+                    for b in range(3):
+                        kk = Kx[a, 0] * Kx[0, b] + Kx[a, 1] * Kx[1, b] + Kx[a, 2] * Kx[2, b]
+                        Rm[a, b] = (1.0 if a == b else 0.0) + st * Kx[a, b] + ct * kk
+                for a in range(3):
+                    for b in range(3):
+                        R[j, a, b] = (M.sb_rot[j, a, 0] * Rm[b, 0] + M.sb_rot[j, a, 1] * Rm[b, 1]
+                                      + M.sb_rot[j, a, 2] * Rm[b, 2])
+            else:
+                for i in range(3):
+                    org[j, i] = M.sb_pos[j, i] + (M.sb_vel[j, i] * t if kind == 1 else 0.0)
+                R[j] = M.sb_rot[j]
+        _place_sources(M, org, R, rs, ms)
+
+    @_jit_inline
+    def _place_sources(M, org, R, rs, ms):
+        for q in range(M.src_body.shape[0]):
+            j = M.src_body[q]
+            for i in range(3):
+                rs[q, i] = org[j, i] + (M.src_pos[q, 0] * R[j, 0, i] + M.src_pos[q, 1] * R[j, 1, i]
+                                        + M.src_pos[q, 2] * R[j, 2, i])
+                ms[q, i] = M.src_mom[q, 0] * R[j, 0, i] + M.src_mom[q, 1] * R[j, 1, i] + M.src_mom[q, 2] * R[j, 2, i]
+
+    @_jit
+    def _sources_pem(M, updates, time, dt, frames, org, rs, ms):
+        """PemSourceDriver.current(): PEM's positions after ``updates`` updates, frames as PEM turned them."""
+        for j in range(M.sb_kind.shape[0]):
+            kind = M.sb_kind[j]
+            if kind == 2:
+                th = M.sb_phase[j] + updates * M.sb_omega[j] * dt
+                c, s = np.cos(th), np.sin(th)
+                for i in range(3):
+                    org[j, i] = M.sb_center[j, i] + M.sb_r1[j, i] * c + M.sb_r2[j, i] * s
+            else:
+                for i in range(3):
+                    org[j, i] = M.sb_pos[j, i] + (M.sb_vel[j, i] * time if kind == 1 else 0.0)
+        _place_sources(M, org, frames, rs, ms)
+
+    @_jit_inline
+    def _external(M, field, t):
+        bx, by, bz = field[0], field[1], field[2]
+        if M.rf_on:
+            ph = M.rf_omega * t + M.rf_phase
+            c, s = np.cos(ph), np.sin(ph)
+            bx = bx + M.rf_b1[0] * c + M.rf_b2[0] * s
+            by = by + M.rf_b1[1] * c + M.rf_b2[1] * s
+            bz = bz + M.rf_b1[2] * c + M.rf_b2[2] * s
+        return bx, by, bz
+
+    @_jit_inline
+    def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, M):
+        """Field and force on dipole a from dipole c at separation d = r_a − r_c (torques.dipole_pair_terms)."""
+        if M.periodic:
+            dx = dx - M.box[0] * np.rint(dx / M.box[0])
+            dy = dy - M.box[1] * np.rint(dy / M.box[1])
+            dz = dz - M.box[2] * np.rint(dz / M.box[2])
+        inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
+        kr3 = M.k * np.sqrt(inv_r2) * inv_r2
+        pad = ax * dx + ay * dy + az * dz
+        pbd = cx * dx + cy * dy + cz * dz
+        pab = ax * cx + ay * cy + az * cz
+        q = pbd * inv_r2
+        s5 = 3.0 * kr3 * inv_r2
+        f1, f2, f3 = s5 * pad, s5 * pbd, s5 * (pab - 5.0 * pad * q)
+        return (kr3 * (3.0 * q * dx - cx), kr3 * (3.0 * q * dy - cy), kr3 * (3.0 * q * dz - cz),
+                f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
+
+    @_jit
+    def _torque(M, U, Ud, bext, rs, ms, T, s, p, r, Td):
+        """Torques T (B,3) about the pivots at orientations U (gravity) with dipoles placed by Ud.
+
+        bext: the uniform external field (3-tuple); rs, ms (S,3) source dipoles in the lab;
+        s, p, r (D,3) and Td (B,3) scratch. Friction is not included (torques.evaluate).
+        """
+        g0, g1, g2 = M.gravity[0], M.gravity[1], M.gravity[2]
+        for b in range(U.shape[0]):
+            c0, c1, c2 = M.com[b, 0], M.com[b, 1], M.com[b, 2]
+            rg0 = U[b, 0, 0] * c0 + U[b, 1, 0] * c1 + U[b, 2, 0] * c2
+            rg1 = U[b, 0, 1] * c0 + U[b, 1, 1] * c1 + U[b, 2, 1] * c2
+            rg2 = U[b, 0, 2] * c0 + U[b, 1, 2] * c1 + U[b, 2, 2] * c2
+            m = M.mass[b]
+            T[b, 0] = m * (rg1 * g2 - rg2 * g1)
+            T[b, 1] = m * (rg2 * g0 - rg0 * g2)
+            T[b, 2] = m * (rg0 * g1 - rg1 * g0)
+            Td[b, 0] = Td[b, 1] = Td[b, 2] = 0.0
+        D = M.owner.shape[0]
+        if D == 0:
+            return
+        for d in range(D):
+            b = M.owner[d]
+            for j in range(3):
+                s[d, j] = Ud[b, 0, j] * M.dpos[d, 0] + Ud[b, 1, j] * M.dpos[d, 1] + Ud[b, 2, j] * M.dpos[d, 2]
+                p[d, j] = Ud[b, 0, j] * M.dmom[d, 0] + Ud[b, 1, j] * M.dmom[d, 1] + Ud[b, 2, j] * M.dmom[d, 2]
+                r[d, j] = M.pivot[b, j] + s[d, j]
+        bx, by, bz = bext
+        for a in range(D):
+            ax, ay, az = p[a, 0], p[a, 1], p[a, 2]
+            if M.pairs:
+                Bx = By = Bz = Fx = Fy = Fz = 0.0
+                oa = M.owner[a]
+                xa, ya, za = r[a, 0], r[a, 1], r[a, 2]
+                for c in range(D):
+                    if M.owner[c] != oa:
+                        t = _pair(xa - r[c, 0], ya - r[c, 1], za - r[c, 2], p[c, 0], p[c, 1], p[c, 2], ax, ay, az, M)
+                        Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
+                for q in range(rs.shape[0]):
+                    t = _pair(xa - rs[q, 0], ya - rs[q, 1], za - rs[q, 2], ms[q, 0], ms[q, 1], ms[q, 2],
+                              ax, ay, az, M)
+                    Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
+                Bx, By, Bz = Bx + bx, By + by, Bz + bz
+                s0, s1, s2 = s[a, 0], s[a, 1], s[a, 2]
+                t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)
+                t1 = (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz)
+                t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx)
+            else:
+                t0, t1, t2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+            b = M.owner[a]
+            Td[b, 0] += t0
+            Td[b, 1] += t1
+            Td[b, 2] += t2
+        for b in range(U.shape[0]):
+            T[b, 0] += Td[b, 0]
+            T[b, 1] += Td[b, 1]
+            T[b, 2] += Td[b, 2]
+
+    # ------------------------------------------------------------------ small linear algebra
+
+    @_jit_inline
+    def _orth_error(U):
+        """‖U Uᵀ − I‖_F of a 3×3 frame (the constant turn to the user's axes does not change it)."""
+        acc = 0.0
+        for i in range(3):
+            for j in range(3):
+                g = U[i, 0] * U[j, 0] + U[i, 1] * U[j, 1] + U[i, 2] * U[j, 2] - (1.0 if i == j else 0.0)
+                acc += g * g
+        return np.sqrt(acc)
+
+    @_jit_inline
+    def _check(M, U, L):
+        """(code, body) of the first body whose state is no longer sane (simulate._check)."""
+        for b in range(L.shape[0]):
+            if not (np.isfinite(L[b, 0]) and np.isfinite(L[b, 1]) and np.isfinite(L[b, 2])):
+                return NONFINITE, b
+        for b in range(L.shape[0]):
+            if not _orth_error(U[b]) < M.orth_limit:
+                return NOT_ORTHONORMAL, b
+        return OK, 0
+
+    @_jit_inline
+    def _pem_correct(A, out):
+        """rotations.pem_correct for one frame (PEM's Frame::correct2)."""
+        f0 = 1 + (A[0, 0] * A[0, 0] + A[0, 1] * A[0, 1] + A[0, 2] * A[0, 2])
+        f1 = 1 + (A[1, 0] * A[1, 0] + A[1, 1] * A[1, 1] + A[1, 2] * A[1, 2])
+        f2 = 1 + (A[2, 0] * A[2, 0] + A[2, 1] * A[2, 1] + A[2, 2] * A[2, 2])
+        a0, a1, a2 = 2 * A[0, 0] / f0, 2 * A[0, 1] / f0, 2 * A[0, 2] / f0
+        b0, b1, b2 = 2 * A[1, 0] / f1, 2 * A[1, 1] / f1, 2 * A[1, 2] / f1
+        c0, c1, c2 = 2 * A[2, 0] / f2, 2 * A[2, 1] / f2, 2 * A[2, 2] / f2
+        d12 = a0 * b0 + a1 * b1 + a2 * b2
+        d23 = b0 * c0 + b1 * c1 + b2 * c2
+        d31 = c0 * a0 + c1 * a1 + c2 * a2
+        g12, g23, g31 = 1 - 0.5 * d12, 1 - 0.5 * d23, 1 - 0.5 * d31
+        out[0, 0], out[0, 1], out[0, 2] = (a0 - d12 * b0) / g12, (a1 - d12 * b1) / g12, (a2 - d12 * b2) / g12
+        out[1, 0], out[1, 1], out[1, 2] = (b0 - d23 * c0) / g23, (b1 - d23 * c1) / g23, (b2 - d23 * c2) / g23
+        out[2, 0], out[2, 1], out[2, 2] = (c0 - d31 * a0) / g31, (c1 - d31 * a1) / g31, (c2 - d31 * a2) / g31
+
+    # ------------------------------------------------------------------ splitting (integrators.Splitting)
+
+    @_jit_inline
+    def _decayed(Q, L, T, inv_m, b, i, c, h):
+        """Principal component i of L after h of dL/dt = T − c·ω with T and the frame frozen."""
+        inv = inv_m[b, i]
+        e = np.exp((-c * h) * inv)
+        ci = c * (inv if inv > 0 else 1.0)
+        g = (1.0 - e) / ci if (inv > 0 and ci > 0) else h
+        lp = Q[b, i, 0] * L[b, 0] + Q[b, i, 1] * L[b, 1] + Q[b, i, 2] * L[b, 2]
+        tp = Q[b, i, 0] * T[b, 0] + Q[b, i, 1] * T[b, 1] + Q[b, i, 2] * T[b, 2]
+        return lp * e + tp * g
+
+    @_jit_inline
+    def _kick(M, Q, L, T, J, h, c, damped, inv_m):
+        """L ← exact solution over h of dL/dt = T − c·ω, orientation frozen (Splitting._kick)."""
+        for b in range(L.shape[0]):
+            if M.hinged[b]:
+                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
+                tau = T[b, 0] * a0 + T[b, 1] * a1 + T[b, 2] * a2
+                if not damped:
+                    ht = h * tau
+                    L[b, 0] += ht * a0
+                    L[b, 1] += ht * a1
+                    L[b, 2] += ht * a2
+                    continue
+                ell = L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2
+                eh = np.exp(-c * h / J[b])
+                if c > 0:
+                    ell = ell * eh + tau * (1.0 - eh) * J[b] / c
+                else:
+                    ell = ell + h * tau
+                L[b, 0], L[b, 1], L[b, 2] = ell * a0, ell * a1, ell * a2
+            elif not damped:
+                L[b, 0] += h * T[b, 0]
+                L[b, 1] += h * T[b, 1]
+                L[b, 2] += h * T[b, 2]
+            else:
+                x0 = _decayed(Q, L, T, inv_m, b, 0, c, h)
+                x1 = _decayed(Q, L, T, inv_m, b, 1, c, h)
+                x2 = _decayed(Q, L, T, inv_m, b, 2, c, h)
+                for j in range(3):
+                    L[b, j] = Q[b, 0, j] * x0 + Q[b, 1, j] * x1 + Q[b, 2, j] * x2
+
+    @_jit_inline
+    def _drift(M, Q, L, J, h, inv1, plan_axis, plan_frac, plan_coef):
+        """Exact free rotation over h (Splitting._drift / _turn_free); hinged bodies turn about their axis."""
+        for b in range(Q.shape[0]):
+            if M.hinged[b]:
+                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
+                ell = L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2
+                ang = h * ell / J[b]
+                c, s = np.cos(ang), np.sin(ang)
+                for i in range(3):
+                    u0, u1, u2 = Q[b, i, 0], Q[b, i, 1], Q[b, i, 2]
+                    av = a0 * u0 + a1 * u1 + a2 * u2
+                    Q[b, i, 0] = u0 * c + (a1 * u2 - a2 * u1) * s + a0 * av * (1 - c)
+                    Q[b, i, 1] = u1 * c + (a2 * u0 - a0 * u2) * s + a1 * av * (1 - c)
+                    Q[b, i, 2] = u2 * c + (a0 * u1 - a1 * u0) * s + a2 * av * (1 - c)
+                continue
+            l0, l1, l2 = L[b, 0], L[b, 1], L[b, 2]
+            L2 = l0 * l0 + l1 * l1 + l2 * l2
+            norm = np.sqrt(L2)
+            hi = h * inv1[b]
+            th = hi * norm
+            if norm > 0:
+                fa = np.sin(th) / norm
+                fb = (1.0 - np.cos(th)) / L2
+            else:
+                fa = hi
+                fb = 0.5 * hi ** 2
+            # Q ← Q − a·QK + b·QK·K with K = [L]× (a turn of every row about L by θ)
+            for i in range(3):
+                q0, q1, q2 = Q[b, i, 0], Q[b, i, 1], Q[b, i, 2]
+                k0 = q0 * 0.0 + q1 * l2 + q2 * -l1
+                k1 = q0 * -l2 + q1 * 0.0 + q2 * l0
+                k2 = q0 * l1 + q1 * -l0 + q2 * 0.0
+                kk0 = k0 * 0.0 + k1 * l2 + k2 * -l1
+                kk1 = k0 * -l2 + k1 * 0.0 + k2 * l0
+                kk2 = k0 * l1 + k1 * -l0 + k2 * 0.0
+                Q[b, i, 0] = q0 - fa * k0 + fb * kk0
+                Q[b, i, 1] = q1 - fa * k1 + fb * kk1
+                Q[b, i, 2] = q2 - fa * k2 + fb * kk2
+            for n in range(plan_axis.shape[0]):
+                k = plan_axis[n]
+                th = (plan_frac[n] * h) * (Q[b, k, 0] * l0 + Q[b, k, 1] * l1 + Q[b, k, 2] * l2) * plan_coef[n, b]
+                c, s = np.cos(th), np.sin(th)
+                j, m = (k + 1) % 3, (k + 2) % 3
+                for i in range(3):
+                    qj, qm = Q[b, j, i], Q[b, m, i]
+                    Q[b, j, i] = c * qj + s * qm
+                    Q[b, m, i] = c * qm - s * qj
+
+    @_jit_inline
+    def _newton_schulz(Q):
+        """Q ← 1.5 Q − 0.5 (Q Qᵀ) Q for every body: squares the orthonormality error away."""
+        for b in range(Q.shape[0]):
+            q00, q01, q02 = Q[b, 0, 0], Q[b, 0, 1], Q[b, 0, 2]
+            q10, q11, q12 = Q[b, 1, 0], Q[b, 1, 1], Q[b, 1, 2]
+            q20, q21, q22 = Q[b, 2, 0], Q[b, 2, 1], Q[b, 2, 2]
+            g00 = 0.5 * (q00 * q00 + q01 * q01 + q02 * q02)
+            g01 = 0.5 * (q00 * q10 + q01 * q11 + q02 * q12)
+            g02 = 0.5 * (q00 * q20 + q01 * q21 + q02 * q22)
+            g11 = 0.5 * (q10 * q10 + q11 * q11 + q12 * q12)
+            g12 = 0.5 * (q10 * q20 + q11 * q21 + q12 * q22)
+            g22 = 0.5 * (q20 * q20 + q21 * q21 + q22 * q22)
+            for j in range(3):
+                a, b_, c = Q[b, 0, j], Q[b, 1, j], Q[b, 2, j]
+                Q[b, 0, j] = 1.5 * a - (g00 * a + g01 * b_ + g02 * c)
+                Q[b, 1, j] = 1.5 * b_ - (g01 * a + g11 * b_ + g12 * c)
+                Q[b, 2, j] = 1.5 * c - (g02 * a + g12 * b_ + g22 * c)
+
+    @_jit_inline
+    def _omega_principal(M, Q, L, J, w):
+        """ω lab (B,3) from Q (principal frames) and L (integrators.omega_lab with the principal kinematics)."""
+        for b in range(L.shape[0]):
+            if M.hinged[b]:
+                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
+                f = (L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2) / J[b]
+                w[b, 0], w[b, 1], w[b, 2] = f * a0, f * a1, f * a2
+                continue
+            _omega_one(M.inv_inertia[b], Q[b], L[b], w[b])
+
+    @_jit_inline
+    def _omega_one(I, U, L, w):
+        """w = Uᵀ I⁺ U L for one body."""
+        l0 = U[0, 0] * L[0] + U[0, 1] * L[1] + U[0, 2] * L[2]
+        l1 = U[1, 0] * L[0] + U[1, 1] * L[1] + U[1, 2] * L[2]
+        l2 = U[2, 0] * L[0] + U[2, 1] * L[1] + U[2, 2] * L[2]
+        c0 = I[0, 0] * l0 + I[0, 1] * l1 + I[0, 2] * l2
+        c1 = I[1, 0] * l0 + I[1, 1] * l1 + I[1, 2] * l2
+        c2 = I[2, 0] * l0 + I[2, 1] * l1 + I[2, 2] * l2
+        for j in range(3):
+            w[j] = U[0, j] * c0 + U[1, j] * c1 + U[2, j] * c2
+
+    @_jit
+    def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
+                     plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td):
+        """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk)."""
+        sa = drifts.shape[0]
+        if kicks[0] != 0.0:
+            _kick(M, Q, L, T, J, kicks[0] * dt, c, damped, inv_m)
+        for step in range(n):
+            t0 = (steps + step) * dt
+            tau = 0.0
+            for i in range(sa):
+                _drift(M, Q, L, J, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
+                tau += drifts[i]
+                last = i == sa - 1
+                coef = kicks[i + 1] + (kicks[0] if last and step < n - 1 else 0.0)
+                if coef != 0.0 or (last and step == n - 1):
+                    t = t0 + tau * dt
+                    if not M.static_sources:
+                        _sources_exact(M, t, org, Rs, rs, ms)
+                    _torque(M, Q, Q, _external(M, field, t), rs, ms, T, s, p, r, Td)
+                if coef != 0.0:
+                    _kick(M, Q, L, T, J, coef * dt, c, damped, inv_m)
+            _newton_schulz(Q)
+
+    @_jit_par
+    def run_splitting(M, Q, L, T, J, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
+                      inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U, out_L, out_w, status):
+        """Advance every member through ``marks`` (absolute step counts) from ``steps0``; record at each mark.
+
+        Q (E,B,3,3) principal frames, L (E,B,3), T (E,B,3) the torque at the current state, J (E,B)
+        hinge inertias — all updated in place. friction (E,), field (E,3) per member; ``damped``
+        selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
+        axes (axes (B,3,3)), out_L, out_w (E,R,B,3). status (E,3): code, steps done, body.
+        """
+        E, B = L.shape[0], L.shape[1]
+        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
+        for e in prange(E):
+            org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
+            rs, ms = np.empty((S, 3)), np.empty((S, 3))
+            s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
+            w = np.empty((B, 3))
+            if M.static_sources:
+                _sources_exact(M, 0.0, org, Rs, rs, ms)
+            Qe, Le, Te, Je = Q[e], L[e], T[e], J[e]
+            steps = steps0
+            code, body = OK, 0
+            for i in range(marks.shape[0]):
+                mark = marks[i]
+                while steps < mark:
+                    n = min(check_every, mark - steps)
+                    _split_chunk(M, Qe, Le, Te, Je, n, steps, dt, friction[e], damped, field[e], drifts, kicks,
+                                 inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
+                    steps += n
+                    code, body = _check(M, Qe, Le)
+                    if code != OK:
+                        break
+                if code != OK:
+                    break
+                _omega_principal(M, Qe, Le, Je, w)
+                for b in range(B):
+                    for x in range(3):
+                        for y in range(3):
+                            out_U[e, i, b, x, y] = (axes[b, x, 0] * Qe[b, 0, y] + axes[b, x, 1] * Qe[b, 1, y]
+                                                    + axes[b, x, 2] * Qe[b, 2, y])
+                        out_L[e, i, b, x] = Le[b, x]
+                        out_w[e, i, b, x] = w[b, x]
+            status[e, 0], status[e, 1], status[e, 2] = code, steps, body
+
+    # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
+
+    @_jit_inline
+    def _omega_pem(M, U, L, w):
+        """ω (B,3) as PEM forms it: Uᵀ I⁻¹ U L, projected on the hinge axis for hinged bodies."""
+        for b in range(L.shape[0]):
+            _omega_one(M.inv_inertia[b], U[b], L[b], w[b])
+            if M.hinged[b]:
+                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
+                wa = w[b, 0] * a0 + w[b, 1] * a1 + w[b, 2] * a2
+                w[b, 0], w[b, 1], w[b, 2] = wa * a0, wa * a1, wa * a2
+
+    @_jit_inline
+    def _torque_pem(M, U, Ud, w, t, field, c, friction_on, rs, ms, T, s, p, r, Td):
+        _torque(M, U, Ud, _external(M, field, t), rs, ms, T, s, p, r, Td)
+        if friction_on:
+            for b in range(T.shape[0]):
+                T[b, 0] = T[b, 0] - c * w[b, 0]
+                T[b, 1] = T[b, 1] - c * w[b, 1]
+                T[b, 2] = T[b, 2] - c * w[b, 2]
+
+    @_jit_inline
+    def _dU(w, U, dt, out):
+        """out = (ω × each row of U)·dt."""
+        for b in range(U.shape[0]):
+            w0, w1, w2 = w[b, 0], w[b, 1], w[b, 2]
+            for i in range(3):
+                u0, u1, u2 = U[b, i, 0], U[b, i, 1], U[b, i, 2]
+                out[b, i, 0] = (w1 * u2 - w2 * u1) * dt
+                out[b, i, 1] = (w2 * u0 - w0 * u2) * dt
+                out[b, i, 2] = (w0 * u1 - w1 * u0) * dt
+
+    @_jit
+    def _pem_step(M, U, Ud, L, w, frames, dtime, steps, dt, rk4, c, friction_on, field,
+                  org, rs, ms, s, p, r, Td, work):
+        """One step of PemScheme.advance; returns the driver's new time."""
+        i = steps + 1
+        if M.src_body.shape[0] and not M.static_sources:
+            _sources_pem(M, i, dtime, dt, frames, org, rs, ms)
+        t1 = i * dt
+        T, Ln, Un, Us = work[0], work[1], work[2], work[3]
+        dL1, dL2, dL3, dL4 = work[4], work[5], work[6], work[7]
+        dU1, dU2, dU3, dU4 = work[8], work[9], work[10], work[11]
+        B = L.shape[0]
+        if not rk4:
+            _torque_pem(M, U, Ud, w, t1, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
+            for b in range(B):
+                for j in range(3):
+                    L[b, j] = L[b, j] + T[b, 0, j] * dt
+            _omega_pem(M, U, L, w)
+            _dU(w, U, dt, dU1)
+            for b in range(B):
+                for x in range(3):
+                    for y in range(3):
+                        Us[b, x, y] = U[b, x, y] + dU1[b, x, y]
+            new_time = t1
+        else:
+            for b in range(B):
+                for x in range(3):
+                    Ln[b, 0, x] = L[b, x]
+                    for y in range(3):
+                        Un[b, x, y] = U[b, x, y]
+            Lv, Lnv = L, Ln[:, 0]
+            _torque_pem(M, Un, Ud, w, t1, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
+            _dU(w, Un, dt, dU1)
+            for b in range(B):
+                for x in range(3):
+                    dL1[b, 0, x] = T[b, 0, x] * dt
+                    Lv[b, x] = Lnv[b, x] + 0.5 * dL1[b, 0, x]
+                    for y in range(3):
+                        Us[b, x, y] = Un[b, x, y] + 0.5 * dU1[b, x, y]
+            _omega_pem(M, Us, Lv, w)
+            t2 = t1 + 0.5 * dt
+            _torque_pem(M, Us, Us, w, t2, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
+            _dU(w, Us, dt, dU2)
+            for b in range(B):
+                for x in range(3):
+                    dL2[b, 0, x] = T[b, 0, x] * dt
+                    Lv[b, x] = Lnv[b, x] + 0.5 * dL2[b, 0, x]
+                    for y in range(3):
+                        Us[b, x, y] = Un[b, x, y] + 0.5 * dU2[b, x, y]
+            _omega_pem(M, Us, Lv, w)
+            _torque_pem(M, Us, Us, w, t2, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
+            _dU(w, Us, dt, dU3)
+            for b in range(B):
+                for x in range(3):
+                    dL3[b, 0, x] = T[b, 0, x] * dt
+                    Lv[b, x] = Lnv[b, x] + dL3[b, 0, x]
+                    for y in range(3):
+                        Us[b, x, y] = Un[b, x, y] + dU3[b, x, y]
+            _omega_pem(M, Us, Lv, w)
+            t4 = t2 + 0.5 * dt
+            _torque_pem(M, Us, Us, w, t4, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
+            _dU(w, Us, dt, dU4)
+            for b in range(B):
+                for x in range(3):
+                    dL4[b, 0, x] = T[b, 0, x] * dt
+                    Lv[b, x] = Lnv[b, x] + (dL1[b, 0, x] + 2 * dL2[b, 0, x] + 2 * dL3[b, 0, x] + dL4[b, 0, x]) / 6
+                    for y in range(3):
+                        Us[b, x, y] = Un[b, x, y] + (dU1[b, x, y] + 2 * dU2[b, x, y] + 2 * dU3[b, x, y]
+                                                     + dU4[b, x, y]) / 6
+            _omega_pem(M, Us, Lv, w)
+            new_time = t4
+        for b in range(B):
+            for x in range(3):
+                for y in range(3):
+                    Ud[b, x, y] = Us[b, x, y]
+            _pem_correct(Us[b], U[b])
+        # PemSourceDriver.update(): elliptically driven frames turn by an Euler step, then PEM's correction
+        for j in range(M.sb_kind.shape[0]):
+            if M.sb_kind[j] == 2:
+                F, G = frames[j], work[12, 0]
+                w0, w1, w2 = M.sb_spin[j, 0], M.sb_spin[j, 1], M.sb_spin[j, 2]
+                for x in range(3):
+                    u0, u1, u2 = F[x, 0], F[x, 1], F[x, 2]
+                    G[x, 0] = u0 + (w1 * u2 - w2 * u1) * dt
+                    G[x, 1] = u1 + (w2 * u0 - w0 * u2) * dt
+                    G[x, 2] = u2 + (w0 * u1 - w1 * u0) * dt
+                _pem_correct(G, F)
+        return new_time
+
+    @_jit_par
+    def run_pem(M, U, Ud, L, w, frames, dtime, friction, friction_on, field, dt, rk4, steps0, marks, check_every,
+                out_U, out_L, out_w, status):
+        """PemScheme for every member through ``marks``: U (E,B,3,3) corrected frames, Ud (E,B,3,3) frames
+        placing the dipoles, L, w (E,B,3), frames (E,K,3,3) and dtime (E,) PEM's driver state — all in place.
+        """
+        E, B = L.shape[0], L.shape[1]
+        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
+        for e in prange(E):
+            org = np.empty((K, 3))
+            rs, ms = np.empty((S, 3)), np.empty((S, 3))
+            s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
+            work = np.empty((13, B, 3, 3))
+            if S:
+                _sources_pem(M, 1, 0.0, dt, frames[e], org, rs, ms)
+            Ue, Ude, Le, we, fe = U[e], Ud[e], L[e], w[e], frames[e]
+            steps = steps0
+            code, body = OK, 0
+            for i in range(marks.shape[0]):
+                mark = marks[i]
+                while steps < mark:
+                    n = min(check_every, mark - steps)
+                    for _ in range(n):
+                        dtime[e] = _pem_step(M, Ue, Ude, Le, we, fe, dtime[e], steps, dt, rk4, friction[e],
+                                             friction_on, field[e], org, rs, ms, s, p, r, Td, work)
+                        steps += 1
+                    code, body = _check(M, Ue, Le)
+                    if code != OK:
+                        break
+                if code != OK:
+                    break
+                for b in range(B):
+                    for x in range(3):
+                        for y in range(3):
+                            out_U[e, i, b, x, y] = Ue[b, x, y]
+                        out_L[e, i, b, x] = Le[b, x]
+                        out_w[e, i, b, x] = we[b, x]
+            status[e, 0], status[e, 1], status[e, 2] = code, steps, body
+
+
+class Runner:
+    """The compiled counterpart of an integrator object: same initial state, same steps, in numba.
+
+    ``integ`` is a :class:`~pem_physics.engine.integrators.Splitting` or ``PemScheme`` just made by
+    ``make_integrator`` (its constructor computed the initial momenta, torques and driver state);
+    :meth:`advance_to` runs it through record marks and leaves its state in ``integ`` so that the
+    numpy code can take over (records, a later chunk) at any point.
+    """
+
+    def __init__(self, integ, orth_limit: float, check_every: int):
+        from .integrators import PemScheme, Splitting
+
+        self.integ = integ
+        sys_ = integ.system
+        self.check_every = int(check_every)
+        E, B = integ.L.shape[:2]
+        c = sys_.member_friction if sys_.member_friction is not None else np.full(E, sys_.friction)
+        self.friction = _f(np.broadcast_to(c, (E,)))
+        f = sys_.member_field if sys_.member_field is not None else np.broadcast_to(sys_.field, (E, 3))
+        self.field = _f(f, (E, 3))
+        if isinstance(integ, Splitting):
+            self.kind = "splitting"
+            self.model = build_model(sys_, sys_.kin_principal, orth_limit)
+            plan, inv1 = integ._plan
+            free = integ.free
+            coef = np.zeros((len(plan), B))
+            for n, (_, _, ck) in enumerate(plan):
+                coef[n, free] = ck
+            full_inv1 = np.zeros(B)
+            full_inv1[free] = inv1
+            self.split = (_f(integ.drifts), _f(integ.kicks), _f(sys_.inv_moments, (-1, 3)), _f(full_inv1),
+                          np.array([k for k, _, _ in plan], np.int64), _f([fr for _, fr, _ in plan]), _f(coef))
+            # Splitting._kick takes the plain path only for one scene-wide friction of exactly 0.
+            self.damped = not (sys_.member_friction is None and sys_.friction == 0.0)
+            self.axes = _f(sys_.axes, (-1, 3, 3))
+        elif isinstance(integ, PemScheme):
+            self.kind = "pem"
+            self.model = build_model(sys_, sys_.kin_body, orth_limit)
+            self.rk4 = bool(integ.rk4)
+            self.friction_on = bool(sys_.has_friction)
+        else:
+            raise TypeError(f"no compiled counterpart for {type(integ).__name__}")
+
+    def advance_to(self, marks) -> np.ndarray:
+        """Run through ``marks`` (increasing absolute step counts); returns (U, L, w, status).
+
+        U (E,R,B,3,3), L and w (E,R,B,3) at each mark reached (rows past a blow-up are unset);
+        status (E,3) int: code (OK, NONFINITE, NOT_ORTHONORMAL), steps done, body index.
+        """
+        integ = self.integ
+        marks = np.ascontiguousarray(marks, dtype=np.int64)
+        E, B = integ.L.shape[:2]
+        R = len(marks)
+        out_U, out_L, out_w = np.zeros((E, R, B, 3, 3)), np.zeros((E, R, B, 3)), np.zeros((E, R, B, 3))
+        status = np.zeros((E, 3), np.int64)
+        steps0 = integ.steps_done
+        if self.kind == "splitting":
+            Q, L = _f(integ.Q), _f(integ.L)
+            T = _f(integ.T)
+            J = _f(np.broadcast_to(integ.J, (E, B)))
+            run_splitting(self.model, Q, L, T, J, self.friction, self.damped, self.field, float(integ.dt), steps0,
+                          marks, self.check_every, *self.split, self.axes, out_U, out_L, out_w, status)
+            integ.Q, integ.L, integ.T = Q, L, T
+        else:
+            drv = integ.driver
+            K = len(drv.frames)
+            frames = _f(np.broadcast_to(np.array(drv.frames).reshape(K, 3, 3), (E, K, 3, 3)))
+            dtime = np.full(E, float(drv.time))
+            U, Ud, L, w = _f(integ.U), _f(integ.U_dip), _f(integ.L), _f(integ.w)
+            run_pem(self.model, U, Ud, L, w, frames, dtime, self.friction, self.friction_on, self.field,
+                    float(integ.dt), self.rk4, steps0, marks, self.check_every, out_U, out_L, out_w, status)
+            integ.U, integ.U_dip, integ.L, integ.w = U, Ud, L, w
+            # The driver's state is the same for every member (it does not depend on the bodies).
+            drv.frames = [frames[0, k].copy() for k in range(K)]
+            drv.time = float(dtime[0])
+            drv.updates = int(status[:, 1].min()) + 1
+        integ.steps_done = int(status[:, 1].min())
+        return out_U, out_L, out_w, status
+
+
+def supports(integ) -> bool:
+    """Whether the compiled engine runs this integrator object (numba present, method covered)."""
+    return available() and getattr(integ, "name", "") in METHODS and not getattr(integ, "fast", False)
