@@ -309,9 +309,9 @@ def _run_compiled(system: System, integ, marks: list, ensemble: bool, progress, 
     steps = marks[-1]
     E, B = integ.L.shape[:2]
     complete = True
-    # Steps per call: start small (the first call may include loading the compiled code), then
-    # scale to the measured speed.
-    per_call = max(1, min(steps, 256))
+    # Steps per call: start with one check interval, as the numpy driver polls stop() (the first call
+    # may also load the compiled code), then scale to the measured speed.
+    per_call = CHECK_EVERY
     i = 1
     while i < len(marks):
         start = integ.steps_done
@@ -391,8 +391,9 @@ def _records(system: System, U, L, w, t) -> dict:
     if time_free:
         flat = system
         if system.per_member:
-            rep = (lambda a: None if a is None else np.repeat(a, R, axis=0))
-            flat = system.with_members(friction=rep(system.member_friction), field=rep(system.member_field))
+            c, f = system.member_friction, system.member_field
+            flat = system.with_members(friction=None if c is None else np.repeat(c, R, axis=0),
+                                       field=None if f is None else np.repeat(f, R, axis=0))
         rec = _record_state(flat, U.reshape((E * R,) + U.shape[2:]), L.reshape((E * R,) + L.shape[2:]),
                             w.reshape((E * R,) + w.shape[2:]), 0.0)
         return {k: v.reshape((E, R) + v.shape[1:]) for k, v in rec.items()}

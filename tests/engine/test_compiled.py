@@ -75,11 +75,14 @@ def magnet_pendulum(**kw):
 def two_body_scene(**kw):
     """Two interacting pendulums and a free magnet: dipole pairs between moving bodies."""
     a = Body(name="a", position=(0, 0, 0.3), orientation=rot((1, 0, 0), 20),
-             shapes=[Sphere(radius=0.01, mass=0.03, center=(0, 0, -0.2))], dipoles=[Dipole((0, 0, -0.2), (0, 0, 0.2))])
+             shapes=[Sphere(radius=0.01, mass=0.03, center=(0, 0, -0.2))],
+             dipoles=[Dipole((0, 0, -0.2), (0, 0, 0.2))])
     b = Body(name="b", position=(0.06, 0, 0.3), orientation=rot((0, 1, 0), -15), angular_velocity=(0, 0.3, 0),
-             shapes=[Sphere(radius=0.01, mass=0.03, center=(0, 0, -0.2))], dipoles=[Dipole((0, 0, -0.2), (0, 0, -0.1))])
+             shapes=[Sphere(radius=0.01, mass=0.03, center=(0, 0, -0.2))],
+             dipoles=[Dipole((0, 0, -0.2), (0, 0, -0.1))])
     c = Body(name="c", role="free", position=(0.03, 0.05, 0.1), angular_velocity=(1.0, 2.0, -0.5),
-             shapes=[Cuboid(half_sides=(0.004, 0.008, 0.012), mass=0.01)], dipoles=[Dipole((0, 0, 0.004), (0.02, 0, 0))])
+             shapes=[Cuboid(half_sides=(0.004, 0.008, 0.012), mass=0.01)],
+             dipoles=[Dipole((0, 0, 0.004), (0.02, 0, 0))])
     scene = Scene(name="two pendulums", bodies=[a, b, c], gravity=(0, 0, -9.81),
                   settings=Settings(dt=1e-3, t_end=1.0, record_interval=0.01))
     return replace(scene, **kw)
@@ -97,7 +100,8 @@ def hinged_scene():
 def driven_scene():
     """A compass over a magnet sliding at constant velocity and one on an elliptic orbit."""
     needle = Body(name="needle", position=(0, 0, 0.05), hinge=(0, 0, 1),
-                  shapes=[Cuboid(half_sides=(0.02, 0.002, 0.001), mass=0.002)], dipoles=[Dipole((0, 0, 0), (0.01, 0, 0))])
+                  shapes=[Cuboid(half_sides=(0.02, 0.002, 0.001), mass=0.002)],
+                  dipoles=[Dipole((0, 0, 0), (0.01, 0, 0))])
     top = Body(name="top", position=(0.0, 0.1, 0.15), orientation=rot((1, 1, 0), 30), angular_velocity=(0, 0, 5),
                shapes=[Cuboid(half_sides=(0.01, 0.01, 0.004), mass=0.01, center=(0, 0, 0.02))],
                dipoles=[Dipole((0, 0, 0.02), (0, 0, 0.02))])
@@ -248,7 +252,7 @@ def test_stop_keeps_a_partial_result_on_the_step_grid():
 
     def stop():
         calls["n"] += 1
-        return calls["n"] >= 1  # after the first call (at most 256 steps, see _run_compiled)
+        return calls["n"] >= 1  # after the first call (CHECK_EVERY steps, see _run_compiled)
 
     tr = simulate(scene, t_end=1.0, record_interval=0.5, stop=stop)
     assert not tr.complete
@@ -262,11 +266,11 @@ def test_stop_keeps_a_partial_result_on_the_step_grid():
 
 def test_compiled_code_is_cached_on_disk(tmp_path):
     """A second process loads the kernels from the cache folder instead of compiling them."""
-    code = ("import sys; sys.path.insert(0, %r)\n"
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
             "from pem_physics import examples, simulate\n"
             "from pem_physics.engine import compiled\n"
             "simulate(examples.build('compass'), t_end=0.01)\n"
-            "print(sum(compiled.run_splitting.stats.cache_hits.values()))\n") % str(ROOT)
+            "print(sum(compiled.run_splitting.stats.cache_hits.values()))\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.strip() == "0"

@@ -1,0 +1,141 @@
+"""The compiled engine side by side with the original PEM engine, and against our numpy path.
+
+Measures, in one run on this machine:
+- compile time: the first run in a process with an empty numba cache folder, per method family,
+  and the warm start-up (a run that loads the cached kernels) — the whole process each time;
+- PEM's three sample inputs (``../shared/pem-samples``; 1e5 RK4 steps, 1001 records): the whole
+  process ``python -m pem_physics run SAMPLE.udf -o DIR`` against the original engine
+  ``../shared/peers/pem/pem -I SAMPLE.udf`` on the same input, best of ``--repeat``; ratio =
+  peer time / our time (≥ 1: we are as fast). Rows whose peer or sample is absent are skipped,
+  saying so;
+- one scene, the damped three-magnet pendulum: steps/s of every method, compiled and numpy;
+- an ensemble of the same pendulum with the default method: pendulum-steps/s.
+
+    python bench/bench_engine.py [--repeat N] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from common import finish  # noqa: E402
+
+from pem_physics import Ensemble, examples, simulate  # noqa: E402
+from pem_physics.engine import compiled  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+PEER = SHARED / "peers" / "pem" / "pem"
+SAMPLES = SHARED / "pem-samples"
+SAMPLE_NAMES = ("ellipsoid", "pendulum", "dipole")
+
+
+def timed(cmd, cwd=None, env=None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def compile_times() -> dict:
+    """Seconds for a first run with an empty cache and for a warm one, per method, whole process."""
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for method in ("splitting4", "pem-rk4"):
+            code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+                    "from pem_physics import examples, simulate\n"
+                    f"simulate(examples.build('three-magnet'), method={method!r}, t_end=0.01)\n")
+            cold = timed([sys.executable, "-c", code], env=env)
+            warm = min(timed([sys.executable, "-c", code], env=env) for _ in range(3))
+            out[method] = {"first_run_s": cold, "warm_run_s": warm}
+            print(f"{method:11s} first run (compiles) {cold:6.2f} s   warm start-up and run {warm:5.2f} s")
+    return out
+
+
+def pem_samples(repeat: int) -> list:
+    rows = []
+    if not PEER.exists() or not SAMPLES.exists():
+        print(f"PEM samples: skipped — peer {PEER} or samples {SAMPLES} not found")
+        return rows
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        shutil.copy(SAMPLES / "pem1_3_def.udf", tmp)
+        for name in SAMPLE_NAMES:
+            shutil.copy(SAMPLES / f"{name}.udf", tmp)
+            try:
+                peer = min(timed([str(PEER), "-I", f"{name}.udf", "-O", f"{name}_peer.udf"], cwd=tmp)
+                           for _ in range(repeat))
+            except (OSError, subprocess.CalledProcessError) as err:
+                print(f"{name}: peer could not run ({err}); row skipped")
+                continue
+            ours_cmd = [sys.executable, "-m", "pem_physics", "run", f"{name}.udf", "-o", f"out_{name}", "-q"]
+            env = dict(os.environ, PYTHONPATH=str(ROOT))
+            timed(ours_cmd, cwd=tmp, env=env)  # compiles or loads the cache once
+            ours = min(timed(ours_cmd, cwd=tmp, env=env) for _ in range(repeat))
+            rows.append({"sample": name, "peer_s": peer, "ours_s": ours, "ratio": peer / ours})
+            print(f"PEM sample {name:10s} peer {peer:5.2f} s   ours {ours:5.2f} s   ratio {peer / ours:5.2f}")
+    return rows
+
+
+def single_scene() -> list:
+    scene = examples.build("three-magnet")
+    rows = []
+    for method in compiled.METHODS:
+        for engine in ("numba", "numpy"):
+            compiled.ENABLED = engine == "numba"
+            try:
+                t_end = 50.0 if engine == "numba" else 0.5
+                simulate(scene, method=method, t_end=0.01)
+                t0 = time.perf_counter()
+                tr = simulate(scene, method=method, t_end=t_end, record_interval=0.1)
+                wall = time.perf_counter() - t0
+            finally:
+                compiled.ENABLED = True
+            assert tr.info["engine"] == engine
+            rows.append({"method": method, "engine": engine, "steps": tr.steps, "steps_per_s": tr.steps / wall})
+            print(f"three-magnet {method:11s} {engine:5s} {tr.steps / wall:10.3g} steps/s")
+    return rows
+
+
+def ensemble(members: int, steps: int) -> dict:
+    scene = examples.build("three-magnet")
+    rng = np.random.default_rng(0)
+    w = rng.normal(scale=0.3, size=(members, 1, 3))
+    dt = scene.settings.dt
+    simulate(scene, t_end=10 * dt, ensemble=Ensemble(angular_velocity=w[:8]))
+    t0 = time.perf_counter()
+    simulate(scene, t_end=steps * dt, record_interval=steps * dt, ensemble=Ensemble(angular_velocity=w))
+    wall = time.perf_counter() - t0
+    rate = members * steps / wall
+    print(f"ensemble of {members}, splitting4: {rate:.3g} pendulum-steps/s")
+    return {"members": members, "steps": steps, "pendulum_steps_per_s": rate}
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--members", type=int, default=4096)
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    if not compiled.available():
+        print("numba is not installed: nothing to measure for the compiled engine")
+        return {}
+    res = {"compile": compile_times(), "pem_samples": pem_samples(args.repeat), "single": single_scene(),
+           "ensemble": ensemble(args.members, 2000)}
+    return finish(res, start, args.json, indent=2)
+
+
+if __name__ == "__main__":
+    main()
