@@ -183,14 +183,14 @@ if nb is not None:
         return bx, by, bz
 
     @_jit_inline
-    def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, M):
+    def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
         """Field and force on dipole a from dipole c at separation d = r_a − r_c (torques.dipole_pair_terms)."""
-        if M.periodic:
-            dx = dx - M.box[0] * np.rint(dx / M.box[0])
-            dy = dy - M.box[1] * np.rint(dy / M.box[1])
-            dz = dz - M.box[2] * np.rint(dz / M.box[2])
+        if periodic:
+            dx = dx - box[0] * np.rint(dx / box[0])
+            dy = dy - box[1] * np.rint(dy / box[1])
+            dz = dz - box[2] * np.rint(dz / box[2])
         inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
-        kr3 = M.k * np.sqrt(inv_r2) * inv_r2
+        kr3 = k * np.sqrt(inv_r2) * inv_r2
         pad = ax * dx + ay * dy + az * dz
         pbd = cx * dx + cy * dy + cz * dz
         pab = ax * cx + ay * cy + az * cz
@@ -200,47 +200,49 @@ if nb is not None:
         return (kr3 * (3.0 * q * dx - cx), kr3 * (3.0 * q * dy - cy), kr3 * (3.0 * q * dz - cz),
                 f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
 
-    @_jit
-    def _torque(M, U, Ud, bext, rs, ms, T, s, p, r, Td):
+    @_jit_inline
+    def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodic, box, U, Ud, bext, rs, ms,
+                     T, s, p, r, Td):
         """Torques T (B,3) about the pivots at orientations U (gravity) with dipoles placed by Ud.
 
         bext: the uniform external field (3-tuple); rs, ms (S,3) source dipoles in the lab;
         s, p, r (D,3) and Td (B,3) scratch. Friction is not included (torques.evaluate).
         """
-        g0, g1, g2 = M.gravity[0], M.gravity[1], M.gravity[2]
+        g0, g1, g2 = gravity[0], gravity[1], gravity[2]
         for b in range(U.shape[0]):
-            c0, c1, c2 = M.com[b, 0], M.com[b, 1], M.com[b, 2]
+            c0, c1, c2 = com[b, 0], com[b, 1], com[b, 2]
             rg0 = U[b, 0, 0] * c0 + U[b, 1, 0] * c1 + U[b, 2, 0] * c2
             rg1 = U[b, 0, 1] * c0 + U[b, 1, 1] * c1 + U[b, 2, 1] * c2
             rg2 = U[b, 0, 2] * c0 + U[b, 1, 2] * c1 + U[b, 2, 2] * c2
-            m = M.mass[b]
+            m = mass[b]
             T[b, 0] = m * (rg1 * g2 - rg2 * g1)
             T[b, 1] = m * (rg2 * g0 - rg0 * g2)
             T[b, 2] = m * (rg0 * g1 - rg1 * g0)
             Td[b, 0] = Td[b, 1] = Td[b, 2] = 0.0
-        D = M.owner.shape[0]
+        D = owner.shape[0]
         if D == 0:
             return
         for d in range(D):
-            b = M.owner[d]
+            b = owner[d]
             for j in range(3):
-                s[d, j] = Ud[b, 0, j] * M.dpos[d, 0] + Ud[b, 1, j] * M.dpos[d, 1] + Ud[b, 2, j] * M.dpos[d, 2]
-                p[d, j] = Ud[b, 0, j] * M.dmom[d, 0] + Ud[b, 1, j] * M.dmom[d, 1] + Ud[b, 2, j] * M.dmom[d, 2]
-                r[d, j] = M.pivot[b, j] + s[d, j]
+                s[d, j] = Ud[b, 0, j] * dpos[d, 0] + Ud[b, 1, j] * dpos[d, 1] + Ud[b, 2, j] * dpos[d, 2]
+                p[d, j] = Ud[b, 0, j] * dmom[d, 0] + Ud[b, 1, j] * dmom[d, 1] + Ud[b, 2, j] * dmom[d, 2]
+                r[d, j] = pivot[b, j] + s[d, j]
         bx, by, bz = bext
         for a in range(D):
             ax, ay, az = p[a, 0], p[a, 1], p[a, 2]
-            if M.pairs:
+            if pairs:
                 Bx = By = Bz = Fx = Fy = Fz = 0.0
-                oa = M.owner[a]
+                oa = owner[a]
                 xa, ya, za = r[a, 0], r[a, 1], r[a, 2]
                 for c in range(D):
-                    if M.owner[c] != oa:
-                        t = _pair(xa - r[c, 0], ya - r[c, 1], za - r[c, 2], p[c, 0], p[c, 1], p[c, 2], ax, ay, az, M)
+                    if owner[c] != oa:
+                        t = _pair(xa - r[c, 0], ya - r[c, 1], za - r[c, 2], p[c, 0], p[c, 1], p[c, 2], ax, ay, az,
+                                  k, periodic, box)
                         Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
                 for q in range(rs.shape[0]):
                     t = _pair(xa - rs[q, 0], ya - rs[q, 1], za - rs[q, 2], ms[q, 0], ms[q, 1], ms[q, 2],
-                              ax, ay, az, M)
+                              ax, ay, az, k, periodic, box)
                     Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
                 Bx, By, Bz = Bx + bx, By + by, Bz + bz
                 s0, s1, s2 = s[a, 0], s[a, 1], s[a, 2]
@@ -249,7 +251,7 @@ if nb is not None:
                 t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx)
             else:
                 t0, t1, t2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
-            b = M.owner[a]
+            b = owner[a]
             Td[b, 0] += t0
             Td[b, 1] += t1
             Td[b, 2] += t2
@@ -257,6 +259,12 @@ if nb is not None:
             T[b, 0] += Td[b, 0]
             T[b, 1] += Td[b, 1]
             T[b, 2] += Td[b, 2]
+
+    @_jit_inline
+    def _torque(M, U, Ud, bext, rs, ms, T, s, p, r, Td):
+        """Torques T (B,3) about the pivots (see _torque_core); passes only the arrays it reads (cheap calls)."""
+        _torque_core(M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom, M.pivot, M.pairs, M.k, M.periodic, M.box,
+                     U, Ud, bext, rs, ms, T, s, p, r, Td)
 
     # ------------------------------------------------------------------ small linear algebra
 
@@ -457,6 +465,42 @@ if nb is not None:
                     _kick(M, Q, L, T, J, coef * dt, c, damped, inv_m)
             _newton_schulz(Q)
 
+    @_jit
+    def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
+                          inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, oU, oL, ow, st):
+        """One member of :func:`run_splitting` (its arrays without the member axis)."""
+        B = Le.shape[0]
+        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
+        org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
+        rs, ms = np.empty((S, 3)), np.empty((S, 3))
+        s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
+        w = np.empty((B, 3))
+        if M.static_sources:
+            _sources_exact(M, 0.0, org, Rs, rs, ms)
+        steps = steps0
+        code, body = OK, 0
+        for i in range(marks.shape[0]):
+            mark = marks[i]
+            while steps < mark:
+                n = min(check_every, mark - steps)
+                _split_chunk(M, Qe, Le, Te, Je, n, steps, dt, c, damped, fe, drifts, kicks,
+                             inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
+                steps += n
+                code, body = _check(M, Qe, Le)
+                if code != OK:
+                    break
+            if code != OK:
+                break
+            _omega_principal(M, Qe, Le, Je, w)
+            for b in range(B):
+                for x in range(3):
+                    for y in range(3):
+                        oU[i, b, x, y] = (axes[b, x, 0] * Qe[b, 0, y] + axes[b, x, 1] * Qe[b, 1, y]
+                                          + axes[b, x, 2] * Qe[b, 2, y])
+                    oL[i, b, x] = Le[b, x]
+                    ow[i, b, x] = w[b, x]
+        st[0], st[1], st[2] = code, steps, body
+
     @_jit_par
     def run_splitting(M, Q, L, T, J, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
                       inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U, out_L, out_w, status):
@@ -466,40 +510,12 @@ if nb is not None:
         hinge inertias — all updated in place. friction (E,), field (E,3) per member; ``damped``
         selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
         axes (axes (B,3,3)), out_L, out_w (E,R,B,3). status (E,3): code, steps done, body.
+        Members run in parallel; a single scene calls ``_member_splitting`` directly.
         """
-        E, B = L.shape[0], L.shape[1]
-        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
-        for e in prange(E):
-            org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
-            rs, ms = np.empty((S, 3)), np.empty((S, 3))
-            s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
-            w = np.empty((B, 3))
-            if M.static_sources:
-                _sources_exact(M, 0.0, org, Rs, rs, ms)
-            Qe, Le, Te, Je = Q[e], L[e], T[e], J[e]
-            steps = steps0
-            code, body = OK, 0
-            for i in range(marks.shape[0]):
-                mark = marks[i]
-                while steps < mark:
-                    n = min(check_every, mark - steps)
-                    _split_chunk(M, Qe, Le, Te, Je, n, steps, dt, friction[e], damped, field[e], drifts, kicks,
-                                 inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
-                    steps += n
-                    code, body = _check(M, Qe, Le)
-                    if code != OK:
-                        break
-                if code != OK:
-                    break
-                _omega_principal(M, Qe, Le, Je, w)
-                for b in range(B):
-                    for x in range(3):
-                        for y in range(3):
-                            out_U[e, i, b, x, y] = (axes[b, x, 0] * Qe[b, 0, y] + axes[b, x, 1] * Qe[b, 1, y]
-                                                    + axes[b, x, 2] * Qe[b, 2, y])
-                        out_L[e, i, b, x] = Le[b, x]
-                        out_w[e, i, b, x] = w[b, x]
-            status[e, 0], status[e, 1], status[e, 2] = code, steps, body
+        for e in prange(L.shape[0]):
+            _member_splitting(M, Q[e], L[e], T[e], J[e], friction[e], damped, field[e], dt, steps0, marks, check_every,
+                              drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U[e], out_L[e],
+                              out_w[e], status[e])
 
     # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
 
@@ -536,74 +552,62 @@ if nb is not None:
     @_jit
     def _pem_step(M, U, Ud, L, w, frames, dtime, steps, dt, rk4, c, friction_on, field,
                   org, rs, ms, s, p, r, Td, work):
-        """One step of PemScheme.advance; returns the driver's new time."""
+        """One step of PemScheme.advance; returns the driver's new time.
+
+        RK4 as a loop over its four stages (one place that evaluates torques, so it inlines once):
+        stage k starts from Un + a_k·(dU, dL of stage k−1), a = (0, ½, ½, 1), at times t₁, t₂, t₂, t₄;
+        the first stage places the dipoles by the previous step's uncorrected frame (PEM's order).
+        Euler is the first stage alone, with U advanced by the new ω.
+        """
         i = steps + 1
         if M.src_body.shape[0] and not M.static_sources:
             _sources_pem(M, i, dtime, dt, frames, org, rs, ms)
         t1 = i * dt
-        T, Ln, Un, Us = work[0], work[1], work[2], work[3]
-        dL1, dL2, dL3, dL4 = work[4], work[5], work[6], work[7]
-        dU1, dU2, dU3, dU4 = work[8], work[9], work[10], work[11]
+        t2 = t1 + 0.5 * dt
+        t4 = t2 + 0.5 * dt
+        T, Un, Us = work[0, :, 0], work[1], work[2]
+        Ln = work[3, :, 0]
+        dL, dU = work[4:8, :, 0], work[8:12]
         B = L.shape[0]
-        if not rk4:
-            _torque_pem(M, U, Ud, w, t1, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
-            for b in range(B):
-                for j in range(3):
-                    L[b, j] = L[b, j] + T[b, 0, j] * dt
-            _omega_pem(M, U, L, w)
-            _dU(w, U, dt, dU1)
-            for b in range(B):
-                for x in range(3):
-                    for y in range(3):
-                        Us[b, x, y] = U[b, x, y] + dU1[b, x, y]
-            new_time = t1
-        else:
-            for b in range(B):
-                for x in range(3):
-                    Ln[b, 0, x] = L[b, x]
-                    for y in range(3):
-                        Un[b, x, y] = U[b, x, y]
-            Lv, Lnv = L, Ln[:, 0]
-            _torque_pem(M, Un, Ud, w, t1, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
-            _dU(w, Un, dt, dU1)
-            for b in range(B):
-                for x in range(3):
-                    dL1[b, 0, x] = T[b, 0, x] * dt
-                    Lv[b, x] = Lnv[b, x] + 0.5 * dL1[b, 0, x]
-                    for y in range(3):
-                        Us[b, x, y] = Un[b, x, y] + 0.5 * dU1[b, x, y]
-            _omega_pem(M, Us, Lv, w)
-            t2 = t1 + 0.5 * dt
-            _torque_pem(M, Us, Us, w, t2, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
-            _dU(w, Us, dt, dU2)
-            for b in range(B):
-                for x in range(3):
-                    dL2[b, 0, x] = T[b, 0, x] * dt
-                    Lv[b, x] = Lnv[b, x] + 0.5 * dL2[b, 0, x]
-                    for y in range(3):
-                        Us[b, x, y] = Un[b, x, y] + 0.5 * dU2[b, x, y]
-            _omega_pem(M, Us, Lv, w)
-            _torque_pem(M, Us, Us, w, t2, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
-            _dU(w, Us, dt, dU3)
-            for b in range(B):
-                for x in range(3):
-                    dL3[b, 0, x] = T[b, 0, x] * dt
-                    Lv[b, x] = Lnv[b, x] + dL3[b, 0, x]
-                    for y in range(3):
-                        Us[b, x, y] = Un[b, x, y] + dU3[b, x, y]
-            _omega_pem(M, Us, Lv, w)
-            t4 = t2 + 0.5 * dt
-            _torque_pem(M, Us, Us, w, t4, field, c, friction_on, rs, ms, T[:, 0], s, p, r, Td)
-            _dU(w, Us, dt, dU4)
-            for b in range(B):
-                for x in range(3):
-                    dL4[b, 0, x] = T[b, 0, x] * dt
-                    Lv[b, x] = Lnv[b, x] + (dL1[b, 0, x] + 2 * dL2[b, 0, x] + 2 * dL3[b, 0, x] + dL4[b, 0, x]) / 6
-                    for y in range(3):
-                        Us[b, x, y] = Un[b, x, y] + (dU1[b, x, y] + 2 * dU2[b, x, y] + 2 * dU3[b, x, y]
-                                                     + dU4[b, x, y]) / 6
-            _omega_pem(M, Us, Lv, w)
-            new_time = t4
+        for b in range(B):
+            for x in range(3):
+                Ln[b, x] = L[b, x]
+                for y in range(3):
+                    Un[b, x, y] = U[b, x, y]
+                    Us[b, x, y] = U[b, x, y]
+        for k in range(4 if rk4 else 1):
+            t = t1 if k == 0 else (t2 if k < 3 else t4)
+            _torque_pem(M, Us, Ud if k == 0 else Us, w, t, field, c, friction_on, rs, ms, T, s, p, r, Td)
+            if not rk4:
+                for b in range(B):
+                    for x in range(3):
+                        L[b, x] = L[b, x] + T[b, x] * dt
+                _omega_pem(M, U, L, w)
+                _dU(w, U, dt, dU[0])
+                for b in range(B):
+                    for x in range(3):
+                        for y in range(3):
+                            Us[b, x, y] = U[b, x, y] + dU[0, b, x, y]
+                break
+            _dU(w, Us, dt, dU[k])
+            if k < 3:
+                a = 0.5 if k < 2 else 1.0
+                for b in range(B):
+                    for x in range(3):
+                        dL[k, b, x] = T[b, x] * dt
+                        L[b, x] = Ln[b, x] + (a * dL[k, b, x] if k < 2 else dL[k, b, x])
+                        for y in range(3):
+                            Us[b, x, y] = Un[b, x, y] + (a * dU[k, b, x, y] if k < 2 else dU[k, b, x, y])
+            else:
+                for b in range(B):
+                    for x in range(3):
+                        dL[3, b, x] = T[b, x] * dt
+                        L[b, x] = Ln[b, x] + (dL[0, b, x] + 2 * dL[1, b, x] + 2 * dL[2, b, x] + dL[3, b, x]) / 6
+                        for y in range(3):
+                            Us[b, x, y] = Un[b, x, y] + (dU[0, b, x, y] + 2 * dU[1, b, x, y] + 2 * dU[2, b, x, y]
+                                                         + dU[3, b, x, y]) / 6
+            _omega_pem(M, Us, L, w)
+        new_time = t4 if rk4 else t1
         for b in range(B):
             for x in range(3):
                 for y in range(3):
@@ -622,44 +626,59 @@ if nb is not None:
                 _pem_correct(G, F)
         return new_time
 
+    @_jit
+    def _member_pem(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
+                    oU, oL, ow, st):
+        """One member of :func:`run_pem`; returns the driver's time reached."""
+        B = Le.shape[0]
+        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
+        org = np.empty((K, 3))
+        rs, ms = np.empty((S, 3)), np.empty((S, 3))
+        s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
+        work = np.empty((13, B, 3, 3))  # scratch of _pem_step
+        if S:
+            _sources_pem(M, 1, 0.0, dt, fe, org, rs, ms)
+        steps = steps0
+        code, body = OK, 0
+        for i in range(marks.shape[0]):
+            mark = marks[i]
+            while steps < mark:
+                n = min(check_every, mark - steps)
+                for _ in range(n):
+                    dtime = _pem_step(M, Ue, Ude, Le, we, fe, dtime, steps, dt, rk4, c, friction_on, field_e,
+                                      org, rs, ms, s, p, r, Td, work)
+                    steps += 1
+                code, body = _check(M, Ue, Le)
+                if code != OK:
+                    break
+            if code != OK:
+                break
+            for b in range(B):
+                for x in range(3):
+                    for y in range(3):
+                        oU[i, b, x, y] = Ue[b, x, y]
+                    oL[i, b, x] = Le[b, x]
+                    ow[i, b, x] = we[b, x]
+        st[0], st[1], st[2] = code, steps, body
+        return dtime
+
     @_jit_par
     def run_pem(M, U, Ud, L, w, frames, dtime, friction, friction_on, field, dt, rk4, steps0, marks, check_every,
                 out_U, out_L, out_w, status):
         """PemScheme for every member through ``marks``: U (E,B,3,3) corrected frames, Ud (E,B,3,3) frames
         placing the dipoles, L, w (E,B,3), frames (E,K,3,3) and dtime (E,) PEM's driver state — all in place.
+        Members run in parallel; a single scene calls ``_member_pem`` directly.
         """
-        E, B = L.shape[0], L.shape[1]
-        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
-        for e in prange(E):
-            org = np.empty((K, 3))
-            rs, ms = np.empty((S, 3)), np.empty((S, 3))
-            s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
-            work = np.empty((13, B, 3, 3))
-            if S:
-                _sources_pem(M, 1, 0.0, dt, frames[e], org, rs, ms)
-            Ue, Ude, Le, we, fe = U[e], Ud[e], L[e], w[e], frames[e]
-            steps = steps0
-            code, body = OK, 0
-            for i in range(marks.shape[0]):
-                mark = marks[i]
-                while steps < mark:
-                    n = min(check_every, mark - steps)
-                    for _ in range(n):
-                        dtime[e] = _pem_step(M, Ue, Ude, Le, we, fe, dtime[e], steps, dt, rk4, friction[e],
-                                             friction_on, field[e], org, rs, ms, s, p, r, Td, work)
-                        steps += 1
-                    code, body = _check(M, Ue, Le)
-                    if code != OK:
-                        break
-                if code != OK:
-                    break
-                for b in range(B):
-                    for x in range(3):
-                        for y in range(3):
-                            out_U[e, i, b, x, y] = Ue[b, x, y]
-                        out_L[e, i, b, x] = Le[b, x]
-                        out_w[e, i, b, x] = we[b, x]
-            status[e, 0], status[e, 1], status[e, 2] = code, steps, body
+        for e in prange(L.shape[0]):
+            dtime[e] = _member_pem(M, U[e], Ud[e], L[e], w[e], frames[e], dtime[e], friction[e], friction_on,
+                                   field[e], dt, rk4, steps0, marks, check_every, out_U[e], out_L[e], out_w[e],
+                                   status[e])
+
+
+#: Positions of the per-member arrays in the arguments of run_splitting / run_pem: a single scene
+#: passes their one member straight to the member function (no parallel machinery to load).
+_SPLIT_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 7, 20, 21, 22, 23))
+_PEM_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 17, 18))
 
 
 class Runner:
@@ -722,8 +741,12 @@ class Runner:
             Q, L = _f(integ.Q), _f(integ.L)
             T = _f(integ.T)
             J = _f(np.broadcast_to(integ.J, (E, B)))
-            run_splitting(self.model, Q, L, T, J, self.friction, self.damped, self.field, float(integ.dt), steps0,
-                          marks, self.check_every, *self.split, self.axes, out_U, out_L, out_w, status)
+            args = (self.model, Q, L, T, J, self.friction, self.damped, self.field, float(integ.dt), steps0, marks,
+                    self.check_every, *self.split, self.axes, out_U, out_L, out_w, status)
+            if E == 1:
+                _member_splitting(*(a[0] if k in _SPLIT_MEMBER_ARGS else a for k, a in enumerate(args)))
+            else:
+                run_splitting(*args)
             integ.Q, integ.L, integ.T = Q, L, T
         else:
             drv = integ.driver
@@ -731,8 +754,12 @@ class Runner:
             frames = _f(np.broadcast_to(np.array(drv.frames).reshape(K, 3, 3), (E, K, 3, 3)))
             dtime = np.full(E, float(drv.time))
             U, Ud, L, w = _f(integ.U), _f(integ.U_dip), _f(integ.L), _f(integ.w)
-            run_pem(self.model, U, Ud, L, w, frames, dtime, self.friction, self.friction_on, self.field,
+            args = (self.model, U, Ud, L, w, frames, dtime, self.friction, self.friction_on, self.field,
                     float(integ.dt), self.rk4, steps0, marks, self.check_every, out_U, out_L, out_w, status)
+            if E == 1:
+                dtime[0] = _member_pem(*(a[0] if k in _PEM_MEMBER_ARGS else a for k, a in enumerate(args)))
+            else:
+                run_pem(*args)
             integ.U, integ.U_dip, integ.L, integ.w = U, Ud, L, w
             # The driver's state is the same for every member (it does not depend on the bodies).
             drv.frames = [frames[0, k].copy() for k in range(K)]
