@@ -120,11 +120,13 @@ def main(argv=None):
     else:
         import bench_accuracy
         import bench_core
+        import bench_engine
         import bench_inertia
         import bench_nbody
 
         t_start = time.perf_counter()
         res = {"quick": quick, "date": time.strftime("%Y-%m-%d")}
+        res["engine"] = bench_engine.main(["--repeat", "2" if quick else "3"])
         res["core"] = bench_core.main(["--steps", "500" if quick else "2000",
                                        "--ensemble", "2048" if quick else "8192"])
         res["mesh"] = bench_inertia.main(["--max-subdivisions", "7" if quick else "8"])
@@ -142,6 +144,39 @@ def main(argv=None):
         # Raw numbers first, so that a report can be re-rendered (--render-only) without measuring again.
         write_json(raw, res, indent=1, default=str)
     render(res, docs, figs)
+
+
+def engine_section(eng) -> list:
+    """The compiled engine (issue "one compiled engine"): PEM's samples against the original engine, compile
+    and start-up times, single-scene and ensemble rates."""
+    if not eng:
+        return ["", "## The compiled engine", "", "Not measured (numba missing)."]
+    L = ["", "## The compiled engine: every method, every scene (`pem_physics/engine/compiled.py`)", "",
+         "### PEM's samples, whole process, against the original engine", "",
+         "`python -m pem_physics run SAMPLE.udf -o DIR` (pem-rk4, 1e5 steps, 1001 records, start-up and every "
+         "output file included, compiled kernels loaded from the cache) against `../shared/peers/pem/pem -I "
+         "SAMPLE.udf` on the same input, best of several runs each; ratio = peer time ÷ ours (≥ 1: as fast).", ""]
+    if eng["pem_samples"]:
+        L += ["| sample | original engine s | ours s | ratio |", "|---|---:|---:|---:|"]
+        L += [f"| {r['sample']} | {r['peer_s']:.2f} | {r['ours_s']:.2f} | {r['ratio']:.2f} |"
+              for r in eng["pem_samples"]]
+    else:
+        L.append("The original engine or its samples were not found: rows skipped.")
+    c = eng["compile"]
+    L += ["", "### Compilation (numba, cached on disk)", "", "| method family | first run, empty cache | "
+          "warm run (start-up, cache load, 10 steps) |", "|---|---:|---:|"]
+    L += [f"| {m} | {v['first_run_s']:.1f} s | {v['warm_run_s']:.2f} s |" for m, v in c.items()]
+    L += ["", "### One scene: the damped three-magnet pendulum", "", "| method | compiled steps/s | numpy steps/s | "
+          "ratio |", "|---|---:|---:|---:|"]
+    rates = {(r["method"], r["engine"]): r["steps_per_s"] for r in eng["single"]}
+    for m in dict.fromkeys(r["method"] for r in eng["single"]):
+        a, b = rates[(m, "numba")], rates[(m, "numpy")]
+        L.append(f"| {m} | {a:,.0f} | {b:,.0f} | {a / b:,.0f} |")
+    e = eng["ensemble"]
+    L += ["", f"Ensemble of {e['members']:,} members, default method (splitting4), the compiled engine: "
+          f"{e['pendulum_steps_per_s']:,.3g} pendulum-steps/s (members in parallel over the cores; no SIMD across "
+          "members yet)."]
+    return L
 
 
 def fmt(x, spec: str) -> str:
@@ -214,6 +249,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
          f"Machine: {res['machine']}. Timings on a shared 2-core machine move by ±20 % between runs.", "",
          "## Goals of issue 5", "", "| goal | measured | |", "|---|---|---|"]
     L += [f"| {g} | {m} | {met(ok)} |" for g, m, ok in goals]
+    L += engine_section(res.get("engine"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

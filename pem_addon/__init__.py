@@ -13,6 +13,7 @@ Like Blender's bundled add-ons, this ``__init__`` registers nothing itself; it d
 the modules that use it, not here, so the keyframe utilities work (and are tested) on their own.
 """
 
+from ..pem_physics import jit
 from . import (
     keyframes,  # noqa: F401
     operators,
@@ -25,8 +26,23 @@ from . import (
 _modules = (props, operators, ui, overlay)
 
 
+def _use_extension_cache_folder() -> None:
+    """Compiled kernels (numba, bundled with the extension) cache in the extension's user folder.
+
+    Installed as an extension, the root package is ``bl_ext.<repo>.<id>``; numba has not been
+    imported yet (the core loads it on the first bake), so the folder can still be chosen.
+    Elsewhere (the repository's tests) the core's per-user default stays.
+    """
+    import bpy
+
+    root = __package__.rpartition(".")[0]
+    if root.startswith("bl_ext."):
+        jit.set_cache_dir(bpy.utils.extension_path_user(root, path="numba_cache", create=True))
+
+
 def register():
     """Register every submodule in ``_modules``, in order."""
+    _use_extension_cache_folder()
     for module in _modules:
         module.register()
 

@@ -140,7 +140,11 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     sp.last_energy_drift = traj.energy_drift()
     sp.last_orthonormality = float(np.max(traj.orthonormality))
     sp.last_energy = (float(E[0]), float(E[-1]))
-    sp.status = f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s"
+    engine = traj.info.get("engine", "numpy")
+    rate = traj.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
+    sp.last_engine = engine
+    sp.status = (f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
+                 f"{'compiled' if engine == 'numba' else 'numpy'} engine, {rate:.3g} steps/s")
     n = len(traj.t)
     pick = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(int))
     scene["pem_diagnostics"] = {

@@ -164,6 +164,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     # --- diagnostics of the last bake
     status: StringProperty(name="Status")
     last_method: StringProperty(name="Method")
+    last_engine: StringProperty(name="Engine", description="numba (compiled) or numpy, for the last bake")
     last_steps: IntProperty(name="Steps")
     last_wall_time: FloatProperty(name="Wall Time", unit="TIME_ABSOLUTE")
     last_energy_drift: FloatProperty(name="Energy Drift", precision=10)

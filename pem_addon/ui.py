@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bpy
 
+from ..pem_physics import jit
 from . import adapters
 
 
@@ -115,6 +116,7 @@ def draw_scene(layout, context):
     row.operator("pem.simulate_bake", icon="PLAY")
     row.operator("pem.clear_bake", icon="TRASH")
     layout.operator("pem.plot_diagnostics", icon="GRAPH")
+    _engine_line(layout)
     if sp.status:
         box = layout.box()
         box.label(text=sp.status, icon="INFO")
@@ -125,6 +127,14 @@ def draw_scene(layout, context):
     row.prop(sp, "show_pivots", toggle=True)
     row.prop(sp, "show_field_lines", toggle=True)
     layout.prop(sp, "arrow_scale")
+
+
+def _engine_line(layout) -> None:
+    """Which engine bakes run on: compiled (numba, bundled with the extension) or the numpy fallback."""
+    if jit.installed():
+        layout.label(text="Engine: compiled (numba)", icon="CHECKMARK")
+    else:
+        layout.label(text=f"Engine: numpy only — {jit.unavailable_reason()}; bakes are slower", icon="ERROR")
 
 
 class _ObjectPanel:

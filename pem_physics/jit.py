@@ -6,7 +6,8 @@ instead. With it, kernels are compiled on first use and cached on disk, so later
 them instead of compiling again. The cache folder is, in this order: ``NUMBA_CACHE_DIR`` (numba's
 own variable), what :func:`set_cache_dir` was given (the Blender add-on passes its extension's user
 folder), ``$XDG_CACHE_HOME/pem_physics/numba`` or ``~/.cache/pem_physics/numba``
-(``%LOCALAPPDATA%\\pem_physics\\numba`` on Windows).
+(``%LOCALAPPDATA%\\pem_physics\\numba`` on Windows) — each with a subfolder named for the
+package's import name (see :data:`PACKAGE`).
 """
 
 from __future__ import annotations
@@ -29,13 +30,20 @@ def set_cache_dir(path: str | os.PathLike) -> None:
     """Where compiled kernels are cached; call before the first kernel module is imported."""
     _state["cache_dir"] = Path(path)
     nb = _state.get("numba")
-    if nb is not None and not os.environ.get("NUMBA_CACHE_DIR"):
-        nb.config.CACHE_DIR = str(path)
+    if nb is not None:
+        nb.config.CACHE_DIR = str(cache_dir())
+
+
+#: The name this package was imported under (``pem_physics``, or e.g. ``bl_ext.user_default.<id>.pem_physics``
+#: inside Blender). numba keys its cache by source file but pickles module names into it, so the same
+#: files imported under two names must not share a cache folder (loading the other's index fails).
+PACKAGE = __name__.rpartition(".")[0]
 
 
 def cache_dir() -> Path:
     env = os.environ.get("NUMBA_CACHE_DIR")
-    return Path(env) if env else _state.get("cache_dir") or default_cache_dir()
+    base = Path(env) if env else _state.get("cache_dir") or default_cache_dir()
+    return base / PACKAGE
 
 
 def numba():
@@ -47,12 +55,23 @@ def numba():
                 import numba as nb
             except ImportError:  # optional dependency: the numpy paths run instead
                 nb = None
-        if nb is not None and not os.environ.get("NUMBA_CACHE_DIR"):
+        if nb is not None:
             # The cache locator is chosen when a cached function is defined, so this must happen
             # before any kernel module is imported (they all import numba through here).
             nb.config.CACHE_DIR = str(cache_dir())
         _state["numba"] = nb
     return _state["numba"]
+
+
+def installed() -> bool:
+    """Whether numba can be imported (without importing it: cheap enough for a UI redraw)."""
+    if "numba" in _state:
+        return _state["numba"] is not None
+    if os.environ.get("PEM_NUMBA", "1") == "0":
+        return False
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
 
 
 def unavailable_reason() -> str | None:

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # optional dependency
-    import numba
-except ImportError:  # Blender's Python, or a plain numpy install
-    numba = None
+from ..jit import numba as _numba
+
+numba = _numba()  # None without numba (Blender's Python, a plain numpy install): numpy runs instead
 
 #: Ensembles smaller than this run on the numpy path (compilation would not pay).
 MIN_MEMBERS = 64

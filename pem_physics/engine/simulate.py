@@ -16,7 +16,6 @@ import numpy as np
 from ..errors import SimulationError, ValidationError
 from ..model.rotations import orientation_to_quat, orthonormality_error
 from ..model.scene import Scene
-from . import compiled
 from .integrators import make_integrator, omega_lab
 from .system import System, compile_system
 from .torques import evaluate
@@ -248,6 +247,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         marks.append(steps)
     engine = "numpy"
     wall0 = _time.perf_counter()
+    from . import compiled  # numba (if any) loads on first use, after the caller chose its cache folder
+
     if compiled.supports(integ):
         engine = "numba"
         times, arrays, complete = _run_compiled(system, integ, marks, ensemble is not None, progress, stop)
@@ -301,6 +302,8 @@ def _run_compiled(system: System, integ, marks: list, ensemble: bool, progress, 
     Esc) is honoured; a call may end between records (an intermediate mark), where a stop keeps the
     state reached as a last, partial record — as the numpy driver does.
     """
+    from . import compiled
+
     runner = compiled.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
     U = [integ.orientation()[:, None]]
     L = [integ.momentum()[:, None]]

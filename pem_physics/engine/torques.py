@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.rotations import cross
-from . import fast
 from .system import Kinematics, System
 
 
@@ -75,6 +74,8 @@ def _all_pairs(system: System, r, p, rs, ms, k: float, energies: bool):
     blocks of targets so that memory stays near PAIR_BLOCK members·pairs.
     """
     E, D = r.shape[:2]
+    from . import fast  # numba (if any) loads on first use, after the caller chose its cache folder
+
     if fast.pair_sweep_supported(E, D, len(rs)):
         return fast.pair_sweep(r, p, system.owner, rs, ms, k, system.box, energies)
     plan = system.pair_plan()

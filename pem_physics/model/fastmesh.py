@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # optional dependency
-    import numba
-except ImportError:  # Blender's Python, or a plain numpy install
-    numba = None
+from ..jit import numba as _numba
+
+numba = _numba()  # None without numba (Blender's Python, a plain numpy install): numpy runs instead
 
 #: Meshes with fewer triangles run on the numpy path. Once loaded the kernels win at every size
 #: (~10× on 2 cores), but the first call in a process loads them from numba's cache (~0.2 s; a

@@ -1,6 +1,7 @@
 """The repository packs, validates, installs and enables as a Blender extension.
 
-The zip is built and validated by Blender's own extension tool (``blender_ext.py`` from the
+The zips are built (one per platform, each with that platform's numba wheels: scripts/extension.py)
+and validated by Blender's own extension tool (``blender_ext.py`` from the
 running Blender's ``addons_core/bl_pkg/cli``, run with the same Python), then installed with
 ``bpy.ops.extensions.package_install_files`` into the ``user_default`` repository of the
 sandboxed user resources (see conftest.py), enabled, checked and uninstalled again.
@@ -9,6 +10,7 @@ sandboxed user resources (see conftest.py), enabled, checked and uninstalled aga
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -26,8 +28,12 @@ MANIFEST = tomllib.loads((ROOT / "blender_manifest.toml").read_text(encoding="ut
 PKG_ID = MANIFEST["id"]
 MODULE = f"bl_ext.user_default.{PKG_ID}"
 
-#: What may sit at the top of the zip: the package entry point, its manifest, the two packages.
-ALLOWED_TOP_LEVEL = {"blender_manifest.toml", "__init__.py", "pem_addon", "pem_physics", "LICENSE"}
+#: What may sit at the top of the zip: the package entry point, its manifest, the two packages, wheels.
+ALLOWED_TOP_LEVEL = {"blender_manifest.toml", "__init__.py", "pem_addon", "pem_physics", "LICENSE", "wheels"}
+#: The zip for this machine (the tests install it).
+HOST_PLATFORM = "linux-x64"
+#: Whether numba is importable before the extension is installed (the bpy 5.0 venv has it, 4.2's not).
+NUMBA_IN_ENV = importlib.util.find_spec("numba") is not None
 REQUIRED = {"blender_manifest.toml", "__init__.py", "pem_addon/__init__.py", "pem_addon/keyframes.py",
             "pem_physics/__init__.py"}
 #: Importable at runtime inside Blender: the standard library, numpy, and Blender's own modules.
@@ -50,14 +56,25 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
     return proc
 
 
+def extension_script():
+    spec = importlib.util.spec_from_file_location("pem_extension_script", ROOT / "scripts" / "extension.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
-def built_zip(tmp_path_factory) -> Path:
-    """The extension zip, built from this checkout by ``blender_ext.py build``."""
+def built_zips(tmp_path_factory) -> dict:
+    """Platform → zip, built from this checkout by ``scripts/extension.py`` (``blender_ext.py build
+    --split-platforms``; the wheels are downloaded once into wheels/)."""
     out = tmp_path_factory.mktemp("ext-build")
-    run_tool("build", "--source-dir", str(ROOT), "--output-dir", str(out))
-    path = out / f"{PKG_ID}-{MANIFEST['version']}.zip"
-    assert path.is_file(), f"build did not produce {path.name}; found {sorted(p.name for p in out.iterdir())}"
-    return path
+    zips = extension_script().build(out)
+    return {z.stem.rsplit("-", 1)[1].replace("_", "-"): z for z in zips}
+
+
+@pytest.fixture(scope="module")
+def built_zip(built_zips) -> Path:
+    return built_zips[HOST_PLATFORM]
 
 
 def test_manifest_fields():
@@ -68,11 +85,35 @@ def test_manifest_fields():
     assert len(tagline) < 64 and tagline[-1].isalnum(), tagline
     assert MANIFEST["license"] == ["SPDX:GPL-3.0-or-later"]
     assert MANIFEST["blender_version_min"] == "4.2.0"
-    assert "wheels" not in MANIFEST, "runtime needs numpy only, which Blender ships"
+    assert HOST_PLATFORM in MANIFEST["platforms"]
+    # numba and llvmlite for Blender's Python 3.11 (cp311), a matching pair per platform that has them
+    wheels = [Path(w).name for w in MANIFEST["wheels"]]
+    assert all("-cp311-cp311-" in w for w in wheels), wheels
+    by_platform = {}
+    for w in wheels:
+        name, version, _, _, platform = w[:-4].split("-")
+        by_platform.setdefault(platform, set()).add((name, version))
+    assert all(pkgs == {("numba", "0.68.1"), ("llvmlite", "0.50.0")} for pkgs in by_platform.values()), by_platform
+    assert MANIFEST["permissions"]["files"], "the add-on reads and writes files: it must say so"
 
 
 def test_source_validates():
+    extension_script().fetch_wheels()
     run_tool("validate", str(ROOT))
+
+
+def test_one_zip_per_platform_with_its_own_wheels(built_zips):
+    assert set(built_zips) == set(MANIFEST["platforms"])
+    tags = {"linux-x64": "manylinux", "macos-arm64": "macosx_12_0_arm64", "windows-x64": "win_amd64"}
+    for platform, path in built_zips.items():
+        with zipfile.ZipFile(path) as zf:
+            wheels = sorted(n for n in zf.namelist() if n.endswith(".whl"))
+            zf.extractall(path.parent / platform)
+        if platform in tags:
+            assert len(wheels) == 2 and all(tags[platform] in w for w in wheels), (platform, wheels)
+        else:  # no numba for this platform and Python 3.11: the numpy engine, as the panel says
+            assert wheels == [], (platform, wheels)
+        run_tool("validate", str(path))
 
 
 def test_zip_validates(built_zip):
@@ -169,3 +210,25 @@ def test_install_enables_the_addon_with_its_core(installed):
     keys.write_transform_keys(obj, [1.0, 2.0], [[0, 0, 0], [1, 0, 0]], [[1, 0, 0, 0], [0, 1, 0, 0]])
     bpy.context.scene.frame_set(2)
     assert tuple(obj.location) == (1.0, 0.0, 0.0)
+
+
+def test_installed_zip_bakes_on_the_compiled_engine_from_its_wheels(installed):
+    """The installed extension's bake runs on numba — under bpy 4.2 (no numba of its own) the one from the
+    zip's wheels — and numba caches its compiled code in the extension's user folder."""
+    import numba
+
+    if not NUMBA_IN_ENV:
+        assert Path(numba.__file__).resolve().is_relative_to(Path(SANDBOX).resolve()), numba.__file__
+    pivot = bpy.data.objects.new("Pivot", None)
+    bpy.context.scene.collection.objects.link(pivot)
+    bpy.ops.mesh.primitive_cube_add(size=0.1, location=(0, 0, -0.3))
+    cube = bpy.context.object
+    cube.pem.enabled = True
+    cube.pem.pivot_object = pivot
+    cube.pem.density = 1000.0
+    cube.pem.angular_velocity = (0.0, 2.0, 0.0)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    assert "compiled engine" in bpy.context.scene.pem.status, bpy.context.scene.pem.status
+    cache = Path(bpy.utils.extension_path_user(MODULE, path="numba_cache"))
+    assert any(cache.rglob("*.nbi")), f"no compiled code cached in {cache}"
