@@ -203,7 +203,8 @@ def three_magnet(ext, outdir: Path) -> dict:
     magnet_end = bob.matrix_world @ bob.pem.dipoles[0].position
     nearest = min((o for o in objs if o.pem.role == "FIXED"),
                   key=lambda o: (o.matrix_world.translation.xy - magnet_end.xy).length)
-    return {"bake_wall_s": round(bake_s, 2), "steps": sp.last_steps, "method": sp.last_method,
+    return {"bake_wall_s": round(bake_s, 2), "simulation_wall_s": round(sp.last_wall_time, 3),
+            "engine": sp.last_engine, "status": sp.status, "steps": sp.last_steps, "method": sp.last_method,
             "energy_drift_relative": sp.last_energy_drift, "renders": [p.name for p in frames],
             "bob_magnet_at_end_xy": [round(x, 4) for x in magnet_end.xy],
             "nearest_fixed_magnet": nearest.name}

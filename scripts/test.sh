@@ -1,32 +1,50 @@
 #!/usr/bin/env bash
 # The README's test command: every test, in the environments we support.
-#   1. core + tests on numpy 2.x (.venvs/core)
-#   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26 (.venvs/bpy50); the long physics
+#   1. core + tests on numpy 2.x with numba (.venvs/core): the compiled engine against numpy
+#   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26, numba (.venvs/bpy50); the long physics
 #      runs (marked slow) already ran in step 1 and are not repeated here
-#   3. add-on tests under the bpy 4.2 LTS wheel (.venvs/bpy42)
+#   3. add-on tests under the bpy 4.2 LTS wheel, numpy 1.26, no numba (.venvs/bpy42): the numpy engine,
+#      and the installed extension zip running on its own bundled numba wheels
 #   4. the benchmarks' own checks with their peers installed (.venvs/bench: MuJoCo, libigl)
-# Each venv is created from requirements/*.txt (pinned) on first use.
+#   5. the lint
+# Every suite runs from a copy of the checkout (tracked and untracked, not ignored, files) in a
+# temporary folder with nothing beside it: the project must carry every file its tests need
+# (no ../shared). Each venv is created from requirements/*.txt (pinned) on first use, in .venvs/.
 # Extra arguments go to every pytest call (e.g. -x, -k name).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 status=0
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+copy="$work/pem-for-blender"
+mkdir -p "$copy"
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  # files deleted in the work tree but still in the index are left out
+  git -C "$root" ls-files -z --cached --others --exclude-standard \
+    | while IFS= read -r -d '' f; do [[ (-e "$f" || -L "$f") && ! -d "$f" ]] && printf '%s\0' "$f"; done \
+    | xargs -0 -r cp --parents -t "$copy"
+else
+  tar -C "$root" --exclude=.venvs --exclude=out --exclude=dist -cf - . | tar -C "$copy" -xf -
+fi
+# the downloaded extension wheels (not in git) save a download; without them the tests fetch them
+[[ -d "$root/wheels" ]] && cp -r "$root/wheels" "$copy/wheels"
+[[ ! -e "$work/shared" ]] || { echo "unexpected $work/shared"; exit 1; }
+echo "=== testing a copy in $copy (nothing beside it)"
+
 run() {  # run NAME REQFILE PYTEST-ARGS...
   local name="$1" req="$2"; shift 2
   echo "=== [$name] setting up venv from $req"
   local py; py="$(scripts/venv.sh "$name" "$req")"
   echo "=== [$name] $("$py" -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)')"
-  "$py" -m pytest "$@" || status=1
+  (cd "$copy" && "$py" -m pytest -p no:cacheprovider "$@") || status=1
 }
 # Two workers (pytest-xdist): the long physics runs are independent and this job is CPU-bound.
 run core requirements/core.txt tests --ignore=tests/addon -n 2 "$@"
-if [[ -f requirements/bpy50.txt ]]; then
-  run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
-fi
-if [[ -f requirements/bpy42.txt ]]; then
-  run bpy42 requirements/bpy42.txt tests/addon "$@"
-fi
+run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
+run bpy42 requirements/bpy42.txt tests/addon "$@"
 run bench requirements/bench.txt tests/test_bench_smoke.py "$@"
 echo "=== lint"
-"$root/.venvs/core/bin/ruff" check pem_physics pem_addon tests bench scripts examples || status=1
+(cd "$copy" && "$root/.venvs/core/bin/ruff" check pem_physics pem_addon tests bench scripts examples) || status=1
 exit $status
