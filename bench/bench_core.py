@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import write_json  # noqa: E402
 
-from pem_physics.engine import fast
+from pem_physics.engine import compiled, fast  # noqa: E402
 from pem_physics.engine.simulate import Ensemble, simulate  # noqa: E402
 from pem_physics.engine.system import compile_system  # noqa: E402
 from pem_physics.examples import three_magnet  # noqa: E402
@@ -100,6 +100,7 @@ def main(argv=None):
     for method in ("splitting4", "splitting2", "pem-rk4"):
         def run(method=method):
             tr = simulate(scene, method=method, t_end=args.steps * dt, record_interval=args.steps * dt)
+            results["single_engine"] = tr.info["engine"]
             return tr.wall_time
         rate = args.steps / best_of(run)
         results[f"single_{method}_steps_per_s"] = rate
@@ -111,27 +112,31 @@ def main(argv=None):
     vecs = rng.normal(size=(E, 3)) * 0.3
     U = np.stack([axis_angle_matrix(v / np.linalg.norm(v), np.linalg.norm(v)).T for v in vecs])[:, None]
     ens_steps = max(20, args.steps // 20)
-    variants = [("splitting4", False), ("pem-rk4", False)]
+    # engines: "numpy" (both compiled paths off), "engine" (the compiled engine, engine/compiled.py),
+    # "kernel" (the pem-rk4 ensemble kernel of engine/fast.py, members in SIMD lanes)
+    variants = [("splitting4", "numpy"), ("pem-rk4", "numpy")]
     if fast.available():
-        variants.append(("pem-rk4", True))
-    for method, compiled in variants:
-        # The compiled path is ~50× faster: give it more steps so fixed costs don't dominate.
-        n_steps = args.steps if compiled else ens_steps
+        variants += [("splitting4", "engine"), ("pem-rk4", "kernel")]
+    for method, engine in variants:
+        # The compiled paths are ~50× faster: give them more steps so fixed costs don't dominate.
+        n_steps = ens_steps if engine == "numpy" else args.steps
 
-        def run(method=method, compiled=compiled, n_steps=n_steps):
-            fast.ENABLED = compiled
+        def run(method=method, engine=engine, n_steps=n_steps):
+            fast.ENABLED = engine == "kernel"
+            compiled.ENABLED = engine != "numpy"
             try:
                 tr = simulate(scene, method=method, t_end=n_steps * dt, record_interval=n_steps * dt,
                               ensemble=Ensemble(orientation=U))
             finally:
-                fast.ENABLED = True
+                fast.ENABLED = compiled.ENABLED = True
             return tr.wall_time
-        if compiled:
+        if engine != "numpy":
             run()  # compile once, outside the timing
         rate = E * n_steps / best_of(run, 2)
-        label = f"{method}{' (numba)' if compiled else ' (numpy)'}"
-        results[f"ensemble_{method}{'_numba' if compiled else ''}_member_steps_per_s"] = rate
-        print(f"ensemble E={E}, {label:<17}    {rate:12.0f} member-steps/s   ratio {rate / peer_rate:8.1f}")
+        suffix = {"numpy": "", "engine": "_engine", "kernel": "_numba"}[engine]
+        label = f"{method} ({ {'numpy': 'numpy', 'engine': 'compiled engine', 'kernel': 'SIMD kernel'}[engine]})"
+        results[f"ensemble_{method}{suffix}_member_steps_per_s"] = rate
+        print(f"ensemble E={E}, {label:<28} {rate:12.0f} member-steps/s   ratio {rate / peer_rate:8.1f}")
     if args.json:
         write_json(args.json, results, indent=2)
     return results

@@ -193,12 +193,14 @@ def render(res: dict, docs: Path, figs: Path) -> None:
 
     # --- figures: every one a ratio against the peer measured in this run -----------------------
     peer = core["peer_prototype_rk4_steps_per_s"]
-    runs = [("single_splitting4_steps_per_s", "single scene, splitting4 (default)"),
-            ("single_splitting2_steps_per_s", "single scene, splitting2"),
-            ("single_pem-rk4_steps_per_s", "single scene, pem-rk4"),
+    eng = core.get("single_engine", "numpy")
+    runs = [("single_splitting4_steps_per_s", f"single scene, splitting4 (default), {eng}"),
+            ("single_splitting2_steps_per_s", f"single scene, splitting2, {eng}"),
+            ("single_pem-rk4_steps_per_s", f"single scene, pem-rk4, {eng}"),
             ("ensemble_splitting4_member_steps_per_s", "ensemble, splitting4, numpy"),
             ("ensemble_pem-rk4_member_steps_per_s", "ensemble, pem-rk4, numpy"),
-            ("ensemble_pem-rk4_numba_member_steps_per_s", "ensemble, pem-rk4, numba")]
+            ("ensemble_splitting4_engine_member_steps_per_s", "ensemble, splitting4, compiled engine"),
+            ("ensemble_pem-rk4_numba_member_steps_per_s", "ensemble, pem-rk4, numba SIMD kernel")]
     runs = [(k, label) for k, label in runs if k in core]
     barh(figs / "ratios.png", [label for _, label in runs], [core[k] / peer for k, _ in runs],
          "pendulum-steps/s ÷ plain numpy RK4 prototype (same run)", line=1e7 / peer)
