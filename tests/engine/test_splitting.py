@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy.linalg import expm
 
@@ -21,6 +21,8 @@ from pem_physics.engine.system import compile_system
 from pem_physics.model import Body, Dipole, RotatingField, Scene, Settings
 from pem_physics.model.inertia import MassProperties
 from pem_physics.model.rotations import axis_angle_matrix
+
+from budget import property_settings
 
 
 def rotation_angle(U, V):
@@ -61,7 +63,7 @@ def free_scene(I, omega0, U0, dt, t_end, method="splitting2"):
     return Scene(bodies=[body], gravity=(0, 0, 0), settings=Settings(method=method, dt=dt, t_end=t_end))
 
 
-@settings(max_examples=25, deadline=None)
+@property_settings(25)
 @given(st.floats(0.2, 5.0), st.floats(0.0, 3.0), st.lists(st.floats(-6, 6), min_size=3, max_size=3),
        st.lists(st.floats(-2, 2), min_size=3, max_size=3), st.integers(1, 3), st.sampled_from([0, 1, 2]))
 def test_free_symmetric_body_drift_is_exact(i_axis, ratio, omega, rot, steps, axis):

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import trimesh
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pem_physics.errors import MeshError, ValidationError
@@ -25,6 +25,8 @@ from pem_physics.model.inertia import (
     principal_axes,
     pseudo_inverse,
 )
+
+from budget import property_settings
 
 
 def box_mesh(a, b, c):
@@ -134,7 +136,7 @@ def test_against_trimesh(rng):
 finite = st.floats(-3, 3, allow_nan=False)
 
 
-@settings(max_examples=60, deadline=None)
+@property_settings(60)
 @given(seed=st.integers(0, 2**32 - 1), shift=st.tuples(finite, finite, finite),
        scale=st.floats(0.05, 20))
 def test_rigid_motion_invariance(seed, shift, scale):
@@ -148,7 +150,7 @@ def test_rigid_motion_invariance(seed, shift, scale):
     np.testing.assert_allclose(b.inertia, R @ a.inertia @ R.T, atol=1e-11 * np.abs(a.inertia).max())
 
 
-@settings(max_examples=60, deadline=None)
+@property_settings(60)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_steiner_consistency(seed):
     """Tensor about any point from the mesh integrated there == parallel-axis shift of the COM tensor."""
@@ -170,7 +172,7 @@ def test_steiner_consistency(seed):
     np.testing.assert_allclose(whole.center_of_mass, mp.center_of_mass, atol=1e-13)
 
 
-@settings(max_examples=50, deadline=None)
+@property_settings(50)
 @given(st.lists(st.floats(1e-6, 10), min_size=3, max_size=3), st.integers(0, 2**32 - 1),
        st.integers(0, 2))
 def test_pseudo_inverse(moments, seed, zeros):
