@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_ROOT = Path(os.environ.get("PEM_CODE_ROOT") or ROOT).resolve()
@@ -33,12 +33,21 @@ SAMPLES = ROOT.parent / "shared" / "pem-samples"
 
 # Hypothesis: the same examples on every run (a red CI must be reproducible, and the project
 # promises bit-identical results), unless HYPOTHESIS_PROFILE asks for fresh random ones:
-# "explore-ci" (bounded: at most 50 examples a test, 10 s an example; budget.py) or "explore"
+# "explore-ci" (bounded: at most 50 examples a test, 60 s an example; budget.py) or "explore"
 # (at least 500 a test). Example counts and deadlines are set per test through budget.property_settings().
 settings.register_profile("repeatable", derandomize=True, print_blob=True)
 settings.register_profile("explore-ci", derandomize=False, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
+# tests/test_mutants.py: the repeatable examples, no shrinking (it only needs to know that a test fails)
+settings.register_profile("mutation", derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+
+def pytest_report_header(config):
+    """Name the hypothesis profile and seed, so that a failing exploratory run can be repeated."""
+    seed = config.getoption("hypothesis_seed", None)
+    return f"hypothesis profile: {os.environ.get('HYPOTHESIS_PROFILE', 'repeatable')}" + (
+        f", --hypothesis-seed={seed}" if seed is not None else "")
 
 
 @pytest.fixture
