@@ -37,11 +37,13 @@ def main(t_end=None, outdir=None, friction: float = 1e-2, dt: float = 2e-3) -> d
          sources=[np.asarray(b.position) for b in damped.bodies if b.role == "fixed"])
     result = {
         "no_friction": {"energy_drift_relative": traj.energy_drift(),
+                        "energy_start_J": float(traj.total_energy[0]), "energy_end_J": float(traj.total_energy[-1]),
                         "kinetic_energy_late_mean_J": float(ke[len(ke) // 2:].mean()),
                         "kinetic_energy_max_J": float(ke.max())},
         "friction": {"coefficient_N_m_s": friction, "final_bob_xy_m": bob, "nearest_magnet": int(np.argmin(dist)),
                      "distance_to_nearest_magnet_xy_m": float(dist.min()),
                      "final_kinetic_energy_J": float(dtraj.kinetic_energy[-1, 0]),
+                     "energy_start_J": float(E[0]), "largest_energy_rise_J": float(np.diff(E).max()),
                      "energy_never_increases": bool(np.all(np.diff(E) <= 1e-9 * np.abs(E).max()))},
         "claim": "no friction: energy conserved, keeps moving; friction: ends at rest over one magnet",
     }

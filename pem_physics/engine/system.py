@@ -195,8 +195,11 @@ class PemSourceDriver:
     PEM moves driven bodies once per step, after all RK stages, and turns an
     elliptically driven body by an explicit Euler step plus its approximate
     re-orthonormalisation. Positions during step i (1-based) are those after
-    i updates (one at start-up), i.e. constant-velocity bodies sit at time
-    i·dt (0 during the first step) and orbiting ones at phase φ₀ + i·ω·dt.
+    i updates (one at start-up): orbiting bodies sit at phase φ₀ + i·ω·dt;
+    constant-velocity ones at PEM's clock after the previous step, which is
+    i·dt for RK4 (0 during the first step) and (i − 1)·dt for Euler (PEM's
+    RK4 advances its clock, set to i·dt at the start of step i, by dt inside
+    the step; its Euler does not). The integrator sets ``time`` after each step.
     """
 
     def __init__(self, system: System, dt: float):

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pem_physics import examples
@@ -14,6 +14,8 @@ from pem_physics.analysis.basin import release_orientations
 from pem_physics.engine import fast
 from pem_physics.engine.simulate import Ensemble, simulate
 from pem_physics.engine.system import compile_system
+
+from budget import property_settings
 
 pytestmark = pytest.mark.skipif(not fast.available(), reason="numba is not installed")
 
@@ -75,7 +77,7 @@ def _random_dipoles(seed, E, n_bodies, per_body, S):
 
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(2, 40), st.integers(1, 2), st.integers(0, 4),
        st.booleans())
-@settings(max_examples=25, deadline=None)
+@property_settings(25)
 def test_pair_sweep_matches_numpy_terms(seed, E, n_bodies, per_body, S, periodic):
     from pem_physics.engine.system import PairPlan
     from pem_physics.engine.torques import dipole_pair_terms

@@ -6,12 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pem_physics.errors import ValidationError
 from pem_physics.io.bake import decompose, key_stride, rotation_angles, world_matrices
 from pem_physics.model.rotations import axis_angle_matrix, quat_to_matrix
+
+from budget import property_settings
 
 
 def rigid(R, t, s=(1, 1, 1)):
@@ -26,7 +28,7 @@ def random_R(rng):
     return axis_angle_matrix(v / np.linalg.norm(v), rng.uniform(0, np.pi))
 
 
-@settings(max_examples=40, deadline=None)
+@property_settings(40)
 @given(st.integers(0, 10_000), st.booleans(), st.floats(0.01, 10.0))
 def test_points_follow_the_rotation_about_the_pivot(seed, parented, unit):
     rng = np.random.default_rng(seed)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from pem_physics import examples, simulate
@@ -33,6 +33,7 @@ from pem_physics.model import METHODS, Body, ConstantVelocity, Dipole, EllipticO
 from pem_physics.model.inertia import Cuboid, Cylinder, Ellipsoid, MassProperties, Mesh, PointMass, Rod, Sphere, steiner
 from pem_physics.model.rotations import axis_angle_matrix, euler_zyx, quat_to_orientation
 
+from budget import property_settings
 from conftest import SAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -333,7 +334,7 @@ def scenes(draw):
         name=draw(st.text(min_size=1, max_size=20)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@property_settings(60, suppress_health_check=[HealthCheck.too_slow])
 @given(scenes())
 def test_generated_scenes_round_trip(scene):
     assert_equivalent(scene, round_trip(scene))
@@ -600,7 +601,7 @@ def _fuzz_bases() -> list[dict]:
 FUZZ_BASES = _fuzz_bases()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@property_settings(300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_only_validation_errors(data):
     doc = copy.deepcopy(data.draw(st.sampled_from(FUZZ_BASES)))

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from budget import property_settings
+
 numba = pytest.importorskip("numba")
 
 from scipy.spatial import ConvexHull  # noqa: E402
@@ -137,6 +139,7 @@ def test_inertia_dispatches_to_the_kernels(monkeypatch):
 
 # ---------------------------------------------------------------- numba = numpy
 
+@property_settings(100)
 @given(hull_meshes())
 def test_kernels_match_numpy_on_random_hulls(mesh):
     V, F = mesh
@@ -292,6 +295,7 @@ def mutate(F, kind, k, n_vertices):
 KINDS = ["none", "drop", "flip", "duplicate", "duplicate-flipped", "degenerate", "rewire", "swap"]
 
 
+@property_settings(100)
 @given(hull_meshes(), st.sampled_from(KINDS), st.integers(0, 10**6))
 def test_kernel_check_agrees_with_numpy_check(mesh, kind, k):
     V, F = mesh

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import trimesh
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pem_physics.errors import MeshError, ValidationError
@@ -25,6 +25,8 @@ from pem_physics.model.inertia import (
     principal_axes,
     pseudo_inverse,
 )
+
+from budget import property_settings
 
 
 def box_mesh(a, b, c):
@@ -134,7 +136,7 @@ def test_against_trimesh(rng):
 finite = st.floats(-3, 3, allow_nan=False)
 
 
-@settings(max_examples=60, deadline=None)
+@property_settings(60)
 @given(seed=st.integers(0, 2**32 - 1), shift=st.tuples(finite, finite, finite),
        scale=st.floats(0.05, 20))
 def test_rigid_motion_invariance(seed, shift, scale):
@@ -148,7 +150,7 @@ def test_rigid_motion_invariance(seed, shift, scale):
     np.testing.assert_allclose(b.inertia, R @ a.inertia @ R.T, atol=1e-11 * np.abs(a.inertia).max())
 
 
-@settings(max_examples=60, deadline=None)
+@property_settings(60)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_steiner_consistency(seed):
     """Tensor about any point from the mesh integrated there == parallel-axis shift of the COM tensor."""
@@ -170,7 +172,7 @@ def test_steiner_consistency(seed):
     np.testing.assert_allclose(whole.center_of_mass, mp.center_of_mass, atol=1e-13)
 
 
-@settings(max_examples=50, deadline=None)
+@property_settings(50)
 @given(st.lists(st.floats(1e-6, 10), min_size=3, max_size=3), st.integers(0, 2**32 - 1),
        st.integers(0, 2))
 def test_pseudo_inverse(moments, seed, zeros):
@@ -200,19 +202,76 @@ def test_principal_axes_right_handed(rng):
         assert np.all(np.diff(lam) >= 0)
 
 
-def test_shape_formulas_match_theory():
-    """The corrected cylinder and rod (theory §2, not the manual's /48) against a direct sum."""
-    # Rod: points evenly along [-l, l]; the discrete sum converges to M l²/3.
-    l, M = 0.5, 2.0
-    x = (np.arange(200000) + 0.5) / 200000 * 2 * l - l
-    rod = Rod(half_length=l, direction=(1, 0, 0), mass=M).mass_properties().inertia
-    assert rod[1, 1] == pytest.approx(M * np.mean(x**2), rel=1e-8)
-    assert rod[0, 0] == 0
-    cyl = Cylinder(radius=1.0, half_length=0.25, axis=(1, 0, 0), mass=4.0).mass_properties()
-    # PEM's shipped pendulum: two such cylinders 0.5 apart → 200.6667 (theory §2), in PEM's units
-    two = combine([cyl.translated([0, 0, 0]), cyl.translated([0.5, 0, 0])])
-    assert two.mass == 8.0
-    assert PointMass(mass=3.0).mass_properties().inertia.any() == False  # noqa: E712
+def frame_with_axis(d):
+    """Two unit vectors e1, e2 completing the unit vector d to a right-handed orthonormal frame."""
+    e1 = np.cross(d, [1.0, 0, 0] if abs(d[0]) < 0.9 else [0, 1.0, 0])
+    e1 /= np.linalg.norm(e1)
+    return e1, np.cross(d, e1)
+
+
+def cylinder_by_quadrature(M, a, h, d):
+    """∫ρ(r²δ − rr)dV over the solid cylinder (radius a, half-length h, axis d, centre 0): Gauss–Legendre in
+    the radius and along the axis, the trapezoid rule around it. Exact to round-off, since the integrand
+    is a polynomial of degree ≤ 3 in the radius and 2 along the axis, and of degree 2 in cos φ, sin φ."""
+    e1, e2 = frame_with_axis(d)
+    x, w = np.polynomial.legendre.leggauss(4)
+    s, ws = a * (x + 1) / 2, w * a / 2            # radius in [0, a]
+    z, wz = h * x, w * h                          # along the axis in [−h, h]
+    phi = 2 * np.pi * np.arange(8) / 8
+    rho = M / (np.pi * a * a * 2 * h)
+    I = np.zeros((3, 3))
+    for si, wsi in zip(s, ws):
+        for zi, wzi in zip(z, wz):
+            for p in phi:
+                r = si * (np.cos(p) * e1 + np.sin(p) * e2) + zi * d
+                I += rho * wsi * si * (2 * np.pi / 8) * wzi * (r @ r * np.eye(3) - np.outer(r, r))
+    return I
+
+
+@pytest.mark.parametrize("axis", [(1, 0, 0), (0.3, -0.5, 0.8)])
+def test_cylinder_and_rod_tensors_match_theory(axis):
+    """Theory §2: solid cylinder (radius a, HALF-length h, axis d) M(a²/4 + h²/3)(δ − dd) + M(a²/2)dd, not the
+    manual's h²/48 (manual error 1); thin rod of half-length l M(l²/3)(δ − dd) — each against the closed
+    form and against a second method (exact quadrature of the definition I = ∫ρ(r²δ − rr)dV)."""
+    d = np.asarray(axis, float) / np.linalg.norm(axis)
+    dd, eye = np.outer(d, d), np.eye(3)
+    M, a, h = 4.0, 0.3, 0.8
+    cyl = Cylinder(radius=a, half_length=h, axis=axis, mass=M).mass_properties()
+    closed = M * (a * a / 4 + h * h / 3) * (eye - dd) + M * a * a / 2 * dd
+    np.testing.assert_allclose(cyl.inertia, closed, rtol=0, atol=1e-14 * M * h * h)
+    np.testing.assert_allclose(cyl.inertia, cylinder_by_quadrature(M, a, h, d), rtol=0, atol=1e-13 * M * h * h)
+    assert cyl.mass == M and np.array_equal(cyl.center_of_mass, np.zeros(3))
+    # the manual's formula is far off: a wrong h² coefficient cannot hide in the tolerance
+    manual = M * (a * a / 4 + h * h / 48) * (eye - dd) + M * a * a / 2 * dd
+    assert np.abs(cyl.inertia - manual).max() > 0.1 * M * h * h
+
+    l = 0.5
+    rod = Rod(half_length=l, direction=axis, mass=2.0).mass_properties().inertia
+    np.testing.assert_allclose(rod, 2.0 * l * l / 3 * (eye - dd), rtol=0, atol=1e-15)
+    s, w = np.polynomial.legendre.leggauss(3)     # exact for the s² integrand
+    s, w = l * s, w * l
+    by_quadrature = sum(2.0 / (2 * l) * wi * (si * si) * (eye - dd) for si, wi in zip(s, w))
+    np.testing.assert_allclose(rod, by_quadrature, rtol=0, atol=1e-15)
+    assert not PointMass(mass=3.0).mass_properties().inertia.any()
+
+
+def test_combine_shifts_each_part_by_the_parallel_axis_theorem():
+    """combine() moves each part's tensor to the joint centre of mass (Steiner, theory §2). Oracles: two point
+    masses (I = μ r²(δ − r̂r̂), μ = m₁m₂/(m₁+m₂)), and two cylinders of half-length h stacked end to end, which
+    are one cylinder of half-length 2h (PEM's shipped magnetic pendulum stacks two with h = 0.25, centres 0.5 apart)."""
+    m1, m2 = 2.0, 3.0
+    r1, r2 = np.array([0.1, -0.2, 0.3]), np.array([-0.4, 0.5, 0.1])
+    pts = combine([PointMass(mass=m1, center=r1).mass_properties(), PointMass(mass=m2, center=r2).mass_properties()])
+    r = r1 - r2
+    np.testing.assert_allclose(pts.center_of_mass, (m1 * r1 + m2 * r2) / (m1 + m2), rtol=1e-15)
+    np.testing.assert_allclose(pts.inertia, m1 * m2 / (m1 + m2) * (r @ r * np.eye(3) - np.outer(r, r)), rtol=1e-14)
+    d = np.array([0.0, 0.6, 0.8])
+    cyl = Cylinder(radius=1.0, half_length=0.25, axis=d, mass=1.0).mass_properties()
+    two = combine([cyl, cyl.translated(0.5 * d)])
+    one = Cylinder(radius=1.0, half_length=0.5, axis=d, mass=2.0, center=0.25 * d).mass_properties()
+    assert two.mass == 2.0
+    np.testing.assert_allclose(two.center_of_mass, one.center_of_mass, atol=1e-16)
+    np.testing.assert_allclose(two.inertia, one.inertia, rtol=0, atol=1e-14)
 
 
 # ---------------------------------------------------------------- bad meshes

@@ -1,0 +1,217 @@
+"""Mutation check: every planted bug in the physics core must make a test fail that names the physics it breaks.
+
+Each row of MUTANTS plants one bug (an exact source text in a file under pem_physics/, replaced) in a fresh
+copy of pem_physics/ and runs the row's test selection against the copy in a subprocess
+(PEM_CODE_ROOT, honoured by tests/conftest.py, which also checks that the copy is what gets imported).
+The selection must FAIL; the un-mutated copy must PASS every selection (one run). A row whose source
+text no longer occurs exactly once fails, so the table cannot rot silently when the code changes.
+
+Run in CI once, in the numpy env (marked slow; ~2–3 min on 2 cores with -n 2). Script mode prints a table:
+``python tests/test_mutants.py [ID ...]``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str          # path under pem_physics/
+    original: str      # exact source text, occurring once in that file
+    replacement: str
+    tests: tuple       # pytest node ids (relative to the repository root) that must catch it
+    physics: str       # what the bug breaks
+
+
+DRIVEN_TORQUE = "tests/engine/test_driven.py::test_driven_magnet_torque_equals_fixed_magnet_at_its_closed_form_place"
+PEM_DRIVER = "tests/engine/test_driven.py::test_pem_schemes_place_driven_magnets_like_pem"
+TORQUE_GRADIENT = "tests/engine/test_torques.py::test_torque_is_minus_gradient_of_energy"
+RECORDS = ("tests/engine/test_simulate.py::"
+           "test_records_fall_on_multiples_of_record_interval_and_hold_the_state_at_that_time")
+FRICTION = "tests/engine/test_simulate.py::test_pivot_friction_slows_a_spin_exponentially"
+SHAPES = "tests/model/test_inertia.py::test_cylinder_and_rod_tensors_match_theory"
+ORDER_CONDITIONS = "tests/engine/test_splitting.py::test_tables_satisfy_their_order_conditions_to_round_off"
+ROD_PENDULUM = "tests/engine/test_dynamics.py::test_point_mass_pendulum_skips_rotation_about_its_rod"
+
+MUTANTS = [
+    Mutant("driven-half-speed", "engine/system.py",
+           "return body.position + motion.velocity * t, body.orientation",
+           "return body.position + motion.velocity * (0.5 * t), body.orientation",
+           (DRIVEN_TORQUE,), "a constant-velocity magnet moves at half its speed"),
+    Mutant("orbit-phase-dropped", "engine/system.py",
+           "ph = motion.phase + motion.angular_velocity * t",
+           "ph = motion.angular_velocity * t",
+           (DRIVEN_TORQUE,), "an orbiting magnet ignores its initial phase φ₀"),
+    Mutant("orbit-angular-speed", "engine/system.py",
+           "ph = motion.phase + motion.angular_velocity * t",
+           "ph = motion.phase + 0.5 * motion.angular_velocity * t",
+           (DRIVEN_TORQUE,), "an orbiting magnet goes round at half its angular speed"),
+    Mutant("orbit-turns-backwards", "engine/system.py",
+           "return origin, body.orientation @ R.T",
+           "return origin, body.orientation @ R",
+           (DRIVEN_TORQUE,), "an orbiting magnet's frame turns against its orbit"),
+    Mutant("pem-driver-orbit-off-by-one", "engine/system.py",
+           "th = m.phase + self.updates * m.angular_velocity * self.dt",
+           "th = m.phase + (self.updates - 1) * m.angular_velocity * self.dt",
+           (PEM_DRIVER,), "PEM's driven orbit one step behind PEM"),
+    Mutant("pem-driver-clock-off-by-one", "engine/integrators.py",
+           "self.driver.time = t4",
+           "self.driver.time = t1",
+           (PEM_DRIVER,), "PEM's RK4 places constant-velocity magnets one step behind PEM"),
+    Mutant("dipole-force-torque-sign", "engine/torques.py",
+           "Td = cross(s, F) + cross(p, Bdd + Bext)",
+           "Td = cross(F, s) + cross(p, Bdd + Bext)",
+           (TORQUE_GRADIENT,), "the dipole force's torque s × F has the wrong sign (T·δψ ≠ −δU)"),
+    Mutant("field-torque-sign", "engine/torques.py",
+           "Td = cross(p, np.broadcast_to(Bext, p.shape))",
+           "Td = cross(np.broadcast_to(Bext, p.shape), p)",
+           (TORQUE_GRADIENT, "tests/engine/test_dynamics.py::test_compass_small_oscillation_frequency"),
+           "a uniform field's torque p × B has the wrong sign"),
+    Mutant("gravity-torque-sign", "engine/torques.py",
+           "torque = system.mass[:, None] * cross(Rg, system.gravity)",
+           "torque = system.mass[:, None] * cross(system.gravity, Rg)",
+           (TORQUE_GRADIENT, "tests/engine/test_dynamics.py::test_reference_method_matches_closed_forms"),
+           "gravity's torque M R_G × g has the wrong sign (pendulums fall over)"),
+    Mutant("steiner-dropped-in-combine", "model/inertia.py",
+           "I += p.inertia_about(com)",
+           "I += p.inertia",
+           ("tests/model/test_inertia.py::test_combine_shifts_each_part_by_the_parallel_axis_theorem",),
+           "combine() forgets the parallel-axis (Steiner) term"),
+    Mutant("cylinder-h2-over-48", "model/inertia.py",
+           "(a2 / 4 + h2 / 3)", "(a2 / 4 + h2 / 48)",
+           (SHAPES,), "the manual's cylinder formula h²/48 (16× too small)"),
+    Mutant("cylinder-h2-over-12", "model/inertia.py",
+           "(a2 / 4 + h2 / 3)", "(a2 / 4 + h2 / 12)",
+           (SHAPES,), "the cylinder formula for a FULL length h (h²/12) applied to the half-length"),
+    Mutant("rod-l2-over-12", "model/inertia.py",
+           "self.mass * self.half_length**2 / 3",
+           "self.mass * self.half_length**2 / 12",
+           (SHAPES,), "the thin rod formula for a full length (l²/12) applied to the half-length"),
+    Mutant("srkn6b-coefficient", "engine/integrators.py",
+           "b1, b2, b3 = 0.0829844064174052, 0.396309801498368, -0.0390563049223486",
+           "b1, b2, b3 = 0.0829844064174052, 0.396309801498386, -0.0390563049223486",
+           (ORDER_CONDITIONS,), "a typo in Blanes–Moan's SRKN6b table (last two digits of b2 swapped: 1.8e-14)"),
+    Mutant("suzuki-coefficient", "engine/integrators.py",
+           "p = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))",
+           "p = 0.4144907718",
+           (ORDER_CONDITIONS,), "Suzuki's p = 1/(4 − 4^⅓) rounded to 10 digits"),
+    Mutant("splitting4-is-second-order", "engine/integrators.py",
+           'self.scheme = "srkn6b" if self.exact_drift else "suzuki"',
+           'self.scheme = "strang"',
+           ("tests/engine/test_dynamics.py::test_tennis_racket_default_method_matches_jacobi_flip_times",
+            "tests/engine/test_dynamics.py::test_default_method_is_fourth_order_on_closed_forms"),
+           "the default method silently drops to 2nd order (the Strang table)"),
+    Mutant("records-at-wrong-multiple", "engine/simulate.py",
+           "marks = list(range(0, steps + 1, every))",
+           "marks = list(range(0, steps + 1, every + 1))",
+           (RECORDS,), "records not at multiples of record_interval"),
+    Mutant("last-partial-record-dropped", "engine/simulate.py",
+           "marks.append(steps)", "pass",
+           (RECORDS,), "no record at t_end when it is not a multiple of record_interval"),
+    Mutant("friction-sign-splitting", "engine/integrators.py",
+           "e = np.exp((-cf * h) * inv)", "e = np.exp((cf * h) * inv)",
+           (FRICTION,), "pivot friction −cω pushes instead of brakes (free turn, default method)"),
+    Mutant("friction-sign-hinge", "engine/integrators.py",
+           "eh = np.exp(-ch * h / J)", "eh = np.exp(ch * h / J)",
+           (FRICTION,), "pivot friction pushes a hinged body"),
+    Mutant("friction-sign-pem", "engine/integrators.py",
+           "T = T - self.system.damping(w)", "T = T + self.system.damping(w)",
+           (FRICTION,), "pivot friction pushes in PEM's schemes"),
+    Mutant("pseudo-inverse-keeps-zero-moments", "model/inertia.py",
+           "live = lam > rtol * lam_max", "live = lam > 0.0",
+           ("tests/model/test_inertia.py::test_pseudo_inverse", ROD_PENDULUM),
+           "the pseudo-inverse divides by a zero moment's round-off (rotation about a rod)"),
+    Mutant("principal-moments-keep-zero-moments", "engine/system.py",
+           "live = lam > ZERO_MOMENT * lam_max", "live = lam > 0.0",
+           (ROD_PENDULUM,), "the splitting's 1/λ divides by a zero moment's round-off"),
+]
+
+
+def planted_copy(dest: Path, mutant: Mutant | None) -> Path:
+    """A copy of pem_physics/ under dest, with ``mutant`` planted; returns dest (the PEM_CODE_ROOT)."""
+    shutil.copytree(ROOT / "pem_physics", dest / "pem_physics", ignore=shutil.ignore_patterns("__pycache__"))
+    if mutant is not None:
+        path = dest / "pem_physics" / mutant.file
+        text = path.read_text(encoding="utf-8")
+        assert text.count(mutant.original) == 1, f"{mutant.id}: source text not found exactly once in {mutant.file}"
+        path.write_text(text.replace(mutant.original, mutant.replacement), encoding="utf-8")
+    return dest
+
+
+def run_tests(code_root: Path, tests, stop_first: bool = True) -> subprocess.CompletedProcess:
+    """pytest on ``tests`` (node ids) in a subprocess, importing pem_physics from code_root."""
+    env = dict(os.environ, PEM_CODE_ROOT=str(code_root), HYPOTHESIS_PROFILE="mutation",
+               PYTHONPATH=os.pathsep.join([str(code_root)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    for var in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
+        env.pop(var, None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+           *(["-x"] if stop_first else []), *tests]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def summary(proc: subprocess.CompletedProcess) -> str:
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR")) or " passed" in ln
+             or " failed" in ln]
+    return "\n".join(lines[-6:]) or proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_table_matches_the_source():
+    """Every planted text occurs exactly once in the current source, and each row is well formed."""
+    assert len({m.id for m in MUTANTS}) == len(MUTANTS)
+    for m in MUTANTS:
+        text = (ROOT / "pem_physics" / m.file).read_text(encoding="utf-8")
+        assert text.count(m.original) == 1, f"{m.id}: {m.original!r} occurs {text.count(m.original)}× in {m.file}"
+        assert m.replacement != m.original and m.tests and m.physics
+        for t in m.tests:
+            assert (ROOT / t.split("::")[0]).is_file(), f"{m.id}: no test file {t}"
+
+
+def test_unmutated_copy_passes_every_selection(tmp_path):
+    selection = sorted({t for m in MUTANTS for t in m.tests})
+    proc = run_tests(planted_copy(tmp_path, None), selection, stop_first=False)
+    assert proc.returncode == 0, summary(proc)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.id for m in MUTANTS])
+def test_planted_bug_is_caught(mutant, tmp_path):
+    proc = run_tests(planted_copy(tmp_path, mutant), mutant.tests)
+    # exit code 1: tests ran and failed (2–5 would be an interruption, a usage error or nothing collected)
+    assert proc.returncode == 1, f"{mutant.id} ({mutant.physics}) not caught:\n{summary(proc)}"
+    assert "FAILED" in proc.stdout, summary(proc)
+
+
+def main(ids) -> int:
+    """Script mode: plant each (or each named) mutant and print whether and by which test it is caught."""
+    import tempfile
+
+    rows = [m for m in MUTANTS if not ids or m.id in ids]
+    bad = 0
+    for m in [None, *rows]:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            tests = sorted({t for r in rows for t in r.tests}) if m is None else m.tests
+            proc = run_tests(planted_copy(Path(tmp), m), tests, stop_first=m is not None)
+            ok = proc.returncode == 0 if m is None else proc.returncode == 1
+            bad += not ok
+            failed = [ln.split(" - ")[0] for ln in proc.stdout.splitlines() if ln.startswith("FAILED")]
+            print(f"{'(none)' if m is None else m.id:40s} {'ok ' if ok else 'BAD'} {time.perf_counter() - t0:6.1f} s  "
+                  f"{'passes' if m is None and ok else ', '.join(failed) or summary(proc)}", flush=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
