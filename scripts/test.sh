@@ -6,7 +6,7 @@
 #   3. add-on tests under the bpy 4.2 LTS wheel, numpy 1.26, no numba (.venvs/bpy42): the numpy engine,
 #      and the installed extension zip running on its own bundled numba wheels
 #   4. the benchmarks' own checks with their peers installed (.venvs/bench: MuJoCo, libigl)
-#   5. the lint
+#   5. the property tests again with fresh random examples (bounded), and the lint
 # Every suite runs from a copy of the checkout (tracked and untracked, not ignored, files) in a
 # temporary folder with nothing beside it: the project must carry every file its tests need
 # (no ../shared). Each venv is created from requirements/*.txt (pinned) on first use, in .venvs/.
@@ -45,6 +45,9 @@ run core requirements/core.txt tests --ignore=tests/addon -n 2 "$@"
 run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
 run bpy42 requirements/bpy42.txt tests/addon "$@"
 run bench requirements/bench.txt tests/test_bench_smoke.py "$@"
+echo "=== [core] hypothesis with fresh random examples, bounded (profile explore-ci; seed in the report)"
+(cd "$copy" && HYPOTHESIS_PROFILE=explore-ci "$root/.venvs/core/bin/python" -m pytest -p no:cacheprovider \
+  tests --ignore=tests/addon -m "hypothesis and not slow" -n 2 "$@") || status=1
 echo "=== lint"
 (cd "$copy" && "$root/.venvs/core/bin/ruff" check pem_physics pem_addon tests bench scripts examples) || status=1
 exit $status

@@ -35,6 +35,10 @@ class Mutant:
     replacement: str
     tests: tuple       # pytest node ids (relative to the repository root) that must catch it
     physics: str       # what the bug breaks
+    #: "numpy": the bug is in the reference code and its tests run with the compiled engine off
+    #: (PEM_NUMBA=0), so they check the numpy path itself; "compiled": the bug is in a numba kernel and
+    #: the compiled-against-numpy tests must catch it.
+    engine: str = "numpy"
 
 
 DRIVEN_TORQUE = "tests/engine/test_driven.py::test_driven_magnet_torque_equals_fixed_magnet_at_its_closed_form_place"
@@ -46,6 +50,8 @@ FRICTION = "tests/engine/test_simulate.py::test_pivot_friction_slows_a_spin_expo
 SHAPES = "tests/model/test_inertia.py::test_cylinder_and_rod_tensors_match_theory"
 ORDER_CONDITIONS = "tests/engine/test_splitting.py::test_tables_satisfy_their_order_conditions_to_round_off"
 ROD_PENDULUM = "tests/engine/test_dynamics.py::test_point_mass_pendulum_skips_rotation_about_its_rod"
+
+COMPILED = "tests/engine/test_compiled.py::test_compiled_engine_follows_numpy_for_1000_steps[{}]"
 
 MUTANTS = [
     Mutant("driven-half-speed", "engine/system.py",
@@ -138,6 +144,31 @@ MUTANTS = [
     Mutant("principal-moments-keep-zero-moments", "engine/system.py",
            "live = lam > ZERO_MOMENT * lam_max", "live = lam > 0.0",
            (ROD_PENDULUM,), "the splitting's 1/λ divides by a zero moment's round-off"),
+    Mutant("compiled-dipole-force-torque-sign", "engine/compiled.py",
+           "t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)",
+           "t0 = (s2 * Fy - s1 * Fz) + (ay * Bz - az * By)",
+           (COMPILED.format("dipoles and a fixed magnet-splitting4"),),
+           "the compiled torque of a dipole force has the wrong sign", engine="compiled"),
+    Mutant("compiled-orbit-phase-dropped", "engine/compiled.py",
+           "ph = M.sb_phase[j] + M.sb_omega[j] * t",
+           "ph = M.sb_omega[j] * t",
+           (COMPILED.format("driven magnets-splitting4"),),
+           "the compiled engine's orbiting magnet ignores its initial phase", engine="compiled"),
+    Mutant("compiled-rk4-stage-time", "engine/compiled.py",
+           "t = t1 if k == 0 else (t2 if k < 3 else t4)",
+           "t = t1 if k == 0 else (t1 if k < 3 else t4)",
+           (COMPILED.format("rotating field-pem-rk4"),),
+           "the compiled RK4 evaluates its middle stages at the wrong time", engine="compiled"),
+    Mutant("compiled-friction-decay", "engine/compiled.py",
+           "e = np.exp((-c * h) * inv)",
+           "e = np.exp((-c * h) * inv * 0.5)",
+           (COMPILED.format("friction-splitting4"),),
+           "the compiled kick damps the spin at half the friction", engine="compiled"),
+    Mutant("compiled-merged-kick-dropped", "engine/compiled.py",
+           "coef = kicks[i + 1] + (kicks[0] if last and step < n - 1 else 0.0)",
+           "coef = kicks[i + 1]",
+           (COMPILED.format("gravity pendulum-splitting4"),),
+           "the compiled splitting step loses the opening kick of every step after the first", engine="compiled"),
 ]
 
 
@@ -152,9 +183,14 @@ def planted_copy(dest: Path, mutant: Mutant | None) -> Path:
     return dest
 
 
-def run_tests(code_root: Path, tests, stop_first: bool = True) -> subprocess.CompletedProcess:
-    """pytest on ``tests`` (node ids) in a subprocess, importing pem_physics from code_root."""
+def run_tests(code_root: Path, tests, stop_first: bool = True, engine: str = "numpy") -> subprocess.CompletedProcess:
+    """pytest on ``tests`` (node ids) in a subprocess, importing pem_physics from code_root.
+
+    engine "numpy" turns the compiled engine off (PEM_NUMBA=0): the tests then run the numpy reference.
+    """
     env = dict(os.environ, PEM_CODE_ROOT=str(code_root), HYPOTHESIS_PROFILE="mutation",
+               PEM_NUMBA="0" if engine == "numpy" else "1",
+               NUMBA_CACHE_DIR=str(code_root / "numba-cache"),  # a planted copy compiles into its own folder
                PYTHONPATH=os.pathsep.join([str(code_root)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     for var in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
         env.pop(var, None)
@@ -180,15 +216,16 @@ def test_table_matches_the_source():
             assert (ROOT / t.split("::")[0]).is_file(), f"{m.id}: no test file {t}"
 
 
-def test_unmutated_copy_passes_every_selection(tmp_path):
-    selection = sorted({t for m in MUTANTS for t in m.tests})
-    proc = run_tests(planted_copy(tmp_path, None), selection, stop_first=False)
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_unmutated_copy_passes_every_selection(tmp_path, engine):
+    selection = sorted({t for m in MUTANTS if m.engine == engine for t in m.tests})
+    proc = run_tests(planted_copy(tmp_path, None), selection, stop_first=False, engine=engine)
     assert proc.returncode == 0, summary(proc)
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.id for m in MUTANTS])
 def test_planted_bug_is_caught(mutant, tmp_path):
-    proc = run_tests(planted_copy(tmp_path, mutant), mutant.tests)
+    proc = run_tests(planted_copy(tmp_path, mutant), mutant.tests, engine=mutant.engine)
     # exit code 1: tests ran and failed (2–5 would be an interruption, a usage error or nothing collected)
     assert proc.returncode == 1, f"{mutant.id} ({mutant.physics}) not caught:\n{summary(proc)}"
     assert "FAILED" in proc.stdout, summary(proc)
@@ -204,7 +241,8 @@ def main(ids) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             tests = sorted({t for r in rows for t in r.tests}) if m is None else m.tests
-            proc = run_tests(planted_copy(Path(tmp), m), tests, stop_first=m is not None)
+            proc = run_tests(planted_copy(Path(tmp), m), tests, stop_first=m is not None,
+                             engine="numpy" if m is None else m.engine)
             ok = proc.returncode == 0 if m is None else proc.returncode == 1
             bad += not ok
             failed = [ln.split(" - ")[0] for ln in proc.stdout.splitlines() if ln.startswith("FAILED")]
