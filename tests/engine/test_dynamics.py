@@ -261,10 +261,12 @@ def test_rotating_field_drags_needle_with_the_closed_form_lag():
     th = needle_angle(tr)
     lag = Omega * tr.t - th
     late = tr.t > 20
-    assert np.ptp(lag[late]) < 1e-4
-    np.testing.assert_allclose(lag[late].mean(), np.arcsin(c * Omega / (p * B)), rtol=1e-4)
+    # Measured (t > 20 s): lag spread 7.1e-15 rad, mean lag 1.3e-14 relative, mean ω 4.4e-16 relative
+    # (the steady turn is reached to round-off, by splitting2 as well).
+    assert np.ptp(lag[late]) < 1e-13
+    np.testing.assert_allclose(lag[late].mean(), np.arcsin(c * Omega / (p * B)), rtol=1e-13)
     # ... and it turns with the field: mean angular velocity = Ω
-    np.testing.assert_allclose(tr.omega[late, 0, 2].mean(), Omega, rtol=1e-6)
+    np.testing.assert_allclose(tr.omega[late, 0, 2].mean(), Omega, rtol=5e-15)
 
 
 def test_hinge_axis_not_principal_obeys_one_dof_equation():
@@ -322,10 +324,11 @@ def test_three_magnet_energy_bounded_without_drift():
     scale = np.ptp(tr.kinetic_energy[:, 0])
     half = len(E) // 2
     err1, err2 = np.max(np.abs(dE[:half])), np.max(np.abs(dE[half:]))
-    assert err1 < 1e-4 * scale and err2 < 1e-4 * scale
+    # Measured: err1, err2 = 2.8e-9·scale each, fitted drift over the run 2.8e-12·scale.
+    assert err1 < 1.5e-8 * scale and err2 < 1.5e-8 * scale
     assert err2 < 3 * err1 + 1e-12 * scale  # bounded: no growth in the second half
     slope = np.polyfit(tr.t, dE, 1)[0] * tr.t[-1]
-    assert abs(slope) < 1e-5 * scale  # no secular drift
+    assert abs(slope) < 1.5e-11 * scale  # no secular drift
     # the run is not trivial: the bob swings through the magnets' field
     assert np.ptp(tr.dipole_energy) > 0.1 * scale
 
@@ -393,8 +396,9 @@ def test_orbiting_magnet_drags_needle_like_a_rotating_field():
     tr = simulate(scene)
     lag = Omega * tr.t - needle_angle(tr)
     late = tr.t > 20
-    assert np.ptp(lag[late]) < 1e-4
-    np.testing.assert_allclose(lag[late].mean(), np.arcsin(c * Omega / (pn * B)), rtol=1e-4)
+    # Measured (t > 20 s): lag spread 1.4e-14 rad, mean lag 1.6e-14 relative
+    assert np.ptp(lag[late]) < 1e-13
+    np.testing.assert_allclose(lag[late].mean(), np.arcsin(c * Omega / (pn * B)), rtol=1e-13)
 
 
 def test_constant_velocity_magnet_agrees_with_reference_method():
