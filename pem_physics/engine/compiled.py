@@ -201,12 +201,14 @@ if nb is not None:
                 f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
 
     @_jit_inline
-    def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodic, box, U, Ud, bext, rs, ms,
-                     T, s, p, r, Td):
+    def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodic, box, U, Ud, split, bext,
+                     rs, ms, T, s, p, r, Td):
         """Torques T (B,3) about the pivots at orientations U (gravity) with dipoles placed by Ud.
 
         bext: the uniform external field (3-tuple); rs, ms (S,3) source dipoles in the lab;
         s, p, r (D,3) and Td (B,3) scratch. Friction is not included (torques.evaluate).
+        ``split`` (PEM's schemes): the external field turns each dipole as the frame U carries it,
+        the dipole–dipole terms use the dipoles as Ud placed them (torques.evaluate with U_dipoles).
         """
         g0, g1, g2 = gravity[0], gravity[1], gravity[2]
         for b in range(U.shape[0]):
@@ -231,6 +233,12 @@ if nb is not None:
         bx, by, bz = bext
         for a in range(D):
             ax, ay, az = p[a, 0], p[a, 1], p[a, 2]
+            ex, ey, ez = ax, ay, az  # the moment the external field turns
+            if split:
+                bo = owner[a]
+                ex = U[bo, 0, 0] * dmom[a, 0] + U[bo, 1, 0] * dmom[a, 1] + U[bo, 2, 0] * dmom[a, 2]
+                ey = U[bo, 0, 1] * dmom[a, 0] + U[bo, 1, 1] * dmom[a, 1] + U[bo, 2, 1] * dmom[a, 2]
+                ez = U[bo, 0, 2] * dmom[a, 0] + U[bo, 1, 2] * dmom[a, 1] + U[bo, 2, 2] * dmom[a, 2]
             if pairs:
                 Bx = By = Bz = Fx = Fy = Fz = 0.0
                 oa = owner[a]
@@ -244,13 +252,18 @@ if nb is not None:
                     t = _pair(xa - rs[q, 0], ya - rs[q, 1], za - rs[q, 2], ms[q, 0], ms[q, 1], ms[q, 2],
                               ax, ay, az, k, periodic, box)
                     Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
-                Bx, By, Bz = Bx + bx, By + by, Bz + bz
                 s0, s1, s2 = s[a, 0], s[a, 1], s[a, 2]
-                t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)
-                t1 = (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz)
-                t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx)
+                if split:
+                    t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By) + (ey * bz - ez * by)
+                    t1 = (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz) + (ez * bx - ex * bz)
+                    t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx) + (ex * by - ey * bx)
+                else:
+                    Bx, By, Bz = Bx + bx, By + by, Bz + bz
+                    t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)
+                    t1 = (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz)
+                    t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx)
             else:
-                t0, t1, t2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+                t0, t1, t2 = ey * bz - ez * by, ez * bx - ex * bz, ex * by - ey * bx
             b = owner[a]
             Td[b, 0] += t0
             Td[b, 1] += t1
@@ -261,10 +274,10 @@ if nb is not None:
             T[b, 2] += Td[b, 2]
 
     @_jit_inline
-    def _torque(M, U, Ud, bext, rs, ms, T, s, p, r, Td):
+    def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
         """Torques T (B,3) about the pivots (see _torque_core); passes only the arrays it reads (cheap calls)."""
         _torque_core(M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom, M.pivot, M.pairs, M.k, M.periodic, M.box,
-                     U, Ud, bext, rs, ms, T, s, p, r, Td)
+                     U, Ud, split, bext, rs, ms, T, s, p, r, Td)
 
     # ------------------------------------------------------------------ small linear algebra
 
@@ -460,7 +473,7 @@ if nb is not None:
                     t = t0 + tau * dt
                     if not M.static_sources:
                         _sources_exact(M, t, org, Rs, rs, ms)
-                    _torque(M, Q, Q, _external(M, field, t), rs, ms, T, s, p, r, Td)
+                    _torque(M, Q, Q, False, _external(M, field, t), rs, ms, T, s, p, r, Td)
                 if coef != 0.0:
                     _kick(M, Q, L, T, J, coef * dt, c, damped, inv_m)
             _newton_schulz(Q)
@@ -531,7 +544,7 @@ if nb is not None:
 
     @_jit_inline
     def _torque_pem(M, U, Ud, w, t, field, c, friction_on, rs, ms, T, s, p, r, Td):
-        _torque(M, U, Ud, _external(M, field, t), rs, ms, T, s, p, r, Td)
+        _torque(M, U, Ud, True, _external(M, field, t), rs, ms, T, s, p, r, Td)
         if friction_on:
             for b in range(T.shape[0]):
                 T[b, 0] = T[b, 0] - c * w[b, 0]

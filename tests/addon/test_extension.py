@@ -35,7 +35,7 @@ HOST_PLATFORM = "linux-x64"
 #: Whether numba is importable before the extension is installed (the bpy 5.0 venv has it, 4.2's not).
 NUMBA_IN_ENV = importlib.util.find_spec("numba") is not None
 REQUIRED = {"blender_manifest.toml", "__init__.py", "pem_addon/__init__.py", "pem_addon/keyframes.py",
-            "pem_physics/__init__.py"}
+            "pem_physics/__init__.py", "LICENSE"}
 #: Importable at runtime inside Blender: the standard library, numpy, and Blender's own modules.
 NOT_SHIPPED_WITH_BLENDER = ("scipy", "matplotlib", "trimesh", "pytest", "hypothesis")
 
