@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-SAMPLES = ROOT.parent / "shared" / "pem-samples"
+#: Test data carried by the repository (PEM fixtures: tests/data/pem/, made by tests/data/make_pem_reference.py).
+DATA = ROOT / "tests" / "data"
 
 # Hypothesis: the same examples on every run (a red CI must be reproducible, and the project
 # promises bit-identical results), unless HYPOTHESIS_PROFILE=explore asks for fresh random ones.
