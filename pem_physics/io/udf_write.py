@@ -3,11 +3,11 @@
 The inverse of :mod:`.udf_scene`: :func:`write_udf` writes a
 :class:`~pem_physics.model.Scene` as an input file the original PEM engine
 runs (``pem -I scene.udf -O out.udf``) and that :func:`pem_physics.load_scene`
-reads back into a scene that simulates the same. The schema is generated here
-from :data:`SCHEMA`-building code (:func:`schema`), for every def version the
-reader knows (1.0–1.3); the data are written positionally in that schema's
-field order by one schema walker, so a field can be neither missed nor
-misplaced.
+reads back into a scene that simulates the same. The schema is described here
+in Python (:func:`schema`, every def version the reader knows: 1.0–1.3) and
+its text generated from that (:func:`def_text`); the data are written
+positionally in that schema's field order by one schema walker, which refuses
+a value tree with a field missing or extra, so none can be missed or misplaced.
 
 What the file says and why:
 
