@@ -101,13 +101,25 @@ def cmd_inertia(args) -> int:
 
 
 def cmd_convert(args) -> int:
-    from .io.scenefile import save_scene
-
     scene = load_scene(args.scene)
     out = Path(args.output)
-    if out.suffix.lower() != ".toml":
-        raise ValidationError(str(out), "the output must be a .toml scene file")
-    save_scene(scene, out)
+    suffix = out.suffix.lower()
+    if suffix == ".toml":
+        from .io.scenefile import save_scene
+
+        if args.method or args.units or args.udf_version:
+            raise ValidationError(str(out), "--method, --units and --udf-version apply to .udf output only")
+        save_scene(scene, out)
+    elif suffix == ".udf":
+        from .io.udf_write import DEF_FILES, write_udf
+
+        version = args.udf_version or "1.3"
+        write_udf(scene, out, units=args.units or "si", version=version, method=args.method)
+        if not args.quiet:
+            print(f"wrote {out} and {out.parent / DEF_FILES[version]} (PEM def {version})")
+        return 0
+    else:
+        raise ValidationError(str(out), "the output must be a .toml scene file or a .udf PEM input file")
     if not args.quiet:
         print(f"wrote {out} ({len(scene.bodies)} bodies)")
     return 0
@@ -249,9 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--mass", type=float, help="kg")
     i.add_argument("--scale", type=float, default=1.0, help="multiply coordinates by this (e.g. 0.001 for mm)")
     i.set_defaults(func=cmd_inertia)
-    c = sub.add_parser("convert", help="write a scene (PEM .udf, .toml, .py, example:NAME) as a TOML scene file")
+    c = sub.add_parser("convert", help="write a scene (PEM .udf, .toml, .py, example:NAME) as a TOML scene file "
+                                       "or as a PEM UDF input file")
     c.add_argument("scene", help="input scene: PEM .udf, .toml, .py defining 'scene', or example:NAME")
-    c.add_argument("output", help="output .toml file")
+    c.add_argument("output", help="output .toml scene file, or .udf PEM input file (its def file is written beside)")
+    c.add_argument("--method", choices=("pem-rk4", "pem-euler"),
+                   help=".udf: PEM's integrator for the file (default: the scene's, which must be one of these)")
+    c.add_argument("--units", choices=("si", "cgs"), help=".udf: units of the numbers in the file (default si)")
+    c.add_argument("--udf-version", choices=("1.0", "1.1", "1.2", "1.3"), help=".udf: PEM def version (default 1.3)")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_convert)
     add_plot_command(sub)

@@ -29,7 +29,8 @@ if CODE_ROOT != ROOT:
     if not Path(pem_physics.__file__).resolve().is_relative_to(CODE_ROOT):
         raise RuntimeError(f"PEM_CODE_ROOT={CODE_ROOT} but pem_physics was imported from {pem_physics.__file__}")
 
-SAMPLES = ROOT.parent / "shared" / "pem-samples"
+#: Test data carried by the repository (PEM fixtures: tests/data/pem/, made by tests/data/make_pem_reference.py).
+DATA = ROOT / "tests" / "data"
 
 # Hypothesis: the same examples on every run (a red CI must be reproducible, and the project
 # promises bit-identical results), unless HYPOTHESIS_PROFILE asks for fresh random ones:

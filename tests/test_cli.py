@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from conftest import ROOT, SAMPLES
+from conftest import DATA, ROOT
 
 
 def pem(*args, **kw):
@@ -83,14 +83,32 @@ def test_bad_scene_exit_code_and_message(tmp_path):
 
 def test_convert_udf_to_toml_runs_the_same(tmp_path):
     out = tmp_path / "pendulum.toml"
-    r = pem("convert", SAMPLES / "pendulum.udf", out)
+    r = pem("convert", DATA / "pem" / "pendulum.udf", out)
     assert r.returncode == 0, r.stderr
     from pem_physics import load_scene, simulate
 
-    a = simulate(load_scene(SAMPLES / "pendulum.udf"), t_end=0.05)
+    a = simulate(load_scene(DATA / "pem" / "pendulum.udf"), t_end=0.05)
     b = simulate(load_scene(out), t_end=0.05)
     np.testing.assert_allclose(b.orientation, a.orientation, rtol=0, atol=1e-12)
     np.testing.assert_allclose(b.omega, a.omega, rtol=0, atol=1e-12)
+
+
+def test_convert_to_udf_runs_the_same(tmp_path):
+    """convert … OUT.udf writes a PEM input file and its def file; loading it back runs the same."""
+    out = tmp_path / "compass.udf"
+    r = pem("convert", "example:compass", out, "--method", "pem-rk4")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "pem1_3_def.udf").is_file() and "pem1_3_def.udf" in r.stdout
+    from pem_physics import examples, load_scene, simulate
+
+    a = simulate(examples.compass(), method="pem-rk4", t_end=0.05)
+    b = simulate(load_scene(out), t_end=0.05)
+    np.testing.assert_allclose(b.orientation, a.orientation, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.omega, a.omega, rtol=0, atol=1e-12 * np.abs(a.omega).max())
+    r = pem("convert", "example:compass", tmp_path / "x.udf")  # the example's method is not PEM's
+    assert r.returncode == 2 and "settings.method" in r.stderr and "Traceback" not in r.stderr
+    r = pem("convert", "example:compass", tmp_path / "x.txt")
+    assert r.returncode == 2 and ".toml scene file or a .udf" in r.stderr
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

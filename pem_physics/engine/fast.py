@@ -59,7 +59,8 @@ _NOGIL = dict(error_model="numpy", nogil=True, cache=True, fastmath=_FAST)
 if numba is not None:
     @numba.njit(**_INLINE)
     def _torque(U, Ud, w, com, mass, g, dips, pivot, srcs, bext, k, c):
-        """PEM torque about the pivot (3 floats): gravity (frame U), dipoles placed by frame Ud, friction −cω.
+        """PEM torque about the pivot (3 floats): gravity and the external field turn the body by its frame U,
+        dipole–dipole terms act on the dipoles as placed by frame Ud (PEM's cached lab dipoles); friction −cω.
 
         Frames are 9-tuples (rows = body axes, lab); dips/srcs are tuples of (x, y, z, mx, my, mz)
         per dipole, so numba compiles one straight-line body per count (no inner loops left).
@@ -77,8 +78,11 @@ if numba is not None:
             p0 = Ud[0] * dp[3] + Ud[3] * dp[4] + Ud[6] * dp[5]
             p1 = Ud[1] * dp[3] + Ud[4] * dp[4] + Ud[7] * dp[5]
             p2 = Ud[2] * dp[3] + Ud[5] * dp[4] + Ud[8] * dp[5]
+            pe0 = U[0] * dp[3] + U[3] * dp[4] + U[6] * dp[5]
+            pe1 = U[1] * dp[3] + U[4] * dp[4] + U[7] * dp[5]
+            pe2 = U[2] * dp[3] + U[5] * dp[4] + U[8] * dp[5]
             r0, r1, r2 = pivot[0] + s0, pivot[1] + s1, pivot[2] + s2
-            B0, B1, B2 = bext[0], bext[1], bext[2]
+            B0 = B1 = B2 = 0.0
             F0 = F1 = F2 = 0.0
             for sj in numba.literal_unroll(srcs):
                 e0, e1, e2 = r0 - sj[0], r1 - sj[1], r2 - sj[2]
@@ -97,9 +101,9 @@ if numba is not None:
                 F0 += a * q0 + b * p0 + cc * e0
                 F1 += a * q1 + b * p1 + cc * e1
                 F2 += a * q2 + b * p2 + cc * e2
-            t0 += s1 * F2 - s2 * F1 + p1 * B2 - p2 * B1
-            t1 += s2 * F0 - s0 * F2 + p2 * B0 - p0 * B2
-            t2 += s0 * F1 - s1 * F0 + p0 * B1 - p1 * B0
+            t0 += s1 * F2 - s2 * F1 + p1 * B2 - p2 * B1 + pe1 * bext[2] - pe2 * bext[1]
+            t1 += s2 * F0 - s0 * F2 + p2 * B0 - p0 * B2 + pe2 * bext[0] - pe0 * bext[2]
+            t2 += s0 * F1 - s1 * F0 + p0 * B1 - p1 * B0 + pe0 * bext[1] - pe1 * bext[0]
         return t0 - c * w[0], t1 - c * w[1], t2 - c * w[2]
 
 

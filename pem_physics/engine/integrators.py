@@ -308,7 +308,9 @@ class PemScheme(Integrator):
     previous stage; stage times are (n+1)·dt, +dt/2, +dt/2, +dt (PEM's clock
     runs one step ahead); frames get PEM's approximate re-orthonormalisation
     after each step, while dipoles stay placed by the uncorrected frame until the
-    next stage; driven bodies move once per step (see PemSourceDriver).
+    next stage (for the dipole–dipole terms; the external field turns them with
+    the corrected frame, see torques.evaluate); driven bodies move once per step
+    (see PemSourceDriver).
     """
 
     def __init__(self, system, dt, U0, omega0, rk4=True):

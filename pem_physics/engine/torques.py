@@ -105,8 +105,9 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     """Torques (E,B,3) on every moving body at orientations U (E,B,3,3) and time t.
 
     sources: lab (r, m) of fixed/driven dipoles at t (default: exact kinematics).
-    U_dipoles: orientations used to place the dipoles when they differ from U
-    (PEM places dipoles before re-orthonormalising its frames).
+    U_dipoles: orientations that place the dipoles for the dipole–dipole terms when they
+    differ from U (PEM places dipoles before re-orthonormalising its frames, but turns them
+    in the external field with the frame U).
     """
     E = U.shape[0]
     Rg = np.einsum("ebij,bi->ebj", U, kin.com)
@@ -126,14 +127,20 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     r = system.pivot[system.owner] + s
     Bext = system.external_field(t)
     k = system.mu0 / (4 * np.pi)
+    # PEM turns a dipole in the external field with the body's own (corrected) frame U, while its
+    # dipole–dipole terms use the dipoles it placed with the uncorrected frame (U_dipoles).
+    pe = None if U_dipoles is None else np.einsum("edij,di->edj", U[:, system.owner], kin.dmom)
     if k > 0 and plan.n_sources > 1:
         rs, ms = system.sources(t) if sources is None else sources
         Bdd, F, Ud_ = _all_pairs(system, r, p, rs, ms, k, energies)
-        Td = cross(s, F) + cross(p, Bdd + Bext)
+        if pe is None:
+            Td = cross(s, F) + cross(p, Bdd + Bext)
+        else:
+            Td = cross(s, F) + cross(p, Bdd) + cross(pe, np.broadcast_to(Bext, pe.shape))
         if energies:
             result.dipole_energy = Ud_.sum(axis=1)
     else:
-        Td = cross(p, np.broadcast_to(Bext, p.shape))
+        Td = cross(p if pe is None else pe, np.broadcast_to(Bext, p.shape))
     result.torque = torque + plan.to_bodies(Td)
     if energies:
         # Bext is (3,), or (E,1,3) when every ensemble member has its own field.

@@ -246,10 +246,11 @@ def _default(schema: Schema, t: tuple, array: bool):
 
 
 class _DataParser:
-    def __init__(self, schema: Schema, cur: _Cursor):
+    def __init__(self, schema: Schema, cur: _Cursor, strict: bool = False):
         self.schema = schema
         self.cur = cur
         self.src = cur.src
+        self.strict = strict
 
     def value(self, t: tuple, array: bool, path: str):
         cur = self.cur
@@ -278,6 +279,9 @@ class _DataParser:
                 out[f.name] = self.value(f.type, f.array, f"{path}.{f.name}" if path else f.name)
                 n += 1
                 cur.skip_separators()
+            if self.strict and n < len(fields):
+                raise self.src.error(cur.toks[cur.i - 1][2], f"{path}: {n} of the schema's {len(fields)} fields given "
+                                                              f"(missing {', '.join(f.name for f in fields[n:])})")
             for f in fields[n:]:
                 out[f.name] = _default(self.schema, f.type, f.array)
             return out
@@ -339,7 +343,8 @@ class UdfDocument:
         return str(self.header.get("EngineVersion", ""))
 
 
-def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, depth: int = 0) -> UdfDocument:
+def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, depth: int = 0,
+           strict: bool = False) -> UdfDocument:
     if depth > 8:
         raise UdfError(name, "\\include nested too deeply")
     src = _Source(text, name)
@@ -406,7 +411,7 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
             target_schema = header_schema if in_header else schema
             if not target_schema.fields:
                 raise src.error(begin_off, "data block before any schema (missing \\include of the def file?)")
-            block = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start()))).block()
+            block = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start())), strict).block()
             if in_header:
                 header.update(block)
             elif in_record:
@@ -418,17 +423,21 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
     return UdfDocument(Path(name) if base_dir is not None else None, schema, data, header, records, includes)
 
 
-def parse_udf(text: str, name: str = "<udf>", base_dir: Path | None = None, records: bool = False) -> UdfDocument:
-    """Parse UDF text; ``base_dir`` resolves ``\\include``. ``records``: also parse record blocks."""
-    return _parse(text, name, Path(base_dir) if base_dir is not None else None, records)
+def parse_udf(text: str, name: str = "<udf>", base_dir: Path | None = None, records: bool = False,
+              strict: bool = False) -> UdfDocument:
+    """Parse UDF text; ``base_dir`` resolves ``\\include``. ``records``: also parse record blocks.
+
+    ``strict``: a struct written shorter than its schema is an error (instead of taking defaults).
+    """
+    return _parse(text, name, Path(base_dir) if base_dir is not None else None, records, strict=strict)
 
 
-def read_udf(path, records: bool = False) -> UdfDocument:
-    """Read a UDF file (its ``\\include`` files are looked up beside it)."""
+def read_udf(path, records: bool = False, strict: bool = False) -> UdfDocument:
+    """Read a UDF file (its ``\\include`` files are looked up beside it); ``strict`` as in :func:`parse_udf`."""
     p = Path(path)
     if not p.is_file():
         raise UdfError(str(path), "no such file")
-    return _parse(p.read_text(encoding="utf-8", errors="replace"), str(p), p.parent, records)
+    return _parse(p.read_text(encoding="utf-8", errors="replace"), str(p), p.parent, records, strict=strict)
 
 
 def read_records(path) -> list[dict]:

@@ -16,7 +16,14 @@ engine does with them (``PemSimulator::input``):
 - The schema's unit for the friction coefficient (Time/Mass/Length²) is the
   inverse of what the engine uses it for (torque = −c·ω, so M·L²/T), and the
   elliptic orbit's r1, r2 are lengths though declared as fields; we convert
-  by what the engine does.
+  by what the engine does (both confirmed by the original engine's runs of
+  tests/data/pem/friction.udf and driven_orbit.udf, written in cm and g).
+- ``angularVelocity`` is the lab ω. PEM itself starts a pendulum from
+  L = I·ω with the file's body-axes tensor, i.e. as if the body axes were the
+  lab's; a file whose pendulum is turned *and* spinning at t = 0 therefore
+  starts PEM from another state than the one written. We read what the file
+  says (L = Iₗₐᵦ·ω), so such a file does not reproduce PEM's records;
+  :mod:`.udf_write` writes spinning bodies in lab-aligned axes, where both agree.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Oracles: core runs of scenes built *by hand* here from the known geometry (not through the
 add-on's adapters), closed-form box tensors, the core's mesh integrals on triangles read here
-independently, and the core's own run of the PEM sample files.
+independently, and the core's own run of the PEM UDF fixtures (tests/data/pem).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
 
 from conftest import ROOT  # noqa: E402
 
-SAMPLES = ROOT.parent / "shared" / "pem-samples"
+PEM_DATA = ROOT / "tests" / "data" / "pem"  # PEM UDF inputs carried by the repository
 TOL = 1e-6
 
 
@@ -279,7 +279,7 @@ def test_clear_bake_restores_exactly(pem):
 
 @pytest.mark.parametrize("name", ["pendulum", "dipole"])
 def test_udf_import_bake_matches_core_run(pem, name):
-    path = SAMPLES / f"{name}.udf"
+    path = PEM_DATA / f"{name}.udf"
     assert bpy.ops.pem.import_udf(filepath=str(path)) == {"FINISHED"}
     scene = bpy.context.scene
     fps = scene.render.fps

@@ -88,9 +88,9 @@ def test_torque_is_minus_gradient_of_energy(scene, t):
     """T·δψ = −δU for a small rotation δψ of one body about its pivot (central differences)."""
     system = compile_system(scene.checked())
     U = system.U0[None].copy()
-    T = evaluate(system, system.kin_body, U, t).torque[0]
-    eps = 1e-6
     res = evaluate(system, system.kin_body, U, t, energies=True)
+    T = res.torque[0]
+    eps = 1e-6
     energy = np.abs(res.gravity_energy).sum() + np.abs(res.field_energy).sum() + np.abs(res.dipole_energy).sum()
     # Central differences of U carry round-off ~1e-16·|U|/eps: allow 1e-8·|U| (a torque that is zero
     # by symmetry, e.g. gravity along R_G, is then compared with that noise, not with 1e-12·0).
@@ -133,3 +133,22 @@ def test_orthonormalize_is_a_rotation():
     R = orthonormalize(M)
     np.testing.assert_allclose(R @ np.swapaxes(R, -1, -2), np.broadcast_to(np.eye(3), R.shape), atol=1e-14)
     assert np.all(np.linalg.det(R) > 0)
+
+
+def test_pem_places_dipoles_by_one_frame_and_turns_them_in_the_field_by_another():
+    """U_dipoles (PEM's cached, uncorrected frame) places the dipoles for the dipole–dipole terms only;
+    the external field turns the body's dipole by its frame U: τ = (Uᵀm) × B, by hand."""
+    m = np.array([0.3, 0.0, 0.1])
+    B = np.array([0.0, 2e-3, 1e-3])
+    body = Body(name="b", mass_properties=MassProperties(1.0, np.zeros(3), np.eye(3)), dipoles=(Dipole((0, 0, 0), m),))
+    sys_ = compile_system(Scene(bodies=[body], gravity=(0, 0, 0), field=B, settings=Settings()).checked())
+    U = axis_angle_matrix(np.array([0.0, 0.0, 1.0]), 0.4).T[None, None]
+    Ud = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), 0.2).T[None, None]  # very different, to tell them apart
+    T = evaluate(sys_, sys_.kin_body, U, 0.0, U_dipoles=Ud).torque[0, 0]
+    np.testing.assert_allclose(T, np.cross(U[0, 0].T @ m, B), rtol=1e-14)
+    # with a second (fixed) dipole the pair term uses Ud: the total minus the field part is the Ud-placed pair
+    src = Body(name="s", role="fixed", position=(0.05, 0.0, 0.0), dipoles=(Dipole((0, 0, 0), (0, 0, 0.2)),))
+    sys2 = compile_system(Scene(bodies=[body, src], gravity=(0, 0, 0), field=B, settings=Settings()).checked())
+    T2 = evaluate(sys2, sys2.kin_body, U, 0.0, U_dipoles=Ud).torque[0, 0]
+    pair_only = evaluate(sys2, sys2.kin_body, Ud, 0.0).torque[0, 0] - np.cross(Ud[0, 0].T @ m, B)
+    np.testing.assert_allclose(T2, pair_only + np.cross(U[0, 0].T @ m, B), rtol=1e-12, atol=1e-18)

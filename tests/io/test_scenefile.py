@@ -34,7 +34,7 @@ from pem_physics.model.inertia import Cuboid, Cylinder, Ellipsoid, MassPropertie
 from pem_physics.model.rotations import axis_angle_matrix, euler_zyx, quat_to_orientation
 
 from budget import property_settings
-from conftest import SAMPLES
+from conftest import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENES = ROOT / "examples" / "scenes"
@@ -644,10 +644,7 @@ def test_udf_samples_convert_and_round_trip(name, tmp_path):
     """PEM input files (with unit parameters and mass-property overrides) survive UDF → TOML → Scene."""
     from pem_physics.io.udf_scene import load_scene as load_udf
 
-    path = SAMPLES / f"{name}.udf"
-    if not path.exists():
-        pytest.skip("PEM samples not available")
-    scene = load_udf(path)
+    scene = load_udf(DATA / "pem" / f"{name}.udf")
     save_scene(scene, tmp_path / f"{name}.toml")
     assert_equivalent(scene, load_scene(tmp_path / f"{name}.toml"))
 

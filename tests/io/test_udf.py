@@ -1,11 +1,13 @@
 """PEM UDF reading: every def version, every shape kind, units, bodies, fields — and clear errors.
 
 Oracles: values written by hand into the UDF text below, converted to SI by hand; the analytic
-cuboid formula for a mesh cube; the schema text of the shipped def files.
+cuboid formula for a mesh cube; the schema of PEM's def versions (which fields each has); the
+text of an output file the original engine wrote (tests/data/pem/euler_o.udf).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -16,7 +18,9 @@ from pem_physics.io.udf import UdfError, parse_udf, read_records, read_udf
 from pem_physics.io.udf_scene import scene_from_udf
 from pem_physics.model.inertia import Mesh, Sphere
 
-from conftest import SAMPLES
+from conftest import DATA
+
+PEM = DATA / "pem"  # def files of every version and inputs, written by our writer (make_pem_reference.py)
 
 DEFS = {"1.0": "pem_def.udf", "1.1": "pem1_1_def.udf", "1.2": "pem1_2_def.udf", "1.3": "pem1_3_def.udf"}
 
@@ -54,7 +58,7 @@ FRAME = "{" + v((1, 0, 0)) + v((0, 1, 0)) + v((0, 0, 1)) + "}"
 
 def write_case(tmp_path, version, extra_sim_v13="", friction=None, periodic=None):
     """A scene in PEM units cm, g, s, A: a mesh-cube pendulum with a magnet, a fixed and an orbiting magnet."""
-    shutil.copy(SAMPLES / DEFS[version], tmp_path / DEFS[version])
+    shutil.copy(PEM / DEFS[version], tmp_path / DEFS[version])
     bodies = [
         body(0, [shape("mesh", (0, 0, -5), 8.0, mesh=(CUBE_V, CUBE_F)),
                  shape("sphere", (0, 0, -8), 2.0, sphere=0.5)], [((0, 0, -8), (0, 0, 1))]),
@@ -136,7 +140,7 @@ def test_periodic_box(tmp_path):
 
 def test_def_files_schemas():
     for version, name in DEFS.items():
-        doc = read_udf(SAMPLES / name)
+        doc = read_udf(PEM / name)
         body = doc.schema.classes["Body"]
         magnet = next(f for f in body[1] if f.name == "magnet")
         first = magnet.type[1][0].name
@@ -148,16 +152,19 @@ def test_def_files_schemas():
 
 
 def test_records_match_the_file_text():
-    recs = read_records(SAMPLES / "pendulum_o.udf")
-    assert len(recs) == 1001
-    # Record #1 of pendulum_o.udf, first pendulum, as printed in the file.
-    text = (SAMPLES / "pendulum_o.udf").read_text()
+    """The records of an output file the original engine wrote, against the numbers printed in it."""
+    recs = read_records(PEM / "euler_o.udf")
+    assert len(recs) == 21  # 2000 steps reported every 100, and the start
+    # Record #1, first pendulum, as printed in the file.
+    text = (PEM / "euler_o.udf").read_text()
     block = text[text.index('\\begin{record}{"#1"}'):]
     start = block.index("{{") + 2
     first_vector = block[start: block.index("}", start)]
     want = [float(x) for x in first_vector.split(",")]
     u1 = recs[1]["simulationResult"]["pendulum"][0]["orientation"]["u1"]
     assert [u1["x"], u1["y"], u1["z"]] == want
+    # version 1.2+ records also carry the lab positions and moments of the dipoles
+    assert len(recs[1]["simulationResult"]["body"][0]["magnet"]) == 1
 
 
 # ---------------------------------------------------------------- errors name file, line, column and field
@@ -167,7 +174,7 @@ def doc_text(data):
 
 
 def parse(tmp_path, data):
-    shutil.copy(SAMPLES / "pem1_3_def.udf", tmp_path)
+    shutil.copy(PEM / "pem1_3_def.udf", tmp_path)
     p = tmp_path / "bad.udf"
     p.write_text(doc_text(data))
     return read_udf(p)
@@ -179,9 +186,9 @@ def test_error_bad_number(tmp_path):
 
 
 def test_error_bad_select(tmp_path):
-    good = (SAMPLES / "pendulum.udf").read_text().replace('"4thOrderRungeKutta"', '"Verlet"')
+    good = (PEM / "pendulum.udf").read_text().replace('"4thOrderRungeKutta"', '"Verlet"')
     (tmp_path / "p.udf").write_text(good)
-    shutil.copy(SAMPLES / "pem1_3_def.udf", tmp_path)
+    shutil.copy(PEM / "pem1_3_def.udf", tmp_path)
     with pytest.raises(UdfError, match=r"p\.udf:\d+:\d+: simulation\.integrator: 'Verlet' is not one of"):
         read_udf(tmp_path / "p.udf")
 
@@ -205,8 +212,10 @@ def test_error_missing_include_and_unclosed(tmp_path):
 
 
 def test_error_unknown_body_reference(tmp_path):
-    text = (SAMPLES / "pendulum.udf").read_text().replace("[{0,{0.0,0.0,0.0}", "[{3,{0.0,0.0,0.0}", 1)
+    # the first pendulum's body reference (after the integrator and the periodic flag) → 3
+    text, n = re.subn(r'("false",\s*\[\s*\{\s*)0,', r"\g<1>3,", (PEM / "pendulum.udf").read_text(), count=1)
+    assert n == 1
     (tmp_path / "p.udf").write_text(text)
-    shutil.copy(SAMPLES / "pem1_3_def.udf", tmp_path)
+    shutil.copy(PEM / "pem1_3_def.udf", tmp_path)
     with pytest.raises(Exception, match=r"simulation\.pendulum\[0\]\.body: refers to body id 3"):
         scene_from_udf(read_udf(tmp_path / "p.udf"))

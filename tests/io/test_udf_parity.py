@@ -1,37 +1,34 @@
-"""PEM parity: each shipped sample, run with pem-rk4, reproduces PEM's recorded output.
+"""PEM parity: each fixture input, run with the method it names, reproduces the original engine's records.
 
-Oracle: the ``simulationResult`` records of the original C++ engine
-(``../shared/pem-samples/*_o.udf``), at every record, to 1e-9 relative.
+Oracle: the ``simulationResult`` records the original C++ engine wrote when it ran the very same input
+file (``tests/data/pem/NAME.npz``, made by ``tests/data/make_pem_reference.py``): orientation, ω, L
+and torque at every record, to 1e-9 relative to each quantity's scale over the run.
+
+Two of PEM's records are its own bookkeeping, reproduced here by stepping our PEM scheme and reading
+the same internal quantities: the torque is the one of the step's last stage (RK4: at the stage-3
+prediction of the new state; Euler: at the old state; 0 in the first record), and a hinged body's L
+is PEM's stored L, all of whose components keep growing (theory §3), not the physical I·ω.
 """
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
+from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.simulate import simulate
-from pem_physics.io.udf import read_records, read_udf
+from pem_physics.engine.system import compile_system
+from pem_physics.io.udf import read_udf
 from pem_physics.io.udf_scene import scene_from_udf, units_of
 
-from conftest import SAMPLES
+from conftest import DATA
+from pem_fixtures import FIXTURES
 
-CASES = ["ellipsoid", "pendulum", "dipole"]
-
-
-def vec(d):
-    return np.array([d["x"], d["y"], d["z"]], dtype=float)
-
-
-def reference(name):
-    """Orientation (R,B,3,3), ω (R,B,3), L (R,B,3) recorded by PEM, in PEM's units."""
-    recs = read_records(SAMPLES / f"{name}_o.udf")
-    U, w, L = [], [], []
-    for r in recs:
-        pend = r["simulationResult"]["pendulum"]
-        U.append([[vec(p["orientation"][k]) for k in ("u1", "u2", "u3")] for p in pend])
-        w.append([vec(p["angularVelocity"]) for p in pend])
-        L.append([vec(p["angularMomentum"]) for p in pend])
-    return np.array(U), np.array(w), np.array(L)
+PEM = DATA / "pem"
+TOL = 1e-9
+QUANTITIES = ("orientation", "angular_velocity", "angular_momentum", "torque")
 
 
 def rel_err(ours, ref):
@@ -41,31 +38,105 @@ def rel_err(ours, ref):
     return float(np.max(np.abs(ours - ref) / scale))
 
 
+def load(name):
+    doc = read_udf(PEM / f"{name}.udf")
+    ref = np.load(PEM / f"{name}.npz")
+    return doc, scene_from_udf(doc, name), ref
+
+
+def pem_records(scene, n_records: int, report: int) -> dict:
+    """Our PEM scheme stepped record by record: U, ω, PEM's stored L and its last-stage torque (SI)."""
+    sc = scene.checked()
+    system = compile_system(sc)
+    integ = make_integrator(sc.settings.method, system, sc.settings.dt, system.U0[None], system.omega0[None])
+    assert not integ.fast  # the numpy scheme, whose stage torques we can watch
+    last = {"T": np.zeros((1, system.n_bodies, 3))}
+    torque = integ._torque
+
+    def watched(*args):
+        last["T"] = torque(*args)
+        return last["T"]
+
+    integ._torque = watched
+    out = {k: [] for k in QUANTITIES}
+    for k in range(n_records):
+        if k:
+            integ.advance(report)
+        out["orientation"].append(integ.orientation()[0])
+        out["angular_velocity"].append(integ.angular_velocity()[0])
+        out["angular_momentum"].append(integ.momentum()[0])
+        out["torque"].append(last["T"][0])
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def to_file_units(rec: dict, units) -> dict:
+    length, mass, time, _ = units
+    return {"orientation": rec["orientation"], "angular_velocity": rec["angular_velocity"] * time,
+            "angular_momentum": rec["angular_momentum"] * time / (mass * length**2),
+            "torque": rec["torque"] * time**2 / (mass * length**2)}
+
+
+def slow_if_long(name):
+    steps = FIXTURES[name].build().settings.steps
+    return pytest.param(name, marks=pytest.mark.slow) if steps >= 10_000 else name
+
+
+@pytest.mark.parametrize("name", [slow_if_long(n) for n in FIXTURES])
+def test_pem_scheme_reproduces_the_peer_record_by_record(name):
+    doc, scene, ref = load(name)
+    assert scene.settings.method in ("pem-rk4", "pem-euler")
+    n_records = len(ref["step"])
+    report = int(ref["step"][1])
+    assert n_records == scene.settings.steps // report + 1
+    ours = to_file_units(pem_records(scene, n_records, report), units_of(doc))
+    np.testing.assert_array_equal(ref["units"], units_of(doc))
+    errs = {q: rel_err(ours[q], ref[q]) for q in QUANTITIES}
+    assert max(errs.values()) < TOL, errs
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", CASES)
-def test_pem_rk4_reproduces_recorded_output(name):
-    doc = read_udf(SAMPLES / f"{name}.udf")
-    scene = scene_from_udf(doc, name)
-    assert scene.settings.method == "pem-rk4"
-    traj = simulate(scene)
-    U_ref, w_ref, L_ref = reference(name)
-    assert len(traj.t) == len(U_ref) == 1001
+@pytest.mark.parametrize("name", ["ellipsoid", "pendulum", "dipole", "dipole_pair", "driven_orbit"])
+def test_simulate_reproduces_the_peer(name):
+    """The public path: simulate() of the loaded file (the samples' first 10 000 steps), every record
+    (L compared where it is physical: no hinge here)."""
+    doc, scene, ref = load(name)
+    traj = simulate(scene, t_end=min(scene.settings.t_end, 10.0))
+    n = len(traj.t)
+    assert n == min(len(ref["step"]), 101)
     length, mass, time, _ = units_of(doc)
-    # back to PEM's units: ω in 1/time, L in mass·length²/time
-    w = traj.omega * time
+    assert rel_err(traj.orientation, ref["orientation"][:n]) < TOL
+    assert rel_err(traj.omega * time, ref["angular_velocity"][:n]) < TOL
+    assert not any(b.hinge is not None for b in scene.bodies)
+    assert rel_err(traj.angular_momentum * time / (mass * length**2), ref["angular_momentum"][:n]) < TOL
+
+
+def test_hinged_body_agrees_with_the_peer_through_simulate():
+    """A hinge: simulate()'s orientation and ω match; its L is the physical I·ω, PEM's is not."""
+    doc, scene, ref = load("hinge")
+    traj = simulate(scene)
+    length, mass, time, _ = units_of(doc)
+    assert rel_err(traj.orientation, ref["orientation"]) < TOL
+    assert rel_err(traj.omega * time, ref["angular_velocity"]) < TOL
+    # PEM's stored L has grown far from I·ω: the physical momentum is not what PEM records
     L = traj.angular_momentum * time / (mass * length**2)
-    assert rel_err(traj.orientation, U_ref) < 1e-9
-    assert rel_err(w, w_ref) < 1e-9
-    assert rel_err(L, L_ref) < 1e-9
+    assert rel_err(L[-1:], ref["angular_momentum"][-1:]) > 0.1
+
+
+@pytest.mark.parametrize("name", list(FIXTURES))
+def test_reference_belongs_to_the_committed_input(name):
+    """The NPZ was made from exactly this input and def file (their SHA-256 are stored in it)."""
+    ref = np.load(PEM / f"{name}.npz")
+    assert str(ref["input_sha256"]) == hashlib.sha256((PEM / f"{name}.udf").read_bytes()).hexdigest()
+    assert str(ref["def_sha256"]) == hashlib.sha256((PEM / "pem1_3_def.udf").read_bytes()).hexdigest()
+    for q in QUANTITIES:
+        assert ref[q].dtype == np.float64 and ref[q].shape[0] == len(ref["step"])
 
 
 @pytest.mark.slow
 def test_default_method_agrees_with_pem_where_pem_is_accurate():
-    """The same samples with the default method: PEM's RK4 at dt = 1e-3 is accurate here, so both
+    """The pendulum fixture with the default method: PEM's RK4 at dt = 1e-3 is accurate here, so both
     must agree to well within the physics (a check that parity is not only bookkeeping)."""
-    doc = read_udf(SAMPLES / "pendulum.udf")
-    scene = scene_from_udf(doc, "pendulum")
+    doc, scene, ref = load("pendulum")
     traj = simulate(scene, method="splitting4", t_end=20.0)
-    U_ref, _, _ = reference("pendulum")
     n = len(traj.t)
-    assert rel_err(traj.orientation, U_ref[:n]) < 1e-6
+    assert rel_err(traj.orientation, ref["orientation"][:n]) < 1e-6
