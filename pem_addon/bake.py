@@ -143,8 +143,10 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     engine = traj.info.get("engine", "numpy")
     rate = traj.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
     sp.last_engine = engine
+    load = traj.info.get("compile_or_load_s", 0.0)
     sp.status = (f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
-                 f"{'compiled' if engine == 'numba' else 'numpy'} engine, {rate:.3g} steps/s")
+                 f"{'compiled' if engine == 'numba' else 'numpy'} engine, {rate:.3g} steps/s"
+                 + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else ""))
     n = len(traj.t)
     pick = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(int))
     scene["pem_diagnostics"] = {

@@ -83,6 +83,8 @@ def summary(traj: Trajectory) -> dict:
         "bodies": list(traj.names),
         "wall_time_s": traj.wall_time,
         "steps_per_second": traj.steps / traj.wall_time if traj.wall_time > 0 else None,
+        "engine": traj.info.get("engine", "numpy"),
+        "compile_or_load_s": traj.info.get("compile_or_load_s", 0.0),
         "energy_drift_relative": traj.energy_drift(),
         "orthonormality_error_max": float(np.max(traj.orthonormality)),
         "complete": traj.complete,
