@@ -96,7 +96,7 @@ def build_model(system, kin, orth_limit: float) -> Model:
         src_mom=_f(system.src_mom, (-1, 3)),
         sb_kind=kind, sb_pos=pos, sb_rot=rot, sb_vel=vel, sb_center=ctr, sb_r1=r1, sb_r2=r2, sb_omega=omega,
         sb_phase=phase, sb_axis=axis, sb_spin=spin,
-        static_sources=bool(np.all(kind == 0)), gravity=_f(system.gravity),
+        static_sources=system.static_sources, gravity=_f(system.gravity),
         rf_on=rf is not None, rf_b1=_f(rf.b1 if rf is not None else np.zeros(3)),
         rf_b2=_f(rf.b2 if rf is not None else np.zeros(3)),
         rf_omega=float(rf.angular_velocity) if rf is not None else 0.0,
@@ -737,7 +737,7 @@ class Runner:
         else:
             raise TypeError(f"no compiled counterpart for {type(integ).__name__}")
 
-    def advance_to(self, marks) -> np.ndarray:
+    def advance_to(self, marks) -> tuple:
         """Run through ``marks`` (increasing absolute step counts); returns (U, L, w, status).
 
         U (E,R,B,3,3), L and w (E,R,B,3) at each mark reached (rows past a blow-up are unset);

@@ -397,7 +397,7 @@ def _records(system: System, U, L, w, t) -> dict:
     evaluated in one vectorised call over all members and records; otherwise record by record.
     """
     E, R = U.shape[:2]
-    time_free = system.rotating_field is None and all(b.motion is None for b in system.src_bodies)
+    time_free = system.rotating_field is None and system.static_sources
     if time_free:
         flat = system
         if system.per_member:

@@ -156,9 +156,14 @@ class System:
             B = B + np.asarray(rf.b1) * np.cos(ph) + np.asarray(rf.b2) * np.sin(ph)
         return B
 
+    @property
+    def static_sources(self) -> bool:
+        """True when no fixed or driven dipole moves (their fields do not depend on time)."""
+        return all(b.motion is None for b in self.src_bodies)
+
     def sources(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Lab positions and moments (S,3) of the fixed and driven dipoles at time t (exact kinematics)."""
-        static = all(b.motion is None for b in self.src_bodies)
+        static = self.static_sources
         if static and "_static_sources" in self.__dict__:
             return self.__dict__["_static_sources"]
         r = np.empty_like(self.src_pos)
