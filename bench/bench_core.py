@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import write_json  # noqa: E402
 
-from pem_physics.engine import compiled, fast  # noqa: E402
+from pem_physics.engine import compiled, lanes  # noqa: E402
 from pem_physics.engine.simulate import Ensemble, simulate  # noqa: E402
 from pem_physics.engine.system import compile_system  # noqa: E402
 from pem_physics.examples import three_magnet  # noqa: E402
@@ -112,28 +112,28 @@ def main(argv=None):
     vecs = rng.normal(size=(E, 3)) * 0.3
     U = np.stack([axis_angle_matrix(v / np.linalg.norm(v), np.linalg.norm(v)).T for v in vecs])[:, None]
     ens_steps = max(20, args.steps // 20)
-    # engines: "numpy" (both compiled paths off), "engine" (the compiled engine, engine/compiled.py),
-    # "kernel" (the pem-rk4 ensemble kernel of engine/fast.py, members in SIMD lanes)
+    # engines: "numpy" (both compiled paths off), "engine" (the compiled engine, one member per thread,
+    # engine/compiled.py), "kernel" (the ensemble kernels of engine/lanes.py, members in SIMD lanes)
     variants = [("splitting4", "numpy"), ("pem-rk4", "numpy")]
-    if fast.available():
-        variants += [("splitting4", "engine"), ("pem-rk4", "kernel")]
+    if lanes.available():
+        variants += [(m, e) for m in ("splitting4", "pem-rk4") for e in ("engine", "kernel")]
     for method, engine in variants:
         # The compiled paths are ~50× faster: give them more steps so fixed costs don't dominate.
         n_steps = ens_steps if engine == "numpy" else args.steps
 
         def run(method=method, engine=engine, n_steps=n_steps):
-            fast.ENABLED = engine == "kernel"
+            lanes.ENABLED = engine == "kernel"
             compiled.ENABLED = engine != "numpy"
             try:
                 tr = simulate(scene, method=method, t_end=n_steps * dt, record_interval=n_steps * dt,
                               ensemble=Ensemble(orientation=U))
             finally:
-                fast.ENABLED = compiled.ENABLED = True
+                lanes.ENABLED = compiled.ENABLED = True
             return tr.wall_time
         if engine != "numpy":
             run()  # compile once, outside the timing
         rate = E * n_steps / best_of(run, 2)
-        suffix = {"numpy": "", "engine": "_engine", "kernel": "_numba"}[engine]
+        suffix = {"numpy": "", "engine": "_engine", "kernel": "_lanes"}[engine]
         label = f"{method} ({ {'numpy': 'numpy', 'engine': 'compiled engine', 'kernel': 'SIMD kernel'}[engine]})"
         results[f"ensemble_{method}{suffix}_member_steps_per_s"] = rate
         print(f"ensemble E={E}, {label:<28} {rate:12.0f} member-steps/s   ratio {rate / peer_rate:8.1f}")

@@ -141,7 +141,7 @@ def ensemble(members: int, steps: int) -> dict:
     rng = np.random.default_rng(0)
     w = rng.normal(scale=0.3, size=(members, 1, 3))
     dt = scene.settings.dt
-    simulate(scene, t_end=10 * dt, ensemble=Ensemble(angular_velocity=w[:8]))
+    simulate(scene, t_end=10 * dt, ensemble=Ensemble(angular_velocity=w[:64]))  # compile / load the lanes kernel
     t0 = time.perf_counter()
     simulate(scene, t_end=steps * dt, record_interval=steps * dt, ensemble=Ensemble(angular_velocity=w))
     wall = time.perf_counter() - t0

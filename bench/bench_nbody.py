@@ -2,7 +2,7 @@
 
 n×n hinged needles in a periodic box (examples.compass_array), every dipole pair evaluated
 (no cutoff). For each size: ms per step of pem-rk4 (four torque evaluations) and splitting4,
-with the compiled sweep (pem_physics.engine.fast.pair_sweep) and, as the peer measured in the same
+with the compiled sweep (pem_physics.engine.pairs.pair_sweep) and, as the peer measured in the same
 run, the numpy sweep (memory-bounded blocks). Also ns per pair and evaluation, from which the
 size where all pairs stop fitting a per-step budget follows (N² scaling).
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import write_json  # noqa: E402
 
 from pem_physics import examples
-from pem_physics.engine import fast
+from pem_physics.engine import pairs
 from pem_physics.engine.simulate import simulate  # noqa: E402
 from pem_physics.engine.system import compile_system  # noqa: E402
 
@@ -46,11 +46,11 @@ def sweep_ns_per_pair(scene) -> float:
     p = np.einsum("edij,di->edj", U, system.kin_body.dmom)
     r = system.pivot[system.owner] + np.einsum("edij,di->edj", U, system.kin_body.dpos)
     none = np.zeros((0, 3))
-    fast.pair_sweep(r, p, system.owner, none, none, 1e-7, system.box, False)
+    pairs.pair_sweep(r, p, system.owner, none, none, 1e-7, system.box, False)
     best = np.inf
     for _ in range(5):
         t0 = time.perf_counter()
-        fast.pair_sweep(r, p, system.owner, none, none, 1e-7, system.box, False)
+        pairs.pair_sweep(r, p, system.owner, none, none, 1e-7, system.box, False)
         best = min(best, time.perf_counter() - t0)
     return best / system.n_dipoles**2 * 1e9
 
@@ -67,17 +67,17 @@ def main(argv=None) -> list:
         N = n * n
         steps = max(3, min(50, 200_000_000 // N**2))
         row = {"needles": N, "pairs": N * N}
-        if fast.available():
+        if pairs.available():
             row["ns_per_pair"] = sweep_ns_per_pair(scene)
             for m in ("pem-rk4", "splitting4"):
                 row[f"{m}_ms"] = ms_per_step(scene, m, steps)
         if n <= args.numpy_max_side:
-            fast.ENABLED = False
+            pairs.ENABLED = False
             try:
                 for m in ("pem-rk4", "splitting4"):
                     row[f"{m}_numpy_ms"] = ms_per_step(scene, m, 3)
             finally:
-                fast.ENABLED = True
+                pairs.ENABLED = True
         rows.append(row)
         print("  ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" for k, v in row.items()))
     if args.json:

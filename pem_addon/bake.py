@@ -20,6 +20,9 @@ from ..pem_physics.io import bake as core_bake
 from . import adapters, keyframes
 from .adapters import AddonError
 
+#: How the status line names the core's engines (Trajectory.info["engine"]).
+ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy"}
+
 #: A body may turn at most this much between consecutive keys (else sub-frame keys are written).
 MAX_KEY_ANGLE = np.radians(45.0)
 
@@ -145,7 +148,7 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     sp.last_engine = engine
     load = traj.info.get("compile_or_load_s", 0.0)
     sp.status = (f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
-                 f"{'compiled' if engine == 'numba' else 'numpy'} engine, {rate:.3g} steps/s"
+                 f"{ENGINE_NAMES.get(engine, engine)} engine, {rate:.3g} steps/s"
                  + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else ""))
     n = len(traj.t)
     pick = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(int))

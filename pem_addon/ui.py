@@ -134,7 +134,7 @@ def _engine_line(layout) -> None:
     if jit.installed():
         layout.label(text="Engine: compiled (numba)", icon="CHECKMARK")
     else:
-        layout.label(text=f"Engine: numpy only — {jit.unavailable_reason()}; bakes are slower", icon="ERROR")
+        layout.label(text=f"Engine: Python/numpy — {jit.unavailable_reason()}; bakes are slower", icon="ERROR")
 
 
 class _ObjectPanel:

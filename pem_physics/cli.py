@@ -181,8 +181,8 @@ def add_basin_command(sub) -> None:
     b.add_argument("--dt", type=float, help="time step, s (default: the scene's)")
     b.add_argument("--friction", type=float, help="pivot friction, N·m·s (default: the scene's)")
     b.add_argument("--chunk", type=int, default=4096, help="members integrated together (bounds memory)")
-    b.add_argument("--method", help="integrator (default: the scene's); pem-rk4 uses the compiled kernel when "
-                                    "numba is installed")
+    b.add_argument("--method", help="integrator (default: the scene's); with numba installed, splitting4/2 and "
+                                    "pem-rk4 run members in SIMD lanes")
     b.add_argument("-q", "--quiet", action="store_true")
     b.set_defaults(func=cmd_basin)
 

@@ -52,6 +52,8 @@ ORDER_CONDITIONS = "tests/engine/test_splitting.py::test_tables_satisfy_their_or
 ROD_PENDULUM = "tests/engine/test_dynamics.py::test_point_mass_pendulum_skips_rotation_about_its_rod"
 
 COMPILED = "tests/engine/test_compiled.py::test_compiled_engine_follows_numpy_for_1000_steps[{}]"
+LANES = "tests/engine/test_lanes.py::test_lanes_match_numpy_and_the_member_engine[{}]"
+LANES_SINCOS = "tests/engine/test_lanes.py::test_sincos_at_quadrant_edges_and_non_finite"
 
 MUTANTS = [
     Mutant("driven-half-speed", "engine/system.py",
@@ -169,6 +171,21 @@ MUTANTS = [
            "coef = kicks[i + 1]",
            (COMPILED.format("gravity pendulum-splitting4"),),
            "the compiled splitting step loses the opening kick of every step after the first", engine="compiled"),
+    Mutant("lanes-sincos-quadrant", "engine/lanes.py",
+           "cv = -cv if (q == 1.0) | (q == 2.0) else cv",
+           "cv = -cv if (q == 1.0) | (q == 3.0) else cv",
+           (LANES_SINCOS,), "the vectorised cosine has the wrong sign in the third and fourth quadrants",
+           engine="compiled"),
+    Mutant("lanes-merged-kick-decay", "engine/lanes.py",
+           "_kick(Y, sa + 1 if closing else i + 1, coef * dt, damped, Ed, Gd)",
+           "_kick(Y, i + 1, coef * dt, damped, Ed, Gd)",
+           (LANES.format("splitting4 friction"),),
+           "the lanes' merged kick between steps decays the spin by the wrong factor", engine="compiled"),
+    Mutant("lanes-rk4-weights", "engine/lanes.py",
+           "wgt = 2.0 if stage < 3 else 1.0",
+           "wgt = 2.0",
+           (LANES.format("pem-rk4 friction"),),
+           "the lanes' RK4 weighs its last stage twice", engine="compiled"),
 ]
 
 

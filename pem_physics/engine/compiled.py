@@ -783,15 +783,15 @@ class Runner:
 
 
 #: From this many dipole pairs per member on, a step is all-pairs work: the numpy driver with the
-#: parallel, vectorised pair sweep of :mod:`.fast` is faster than this engine, whose members evaluate
+#: parallel, vectorised pair sweep of :mod:`.pairs` is faster than this engine, whose members evaluate
 #: their pairs serially (1024 needles: ~8 ms against ~100 ms per RK4 step).
 MAX_PAIRS = 1 << 14
 
 
 def supports(integ) -> bool:
     """Whether the compiled engine runs this integrator object (numba present, method covered, not a
-    large all-pairs system, not the pem-rk4 ensemble kernel's case)."""
-    if not (available() and getattr(integ, "name", "") in METHODS and not getattr(integ, "fast", False)):
+    large all-pairs system)."""
+    if not (available() and getattr(integ, "name", "") in METHODS):
         return False
     sys_ = integ.system
     return sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) < MAX_PAIRS

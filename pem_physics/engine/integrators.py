@@ -326,11 +326,6 @@ class PemScheme(Integrator):
         self.L = np.einsum("ebij,ebj->ebi", I_lab, omega0)
         self.w = omega0.copy()
         self.driver = PemSourceDriver(self.system, self.dt)
-        from . import fast
-
-        # The fused numba kernel runs the same scheme (equal to rounding); used for large ensembles when it applies.
-        self.fast = (self.rk4 and fast.ENABLED and U0.shape[0] >= fast.MIN_MEMBERS
-                     and fast.pem_rk4_supported(self.system))
 
     def angular_velocity(self):
         return self.w
@@ -351,11 +346,6 @@ class PemScheme(Integrator):
         return T
 
     def advance(self, n):
-        if self.fast:
-            from .fast import pem_rk4_advance
-
-            pem_rk4_advance(self, n)
-            return
         dt = self.dt
         for _ in range(n):
             i = self.steps_done + 1

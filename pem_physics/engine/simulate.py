@@ -246,16 +246,22 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     if marks[-1] != steps:
         marks.append(steps)
     engine = "numpy"
-    from . import compiled  # numba (if any) loads on first use, after the caller chose its cache folder
+    # numba (if any) loads on first use, after the caller chose its cache folder
+    from . import compiled, lanes, scalar
 
     runner, load_s = None, 0.0
     if compiled.supports(integ):
         engine = "numba"
         # Compiling (first run) or loading the cached kernels is timed apart from the integration.
         t0 = _time.perf_counter()
-        runner = compiled.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
+        # Large ensembles of one pendulum over fixed magnets run with members in SIMD lanes.
+        kind = lanes.Lanes if lanes.supported(integ) else compiled.Runner
+        runner = kind(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
         runner.advance_to([])
         load_s = _time.perf_counter() - t0
+    elif scalar.supported(integ):
+        engine = "python"  # no numba: one body on Python floats beats numpy's per-call overhead
+        runner = scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
     wall0 = _time.perf_counter()
     if runner is not None:
         times, arrays, complete = _run_compiled(system, integ, runner, marks, ensemble is not None, progress, stop)

@@ -104,8 +104,8 @@ class System:
     def per_member(self) -> bool:
         """True when some parameter differs between ensemble members (member_friction or member_field set).
 
-        Code that assumes one value for the whole ensemble (e.g. the compiled kernels in
-        :mod:`pem_physics.fast`) must check this.
+        Code that assumes one value for the whole ensemble must check this (the compiled kernels
+        take friction and field per member).
         """
         return self.member_friction is not None or self.member_field is not None
 

@@ -74,10 +74,10 @@ def _all_pairs(system: System, r, p, rs, ms, k: float, energies: bool):
     blocks of targets so that memory stays near PAIR_BLOCK members·pairs.
     """
     E, D = r.shape[:2]
-    from . import fast  # numba (if any) loads on first use, after the caller chose its cache folder
+    from . import pairs  # numba (if any) loads on first use, after the caller chose its cache folder
 
-    if fast.pair_sweep_supported(E, D, len(rs)):
-        return fast.pair_sweep(r, p, system.owner, rs, ms, k, system.box, energies)
+    if pairs.pair_sweep_supported(E, D, len(rs)):
+        return pairs.pair_sweep(r, p, system.owner, rs, ms, k, system.box, energies)
     plan = system.pair_plan()
     if len(rs):
         rb = np.concatenate([r, np.broadcast_to(rs, (E,) + rs.shape)], axis=1)

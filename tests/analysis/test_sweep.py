@@ -13,7 +13,6 @@ import pytest
 from pem_physics import examples
 from pem_physics.analysis.sweep import PARAMETERS, check_params, parse_param, sweep, write
 from pem_physics.cli import main
-from pem_physics.engine import fast
 from pem_physics.engine.simulate import Ensemble, simulate
 from pem_physics.engine.system import compile_system
 from pem_physics.errors import ValidationError
@@ -53,7 +52,7 @@ def test_per_member_systems_are_marked_and_kept_off_the_compiled_kernel():
     system = compile_system(examples.three_magnet().checked())
     assert not system.per_member
     marked = Ensemble(friction=np.zeros(4)).system(system)
-    assert marked.per_member and not fast.pem_rk4_supported(marked)
+    assert marked.per_member
     assert Ensemble(field=np.zeros((4, 3))).system(system).per_member
 
 
