@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from common import finish  # noqa: E402
 
 from pem_physics import Ensemble, examples, simulate  # noqa: E402
-from pem_physics.engine import compiled  # noqa: E402
+from pem_physics.engine import compiled, scalar  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 PEER = SHARED / "peers" / "pem" / "pem"
@@ -55,14 +55,17 @@ def compile_times() -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for method in ("splitting4", "pem-rk4"):
-            code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-                    "from pem_physics import examples, simulate\n"
-                    f"simulate(examples.build('three-magnet'), method={method!r}, t_end=0.01)\n")
+        for label, method, E in (("splitting4", "splitting4", 0), ("pem-rk4", "pem-rk4", 0),
+                                 ("splitting4, ensemble (SIMD lanes)", "splitting4", 64),
+                                 ("pem-rk4, ensemble (SIMD lanes)", "pem-rk4", 64)):
+            ens = f", ensemble=Ensemble(angular_velocity=np.zeros(({E}, 1, 3)))" if E else ""
+            code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\nimport numpy as np\n"
+                    "from pem_physics import Ensemble, examples, simulate\n"
+                    f"simulate(examples.build('three-magnet'), method={method!r}, t_end=0.01{ens})\n")
             cold = timed([sys.executable, "-c", code], env=env)
             warm = min(timed([sys.executable, "-c", code], env=env) for _ in range(3))
-            out[method] = {"first_run_s": cold, "warm_run_s": warm}
-            print(f"{method:11s} first run (compiles) {cold:6.2f} s   warm start-up and run {warm:5.2f} s")
+            out[label] = {"first_run_s": cold, "warm_run_s": warm}
+            print(f"{label:34s} first run (compiles) {cold:6.2f} s   warm start-up and run {warm:5.2f} s")
     return out
 
 
@@ -117,22 +120,28 @@ def pendulum_wave(repeat: int) -> dict | None:
 
 
 def single_scene() -> list:
+    """Steps/s of one scene per method: compiled, the plain-Python path (one body without numba, splitting
+    only) and the numpy reference."""
     scene = examples.build("three-magnet")
     rows = []
     for method in compiled.METHODS:
-        for engine in ("numba", "numpy"):
+        engines = ("numba", "python", "numpy") if method.startswith("splitting") else ("numba", "numpy")
+        for engine in engines:
             compiled.ENABLED = engine == "numba"
+            scalar.FORCE = engine == "python"
+            scalar.ENABLED = engine != "numpy"
             try:
-                t_end = 50.0 if engine == "numba" else 0.5
+                t_end = {"numba": 50.0, "python": 5.0, "numpy": 0.5}[engine]
                 simulate(scene, method=method, t_end=0.01)
                 t0 = time.perf_counter()
                 tr = simulate(scene, method=method, t_end=t_end, record_interval=0.1)
                 wall = time.perf_counter() - t0
             finally:
-                compiled.ENABLED = True
+                compiled.ENABLED = scalar.ENABLED = True
+                scalar.FORCE = False
             assert tr.info["engine"] == engine
             rows.append({"method": method, "engine": engine, "steps": tr.steps, "steps_per_s": tr.steps / wall})
-            print(f"three-magnet {method:11s} {engine:5s} {tr.steps / wall:10.3g} steps/s")
+            print(f"three-magnet {method:11s} {engine:6s} {tr.steps / wall:10.3g} steps/s")
     return rows
 
 
