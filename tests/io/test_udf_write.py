@@ -84,6 +84,10 @@ def assert_same_run(a: Scene, b: Scene, steps: int = 6, rtol: float = 1e-11):
     then with the default splitting method, which does not.
     """
     method = "splitting4" if relaid(a) else None
+    if closest_foreign_dipoles(a) < 1e-9:
+        # dipoles of two bodies at one point (hypothesis finds them): the dipole–dipole terms are singular,
+        # so the last bit of any written number decides the run — nothing to compare
+        return
     try:
         ta = simulate(a, t_end=steps * a.settings.dt, record_interval=a.settings.dt, method=method)
     except SimulationError as err:  # e.g. two bodies' dipoles at one point: then both must fail alike
@@ -97,6 +101,19 @@ def assert_same_run(a: Scene, b: Scene, steps: int = 6, rtol: float = 1e-11):
         if key == "torque":  # a small sum of large terms: rounding is relative to the terms
             scale = max(scale, torque_terms(a, ta))
         np.testing.assert_allclose(y, x, rtol=0, atol=rtol * scale, err_msg=key)
+
+
+def closest_foreign_dipoles(scene: Scene) -> float:
+    """The smallest distance (m) at t = 0 between dipoles of different bodies (moving ones and sources)."""
+    s = compile_system(scene.checked())
+    U = s.U0[s.owner]
+    r = s.pivot[s.owner] + np.einsum("dji,dj->di", U, s.kin_body.dpos)
+    rs, _ = s.sources(0.0)
+    pos = np.concatenate([r, np.asarray(rs).reshape(-1, 3)])
+    owner = np.concatenate([s.owner, s.n_bodies + np.asarray(s.src_owner, int)])
+    d = np.linalg.norm(pos[:, None] - pos[None], axis=-1)
+    foreign = owner[:, None] != owner[None]
+    return float(d[foreign].min()) if foreign.any() else np.inf
 
 
 def torque_terms(scene: Scene, traj) -> float:
