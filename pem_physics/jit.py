@@ -51,6 +51,10 @@ def numba():
     if "numba" not in _state:
         nb = None
         if os.environ.get("PEM_NUMBA", "1") != "0":
+            if "numba" not in sys.modules:
+                # LLVM -O2 instead of numba's default -O3: the kernels run as fast here (bench/bench_engine.py)
+                # and the first compile takes ~10 % less; NUMBA_OPT set by the user wins
+                os.environ.setdefault("NUMBA_OPT", "2")
             try:
                 import numba as nb
             except ImportError:  # optional dependency: the numpy paths run instead
