@@ -52,9 +52,8 @@ def rotation_part(M: np.ndarray, name: str) -> np.ndarray:
 
 
 def initial_basis(obj) -> np.ndarray:
-    """The object's basis matrix before any bake (the stored one if it is baked)."""
-    if obj.pem.baked:
-        return np.array(obj.pem.pre_bake_matrix, dtype=float).reshape(4, 4)
+    """The object's basis matrix as it is now: :func:`pem_addon.bake.prepare` reads the scene with every body
+    in its start pose (the scene's start frame, baked channels removed)."""
     return matrix(obj.matrix_basis)
 
 

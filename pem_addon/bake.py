@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 
@@ -36,13 +37,45 @@ class Plan:
     frame_start: int
     unit: float
     per_frame: int           # records per frame
+    moved: dict = None       # baked objects moved by hand since their bake: {object: transform state (JSON)}
+    parents: list = None     # parent-world matrices (4,4) at the start frame, aligned with objects
 
 
 def prepare(context) -> Plan:
-    core, objects, worlds = adapters.build_scene(context)
+    """Read the scene in its start pose: every body as it is at the scene's start frame with the baked
+    channels removed — the same whatever the current frame.
+
+    A baked object starts from its pose before the bake (its own animation, if it has one, evaluated at the
+    start frame), or from where it was moved by hand after the bake (a re-bake then starts there). The
+    scene is left exactly as it was: current frame, transforms, assigned actions.
+    """
+    scene = context.scene
     fps, dt, substeps, t_end, frame_start = adapters.time_settings(context)
-    return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(context.scene),
-                adapters.sample_rate(substeps))
+    objects = adapters.pem_objects(scene)
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    now = {obj: transform_state(obj) for obj in objects}
+    moved = {obj: now[obj] for obj in objects
+             if obj.pem.baked and keyframes.edited_by_hand(obj, frame + subframe)}
+    with contextlib.ExitStack() as stack:
+        for obj in objects:
+            p = obj.pem
+            if not p.baked:
+                continue
+            if obj not in moved and p.pre_bake_state:
+                restore_transform_state(obj, p.pre_bake_state)
+            if keyframes.owns_action(obj):  # its own animation plays while the start pose is read
+                stack.enter_context(keyframes.playing(obj, p.user_action, p.user_slot))
+        try:
+            scene.frame_set(frame_start)
+            core, objects, worlds = adapters.build_scene(context)
+            parents = [adapters.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
+        finally:
+            stack.close()
+            scene.frame_set(frame, subframe=subframe)
+            for obj, state in now.items():
+                restore_transform_state(obj, state)
+    return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene), adapters.sample_rate(substeps),
+                moved, parents)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
@@ -58,7 +91,7 @@ def _keys_for(plan: Plan, traj: Trajectory, stride: int):
     frames = plan.frame_start + t * plan.fps
     out = {}
     moving = {name: k for k, name in enumerate(traj.names)}
-    for body, obj, M0 in zip(plan.core.bodies, plan.objects, plan.worlds):
+    for body, obj, M0, P in zip(plan.core.bodies, plan.objects, plan.worlds, plan.parents):
         if body.role in ("pendulum", "free"):
             k = moving[body.name]
             W = core_bake.world_matrices(traj.orientation[idx, k], traj.pivot[k], M0, plan.unit)
@@ -74,8 +107,7 @@ def _keys_for(plan: Plan, traj: Trajectory, stride: int):
                 W[i] = A @ M0
         else:
             continue
-        Pinv = np.linalg.inv(adapters.parent_world(obj))
-        out[obj] = (frames, Pinv @ W)
+        out[obj] = (frames, np.linalg.inv(P) @ W)
     return out
 
 
@@ -94,20 +126,28 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
             raise AddonError(str(err)) from err
         decomposed[obj] = (frames, loc, q)
     snapshots = []
+    moved = plan.moved or {}
     try:
         for obj, (frames, loc, q) in decomposed.items():
             p = obj.pem
-            before = (p.baked, p.pre_bake_matrix[:], p.pre_bake_state)
+            before = (p.baked, p.pre_bake_state, p.user_action, p.user_slot, p.user_had_animation)
             snapshots.append((obj, keyframes.snapshot_animation(obj), before))
-            if not p.baked:  # a re-bake keeps the state from before the first bake
-                p.pre_bake_matrix = [v for row in adapters.matrix(obj.matrix_basis) for v in row]
+            if not p.baked:
+                # the first bake: its start pose and the user's own animation are kept for Clear Bake and
+                # re-bakes; the keys go into an action of the bake's own
                 p.pre_bake_state = transform_state(obj)
+                user = keyframes.use_own_action(obj)
+                p.user_action, p.user_slot, p.user_had_animation = user.action, user.slot, user.had_animation_data
+            elif obj in moved:
+                p.pre_bake_state = moved[obj]  # moved by hand after the bake: the new start pose
             keyframes.write_transform_keys(obj, frames, loc, q)
             p.baked = True
     except BaseException:
-        for obj, snap, (baked, matrix, state) in reversed(snapshots):
+        for obj, snap, (baked, state, action, slot, had) in reversed(snapshots):
             keyframes.restore_animation(obj, snap)
-            obj.pem.baked, obj.pem.pre_bake_matrix, obj.pem.pre_bake_state = baked, matrix, state
+            p = obj.pem
+            p.baked, p.pre_bake_state, p.user_action, p.user_slot, p.user_had_animation = (
+                baked, state, action, slot, had)
         raise
     for _, snap, _ in snapshots:
         keyframes.discard_snapshot(snap)
@@ -170,14 +210,18 @@ def bake(context, progress=None, stop=None) -> int:
 
 
 def clear(obj) -> None:
-    """Remove the baked channels and put the pre-bake transform back exactly."""
+    """Undo the bake: the object's own animation (action, slot, keys) and its pre-bake transform back exactly."""
     p = obj.pem
     if not p.baked:
         return
-    keyframes.clear_keys(obj)
+    if keyframes.owns_action(obj):
+        keyframes.restore_user_action(obj, keyframes.UserAnimation(p.user_action, p.user_slot, p.user_had_animation))
+    else:  # baked by an older version, into the object's own action: remove the baked channels
+        keyframes.clear_keys(obj)
     restore_transform_state(obj, p.pre_bake_state)
     p.baked = False
     p.pre_bake_state = ""
+    p.user_action, p.user_slot, p.user_had_animation = None, "", False
 
 
 def user_message(err: BaseException) -> str:

@@ -7,7 +7,10 @@ Public API
 - :func:`snapshot_animation` / :func:`restore_animation` / :func:`discard_snapshot`, and the
   context manager :func:`preserve_animation` built on them — leave an object exactly as it was
   when a bake fails or is cancelled.
-- :func:`clear_keys` — remove baked channels ("Clear Bake").
+- :func:`clear_keys` — remove baked channels.
+- :func:`use_own_action` / :func:`restore_user_action` — the bake plays an action of its own; the
+  user's action is kept untouched and comes back with Clear Bake; :func:`playing` assigns an action
+  for a moment (to read the start pose), :func:`edited_by_hand` tells a baked object moved by hand.
 
 Blender versions
 ----------------
@@ -286,6 +289,109 @@ def _action_has_fcurves(action) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# Public API: the bake's own action, kept apart from the user's animation.
+
+
+@dataclass
+class UserAnimation:
+    """The animation an object had before its first bake (restored by :func:`restore_user_action`)."""
+
+    action: object | None = field(repr=False)
+    slot: str               # slot identifier ("" for legacy actions or none assigned)
+    had_animation_data: bool
+
+
+def _assign(anim_data, action, slot_identifier: str) -> None:
+    anim_data.action = action
+    if action is not None and slot_identifier and _anim_data_has_slots(anim_data):
+        slot = next((s for s in action.slots if s.identifier == slot_identifier), None)
+        if slot is not None and anim_data.action_slot != slot:
+            anim_data.action_slot = slot
+
+
+def _slot_identifier(anim_data) -> str:
+    if anim_data is None or not _anim_data_has_slots(anim_data) or anim_data.action_slot is None:
+        return ""
+    return anim_data.action_slot.identifier
+
+
+def use_own_action(obj, name: str | None = None) -> UserAnimation:
+    """Give ``obj`` an action of its own for the bake; return what it had.
+
+    The bake action is a copy of the object's action (so its other channels — scale, custom
+    properties, … — keep playing; the bake then replaces the transform channels in the copy only)
+    or a new action. The user's action itself is left untouched and unassigned: the caller keeps a
+    counted reference to it (``obj.pem.user_action``) and :func:`restore_user_action` assigns it
+    back. Works the same for legacy (4.2) and layered (4.4+) actions: a copy keeps its slots.
+    """
+    anim_data = obj.animation_data
+    had = anim_data is not None
+    user = anim_data.action if anim_data is not None else None
+    slot = _slot_identifier(anim_data)
+    if anim_data is None:
+        anim_data = obj.animation_data_create()
+    if anim_data.use_tweak_mode:
+        raise RuntimeError(f"{obj.name!r} is in NLA tweak mode; exit tweak mode before baking")
+    own = user.copy() if user is not None else bpy.data.actions.new(name or f"{obj.name}_PEM")
+    if user is not None:
+        own.name = name or f"{obj.name}_PEM"
+    own[CREATED_MARK] = True
+    _assign(anim_data, own, slot)
+    return UserAnimation(user, slot, had)
+
+
+def restore_user_action(obj, user: UserAnimation) -> None:
+    """Undo :func:`use_own_action`: the user's action (and slot) assigned again, the bake action deleted
+    once unused, no animation data if the object had none."""
+    anim_data = obj.animation_data
+    own = anim_data.action if anim_data is not None else None
+    if anim_data is None and (user.action is not None or user.had_animation_data):
+        anim_data = obj.animation_data_create()
+    if anim_data is not None:
+        _assign(anim_data, user.action, user.slot)
+    if own is not None and own != user.action and own.get(CREATED_MARK) and own.users == 0:
+        bpy.data.actions.remove(own)
+    if not user.had_animation_data and obj.animation_data is not None and obj.animation_data.action is None:
+        obj.animation_data_clear()
+
+
+def owns_action(obj) -> bool:
+    """Whether ``obj`` plays an action this module made (a bake action, :data:`CREATED_MARK`)."""
+    anim_data = obj.animation_data
+    return anim_data is not None and anim_data.action is not None and bool(anim_data.action.get(CREATED_MARK))
+
+
+@contextlib.contextmanager
+def playing(obj, action, slot_identifier: str):
+    """Temporarily assign ``action`` (and slot) to ``obj`` — e.g. its own animation, to read its start pose —
+    and put the previous assignment back exactly on leaving."""
+    anim_data = obj.animation_data
+    if anim_data is None:
+        yield
+        return
+    before = (anim_data.action, _slot_identifier(anim_data))
+    try:
+        _assign(anim_data, action, slot_identifier)
+        yield
+    finally:
+        _assign(anim_data, *before)
+
+
+def edited_by_hand(obj, frame: float) -> bool:
+    """Whether ``obj``'s baked transform differs from its baked keys at ``frame``: it was moved or turned
+    by hand after the bake (nothing keyed). Keys are single precision; so is the comparison."""
+    if obj.rotation_mode != 'QUATERNION':
+        return True
+    for fcurves in _slot_fcurve_collections(obj):
+        for fc in fcurves:
+            if fc.data_path in ("location", "rotation_quaternion"):
+                value = getattr(obj, fc.data_path)[fc.array_index]
+                if abs(fc.evaluate(frame) - value) > 1e-6 * max(1.0, abs(value)):
+                    return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
 # Public API: snapshot and restore.
 
 _TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
@@ -438,6 +544,7 @@ def preserve_animation(obj):
     discard_snapshot(snapshot)
 
 
-__all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNELS", "clear_keys",
-           "discard_snapshot", "make_quaternions_continuous", "preserve_animation", "restore_animation",
-           "snapshot_animation", "write_transform_keys"]
+__all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNELS", "UserAnimation", "clear_keys",
+           "discard_snapshot", "edited_by_hand", "make_quaternions_continuous", "owns_action", "playing",
+           "preserve_animation", "restore_animation", "restore_user_action", "snapshot_animation", "use_own_action",
+           "write_transform_keys"]

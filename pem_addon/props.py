@@ -127,8 +127,15 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     active_dipole: IntProperty(name="Active Dipole", default=0)
     # --- bake bookkeeping
     baked: BoolProperty(name="Baked", default=False)
-    pre_bake_matrix: FloatVectorProperty(name="Pre-bake Basis", size=16)
-    pre_bake_state: StringProperty(name="Pre-bake Transform", description="Transform values before the bake (JSON)")
+    pre_bake_matrix: FloatVectorProperty(name="Pre-bake Basis", size=16)  # written by older versions; unused
+    pre_bake_state: StringProperty(name="Pre-bake Transform",
+                                   description="Transform values before the bake, the start pose of a re-bake (JSON)")
+    # The user's own animation while the object plays its bake action (keyframes.use_own_action): kept
+    # here (a counted reference, so the action survives saving) and put back by Clear Bake.
+    user_action: PointerProperty(name="Own Animation", type=bpy.types.Action,
+                                 description="The object's own action from before the bake, restored by Clear Bake")
+    user_slot: StringProperty(name="Own Animation Slot", description="Its slot identifier (Blender 4.4+)")
+    user_had_animation: BoolProperty(name="Had Animation Data", default=False)
 
 
 class PEM_PG_scene(bpy.types.PropertyGroup):

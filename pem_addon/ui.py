@@ -15,12 +15,25 @@ class PEM_UL_dipoles(bpy.types.UIList):
         row.prop(item, "moment", text="")
 
 
+def _draw_baked(layout, p) -> None:
+    """That the object plays a bake, where its own animation is and how to change its start pose."""
+    box = layout.box()
+    col = box.column(align=True)
+    col.label(text="Baked: the object plays its bake action", icon="ACTION")
+    own = p.user_action.name if p.user_action is not None else "none"
+    col.label(text=f"Your own animation (action: {own}) is kept; Clear Bake brings it back")
+    col.label(text="Start pose: as before the bake, at the scene's start frame")
+    col.label(text="To start elsewhere: move or turn the object, then Simulate & Bake again")
+
+
 def draw_object(layout, context, obj):
     p = obj.pem
     layout.prop(p, "enabled")
     if not p.enabled:
         return
     layout.prop(p, "role")
+    if p.baked:
+        _draw_baked(layout, p)
     col = layout.column()
     if p.role == "PENDULUM":
         row = col.row()
