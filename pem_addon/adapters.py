@@ -36,6 +36,54 @@ def matrix(m) -> np.ndarray:
     return np.array([list(row) for row in m], dtype=float)
 
 
+# ------------------------------------------------------------------------------------------ double precision
+# Blender stores float properties and object transforms in single precision. Import keeps the exact
+# (double) value beside each one it sets — an ID property ``pem_exact_<name>`` — and every read for the
+# core takes it as long as the property still holds that value rounded to single precision; a value the
+# user edits is used as typed. A bake of an imported file thus runs the file's own numbers.
+
+_EXACT = "pem_exact_"
+
+
+def set_exact(owner, name: str, value) -> None:
+    """``owner.<name> = value``, keeping the double-precision value beside it."""
+    setattr(owner, name, value)
+    owner[_EXACT + name] = [float(v) for v in value] if np.ndim(value) else float(value)
+
+
+def exact(owner, name: str):
+    """``owner.<name>`` at double precision (float, or ndarray for vectors): the kept exact value while the
+    single-precision property still equals it rounded, else the property's value."""
+    value = getattr(owner, name)
+    vec = np.ndim(value) > 0 or not isinstance(value, (int, float))
+    current = np.array(value, dtype=float) if vec else float(value)
+    kept = owner.get(_EXACT + name)
+    if kept is None:
+        return current
+    kept = np.array(kept, dtype=float) if vec else float(kept)
+    if np.shape(kept) == np.shape(current) and np.array_equal(np.float32(kept), np.float32(current)):
+        return kept
+    return current
+
+
+def set_exact_world(obj, M: np.ndarray) -> None:
+    """``obj.matrix_world = M`` (BU), keeping the double-precision matrix beside it."""
+    obj.matrix_world = _to_matrix(M)
+    obj[_EXACT + "world"] = [float(v) for v in np.ravel(M)]
+
+
+def world(obj) -> np.ndarray:
+    """obj's world matrix (4,4, BU): the kept exact one while the object has not moved since (its transform
+    equal to that matrix to single precision), else Blender's."""
+    M = matrix(obj.matrix_world)
+    kept = obj.get(_EXACT + "world")
+    if kept is not None:
+        K = np.array(kept, dtype=float).reshape(4, 4)
+        if np.all(np.abs(K - M) <= 4 * np.finfo(np.float32).eps * np.maximum(1.0, np.abs(K))):
+            return K
+    return M
+
+
 def rotation_part(M: np.ndarray, name: str) -> np.ndarray:
     """The rotation R of a world matrix whose 3×3 is R·S (S a diagonal positive scale)."""
     A = M[:3, :3]
@@ -63,7 +111,8 @@ def parent_world(obj) -> np.ndarray:
 
 
 def initial_world(obj) -> np.ndarray:
-    return parent_world(obj) @ initial_basis(obj)
+    """World matrix (4,4, BU) of obj as the core reads it: exact after an import (:func:`world`)."""
+    return world(obj)
 
 
 # ------------------------------------------------------------------------------------------ meshes
@@ -113,12 +162,12 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
     M = initial_world(obj) if M is None else M
     S = object_frame_scale(obj, M, unit)
     V = None
-    amount = {"density": p.density} if p.mass_mode == "DENSITY" else {"mass": p.mass}
+    amount = {"density": exact(p, "density")} if p.mass_mode == "DENSITY" else {"mass": exact(p, "mass")}
     try:
         if p.inertia_source == "MANUAL":
-            I = p.manual_inertia
+            I = exact(p, "manual_inertia")
             tensor = np.array([[I[0], I[3], I[4]], [I[3], I[1], I[5]], [I[4], I[5], I[2]]])
-            mp = inertia.MassProperties(p.mass, S @ np.array(p.manual_com), tensor)
+            mp = inertia.MassProperties(exact(p, "mass"), S @ exact(p, "manual_com"), tensor)
         else:
             V, F = mesh_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)
             if p.inertia_source == "MESH":
@@ -192,8 +241,8 @@ def pivot_world(obj) -> np.ndarray:
             raise AddonError(f"Object '{obj.name}': its pivot object '{piv.name}' is not in the scene")
         if piv == obj:
             raise AddonError(f"Object '{obj.name}' is its own pivot object; use Pivot: Point instead")
-        return matrix(piv.matrix_world)[:3, 3]
-    return (initial_world(obj) @ np.r_[np.array(p.pivot_point), 1.0])[:3]
+        return world(piv)[:3, 3]
+    return (initial_world(obj) @ np.r_[exact(p, "pivot_point"), 1.0])[:3]
 
 
 def pem_objects(scene) -> list:
@@ -211,9 +260,10 @@ def time_settings(context):
     if scene.frame_end <= scene.frame_start:
         raise AddonError(f"Scene '{scene.name}': the frame range {scene.frame_start}–{scene.frame_end} is empty")
     if sp.step_mode == "DT":
-        if not sp.dt > 0:
-            raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {sp.dt:g} s")
-        substeps = max(1, round(1.0 / (fps * sp.dt)))
+        dt = exact(sp, "dt")
+        if not dt > 0:
+            raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {dt:g} s")
+        substeps = max(1, round(1.0 / (fps * dt)))
     else:
         substeps = sp.substeps
         if substeps < 1:
@@ -244,15 +294,14 @@ def build_scene(context):
         ref = pivot_world(obj) if role == "pendulum" else origin
         S = object_frame_scale(obj, M, unit)
         offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
-        dipoles = tuple(Dipole(S @ np.array(d.position) + offset, np.array(d.moment, dtype=float))
-                        for d in p.dipoles)
+        dipoles = tuple(Dipole(S @ exact(d, "position") + offset, exact(d, "moment")) for d in p.dipoles)
         kw = {}
         if role in ("pendulum", "free"):
             mp, _ = mass_properties(obj, context, M)
             kw["mass_properties"] = mp.translated(offset)
-            kw["angular_velocity"] = np.array(p.angular_velocity, dtype=float)
+            kw["angular_velocity"] = exact(p, "angular_velocity")
             if p.use_hinge:
-                axis = np.array(p.hinge_axis, dtype=float)
+                axis = exact(p, "hinge_axis")
                 if not np.linalg.norm(axis) > 0:
                     raise AddonError(f"Object '{obj.name}': the hinge axis is zero")
                 kw["hinge"] = axis / np.linalg.norm(axis)
@@ -260,23 +309,23 @@ def build_scene(context):
             raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
         if role == "driven":
             if p.motion == "CONSTANT_VELOCITY":
-                kw["motion"] = ConstantVelocity(np.array(p.velocity, dtype=float))
+                kw["motion"] = ConstantVelocity(exact(p, "velocity"))
             else:
-                kw["motion"] = EllipticOrbit(center=unit * np.array(p.orbit_center), r1=unit * np.array(p.orbit_r1),
-                                             r2=unit * np.array(p.orbit_r2), angular_velocity=p.orbit_omega,
-                                             phase=p.orbit_phase)
+                kw["motion"] = EllipticOrbit(center=unit * exact(p, "orbit_center"), r1=unit * exact(p, "orbit_r1"),
+                                             r2=unit * exact(p, "orbit_r2"), angular_velocity=exact(p, "orbit_omega"),
+                                             phase=exact(p, "orbit_phase"))
         bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
         worlds.append(M)
     fps, dt, substeps, t_end, _ = time_settings(context)
-    gravity = np.array(scene.gravity if sp.use_scene_gravity else sp.gravity, dtype=float)
-    field = np.array(sp.field, dtype=float) if sp.field_mode == "UNIFORM" else np.zeros(3)
-    rotating = (RotatingField(np.array(sp.field_b1, dtype=float), np.array(sp.field_b2, dtype=float), sp.field_omega)
+    gravity = np.array(scene.gravity, dtype=float) if sp.use_scene_gravity else exact(sp, "gravity")
+    field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
+    rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
                 if sp.field_mode == "ROTATING" else None)
     per_frame = sample_rate(substeps)
     settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end,
                         record_interval=dt * (substeps // per_frame))
-    core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=sp.mu0,
-                 friction=sp.friction, periodic_box=unit * np.array(sp.box) if sp.use_periodic else None,
+    core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
+                 friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name)
     try:
         core = core.checked()
@@ -404,68 +453,70 @@ def build_objects(core: Scene, context, collection=None) -> list:
         Mw = np.eye(4)
         Mw[:3, :3] = R
         Mw[:3, 3] = P
-        obj.matrix_world = _to_matrix(Mw)
+        set_exact_world(obj, Mw)
         p = obj.pem
         p.enabled = True
         p.role = {v: k for k, v in ROLE_TO_CORE.items()}[body.role]
         for d in body.dipoles:
             item = p.dipoles.add()
-            item.position = tuple(np.asarray(d.position) / unit)
-            item.moment = tuple(np.asarray(d.moment, float))
+            set_exact(item, "position", tuple(np.asarray(d.position) / unit))
+            set_exact(item, "moment", tuple(np.asarray(d.moment, float)))
         if body.role in ("pendulum", "free"):
             mp = body.resolved_mass_properties()
             p.inertia_source = "MANUAL"
             p.mass_mode = "MASS"
-            p.mass = mp.mass
-            p.manual_com = tuple(np.asarray(mp.center_of_mass) / unit)
+            set_exact(p, "mass", mp.mass)
+            set_exact(p, "manual_com", tuple(np.asarray(mp.center_of_mass) / unit))
             I = mp.inertia
-            p.manual_inertia = (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2])
-            p.angular_velocity = tuple(np.asarray(body.angular_velocity, float))
+            set_exact(p, "manual_inertia", (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]))
+            set_exact(p, "angular_velocity", tuple(np.asarray(body.angular_velocity, float)))
             if body.hinge is not None:
                 p.use_hinge = True
-                p.hinge_axis = tuple(np.asarray(body.hinge, float))
+                set_exact(p, "hinge_axis", tuple(np.asarray(body.hinge, float)))
         if body.role == "pendulum":
             piv = bpy.data.objects.new(f"{body.name}_pivot", None)
             piv.empty_display_type = "SPHERE"
             piv.empty_display_size = 0.02 / unit
             collection.objects.link(piv)
-            piv.matrix_world = _to_matrix(np.block([[np.eye(3), P[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]]))
+            set_exact_world(piv, np.block([[np.eye(3), P[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]]))
             p.pivot_mode = "OBJECT"
             p.pivot_object = piv
         if body.role == "driven":
             m = body.motion
             if isinstance(m, ConstantVelocity):
                 p.motion = "CONSTANT_VELOCITY"
-                p.velocity = tuple(np.asarray(m.velocity, float))
+                set_exact(p, "velocity", tuple(np.asarray(m.velocity, float)))
             else:
                 p.motion = "ORBIT"
-                p.orbit_center = tuple(np.asarray(m.center) / unit)
-                p.orbit_r1 = tuple(np.asarray(m.r1) / unit)
-                p.orbit_r2 = tuple(np.asarray(m.r2) / unit)
-                p.orbit_omega = m.angular_velocity
-                p.orbit_phase = m.phase
+                set_exact(p, "orbit_center", tuple(np.asarray(m.center) / unit))
+                set_exact(p, "orbit_r1", tuple(np.asarray(m.r1) / unit))
+                set_exact(p, "orbit_r2", tuple(np.asarray(m.r2) / unit))
+                set_exact(p, "orbit_omega", m.angular_velocity)
+                set_exact(p, "orbit_phase", m.phase)
         made.append(obj)
     sp = scene.pem
     sp.use_scene_gravity = False
-    sp.gravity = tuple(np.asarray(core.gravity, float))
+    set_exact(sp, "gravity", tuple(np.asarray(core.gravity, float)))
     if core.rotating_field is not None:
         sp.field_mode = "ROTATING"
         rf = core.rotating_field
-        sp.field_b1, sp.field_b2, sp.field_omega = tuple(rf.b1), tuple(rf.b2), rf.angular_velocity
+        set_exact(sp, "field_b1", tuple(rf.b1))
+        set_exact(sp, "field_b2", tuple(rf.b2))
+        set_exact(sp, "field_omega", rf.angular_velocity)
     elif np.any(core.field):
         sp.field_mode = "UNIFORM"
-        sp.field = tuple(np.asarray(core.field, float))
+        set_exact(sp, "field", tuple(np.asarray(core.field, float)))
     else:
         sp.field_mode = "NONE"
-    sp.mu0 = core.mu0
-    sp.friction = core.friction
+    set_exact(sp, "mu0", core.mu0)
+    set_exact(sp, "friction", core.friction)
     if core.periodic_box is not None:
         sp.use_periodic = True
-        sp.box = tuple(np.asarray(core.periodic_box) / unit)
+        set_exact(sp, "box", tuple(np.asarray(core.periodic_box) / unit))
     st = core.settings
     sp.method = st.method.upper().replace("-", "_")
     sp.step_mode = "DT"
-    sp.dt = st.dt
+    set_exact(sp, "dt", st.dt)
     for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
         n = 1.0 / (fps * st.dt)
         if abs(n - round(n)) < 1e-9 * n and round(n) >= 1:

@@ -1,0 +1,85 @@
+"""Imported files keep their own numbers: export returns them exactly, and a bake runs what the CLI runs.
+
+Oracles: the scene file itself (loaded by the core, not through Blender) and the core's run of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
+
+from .test_addon import pem  # noqa: E402, F401
+from conftest import ROOT  # noqa: E402
+
+SCENES = ROOT / "examples" / "scenes"
+
+
+def same_numbers(a, b):
+    """Two core scenes hold the same numbers (bodies, fields, settings): to the last bit, or to round-off
+    where a value passes through the object's frame (1e-15 relative; single precision would be 1e-7)."""
+    assert [x.name for x in a.bodies] == [x.name for x in b.bodies]
+    for x, y in zip(a.bodies, b.bodies):
+        # the pose passes through the object's world matrix (re-orthonormalised: round-off, not float32's 1e-7)
+        for attr in ("position", "orientation"):
+            np.testing.assert_allclose(np.asarray(getattr(y, attr), float), np.asarray(getattr(x, attr), float),
+                                       rtol=0, atol=1e-15, err_msg=f"{x.name}.{attr}")
+        np.testing.assert_array_equal(np.asarray(y.angular_velocity, float), np.asarray(x.angular_velocity, float))
+        if x.role in ("pendulum", "free"):
+            mx, my = x.resolved_mass_properties(), y.resolved_mass_properties()
+            assert my.mass == mx.mass, x.name
+            np.testing.assert_allclose(my.center_of_mass, mx.center_of_mass, rtol=0,
+                                       atol=1e-15 * np.abs(mx.center_of_mass).max())
+            np.testing.assert_allclose(my.inertia, mx.inertia, rtol=1e-15, atol=0)
+        for dx, dy in zip(x.dipoles, y.dipoles):
+            np.testing.assert_allclose(dy.position, dx.position, rtol=0, atol=1e-15 * np.abs(dx.position).max())
+            np.testing.assert_array_equal(dy.moment, dx.moment)
+    for attr in ("gravity", "field", "mu0", "friction"):
+        np.testing.assert_array_equal(np.asarray(getattr(b, attr), float), np.asarray(getattr(a, attr), float), attr)
+    assert b.settings.dt == a.settings.dt
+
+
+@pytest.mark.parametrize("name", ["three_magnet", "heavy_top", "compass"])
+def test_import_then_export_gives_the_files_numbers(pem, tmp_path, name):  # noqa: F811
+    sf = pem["pem_physics.io.scenefile"]
+    path = SCENES / f"{name}.toml"
+    assert bpy.ops.pem.import_scene(filepath=str(path)) == {"FINISHED"}
+    out = tmp_path / "out.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    text = out.read_text()
+    assert "9.8100004196167" not in text and "0.05000000074505806" not in text
+    same_numbers(sf.load_scene(path).checked(), sf.load_scene(out).checked())
+
+
+def test_a_value_typed_in_the_panel_is_used_as_typed(pem, tmp_path):  # noqa: F811
+    sf = pem["pem_physics.io.scenefile"]
+    assert bpy.ops.pem.import_scene(filepath=str(SCENES / "three_magnet.toml")) == {"FINISHED"}
+    bpy.context.scene.pem.friction = 3e-4
+    out = tmp_path / "out.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    assert sf.load_scene(out).friction == float(np.float32(3e-4))
+
+
+@pytest.mark.parametrize("name, tol", [("heavy_top", 1e-12), ("compass", 1e-12),
+                                       # chaotic: round-off of the body frame (1e-16) grows to ~1e-12 in a second
+                                       ("three_magnet", 1e-10)])
+def test_bake_runs_the_files_own_numbers(pem, name, tol):  # noqa: F811
+    """The bake's core run of an imported file equals the core's run of the file over its first second
+    (single-precision values would put it ~1e-7 off from the first step)."""
+    sf, sim = pem["pem_physics.io.scenefile"], pem["pem_physics.engine.simulate"]
+    add_bake = pem["pem_addon.bake"]
+    path = SCENES / f"{name}.toml"
+    assert bpy.ops.pem.import_scene(filepath=str(path)) == {"FINISHED"}
+    scene = bpy.context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    scene.frame_end = scene.frame_start + int(fps)  # one second
+    plan = add_bake.prepare(bpy.context)
+    got = add_bake.run(plan)
+    core = sf.load_scene(path)
+    assert plan.core.settings.dt == core.settings.dt
+    ref = sim.simulate(core, t_end=1.0, record_interval=plan.core.settings.record_interval)
+    assert np.array_equal(got.t, ref.t)
+    for attr in ("orientation", "angular_momentum", "omega"):
+        a, b = getattr(ref, attr), getattr(got, attr)
+        np.testing.assert_allclose(b, a, rtol=0, atol=tol * np.abs(a).max(), err_msg=attr)
