@@ -251,7 +251,13 @@ def pem_objects(scene) -> list:
 
 
 def time_settings(context):
-    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values."""
+    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values.
+
+    Substeps mode: dt = one frame / substeps. dt mode: the scene's dt exactly; substeps is the whole
+    number of steps per frame when dt divides the frame time, else 0 (the run then keeps its dt, and
+    keys fall at the step times, a little under a frame apart: :func:`record_plan`); t_end covers the
+    frame range in whole steps.
+    """
     scene = context.scene
     sp = scene.pem
     fps = scene.render.fps / scene.render.fps_base
@@ -259,18 +265,31 @@ def time_settings(context):
         raise AddonError(f"Scene '{scene.name}': frame rate must be positive")
     if scene.frame_end <= scene.frame_start:
         raise AddonError(f"Scene '{scene.name}': the frame range {scene.frame_start}–{scene.frame_end} is empty")
+    T = (scene.frame_end - scene.frame_start) / fps
     if sp.step_mode == "DT":
         dt = exact(sp, "dt")
         if not dt > 0:
             raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {dt:g} s")
-        substeps = max(1, round(1.0 / (fps * dt)))
+        n = 1.0 / (fps * dt)
+        substeps = int(round(n)) if round(n) >= 1 and abs(n - round(n)) < 1e-9 * n else 0
+        if substeps == 0:
+            return fps, dt, 0, math.ceil(T / dt - 1e-9) * dt, scene.frame_start
     else:
         substeps = sp.substeps
         if substeps < 1:
             raise AddonError(f"Scene '{scene.name}': substeps per frame must be ≥ 1")
-    dt = 1.0 / (fps * substeps)
-    t_end = (scene.frame_end - scene.frame_start) / fps
-    return fps, dt, substeps, t_end, scene.frame_start
+        dt = 1.0 / (fps * substeps)
+    return fps, dt, substeps, T, scene.frame_start
+
+
+def record_plan(fps: float, dt: float, substeps: int) -> tuple[int, int]:
+    """(steps between records, records per frame for key_stride): up to 8 records a frame (a power of two
+    dividing the substeps) when dt divides the frame time; else a record every whole number of steps
+    that fits in a frame (at least every step), each record a key."""
+    if substeps >= 1:
+        per_frame = sample_rate(substeps)
+        return substeps // per_frame, per_frame
+    return max(1, int(math.floor(1.0 / (fps * dt) + 1e-9))), 1
 
 
 def build_scene(context):
@@ -321,9 +340,8 @@ def build_scene(context):
     field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
     rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
                 if sp.field_mode == "ROTATING" else None)
-    per_frame = sample_rate(substeps)
-    settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end,
-                        record_interval=dt * (substeps // per_frame))
+    every, _ = record_plan(fps, dt, substeps)
+    settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end, record_interval=dt * every)
     core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name)
@@ -423,7 +441,7 @@ def _new_mesh_object(name, V, F, collection, color=None):
     return obj
 
 
-def build_objects(core: Scene, context, collection=None) -> list:
+def build_objects(core: Scene, context, collection=None, adapt_scene: bool = False) -> list:
     """Create Blender objects for a core scene (import): meshes, pivots, dipoles, settings. Returns the objects.
 
     Mass properties are carried over exactly as the core resolves them (Inertia: Manual), so
@@ -517,13 +535,14 @@ def build_objects(core: Scene, context, collection=None) -> list:
     sp.method = st.method.upper().replace("-", "_")
     sp.step_mode = "DT"
     set_exact(sp, "dt", st.dt)
-    for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
-        n = 1.0 / (fps * st.dt)
-        if abs(n - round(n)) < 1e-9 * n and round(n) >= 1:
-            scene.render.fps, scene.render.fps_base = fps, 1.0
-            break
-    fps = scene.render.fps / scene.render.fps_base
-    scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
+    if adapt_scene:  # only when asked: the frame rate and range are the user's
+        for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
+            n = 1.0 / (fps * st.dt)
+            if abs(n - round(n)) < 1e-9 * n and round(n) >= 1:
+                scene.render.fps, scene.render.fps_base = fps, 1.0
+                break
+        fps = scene.render.fps / scene.render.fps_base
+        scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
     return made
 
 

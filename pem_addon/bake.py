@@ -74,8 +74,8 @@ def prepare(context) -> Plan:
             scene.frame_set(frame, subframe=subframe)
             for obj, state in now.items():
                 restore_transform_state(obj, state)
-    return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene), adapters.sample_rate(substeps),
-                moved, parents)
+    return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
+                adapters.record_plan(fps, dt, substeps)[1], moved, parents)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:

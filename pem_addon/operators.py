@@ -6,7 +6,7 @@ import threading
 import time
 
 import bpy
-from bpy.props import StringProperty
+from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..pem_physics.errors import PemError
@@ -211,13 +211,18 @@ class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
 class _ImportBase(ImportHelper):
     bl_options = {"REGISTER", "UNDO"}
 
+    adapt_scene: BoolProperty(
+        name="Set Frame Rate and Range", default=False,
+        description="Change the scene's frame rate (to one the file's dt divides) and its frame range (to the "
+                    "file's duration). Off: the scene keeps both; the file's dt is used as it is")
+
     def load(self, path):
         raise NotImplementedError
 
     def execute(self, context):
         try:
             core = self.load(self.filepath)
-            objs = adapters.build_objects(core, context)
+            objs = adapters.build_objects(core, context, adapt_scene=self.adapt_scene)
         except (PemError, OSError) as err:
             return _fail(self, err)
         self.report({"INFO"}, f"imported {len(objs)} bodies from {self.filepath}")

@@ -159,7 +159,8 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     ], default="SUBSTEPS")
     substeps: IntProperty(name="Substeps", description="Integration steps per frame", default=16, min=1,
                           soft_max=256)
-    dt: FloatProperty(name="dt", description="Time step, s (rounded so a whole number of steps fits a frame)",
+    dt: FloatProperty(name="dt", description="Time step, s, used as it is; when it does not divide the frame time, "
+                                             "keys fall at the step times (a little under a frame apart)",
                       default=1e-3, precision=6)
     use_periodic: BoolProperty(name="Periodic Box", default=False)
     box: FloatVectorProperty(name="Box", size=3, subtype="XYZ", unit="LENGTH", default=(1.0, 1.0, 1.0))

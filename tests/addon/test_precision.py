@@ -5,6 +5,8 @@ Oracles: the scene file itself (loaded by the core, not through Blender) and the
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,48 @@ def test_bake_runs_the_files_own_numbers(pem, name, tol):  # noqa: F811
     for attr in ("orientation", "angular_momentum", "omega"):
         a, b = getattr(ref, attr), getattr(got, attr)
         np.testing.assert_allclose(b, a, rtol=0, atol=tol * np.abs(a).max(), err_msg=attr)
+
+
+def test_import_keeps_the_scenes_frame_rate_and_range_unless_asked(pem, tmp_path):  # noqa: F811
+    sf = pem["pem_physics.io.scenefile"]
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base, scene.frame_start, scene.frame_end = 30, 1.0, 1, 300
+    assert bpy.ops.pem.import_scene(filepath=str(SCENES / "three_magnet.toml")) == {"FINISHED"}
+    assert (scene.render.fps, scene.frame_start, scene.frame_end) == (30, 1, 300)
+    # dt = 1 ms does not divide a 30 fps frame: the run keeps it
+    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    assert plan.core.settings.dt == 1e-3 and plan.core.settings.t_end >= 299 / 30
+    out = tmp_path / "out.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    assert sf.load_scene(out).settings.dt == 1e-3
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_end = 30, 300
+    assert bpy.ops.pem.import_scene(filepath=str(SCENES / "three_magnet.toml"), adapt_scene=True) == {"FINISHED"}
+    assert scene.render.fps in (25, 50) or (1 / (scene.render.fps * 1e-3)) % 1 == 0
+    assert scene.frame_end != 300
+
+
+def test_a_dt_that_does_not_divide_the_frame_runs_as_such(pem, tmp_path):  # noqa: F811
+    """t_handle.toml (dt = 1/32 s) in a 24 fps scene: baked at dt = 1/32 (the core run of the file, 1e-12 over
+    1 s), keys at the step times, exported with dt = 1/32."""
+    sf, sim = pem["pem_physics.io.scenefile"], pem["pem_physics.engine.simulate"]
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 25
+    path = SCENES / "t_handle.toml"
+    assert bpy.ops.pem.import_scene(filepath=str(path)) == {"FINISHED"}
+    add_bake = pem["pem_addon.bake"]
+    plan = add_bake.prepare(bpy.context)
+    assert plan.core.settings.dt == 1 / 32
+    got = add_bake.run(plan)
+    ref = sim.simulate(sf.load_scene(path), t_end=plan.core.settings.t_end, record_interval=1 / 32)
+    np.testing.assert_allclose(got.orientation, ref.orientation, rtol=0, atol=1e-12)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    obj = next(o for o in scene.objects if o.pem.enabled and o.pem.role == "FREE")
+    kf = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+    frames = [k.co[0] for k in next(fc for fcs in kf._slot_fcurve_collections(obj) for fc in fcs
+                                    if fc.data_path == "rotation_quaternion").keyframe_points]
+    np.testing.assert_allclose(np.diff(frames), 24 / 32, rtol=1e-6)  # a key per step: 0.75 frame apart
+    out = tmp_path / "out.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    assert sf.load_scene(out).settings.dt == 1 / 32
