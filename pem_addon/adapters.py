@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 
 import bpy
 import numpy as np
@@ -348,7 +349,7 @@ def build_scene(context):
     try:
         core = core.checked()
     except ValidationError as err:
-        raise AddonError(_object_message(str(err), objects)) from err
+        raise AddonError(object_message(str(err), objects)) from err
     return core, objects, worlds
 
 
@@ -360,13 +361,16 @@ def sample_rate(substeps: int, cap: int = 8) -> int:
     return k
 
 
-def _object_message(msg: str, objects) -> str:
-    """Turn a core path ``bodies[i].x`` into ``Object 'name': x``."""
-    if msg.startswith("bodies["):
-        i = int(msg[7:msg.index("]")])
-        rest = msg[msg.index("]") + 1:].lstrip(".")
-        if i < len(objects):
-            return f"Object '{objects[i].name}': {rest}"
+def object_message(msg: str, objects) -> str:
+    """Core paths in the panel's words: ``bodies[i].dipoles[j]`` → ``Object 'name' dipole #j``, a leading
+    ``bodies[i].x: …`` → ``Object 'name': x: …``."""
+    def name(i: int) -> str:
+        return f"Object '{objects[i].name}'" if i < len(objects) else f"bodies[{i}]"
+
+    msg = re.sub(r"bodies\[(\d+)\]\.dipoles\[(\d+)\]", lambda m: f"{name(int(m[1]))} dipole #{m[2]}", msg)
+    m = re.match(r"bodies\[(\d+)\]\.?", msg)
+    if m:
+        return f"{name(int(m[1]))}: {msg[m.end():]}"
     return msg
 
 

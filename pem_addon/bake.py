@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..pem_physics.engine import checks
 from ..pem_physics.engine.simulate import Trajectory, simulate
-from ..pem_physics.engine.system import source_placement
+from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
 from ..pem_physics.io import bake as core_bake
 from . import adapters, keyframes
@@ -74,6 +75,10 @@ def prepare(context) -> Plan:
             scene.frame_set(frame, subframe=subframe)
             for obj, state in now.items():
                 restore_transform_state(obj, state)
+    try:  # meaningless scenes (dipoles of two bodies at one point, …) are refused before anything runs
+        checks.preflight(core, compile_system(core))
+    except ValidationError as err:
+        raise AddonError(adapters.object_message(str(err), objects)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
                 adapters.record_plan(fps, dt, substeps)[1], moved, parents)
 
@@ -181,6 +186,9 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     sp.last_steps = traj.steps
     sp.last_wall_time = traj.wall_time
     sp.last_energy_drift = traj.energy_drift()
+    sp.last_energy_error = traj.energy_balance()
+    sp.last_friction_loss = traj.friction_loss()
+    sp.last_warnings = "\n".join(traj.info.get("warnings", []))
     sp.last_orthonormality = float(np.max(traj.orthonormality))
     sp.last_energy = (float(E[0]), float(E[-1]))
     engine = traj.info.get("engine", "numpy")

@@ -14,6 +14,14 @@ from . import adapters, bake, plotimage
 from .adapters import AddonError
 
 
+def _report_bake(op, context, n: int) -> None:
+    """The bake's report: its status, and each plausibility warning as a WARNING (the scene is baked)."""
+    sp = context.scene.pem
+    op.report({"INFO"}, f"baked {n} keys per channel; {sp.status}")
+    for line in sp.last_warnings.splitlines():
+        op.report({"WARNING"}, line)
+
+
 def _fail(op, err) -> set:
     op.report({"ERROR"}, bake.user_message(err))
     return {"CANCELLED"}
@@ -56,7 +64,7 @@ class PEM_OT_bake(bpy.types.Operator):
             n = bake.bake(context)
         except (PemError, ValueError, RuntimeError) as err:
             return _fail(self, err)
-        self.report({"INFO"}, f"baked {n} keys per channel; {context.scene.pem.status}")
+        _report_bake(self, context, n)
         return {"FINISHED"}
 
     def invoke(self, context, event):
@@ -114,7 +122,7 @@ class PEM_OT_bake(bpy.types.Operator):
             n = bake.apply(self._plan, self._result, context)
         except (PemError, ValueError, RuntimeError) as err:
             return _fail(self, err)
-        self.report({"INFO"}, f"baked {n} keys per channel; {context.scene.pem.status}")
+        _report_bake(self, context, n)
         return {"FINISHED"}
 
 

@@ -175,7 +175,13 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     last_engine: StringProperty(name="Engine", description="numba (compiled) or numpy, for the last bake")
     last_steps: IntProperty(name="Steps")
     last_wall_time: FloatProperty(name="Wall Time", unit="TIME_ABSOLUTE")
-    last_energy_drift: FloatProperty(name="Energy Drift", precision=10)
+    last_energy_drift: FloatProperty(name="Energy Drift", precision=10,
+                                     description="max |E(t) − E(0)| / energy scale: friction loss included")
+    last_energy_error: FloatProperty(name="Integration Error", precision=10,
+                                     description="Energy balance: max |E(t) + friction work − E(0)| / energy scale")
+    last_friction_loss: FloatProperty(name="Friction Loss", precision=10,
+                                      description="Energy taken by pivot friction by the end / energy scale")
+    last_warnings: StringProperty(name="Warnings", description="Plausibility warnings of the last bake (one per line)")
     last_orthonormality: FloatProperty(name="Orthonormality Error", precision=16)
     last_energy: FloatVectorProperty(name="Energy", size=2, description="Total energy at start and end, J")
 

@@ -72,6 +72,8 @@ def cmd_run(args) -> int:
     summary = write_outputs(traj, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
+    for line in traj.info.get("warnings", []):
+        print(f"warning: {line}", file=sys.stderr)
     if not traj.complete:
         print(f"interrupted at t = {traj.t[-1]:g} s; partial results written to {args.outdir}", file=sys.stderr)
         return 130

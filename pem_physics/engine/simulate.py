@@ -132,6 +132,7 @@ class Trajectory:
     complete: bool = True
     ensemble: bool = False
     info: dict = field(default_factory=dict)
+    friction_work: np.ndarray | None = None  # (..., R) J done against pivot friction since the start (checks)
 
     @property
     def total_energy(self) -> np.ndarray:
@@ -146,6 +147,24 @@ class Trajectory:
         scale = np.maximum(np.abs(E0), np.abs(self.kinetic_energy.sum(-1)).max(axis=-1, keepdims=True))
         scale = np.where(scale > 0, scale, 1.0)
         return float(np.max(np.abs(Et - E0) / scale))
+
+    def _energy_scale(self) -> np.ndarray:
+        E0 = self.total_energy[..., :1]
+        scale = np.maximum(np.abs(E0), np.abs(self.kinetic_energy.sum(-1)).max(axis=-1, keepdims=True))
+        return np.where(scale > 0, scale, 1.0)
+
+    def energy_balance(self) -> float:
+        """max |E(t) + W(t) − E(0)| / scale: the integration error, with the work W of pivot friction counted
+        (equals :meth:`energy_drift` without friction). Not meaningful with driven magnets or a rotating field."""
+        W = self.friction_work if self.friction_work is not None else 0.0
+        Et = self.total_energy + W
+        return float(np.max(np.abs(Et - Et[..., :1]) / self._energy_scale()))
+
+    def friction_loss(self) -> float:
+        """Energy taken by pivot friction by the last record, relative to the energy scale (max over members)."""
+        if self.friction_work is None:
+            return 0.0
+        return float(np.max(self.friction_work[..., -1:] / self._energy_scale()))
 
     def member(self, e: int) -> Trajectory:
         """One ensemble member as a single-scene trajectory."""
@@ -235,6 +254,9 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     scene = replace(scene, settings=settings).checked()
     settings = scene.settings
     system = compile_system(scene)
+    from . import checks
+
+    warnings = checks.preflight(scene, system)  # raises on scenes whose run would mean nothing
     if ensemble is None:
         U0, w0 = system.U0[None], system.omega0[None]
     else:
@@ -272,12 +294,16 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     arrays["quaternion"] = _continuous(arrays["quaternion"])
     if ensemble is None:
         arrays = {k: a[0] for k, a in arrays.items()}
-    return Trajectory(
-        names=list(system.names), t=np.array(times), pivot=system.pivot.copy(),
+    t = np.array(times)
+    c = system.member_friction if system.member_friction is not None else system.friction
+    traj = Trajectory(
+        names=list(system.names), t=t, pivot=system.pivot.copy(),
         dipole_owner=system.owner.copy(), method=settings.method, dt=settings.dt,
         steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
         info={"evaluations": getattr(integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s},
-        **arrays)
+        friction_work=checks.friction_work(t, arrays["omega"], c), **arrays)
+    traj.info["warnings"] = warnings + checks.postflight(system, traj)
+    return traj
 
 
 def _run_numpy(system: System, integ, marks: list, ensemble: bool, progress, stop):

@@ -86,6 +86,9 @@ def summary(traj: Trajectory) -> dict:
         "engine": traj.info.get("engine", "numpy"),
         "compile_or_load_s": traj.info.get("compile_or_load_s", 0.0),
         "energy_drift_relative": traj.energy_drift(),
+        "energy_balance_error_relative": traj.energy_balance(),
+        "friction_loss_relative": traj.friction_loss(),
+        "warnings": list(traj.info.get("warnings", [])),
         "orthonormality_error_max": float(np.max(traj.orthonormality)),
         "complete": traj.complete,
     }

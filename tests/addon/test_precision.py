@@ -130,3 +130,43 @@ def test_a_dt_that_does_not_divide_the_frame_runs_as_such(pem, tmp_path):  # noq
     out = tmp_path / "out.toml"
     assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
     assert sf.load_scene(out).settings.dt == 1 / 32
+
+
+# ------------------------------------------------------------- plausibility: bakes that mean nothing
+
+def _magnet_below(obj, offset, name="Magnet"):
+    """A fixed magnet `offset` (BU) below the bob's dipole at the start."""
+    d = obj.pem.dipoles.add()
+    d.position, d.moment = (0.0, 0.0, 0.0), (0.0, 0.0, 0.3)
+    bpy.ops.mesh.primitive_cube_add(size=0.01, location=tuple(np.array(obj.matrix_world.translation) + offset))
+    mag = bpy.context.object
+    mag.name = name
+    mag.pem.enabled = True
+    mag.pem.role = "FIXED"
+    m = mag.pem.dipoles.add()
+    m.position, m.moment = (0.0, 0.0, 0.0), (0.0, 0.0, 0.3)
+    bpy.context.view_layer.update()
+    return mag
+
+
+def test_dipoles_at_one_point_refuse_to_bake_and_name_the_objects(pem):  # noqa: F811
+    from .test_addon import fingerprint, pendulum_setup
+
+    obj, _ = pendulum_setup()
+    _magnet_below(obj, np.zeros(3))
+    before = fingerprint()
+    with pytest.raises(RuntimeError, match=r"Object 'Cube' dipole #0 and Object 'Magnet' dipole #0: two bodies' "
+                                           r"dipoles at one point"):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == before
+
+
+def test_a_magnet_a_millimetre_away_bakes_with_warnings(pem):  # noqa: F811
+    from .test_addon import pendulum_setup
+
+    obj, _ = pendulum_setup()
+    _magnet_below(obj, np.array([0.0, 0.0, -1e-3]))
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    sp = bpy.context.scene.pem
+    assert "large for the fastest motion" in sp.last_warnings
+    assert sp.last_energy_error >= 0 and sp.last_friction_loss == 0.0

@@ -1,0 +1,153 @@
+"""Plausibility checks before and after a run: results that mean nothing must not pass as results.
+
+Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
+
+- **errors** (:class:`~pem_physics.errors.ValidationError`, naming the items): dipoles of two
+  bodies at one point (closer than :data:`COINCIDENT` m: the force between them is infinite), and a
+  moving body with no moment of inertia about its pivot (mass at the pivot or a zero tensor: any
+  torque would turn it infinitely fast);
+- **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a step too large for the fastest
+  motion. The fastest angular frequency is estimated at the start from the spin |ω₀| and from the
+  torques' stiffness: each moving body is turned by ±ε about the three lab axes, the torque's change
+  gives K (N·m/rad), and ω ≈ √(‖K‖ / λ_min) with λ_min the smallest non-zero principal moment about
+  the pivot. dt·ω above :data:`MAX_STEP_PHASE` warns (the splitting and RK4 lose accuracy quickly
+  beyond; a pendulum that later swings close to a magnet is caught by the energy check instead).
+
+After (:func:`postflight`): the energy balance. Pivot friction takes energy at the rate
+c·Σ|ω|²; its work W(t) is integrated over the records (``Trajectory.friction_work``, cumulative
+trapezoid, error O(Δt²) of the record spacing), so E(t) + W(t) − E(0) is the integration error
+(``Trajectory.energy_balance``). Above :data:`MAX_BALANCE_ERROR` it warns with the number. Driven
+magnets and a rotating field do work on the bodies that is not tracked: their scenes are not checked
+(and the warning list says so).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..model.rotations import axis_angle_matrix
+from .system import System
+from .torques import evaluate
+
+#: Dipoles of different bodies closer than this (m) are at one point.
+COINCIDENT = 1e-9
+#: Largest dt·ω (rad per step) that passes without a warning.
+MAX_STEP_PHASE = 0.5
+#: Largest |E + W − E₀| / scale that passes without a warning.
+MAX_BALANCE_ERROR = 1e-2
+
+
+def _labels(scene) -> tuple[list, list]:
+    """(moving dipole labels, source dipole labels) as ``bodies[i].dipoles[j]``, in the system's order."""
+    moving, sources = [], []
+    for i, body in enumerate(scene.bodies):
+        target = moving if body.moving else sources
+        target += [f"bodies[{i}].dipoles[{j}]" for j in range(len(body.dipoles))]
+    return moving, sources
+
+
+def preflight(scene, system: System) -> list:
+    """Raise on a scene whose run would mean nothing; return warnings (str) about the step size.
+
+    scene: the checked Scene ``system`` was compiled from (for the names of bodies and dipoles).
+    """
+    moving_idx = [i for i, b in enumerate(scene.bodies) if b.moving]
+    for b in range(system.n_bodies):
+        if not np.any(system.inv_moments[b] > 0):
+            raise ValidationError(f"bodies[{moving_idx[b]}].mass_properties",
+                                  f"{system.names[b]!r} has no moment of inertia about its pivot (its mass sits at "
+                                  "the pivot, or the inertia tensor is zero): it cannot be turned")
+    _coincident(scene, system)
+    return _step_warnings(system, scene.settings.dt)
+
+
+def _coincident(scene, system: System) -> None:
+    U0 = system.U0
+    r = system.pivot[system.owner] + np.einsum("dij,di->dj", U0[system.owner], system.kin_body.dpos)
+    rs, _ = system.sources(0.0)
+    pos = np.concatenate([r.reshape(-1, 3), np.asarray(rs, float).reshape(-1, 3)])
+    if len(pos) < 2:
+        return
+    owner = np.concatenate([system.owner, system.n_bodies + np.asarray(system.src_owner, int)])
+    for start in range(0, len(pos), 512):  # rows in blocks: bounded memory for many dipoles
+        d = np.linalg.norm(pos[start:start + 512, None] - pos[None], axis=-1)
+        rows = np.arange(start, start + len(d))
+        bad = (owner[rows, None] != owner[None]) & (d < COINCIDENT) & (rows[:, None] < np.arange(len(pos)))
+        if bad.any():
+            i, b = (int(x) for x in np.argwhere(bad)[0])
+            a = start + i
+            moving, sources = _labels(scene)
+            names = moving + sources
+            raise ValidationError(f"{names[a]} and {names[b]}",
+                                  f"two bodies' dipoles at one point ({d[i, b]:.3g} m apart): the force between "
+                                  "them is infinite; move one of them")
+
+
+def fastest_frequency(system: System, eps: float = 1e-4) -> float:
+    """Estimated largest angular frequency (rad/s) at the start: spin and torque stiffness (module docstring)."""
+    B = system.n_bodies
+    w = float(np.max(np.linalg.norm(system.omega0, axis=-1), initial=0.0))
+    U = np.repeat(system.U0[None], 6 * B, axis=0)  # (6B, B, 3, 3): body b turned by ±eps about lab axis k
+    for b in range(B):
+        for k in range(3):
+            for s, sign in enumerate((1.0, -1.0)):
+                axis = np.eye(3)[k]
+                R = axis_angle_matrix(axis, sign * eps)
+                e = 6 * b + 2 * k + s
+                U[e, b] = U[e, b] @ R.T  # rows (body axes in lab) turned by R
+    T = evaluate(system, system.kin_body, U, 0.0).torque  # (6B, B, 3)
+    for b in range(B):
+        K = np.stack([(T[6 * b + 2 * k, b] - T[6 * b + 2 * k + 1, b]) / (2 * eps) for k in range(3)], axis=1)
+        lam = system.moments[b][system.inv_moments[b] > 0]
+        if system.hinged[b]:
+            a = system.hinge_axis[b]
+            stiff, inert = abs(float(a @ K @ a)), float(system.hinge_inertia(system.U0[None])[0, b])
+        else:
+            stiff, inert = float(np.linalg.norm(K, 2)), float(lam.min())
+        if inert > 0:
+            w = max(w, float(np.sqrt(stiff / inert)))
+    return w
+
+
+#: Above this many dipole pairs × probes the stiffness is not probed (the spin alone is used): the probe
+#: would cost more than a short run.
+MAX_PROBE_PAIRS = 1 << 20
+
+
+def _step_warnings(system: System, dt: float) -> list:
+    if system.n_bodies == 0:
+        return []
+    D, S = system.n_dipoles, len(system.src_pos)
+    if 6 * system.n_bodies * D * (D + S) > MAX_PROBE_PAIRS:
+        w = float(np.max(np.linalg.norm(system.omega0, axis=-1), initial=0.0))
+    else:
+        w = fastest_frequency(system)
+    if dt * w > MAX_STEP_PHASE:
+        return [f"dt = {dt:.3g} s is large for the fastest motion at the start (≈ {w:.3g} rad/s from the spin and "
+                f"the torques, dt·ω = {dt * w:.2g} rad per step): expect large errors; try dt ≤ "
+                f"{MAX_STEP_PHASE / w:.2g} s"]
+    return []
+
+
+def friction_work(t: np.ndarray, omega: np.ndarray, friction) -> np.ndarray:
+    """Work (J) done against pivot friction from the start to each record: ∫ c Σ_b |ω_b|² dt (cumulative
+    trapezoid). t (R,), omega (…, R, B, 3) lab, friction c scalar or (E,) for an ensemble."""
+    c = np.asarray(friction, float)
+    power = np.einsum("...rbi,...rbi->...r", omega, omega) * (c[:, None] if c.ndim else c)
+    out = np.zeros_like(power)
+    if len(t) > 1:
+        out[..., 1:] = np.cumsum(0.5 * (power[..., 1:] + power[..., :-1]) * np.diff(t), axis=-1)
+    return out
+
+
+def postflight(system: System, traj) -> list:
+    """Warnings (str) about the finished run: the energy balance (module docstring)."""
+    if system.rotating_field is not None or not system.static_sources:
+        return ["energy balance not checked: driven magnets or a rotating field do work on the bodies"]
+    err = traj.energy_balance()
+    if err > MAX_BALANCE_ERROR:
+        loss = traj.friction_loss()
+        return [f"energy balance off by {100 * err:.3g} % of the energy scale (integration error; friction took "
+                f"{100 * loss:.3g} %): the run is not accurate — try a smaller dt"]
+    return []
