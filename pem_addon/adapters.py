@@ -145,11 +145,45 @@ def object_frame_scale(obj, M: np.ndarray, unit: float) -> np.ndarray:
     return unit * R.T @ M[:3, :3]
 
 
-def stamp(obj, V: np.ndarray | None, M: np.ndarray, p) -> str:
-    """Fingerprint of everything the computed mass properties depend on."""
+#: Digests of evaluated meshes' vertices, by object name. A panel redraw asks whether the mass properties
+#: are out of date; evaluating a big mesh for that costs tens of ms, so the digest is kept until the
+#: depsgraph reports the object's geometry changed (:func:`on_depsgraph_update`, registered by the add-on).
+_mesh_digests: dict = {}
+
+
+def _digest(V: np.ndarray) -> bytes:
+    return hashlib.sha1(np.ascontiguousarray(V, dtype=np.float32).tobytes()).digest()
+
+
+def mesh_digest(obj, context) -> bytes:
+    """The digest of obj's evaluated mesh (cached; see :data:`_mesh_digests`)."""
+    if obj.name not in _mesh_digests:
+        _mesh_digests[obj.name] = _digest(mesh_triangles(obj, context.evaluated_depsgraph_get())[0])
+    return _mesh_digests[obj.name]
+
+
+@bpy.app.handlers.persistent
+def on_depsgraph_update(scene, depsgraph) -> None:
+    """Forget the mesh digests of objects whose geometry changed (a mesh datablock: every object)."""
+    for update in depsgraph.updates:
+        original = update.id.original
+        if isinstance(original, bpy.types.Object):
+            if update.is_updated_geometry:
+                _mesh_digests.pop(original.name, None)
+        elif isinstance(original, (bpy.types.Mesh, bpy.types.Scene)) and update.is_updated_geometry:
+            _mesh_digests.clear()
+
+
+@bpy.app.handlers.persistent
+def forget_mesh_digests(*_args) -> None:
+    _mesh_digests.clear()
+
+
+def stamp(obj, V: np.ndarray | bytes | None, M: np.ndarray, p) -> str:
+    """Fingerprint of everything the computed mass properties depend on (V: vertices or their digest)."""
     h = hashlib.sha1()
     if V is not None:
-        h.update(np.ascontiguousarray(V, dtype=np.float32).tobytes())
+        h.update(V if isinstance(V, bytes) else _digest(V))
     h.update(np.round(np.linalg.norm(M[:3, :3], axis=0), 6).tobytes())
     h.update(repr((p.inertia_source, p.primitive, p.mass_mode, round(p.density, 9), round(p.mass, 9),
                    tuple(p.manual_com), tuple(p.manual_inertia))).encode())
@@ -200,6 +234,8 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
         raise AddonError(msg if msg.startswith("Object") else f"Object '{obj.name}': {msg}") from err
     if not mp.mass > 0:
         raise AddonError(f"Object '{obj.name}' has zero mass: set a positive density or mass")
+    if V is not None:
+        _mesh_digests[obj.name] = _digest(V)
     return mp, stamp(obj, V, M, p)
 
 
@@ -222,7 +258,7 @@ def current_stamp(obj, context) -> str | None:
         M = initial_world(obj)
         V = None
         if obj.pem.inertia_source != "MANUAL" and obj.type == "MESH":
-            V = mesh_triangles(obj, context.evaluated_depsgraph_get())[0]
+            V = mesh_digest(obj, context)
         return stamp(obj, V, M, obj.pem)
     except PemError:
         return None

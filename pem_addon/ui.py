@@ -205,4 +205,23 @@ class PEM_PT_sidebar_scene(_ScenePanel, bpy.types.Panel):
 
 
 classes = (PEM_UL_dipoles, PEM_PT_object, PEM_PT_scene, PEM_PT_sidebar_object, PEM_PT_sidebar_scene)
-register, unregister = bpy.utils.register_classes_factory(classes)
+_register, _unregister = bpy.utils.register_classes_factory(classes)
+
+#: The panels' out-of-date check keeps mesh digests until the depsgraph says a geometry changed.
+_HANDLERS = ((bpy.app.handlers.depsgraph_update_post, adapters.on_depsgraph_update),
+             (bpy.app.handlers.load_post, adapters.forget_mesh_digests))
+
+
+def register():
+    _register()
+    for handlers, fn in _HANDLERS:
+        if fn not in handlers:
+            handlers.append(fn)
+
+
+def unregister():
+    for handlers, fn in _HANDLERS:
+        if fn in handlers:
+            handlers.remove(fn)
+    adapters.forget_mesh_digests()
+    _unregister()
