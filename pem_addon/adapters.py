@@ -211,7 +211,14 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
                 if len(F) < 4:
                     raise AddonError(f"Object '{obj.name}': the mesh has {len(F)} triangles; a closed solid needs "
                                      "at least 4")
-                mp = inertia.mesh_mass_properties(V @ S.T, F, path=f"Object '{obj.name}' mesh", **amount)
+                try:
+                    mp = inertia.mesh_mass_properties(V @ S.T, F, path=f"Object '{obj.name}' mesh", **amount)
+                except ValidationError as err:
+                    if "not closed" not in str(err):
+                        raise
+                    raise AddonError(f"{err}. Exact mass properties need a closed solid: close the mesh, or set "
+                                     "Inertia Source to Primitive (a box, sphere, cylinder or ellipsoid fitted to "
+                                     "the object) or Manual (Physics ▸ Magnetic Pendulum ▸ Mass Properties)") from err
             else:
                 if V is not None and len(V):
                     W = V @ S.T

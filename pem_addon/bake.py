@@ -210,6 +210,26 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     }
 
 
+def estimate(context) -> tuple[int, float | None]:
+    """(integration steps of a bake now, seconds at the last bake's speed, or None before any bake)."""
+    fps, dt, substeps, t_end, _ = adapters.time_settings(context)
+    steps = int(round(t_end / dt))
+    sp = context.scene.pem
+    rate = sp.last_steps / sp.last_wall_time if sp.last_wall_time > 0 and sp.last_steps > 0 else None
+    return steps, (steps / rate if rate else None)
+
+
+def deleted_objects(plan: Plan) -> int:
+    """How many of the plan's objects were deleted since :func:`prepare` (while a modal bake ran)."""
+    gone = 0
+    for obj in plan.objects:
+        try:
+            _ = obj.name
+        except ReferenceError:  # the Python object outlived the Blender object
+            gone += 1
+    return gone
+
+
 def bake(context, progress=None, stop=None) -> int:
     """prepare → run → apply, synchronously (scripts, ``blender -b``, tests)."""
     plan = prepare(context)

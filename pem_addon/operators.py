@@ -64,14 +64,20 @@ class PEM_OT_bake(bpy.types.Operator):
             n = bake.bake(context)
         except (PemError, ValueError, RuntimeError) as err:
             return _fail(self, err)
+        except KeyboardInterrupt:  # Ctrl-C in a script: every change is undone on the way out (bake.apply)
+            self.report({"WARNING"}, "bake interrupted; nothing was changed")
+            return {"CANCELLED"}
         _report_bake(self, context, n)
         return {"FINISHED"}
 
     def invoke(self, context, event):
         try:
             self._plan = bake.prepare(context)
+            steps, seconds = bake.estimate(context)
         except PemError as err:
             return _fail(self, err)
+        if seconds is not None and seconds > 60:
+            self.report({"WARNING"}, f"{steps:,} steps: about {seconds:.0f} s at the last bake's speed (Esc cancels)")
         self._progress = 0.0
         self._stop = False
         self._result = None
@@ -118,9 +124,13 @@ class PEM_OT_bake(bpy.types.Operator):
         self._finish(context)
         if self._error is not None:
             return _fail(self, self._error)
+        gone = bake.deleted_objects(self._plan)
+        if gone:
+            return _fail(self, AddonError(f"{gone} object(s) of the bake were deleted while it ran; nothing was "
+                                          "baked"))
         try:
             n = bake.apply(self._plan, self._result, context)
-        except (PemError, ValueError, RuntimeError) as err:
+        except (PemError, ValueError, RuntimeError, ReferenceError) as err:
             return _fail(self, err)
         _report_bake(self, context, n)
         return {"FINISHED"}

@@ -138,6 +138,10 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     user_had_animation: BoolProperty(name="Had Animation Data", default=False)
 
 
+#: Bound on substeps per frame (a mistyped 2³¹ would start a bake of days).
+MAX_SUBSTEPS = 4096
+
+
 class PEM_PG_scene(bpy.types.PropertyGroup):
     use_scene_gravity: BoolProperty(name="Scene Gravity", default=True,
                                     description="Use the scene's gravity (Scene properties)")
@@ -158,7 +162,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
         ("SUBSTEPS", "Substeps per Frame", ""), ("DT", "Time Step", ""),
     ], default="SUBSTEPS")
     substeps: IntProperty(name="Substeps", description="Integration steps per frame", default=16, min=1,
-                          soft_max=256)
+                          soft_max=256, max=MAX_SUBSTEPS)
     dt: FloatProperty(name="dt", description="Time step, s, used as it is; when it does not divide the frame time, "
                                              "keys fall at the step times (a little under a frame apart)",
                       default=1e-3, precision=6)

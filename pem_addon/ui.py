@@ -119,6 +119,7 @@ def draw_scene(layout, context):
     row = col.row()
     row.prop(sp, "step_mode", expand=True)
     col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
+    _estimate_line(col, context)
     row = col.row(align=True)
     row.prop(context.scene, "frame_start")
     row.prop(context.scene, "frame_end")
@@ -144,6 +145,22 @@ def draw_scene(layout, context):
     row.prop(sp, "show_pivots", toggle=True)
     row.prop(sp, "show_field_lines", toggle=True)
     layout.prop(sp, "arrow_scale")
+
+
+def _estimate_line(layout, context) -> None:
+    """How long a bake would run: its steps and, after a first bake, seconds at that bake's speed."""
+    from . import bake
+
+    try:
+        steps, seconds = bake.estimate(context)
+    except adapters.AddonError as err:
+        layout.label(text=str(err), icon="ERROR")
+        return
+    if seconds is None:
+        layout.label(text=f"{steps:,} steps")
+    else:
+        layout.label(text=f"{steps:,} steps, about {seconds:.3g} s at the last bake's speed",
+                     icon="ERROR" if seconds > 60 else "NONE")
 
 
 def _engine_line(layout) -> None:

@@ -156,6 +156,9 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
     defs = {}
     for i, b in enumerate(data.get("body") or []):
         defs[int(b["id"])] = (i, b)
+    if "simulation" not in data and not data.get("body") and doc.schema is not None:
+        raise ValidationError(f"{name}", "this is a PEM definition (schema) file, not an input file: it declares "
+                                         "the fields and holds no simulation; open the input file that includes it")
     sim = _get(data, "simulation", "")
 
     def definition(ref, path):

@@ -140,3 +140,15 @@ def test_default_method_agrees_with_pem_where_pem_is_accurate():
     traj = simulate(scene, method="splitting4", t_end=20.0)
     n = len(traj.t)
     assert rel_err(traj.orientation, ref["orientation"][:n]) < 1e-6
+
+
+def test_a_definition_file_is_named_as_such():
+    """Importing PEM's schema file (it declares fields, holds no simulation) says what it is."""
+    from pathlib import Path
+
+    from pem_physics.errors import ValidationError
+    from pem_physics.io.udf_scene import load_scene as load_udf
+
+    root = Path(__file__).resolve().parents[2]
+    with pytest.raises(ValidationError, match=r"pem1_3_def: this is a PEM definition \(schema\) file, not an input"):
+        load_udf(root / "examples" / "scenes" / "pem1_3_def.udf")
