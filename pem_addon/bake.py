@@ -207,6 +207,7 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
         "gravity": traj.gravity_energy.sum(-1)[pick].tolist(),
         "field": traj.field_energy.sum(-1)[pick].tolist(),
         "dipole": traj.dipole_energy[pick].tolist(),
+        "friction_work": (traj.friction_work[pick] if traj.friction_work is not None else np.zeros(len(pick))).tolist(),
     }
 
 
