@@ -139,6 +139,43 @@ def mesh_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     return V.reshape(-1, 3), F.reshape(-1, 3)
 
 
+def compound_parts(obj) -> list:
+    """Mesh descendants of obj that are part of its body (a compound body, like Blender's rigid-body compound
+    shapes): every child mesh, recursively, that is not a PEM body of its own; [] when the body excludes them."""
+    if not obj.pem.include_children:
+        return []
+    out = []
+    for child in obj.children_recursive:
+        if child.type == "MESH" and not child.pem.enabled:
+            out.append(child)
+    return sorted(out, key=lambda o: o.name)
+
+
+def excluded_parts(obj) -> list:
+    """Child meshes left out of the body's mass (include_children off), for the panel's note."""
+    if obj.pem.include_children:
+        return []
+    return [c for c in obj.children_recursive if c.type == "MESH" and not c.pem.enabled]
+
+
+def body_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (N,3) in obj's object coordinates and triangles (T,3) of obj's evaluated mesh and its compound
+    parts (each child's mesh carried into obj's coordinates by the two world matrices)."""
+    V, F = mesh_triangles(obj, depsgraph)
+    parts = compound_parts(obj)
+    if not parts:
+        return V, F
+    inv = np.linalg.inv(matrix(obj.matrix_world))
+    Vs, Fs, off = [V], [F], len(V)
+    for child in parts:
+        Vc, Fc = mesh_triangles(child, depsgraph)
+        A = inv @ matrix(child.matrix_world)
+        Vs.append(Vc @ A[:3, :3].T + A[:3, 3])
+        Fs.append(Fc + off)
+        off += len(Vc)
+    return np.vstack(Vs), np.vstack(Fs)
+
+
 def object_frame_scale(obj, M: np.ndarray, unit: float) -> np.ndarray:
     """3×3 taking object coordinates to the object frame in metres: unit · Rᵀ · M₃."""
     R = rotation_part(M, obj.name)
@@ -158,7 +195,7 @@ def _digest(V: np.ndarray) -> bytes:
 def mesh_digest(obj, context) -> bytes:
     """The digest of obj's evaluated mesh (cached; see :data:`_mesh_digests`)."""
     if obj.name not in _mesh_digests:
-        _mesh_digests[obj.name] = _digest(mesh_triangles(obj, context.evaluated_depsgraph_get())[0])
+        _mesh_digests[obj.name] = _digest(body_triangles(obj, context.evaluated_depsgraph_get())[0])
     return _mesh_digests[obj.name]
 
 
@@ -168,7 +205,9 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     for update in depsgraph.updates:
         original = update.id.original
         if isinstance(original, bpy.types.Object):
-            if update.is_updated_geometry:
+            if original.parent is not None and (update.is_updated_geometry or update.is_updated_transform):
+                _mesh_digests.clear()  # it may be a compound body's part: its body's digest changes too
+            elif update.is_updated_geometry:
                 _mesh_digests.pop(original.name, None)
         elif isinstance(original, (bpy.types.Mesh, bpy.types.Scene)) and update.is_updated_geometry:
             _mesh_digests.clear()
@@ -186,7 +225,7 @@ def stamp(obj, V: np.ndarray | bytes | None, M: np.ndarray, p) -> str:
         h.update(V if isinstance(V, bytes) else _digest(V))
     h.update(np.round(np.linalg.norm(M[:3, :3], axis=0), 6).tobytes())
     h.update(repr((p.inertia_source, p.primitive, p.mass_mode, round(p.density, 9), round(p.mass, 9),
-                   tuple(p.manual_com), tuple(p.manual_inertia))).encode())
+                   tuple(p.manual_com), tuple(p.manual_inertia), p.include_children)).encode())
     return h.hexdigest()
 
 
@@ -204,7 +243,7 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
             tensor = np.array([[I[0], I[3], I[4]], [I[3], I[1], I[5]], [I[4], I[5], I[2]]])
             mp = inertia.MassProperties(exact(p, "mass"), S @ exact(p, "manual_com"), tensor)
         else:
-            V, F = mesh_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)
+            V, F = body_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)
             if p.inertia_source == "MESH":
                 if V is None:
                     raise _not_a_mesh(obj)

@@ -80,6 +80,10 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     pivot_point: FloatVectorProperty(name="Pivot Point", subtype="XYZ", size=3, unit="LENGTH",
                                      description="Pivot in object coordinates", update=_tag_redraw)
     # --- mass properties
+    include_children: BoolProperty(
+        name="Include Child Meshes", default=True, update=_tag_redraw,
+        description="Child meshes (not PEM bodies themselves) are part of this body's mass, like a compound "
+                    "rigid body; off: the body is this mesh alone")
     inertia_source: EnumProperty(name="Inertia", items=[
         ("MESH", "Mesh (exact)", "Exact integrals over the evaluated mesh (modifiers and scale applied)"),
         ("PRIMITIVE", "Primitive", "An analytic solid fitted to the object's bounding box"),

@@ -48,6 +48,13 @@ def draw_object(layout, context, obj):
         box = layout.box()
         box.label(text="Mass Properties", icon="PHYSICS")
         box.prop(p, "inertia_source")
+        if p.inertia_source != "MANUAL" and any(c.type == "MESH" for c in obj.children_recursive):
+            box.prop(p, "include_children")
+            parts, left = adapters.compound_parts(obj), adapters.excluded_parts(obj)
+            if parts:
+                box.label(text=f"Compound body: {len(parts)} child mesh(es) included")
+            if left:
+                box.label(text=f"{len(left)} child mesh(es) not included in the mass", icon="INFO")
         if p.inertia_source == "PRIMITIVE":
             box.prop(p, "primitive")
         if p.inertia_source == "MANUAL":
