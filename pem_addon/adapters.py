@@ -443,16 +443,47 @@ def sample_rate(substeps: int, cap: int = 8) -> int:
     return k
 
 
+#: Core setting paths in the panel's words: (pattern of the path, the setting's UI name and where it is).
+_PANEL_NAMES = (
+    (r"settings\.dt", "Time Step dt (Scene ▸ Magnetic Pendulum)"),
+    (r"settings\.t_end", "frame range (Output ▸ Frame Range)"),
+    (r"settings\.record_interval", "Substeps per Frame (Scene ▸ Magnetic Pendulum)"),
+    (r"settings\.method", "Integrator (Scene ▸ Magnetic Pendulum)"),
+    (r"gravity", "Gravity (Scene ▸ Magnetic Pendulum)"),
+    (r"rotating_field\.?\w*", "Rotating field B1, B2, ω (Scene ▸ Magnetic Pendulum)"),
+    (r"field", "External Field (Scene ▸ Magnetic Pendulum)"),
+    (r"friction", "Friction (Scene ▸ Magnetic Pendulum)"),
+    (r"mu0", "μ₀ (Scene ▸ Magnetic Pendulum)"),
+    (r"periodic_box", "Periodic Box (Scene ▸ Magnetic Pendulum)"),
+)
+_BODY_FIELDS = {
+    "mass_properties": "mass properties (Physics ▸ Magnetic Pendulum ▸ Mass Properties)",
+    "inertia": "inertia (Physics ▸ Magnetic Pendulum ▸ Mass Properties)",
+    "mass": "mass (Physics ▸ Magnetic Pendulum ▸ Mass Properties)",
+    "angular_velocity": "Angular Velocity (Physics ▸ Magnetic Pendulum)",
+    "hinge": "hinge axis (Physics ▸ Magnetic Pendulum)",
+    "motion": "motion (Physics ▸ Magnetic Pendulum)",
+}
+
+
 def object_message(msg: str, objects) -> str:
-    """Core paths in the panel's words: ``bodies[i].dipoles[j]`` → ``Object 'name' dipole #j``, a leading
-    ``bodies[i].x: …`` → ``Object 'name': x: …``."""
+    """A core message in the panel's words: ``bodies[i].dipoles[j]`` → ``Object 'name' dipole #j``, a leading
+    ``bodies[i].field: …`` → ``Object 'name': <the field's UI name and where it is>: …``, a scene setting's
+    path → its UI name and panel."""
     def name(i: int) -> str:
         return f"Object '{objects[i].name}'" if i < len(objects) else f"bodies[{i}]"
 
-    msg = re.sub(r"bodies\[(\d+)\]\.dipoles\[(\d+)\]", lambda m: f"{name(int(m[1]))} dipole #{m[2]}", msg)
-    m = re.match(r"bodies\[(\d+)\]\.?", msg)
+    msg = re.sub(r"bodies\[(\d+)\]\.dipoles\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} dipole #{m[2]}"
+                 + (" " if m[0].endswith(".") else ""), msg)
+    m = re.match(r"bodies\[(\d+)\]\.?(\w*)", msg)
     if m:
-        return f"{name(int(m[1]))}: {msg[m.end():]}"
+        field = _BODY_FIELDS.get(m[2], m[2])
+        rest = msg[m.end():].lstrip(".")
+        return f"{name(int(m[1]))}: {field}{rest}" if field else f"{name(int(m[1]))}{rest}"
+    for pattern, ui in _PANEL_NAMES:
+        m = re.match(pattern + r"(?=[:\[. ]|$)", msg)
+        if m:
+            return ui + msg[m.end():]
     return msg
 
 

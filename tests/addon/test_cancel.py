@@ -76,3 +76,23 @@ def test_an_open_mesh_says_how_to_go_on(pem):  # noqa: F811
     obj.pem.enabled = True
     with pytest.raises(RuntimeError, match=r"not closed.*set Inertia Source to Primitive"):
         bpy.ops.pem.compute_mass_properties()
+
+
+def test_core_messages_speak_the_panels_language(pem):  # noqa: F811
+    adapters = pem["pem_addon.adapters"]
+    obj, _ = pendulum_setup()
+    objs = [obj]
+    say = adapters.object_message
+    assert say("settings.t_end: t_end / dt = 2.5 is not a whole number", objs).startswith(
+        "frame range (Output ▸ Frame Range): t_end / dt")
+    assert say("friction: must be ≥ 0, got -1", objs) == "Friction (Scene ▸ Magnetic Pendulum): must be ≥ 0, got -1"
+    assert say("bodies[0].angular_velocity: expected 3 numbers", objs) == (
+        "Object 'Cube': Angular Velocity (Physics ▸ Magnetic Pendulum): expected 3 numbers")
+    assert say("bodies[0].dipoles[1].moment: expected 3 numbers", objs) == (
+        "Object 'Cube' dipole #1 moment: expected 3 numbers")
+    assert say("field: must be finite", objs).startswith("External Field (Scene ▸ Magnetic Pendulum)")
+    # and through the operator: a scene value the core refuses
+    bpy.context.scene.pem.field_mode = "UNIFORM"
+    bpy.context.scene.pem.field = (float("nan"), 0.0, 0.0)
+    with pytest.raises(RuntimeError, match=r"External Field \(Scene ▸ Magnetic Pendulum\)"):
+        bpy.ops.pem.simulate_bake()
