@@ -124,7 +124,13 @@ def plot_energy(traj: Trajectory, path) -> Path:
     ax1.set_ylabel("energy (J)")
     ax1.legend(loc="best", fontsize="small")
     ax1.set_title(f"energies ({traj.method}, dt = {traj.dt:g} s)")
-    ax2.plot(t, relative_energy_error(traj), "C3", lw=1)
+    ax2.plot(t, relative_energy_error(traj), "C3", lw=1, label="E − E₀")
+    if traj.friction_work is not None and np.any(traj.friction_work):
+        scale = np.abs(traj.total_energy[:1]).max()
+        scale = max(scale, float(np.abs(traj.kinetic_energy.sum(-1)).max()))
+        ax2.plot(t, (traj.total_energy + traj.friction_work - traj.total_energy[0]) / (scale or 1.0), "C2", lw=1,
+                 label="E + friction work − E₀ (integration error)")
+        ax2.legend(loc="best", fontsize="small")
     ax2.set_ylabel("(E − E₀) / scale")
     ax2.set_xlabel("t (s)")
     ax2.grid(alpha=0.3)
