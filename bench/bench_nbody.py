@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import write_json  # noqa: E402
 
 from pem_physics import examples
-from pem_physics.engine import pairs
+from pem_physics.engine import pairs, torques
 from pem_physics.engine.simulate import simulate  # noqa: E402
 from pem_physics.engine.system import compile_system  # noqa: E402
 
@@ -72,12 +72,12 @@ def main(argv=None) -> list:
             for m in ("pem-rk4", "splitting4"):
                 row[f"{m}_ms"] = ms_per_step(scene, m, steps)
         if n <= args.numpy_max_side:
-            pairs.ENABLED = False
+            torques.PAIR_SWEEP = False
             try:
                 for m in ("pem-rk4", "splitting4"):
                     row[f"{m}_numpy_ms"] = ms_per_step(scene, m, 3)
             finally:
-                pairs.ENABLED = True
+                torques.PAIR_SWEEP = True
         rows.append(row)
         print("  ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" for k, v in row.items()))
     if args.json:

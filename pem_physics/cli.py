@@ -80,6 +80,13 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_build_engine(args) -> int:
+    from .engine import compiled
+
+    compiled.build_aot(args.dir, force=args.force)
+    return 0
+
+
 def cmd_inertia(args) -> int:
     from .model.inertia import mesh_mass_properties
 
@@ -273,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--udf-version", choices=("1.0", "1.1", "1.2", "1.3"), help=".udf: PEM def version (default 1.3)")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_convert)
+    e = sub.add_parser("build-engine", help="compile the single-scene kernels ahead of time (needs numba and a C "
+                                            "compiler): later runs start without loading numba")
+    e.add_argument("--force", action="store_true", help="build again even if a build for this source exists")
+    e.add_argument("--dir", help="where to keep the build (default: the compile cache's aot folder, or PEM_AOT_DIR)")
+    e.set_defaults(func=cmd_build_engine)
     add_plot_command(sub)
     add_info_command(sub)
     add_basin_command(sub)

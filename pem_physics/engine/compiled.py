@@ -8,7 +8,12 @@ per-member friction and field. A single scene is an ensemble of one; members run
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
 whatever the thread count.
 
-One call of :func:`run` advances every member through a run of record marks without returning
+This module is the Python side — the scene's constant arrays (:class:`Model`) and the
+:class:`Runner` that calls the kernels; the kernels themselves are in :mod:`.kernels` (numba, JIT
+compiled and cached on disk). A single scene may instead run the same kernels built ahead of time
+(:mod:`.aot`, ``pem build-engine``): then numba is not even imported, and a run starts at once.
+
+One call of the kernels advances every member through a run of record marks without returning
 to Python: it steps, checks for blow-ups at the same points as the numpy driver (every
 ``check_every`` steps and at each mark) and stores the raw state (orientation in the user's body
 axes, lab L, lab ω) at each mark. The driver in :mod:`pem_physics.engine.simulate` calls it for
@@ -30,8 +35,7 @@ import numpy as np
 
 from ..jit import numba as _numba
 from ..model.scene import ConstantVelocity, EllipticOrbit
-
-nb = _numba()
+from . import aot
 
 #: Methods the compiled engine runs (DOP853 stays with scipy).
 METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler")
@@ -56,7 +60,15 @@ Model = namedtuple("Model", [
 
 
 def available() -> bool:
-    return nb is not None and ENABLED
+    """Whether numba's kernels can run (imports numba on first call)."""
+    return ENABLED and _numba() is not None
+
+
+def _kernels():
+    """The numba kernels (:mod:`.kernels`), compiled or loaded from the disk cache on first use."""
+    from . import kernels
+
+    return kernels
 
 
 def _f(a, shape=None) -> np.ndarray:
@@ -105,593 +117,16 @@ def build_model(system, kin, orth_limit: float) -> Model:
         box=_f(system.box if system.box is not None else np.ones(3)), orth_limit=float(orth_limit))
 
 
-if nb is not None:
-    _jit = nb.njit(cache=True, error_model="numpy")
-    _jit_inline = nb.njit(cache=True, error_model="numpy", inline="always")
-    _jit_par = nb.njit(cache=True, error_model="numpy", parallel=True)
-    prange = nb.prange
-
-    # ------------------------------------------------------------------ sources and fields
-
-    @_jit
-    def _sources_exact(M, t, org, R, rs, ms):
-        """Lab positions rs and moments ms (S,3) of the source dipoles at time t (exact kinematics;
-        engine.system.source_placement). org (K,3), R (K,3,3) scratch."""
-        for j in range(M.sb_kind.shape[0]):
-            kind = M.sb_kind[j]
-            if kind == 2:
-                ph = M.sb_phase[j] + M.sb_omega[j] * t
-                c, s = np.cos(ph), np.sin(ph)
-                for i in range(3):
-                    org[j, i] = M.sb_center[j, i] + M.sb_r1[j, i] * c + M.sb_r2[j, i] * s
-                # orientation @ Rᵀ, R = I + sin θ [a]× + (1 − cos θ)[a]×², θ = ω t (axis_angle_matrix)
-                th = M.sb_omega[j] * t
-                st, ct = np.sin(th), 1 - np.cos(th)
-                a0, a1, a2 = M.sb_axis[j, 0], M.sb_axis[j, 1], M.sb_axis[j, 2]
-                Kx = np.empty((3, 3))
-                Kx[0, 0], Kx[0, 1], Kx[0, 2] = 0.0, -a2, a1
-                Kx[1, 0], Kx[1, 1], Kx[1, 2] = a2, 0.0, -a0
-                Kx[2, 0], Kx[2, 1], Kx[2, 2] = -a1, a0, 0.0
-                Rm = np.empty((3, 3))
-                for a in range(3):
-                    for b in range(3):
-                        kk = Kx[a, 0] * Kx[0, b] + Kx[a, 1] * Kx[1, b] + Kx[a, 2] * Kx[2, b]
-                        Rm[a, b] = (1.0 if a == b else 0.0) + st * Kx[a, b] + ct * kk
-                for a in range(3):
-                    for b in range(3):
-                        R[j, a, b] = (M.sb_rot[j, a, 0] * Rm[b, 0] + M.sb_rot[j, a, 1] * Rm[b, 1]
-                                      + M.sb_rot[j, a, 2] * Rm[b, 2])
-            else:
-                for i in range(3):
-                    org[j, i] = M.sb_pos[j, i] + (M.sb_vel[j, i] * t if kind == 1 else 0.0)
-                R[j] = M.sb_rot[j]
-        _place_sources(M, org, R, rs, ms)
-
-    @_jit_inline
-    def _place_sources(M, org, R, rs, ms):
-        for q in range(M.src_body.shape[0]):
-            j = M.src_body[q]
-            for i in range(3):
-                rs[q, i] = org[j, i] + (M.src_pos[q, 0] * R[j, 0, i] + M.src_pos[q, 1] * R[j, 1, i]
-                                        + M.src_pos[q, 2] * R[j, 2, i])
-                ms[q, i] = M.src_mom[q, 0] * R[j, 0, i] + M.src_mom[q, 1] * R[j, 1, i] + M.src_mom[q, 2] * R[j, 2, i]
-
-    @_jit
-    def _sources_pem(M, updates, time, dt, frames, org, rs, ms):
-        """PemSourceDriver.current(): PEM's positions after ``updates`` updates, frames as PEM turned them."""
-        for j in range(M.sb_kind.shape[0]):
-            kind = M.sb_kind[j]
-            if kind == 2:
-                th = M.sb_phase[j] + updates * M.sb_omega[j] * dt
-                c, s = np.cos(th), np.sin(th)
-                for i in range(3):
-                    org[j, i] = M.sb_center[j, i] + M.sb_r1[j, i] * c + M.sb_r2[j, i] * s
-            else:
-                for i in range(3):
-                    org[j, i] = M.sb_pos[j, i] + (M.sb_vel[j, i] * time if kind == 1 else 0.0)
-        _place_sources(M, org, frames, rs, ms)
-
-    @_jit_inline
-    def _external(M, field, t):
-        bx, by, bz = field[0], field[1], field[2]
-        if M.rf_on:
-            ph = M.rf_omega * t + M.rf_phase
-            c, s = np.cos(ph), np.sin(ph)
-            bx = bx + M.rf_b1[0] * c + M.rf_b2[0] * s
-            by = by + M.rf_b1[1] * c + M.rf_b2[1] * s
-            bz = bz + M.rf_b1[2] * c + M.rf_b2[2] * s
-        return bx, by, bz
-
-    @_jit_inline
-    def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
-        """Field and force on dipole a from dipole c at separation d = r_a − r_c (torques.dipole_pair_terms)."""
-        if periodic:
-            dx = dx - box[0] * np.rint(dx / box[0])
-            dy = dy - box[1] * np.rint(dy / box[1])
-            dz = dz - box[2] * np.rint(dz / box[2])
-        inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
-        kr3 = k * np.sqrt(inv_r2) * inv_r2
-        pad = ax * dx + ay * dy + az * dz
-        pbd = cx * dx + cy * dy + cz * dz
-        pab = ax * cx + ay * cy + az * cz
-        q = pbd * inv_r2
-        s5 = 3.0 * kr3 * inv_r2
-        f1, f2, f3 = s5 * pad, s5 * pbd, s5 * (pab - 5.0 * pad * q)
-        return (kr3 * (3.0 * q * dx - cx), kr3 * (3.0 * q * dy - cy), kr3 * (3.0 * q * dz - cz),
-                f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
-
-    @_jit_inline
-    def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodic, box, U, Ud, split, bext,
-                     rs, ms, T, s, p, r, Td):
-        """Torques T (B,3) about the pivots at orientations U (gravity) with dipoles placed by Ud.
-
-        bext: the uniform external field (3-tuple); rs, ms (S,3) source dipoles in the lab;
-        s, p, r (D,3) and Td (B,3) scratch. Friction is not included (torques.evaluate).
-        ``split`` (PEM's schemes): the external field turns each dipole as the frame U carries it,
-        the dipole–dipole terms use the dipoles as Ud placed them (torques.evaluate with U_dipoles).
-        """
-        g0, g1, g2 = gravity[0], gravity[1], gravity[2]
-        for b in range(U.shape[0]):
-            c0, c1, c2 = com[b, 0], com[b, 1], com[b, 2]
-            rg0 = U[b, 0, 0] * c0 + U[b, 1, 0] * c1 + U[b, 2, 0] * c2
-            rg1 = U[b, 0, 1] * c0 + U[b, 1, 1] * c1 + U[b, 2, 1] * c2
-            rg2 = U[b, 0, 2] * c0 + U[b, 1, 2] * c1 + U[b, 2, 2] * c2
-            m = mass[b]
-            T[b, 0] = m * (rg1 * g2 - rg2 * g1)
-            T[b, 1] = m * (rg2 * g0 - rg0 * g2)
-            T[b, 2] = m * (rg0 * g1 - rg1 * g0)
-            Td[b, 0] = Td[b, 1] = Td[b, 2] = 0.0
-        D = owner.shape[0]
-        if D == 0:
-            return
-        for d in range(D):
-            b = owner[d]
-            for j in range(3):
-                s[d, j] = Ud[b, 0, j] * dpos[d, 0] + Ud[b, 1, j] * dpos[d, 1] + Ud[b, 2, j] * dpos[d, 2]
-                p[d, j] = Ud[b, 0, j] * dmom[d, 0] + Ud[b, 1, j] * dmom[d, 1] + Ud[b, 2, j] * dmom[d, 2]
-                r[d, j] = pivot[b, j] + s[d, j]
-        bx, by, bz = bext
-        for a in range(D):
-            ax, ay, az = p[a, 0], p[a, 1], p[a, 2]
-            ex, ey, ez = ax, ay, az  # the moment the external field turns
-            if split:
-                bo = owner[a]
-                ex = U[bo, 0, 0] * dmom[a, 0] + U[bo, 1, 0] * dmom[a, 1] + U[bo, 2, 0] * dmom[a, 2]
-                ey = U[bo, 0, 1] * dmom[a, 0] + U[bo, 1, 1] * dmom[a, 1] + U[bo, 2, 1] * dmom[a, 2]
-                ez = U[bo, 0, 2] * dmom[a, 0] + U[bo, 1, 2] * dmom[a, 1] + U[bo, 2, 2] * dmom[a, 2]
-            if pairs:
-                Bx = By = Bz = Fx = Fy = Fz = 0.0
-                oa = owner[a]
-                xa, ya, za = r[a, 0], r[a, 1], r[a, 2]
-                for c in range(D):
-                    if owner[c] != oa:
-                        t = _pair(xa - r[c, 0], ya - r[c, 1], za - r[c, 2], p[c, 0], p[c, 1], p[c, 2], ax, ay, az,
-                                  k, periodic, box)
-                        Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
-                for q in range(rs.shape[0]):
-                    t = _pair(xa - rs[q, 0], ya - rs[q, 1], za - rs[q, 2], ms[q, 0], ms[q, 1], ms[q, 2],
-                              ax, ay, az, k, periodic, box)
-                    Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
-                s0, s1, s2 = s[a, 0], s[a, 1], s[a, 2]
-                if split:
-                    t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By) + (ey * bz - ez * by)
-                    t1 = (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz) + (ez * bx - ex * bz)
-                    t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx) + (ex * by - ey * bx)
-                else:
-                    Bx, By, Bz = Bx + bx, By + by, Bz + bz
-                    t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)
-                    t1 = (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz)
-                    t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx)
-            else:
-                t0, t1, t2 = ey * bz - ez * by, ez * bx - ex * bz, ex * by - ey * bx
-            b = owner[a]
-            Td[b, 0] += t0
-            Td[b, 1] += t1
-            Td[b, 2] += t2
-        for b in range(U.shape[0]):
-            T[b, 0] += Td[b, 0]
-            T[b, 1] += Td[b, 1]
-            T[b, 2] += Td[b, 2]
-
-    @_jit_inline
-    def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
-        """Torques T (B,3) about the pivots (see _torque_core); passes only the arrays it reads (cheap calls)."""
-        _torque_core(M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom, M.pivot, M.pairs, M.k, M.periodic, M.box,
-                     U, Ud, split, bext, rs, ms, T, s, p, r, Td)
-
-    # ------------------------------------------------------------------ small linear algebra
-
-    @_jit_inline
-    def _orth_error(U):
-        """‖U Uᵀ − I‖_F of a 3×3 frame (the constant turn to the user's axes does not change it)."""
-        acc = 0.0
-        for i in range(3):
-            for j in range(3):
-                g = U[i, 0] * U[j, 0] + U[i, 1] * U[j, 1] + U[i, 2] * U[j, 2] - (1.0 if i == j else 0.0)
-                acc += g * g
-        return np.sqrt(acc)
-
-    @_jit_inline
-    def _check(M, U, L):
-        """(code, body) of the first body whose state is no longer sane (simulate._check)."""
-        for b in range(L.shape[0]):
-            if not (np.isfinite(L[b, 0]) and np.isfinite(L[b, 1]) and np.isfinite(L[b, 2])):
-                return NONFINITE, b
-        for b in range(L.shape[0]):
-            if not _orth_error(U[b]) < M.orth_limit:
-                return NOT_ORTHONORMAL, b
-        return OK, 0
-
-    @_jit_inline
-    def _pem_correct(A, out):
-        """rotations.pem_correct for one frame (PEM's Frame::correct2)."""
-        f0 = 1 + (A[0, 0] * A[0, 0] + A[0, 1] * A[0, 1] + A[0, 2] * A[0, 2])
-        f1 = 1 + (A[1, 0] * A[1, 0] + A[1, 1] * A[1, 1] + A[1, 2] * A[1, 2])
-        f2 = 1 + (A[2, 0] * A[2, 0] + A[2, 1] * A[2, 1] + A[2, 2] * A[2, 2])
-        a0, a1, a2 = 2 * A[0, 0] / f0, 2 * A[0, 1] / f0, 2 * A[0, 2] / f0
-        b0, b1, b2 = 2 * A[1, 0] / f1, 2 * A[1, 1] / f1, 2 * A[1, 2] / f1
-        c0, c1, c2 = 2 * A[2, 0] / f2, 2 * A[2, 1] / f2, 2 * A[2, 2] / f2
-        d12 = a0 * b0 + a1 * b1 + a2 * b2
-        d23 = b0 * c0 + b1 * c1 + b2 * c2
-        d31 = c0 * a0 + c1 * a1 + c2 * a2
-        g12, g23, g31 = 1 - 0.5 * d12, 1 - 0.5 * d23, 1 - 0.5 * d31
-        out[0, 0], out[0, 1], out[0, 2] = (a0 - d12 * b0) / g12, (a1 - d12 * b1) / g12, (a2 - d12 * b2) / g12
-        out[1, 0], out[1, 1], out[1, 2] = (b0 - d23 * c0) / g23, (b1 - d23 * c1) / g23, (b2 - d23 * c2) / g23
-        out[2, 0], out[2, 1], out[2, 2] = (c0 - d31 * a0) / g31, (c1 - d31 * a1) / g31, (c2 - d31 * a2) / g31
-
-    # ------------------------------------------------------------------ splitting (integrators.Splitting)
-
-    @_jit_inline
-    def _decayed(Q, L, T, inv_m, b, i, c, h):
-        """Principal component i of L after h of dL/dt = T − c·ω with T and the frame frozen."""
-        inv = inv_m[b, i]
-        e = np.exp((-c * h) * inv)
-        ci = c * (inv if inv > 0 else 1.0)
-        g = (1.0 - e) / ci if (inv > 0 and ci > 0) else h
-        lp = Q[b, i, 0] * L[b, 0] + Q[b, i, 1] * L[b, 1] + Q[b, i, 2] * L[b, 2]
-        tp = Q[b, i, 0] * T[b, 0] + Q[b, i, 1] * T[b, 1] + Q[b, i, 2] * T[b, 2]
-        return lp * e + tp * g
-
-    @_jit_inline
-    def _kick(M, Q, L, T, J, h, c, damped, inv_m):
-        """L ← exact solution over h of dL/dt = T − c·ω, orientation frozen (Splitting._kick)."""
-        for b in range(L.shape[0]):
-            if M.hinged[b]:
-                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
-                tau = T[b, 0] * a0 + T[b, 1] * a1 + T[b, 2] * a2
-                if not damped:
-                    ht = h * tau
-                    L[b, 0] += ht * a0
-                    L[b, 1] += ht * a1
-                    L[b, 2] += ht * a2
-                    continue
-                ell = L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2
-                eh = np.exp(-c * h / J[b])
-                if c > 0:
-                    ell = ell * eh + tau * (1.0 - eh) * J[b] / c
-                else:
-                    ell = ell + h * tau
-                L[b, 0], L[b, 1], L[b, 2] = ell * a0, ell * a1, ell * a2
-            elif not damped:
-                L[b, 0] += h * T[b, 0]
-                L[b, 1] += h * T[b, 1]
-                L[b, 2] += h * T[b, 2]
-            else:
-                x0 = _decayed(Q, L, T, inv_m, b, 0, c, h)
-                x1 = _decayed(Q, L, T, inv_m, b, 1, c, h)
-                x2 = _decayed(Q, L, T, inv_m, b, 2, c, h)
-                for j in range(3):
-                    L[b, j] = Q[b, 0, j] * x0 + Q[b, 1, j] * x1 + Q[b, 2, j] * x2
-
-    @_jit_inline
-    def _drift(M, Q, L, J, h, inv1, plan_axis, plan_frac, plan_coef):
-        """Exact free rotation over h (Splitting._drift / _turn_free); hinged bodies turn about their axis."""
-        for b in range(Q.shape[0]):
-            if M.hinged[b]:
-                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
-                ell = L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2
-                ang = h * ell / J[b]
-                c, s = np.cos(ang), np.sin(ang)
-                for i in range(3):
-                    u0, u1, u2 = Q[b, i, 0], Q[b, i, 1], Q[b, i, 2]
-                    av = a0 * u0 + a1 * u1 + a2 * u2
-                    Q[b, i, 0] = u0 * c + (a1 * u2 - a2 * u1) * s + a0 * av * (1 - c)
-                    Q[b, i, 1] = u1 * c + (a2 * u0 - a0 * u2) * s + a1 * av * (1 - c)
-                    Q[b, i, 2] = u2 * c + (a0 * u1 - a1 * u0) * s + a2 * av * (1 - c)
-                continue
-            l0, l1, l2 = L[b, 0], L[b, 1], L[b, 2]
-            L2 = l0 * l0 + l1 * l1 + l2 * l2
-            norm = np.sqrt(L2)
-            hi = h * inv1[b]
-            th = hi * norm
-            if norm > 0:
-                fa = np.sin(th) / norm
-                fb = (1.0 - np.cos(th)) / L2
-            else:
-                fa = hi
-                fb = 0.5 * hi ** 2
-            # Q ← Q − a·QK + b·QK·K with K = [L]× (a turn of every row about L by θ)
-            for i in range(3):
-                q0, q1, q2 = Q[b, i, 0], Q[b, i, 1], Q[b, i, 2]
-                k0 = q0 * 0.0 + q1 * l2 + q2 * -l1
-                k1 = q0 * -l2 + q1 * 0.0 + q2 * l0
-                k2 = q0 * l1 + q1 * -l0 + q2 * 0.0
-                kk0 = k0 * 0.0 + k1 * l2 + k2 * -l1
-                kk1 = k0 * -l2 + k1 * 0.0 + k2 * l0
-                kk2 = k0 * l1 + k1 * -l0 + k2 * 0.0
-                Q[b, i, 0] = q0 - fa * k0 + fb * kk0
-                Q[b, i, 1] = q1 - fa * k1 + fb * kk1
-                Q[b, i, 2] = q2 - fa * k2 + fb * kk2
-            for n in range(plan_axis.shape[0]):
-                k = plan_axis[n]
-                th = (plan_frac[n] * h) * (Q[b, k, 0] * l0 + Q[b, k, 1] * l1 + Q[b, k, 2] * l2) * plan_coef[n, b]
-                c, s = np.cos(th), np.sin(th)
-                j, m = (k + 1) % 3, (k + 2) % 3
-                for i in range(3):
-                    qj, qm = Q[b, j, i], Q[b, m, i]
-                    Q[b, j, i] = c * qj + s * qm
-                    Q[b, m, i] = c * qm - s * qj
-
-    @_jit_inline
-    def _newton_schulz(Q):
-        """Q ← 1.5 Q − 0.5 (Q Qᵀ) Q for every body: squares the orthonormality error away."""
-        for b in range(Q.shape[0]):
-            q00, q01, q02 = Q[b, 0, 0], Q[b, 0, 1], Q[b, 0, 2]
-            q10, q11, q12 = Q[b, 1, 0], Q[b, 1, 1], Q[b, 1, 2]
-            q20, q21, q22 = Q[b, 2, 0], Q[b, 2, 1], Q[b, 2, 2]
-            g00 = 0.5 * (q00 * q00 + q01 * q01 + q02 * q02)
-            g01 = 0.5 * (q00 * q10 + q01 * q11 + q02 * q12)
-            g02 = 0.5 * (q00 * q20 + q01 * q21 + q02 * q22)
-            g11 = 0.5 * (q10 * q10 + q11 * q11 + q12 * q12)
-            g12 = 0.5 * (q10 * q20 + q11 * q21 + q12 * q22)
-            g22 = 0.5 * (q20 * q20 + q21 * q21 + q22 * q22)
-            for j in range(3):
-                a, b_, c = Q[b, 0, j], Q[b, 1, j], Q[b, 2, j]
-                Q[b, 0, j] = 1.5 * a - (g00 * a + g01 * b_ + g02 * c)
-                Q[b, 1, j] = 1.5 * b_ - (g01 * a + g11 * b_ + g12 * c)
-                Q[b, 2, j] = 1.5 * c - (g02 * a + g12 * b_ + g22 * c)
-
-    @_jit_inline
-    def _omega_principal(M, Q, L, J, w):
-        """ω lab (B,3) from Q (principal frames) and L (integrators.omega_lab with the principal kinematics)."""
-        for b in range(L.shape[0]):
-            if M.hinged[b]:
-                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
-                f = (L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2) / J[b]
-                w[b, 0], w[b, 1], w[b, 2] = f * a0, f * a1, f * a2
-                continue
-            _omega_one(M.inv_inertia[b], Q[b], L[b], w[b])
-
-    @_jit_inline
-    def _omega_one(I, U, L, w):
-        """w = Uᵀ I⁺ U L for one body."""
-        l0 = U[0, 0] * L[0] + U[0, 1] * L[1] + U[0, 2] * L[2]
-        l1 = U[1, 0] * L[0] + U[1, 1] * L[1] + U[1, 2] * L[2]
-        l2 = U[2, 0] * L[0] + U[2, 1] * L[1] + U[2, 2] * L[2]
-        c0 = I[0, 0] * l0 + I[0, 1] * l1 + I[0, 2] * l2
-        c1 = I[1, 0] * l0 + I[1, 1] * l1 + I[1, 2] * l2
-        c2 = I[2, 0] * l0 + I[2, 1] * l1 + I[2, 2] * l2
-        for j in range(3):
-            w[j] = U[0, j] * c0 + U[1, j] * c1 + U[2, j] * c2
-
-    @_jit
-    def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
-                     plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td):
-        """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk)."""
-        sa = drifts.shape[0]
-        if kicks[0] != 0.0:
-            _kick(M, Q, L, T, J, kicks[0] * dt, c, damped, inv_m)
-        for step in range(n):
-            t0 = (steps + step) * dt
-            tau = 0.0
-            for i in range(sa):
-                _drift(M, Q, L, J, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
-                tau += drifts[i]
-                last = i == sa - 1
-                coef = kicks[i + 1] + (kicks[0] if last and step < n - 1 else 0.0)
-                if coef != 0.0 or (last and step == n - 1):
-                    t = t0 + tau * dt
-                    if not M.static_sources:
-                        _sources_exact(M, t, org, Rs, rs, ms)
-                    _torque(M, Q, Q, False, _external(M, field, t), rs, ms, T, s, p, r, Td)
-                if coef != 0.0:
-                    _kick(M, Q, L, T, J, coef * dt, c, damped, inv_m)
-            _newton_schulz(Q)
-
-    @_jit
-    def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
-                          inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, oU, oL, ow, st):
-        """One member of :func:`run_splitting` (its arrays without the member axis)."""
-        B = Le.shape[0]
-        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
-        org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
-        rs, ms = np.empty((S, 3)), np.empty((S, 3))
-        s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
-        w = np.empty((B, 3))
-        if M.static_sources:
-            _sources_exact(M, 0.0, org, Rs, rs, ms)
-        steps = steps0
-        code, body = OK, 0
-        for i in range(marks.shape[0]):
-            mark = marks[i]
-            while steps < mark:
-                n = min(check_every, mark - steps)
-                _split_chunk(M, Qe, Le, Te, Je, n, steps, dt, c, damped, fe, drifts, kicks,
-                             inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
-                steps += n
-                code, body = _check(M, Qe, Le)
-                if code != OK:
-                    break
-            if code != OK:
-                break
-            _omega_principal(M, Qe, Le, Je, w)
-            for b in range(B):
-                for x in range(3):
-                    for y in range(3):
-                        oU[i, b, x, y] = (axes[b, x, 0] * Qe[b, 0, y] + axes[b, x, 1] * Qe[b, 1, y]
-                                          + axes[b, x, 2] * Qe[b, 2, y])
-                    oL[i, b, x] = Le[b, x]
-                    ow[i, b, x] = w[b, x]
-        st[0], st[1], st[2] = code, steps, body
-
-    @_jit_par
-    def run_splitting(M, Q, L, T, J, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
-                      inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U, out_L, out_w, status):
-        """Advance every member through ``marks`` (absolute step counts) from ``steps0``; record at each mark.
-
-        Q (E,B,3,3) principal frames, L (E,B,3), T (E,B,3) the torque at the current state, J (E,B)
-        hinge inertias — all updated in place. friction (E,), field (E,3) per member; ``damped``
-        selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
-        axes (axes (B,3,3)), out_L, out_w (E,R,B,3). status (E,3): code, steps done, body.
-        Members run in parallel; a single scene calls ``_member_splitting`` directly.
-        """
-        for e in prange(L.shape[0]):
-            _member_splitting(M, Q[e], L[e], T[e], J[e], friction[e], damped, field[e], dt, steps0, marks, check_every,
-                              drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U[e], out_L[e],
-                              out_w[e], status[e])
-
-    # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
-
-    @_jit_inline
-    def _omega_pem(M, U, L, w):
-        """ω (B,3) as PEM forms it: Uᵀ I⁻¹ U L, projected on the hinge axis for hinged bodies."""
-        for b in range(L.shape[0]):
-            _omega_one(M.inv_inertia[b], U[b], L[b], w[b])
-            if M.hinged[b]:
-                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
-                wa = w[b, 0] * a0 + w[b, 1] * a1 + w[b, 2] * a2
-                w[b, 0], w[b, 1], w[b, 2] = wa * a0, wa * a1, wa * a2
-
-    @_jit_inline
-    def _torque_pem(M, U, Ud, w, t, field, c, friction_on, rs, ms, T, s, p, r, Td):
-        _torque(M, U, Ud, True, _external(M, field, t), rs, ms, T, s, p, r, Td)
-        if friction_on:
-            for b in range(T.shape[0]):
-                T[b, 0] = T[b, 0] - c * w[b, 0]
-                T[b, 1] = T[b, 1] - c * w[b, 1]
-                T[b, 2] = T[b, 2] - c * w[b, 2]
-
-    @_jit_inline
-    def _dU(w, U, dt, out):
-        """out = (ω × each row of U)·dt."""
-        for b in range(U.shape[0]):
-            w0, w1, w2 = w[b, 0], w[b, 1], w[b, 2]
-            for i in range(3):
-                u0, u1, u2 = U[b, i, 0], U[b, i, 1], U[b, i, 2]
-                out[b, i, 0] = (w1 * u2 - w2 * u1) * dt
-                out[b, i, 1] = (w2 * u0 - w0 * u2) * dt
-                out[b, i, 2] = (w0 * u1 - w1 * u0) * dt
-
-    @_jit
-    def _pem_step(M, U, Ud, L, w, frames, dtime, steps, dt, rk4, c, friction_on, field,
-                  org, rs, ms, s, p, r, Td, work):
-        """One step of PemScheme.advance; returns the driver's new time.
-
-        RK4 as a loop over its four stages (one place that evaluates torques, so it inlines once):
-        stage k starts from Un + a_k·(dU, dL of stage k−1), a = (0, ½, ½, 1), at times t₁, t₂, t₂, t₄;
-        the first stage places the dipoles by the previous step's uncorrected frame (PEM's order).
-        Euler is the first stage alone, with U advanced by the new ω.
-        """
-        i = steps + 1
-        if M.src_body.shape[0] and not M.static_sources:
-            _sources_pem(M, i, dtime, dt, frames, org, rs, ms)
-        t1 = i * dt
-        t2 = t1 + 0.5 * dt
-        t4 = t2 + 0.5 * dt
-        T, Un, Us = work[0, :, 0], work[1], work[2]
-        Ln = work[3, :, 0]
-        dL, dU = work[4:8, :, 0], work[8:12]
-        B = L.shape[0]
-        for b in range(B):
-            for x in range(3):
-                Ln[b, x] = L[b, x]
-                for y in range(3):
-                    Un[b, x, y] = U[b, x, y]
-                    Us[b, x, y] = U[b, x, y]
-        for k in range(4 if rk4 else 1):
-            t = t1 if k == 0 else (t2 if k < 3 else t4)
-            _torque_pem(M, Us, Ud if k == 0 else Us, w, t, field, c, friction_on, rs, ms, T, s, p, r, Td)
-            if not rk4:
-                for b in range(B):
-                    for x in range(3):
-                        L[b, x] = L[b, x] + T[b, x] * dt
-                _omega_pem(M, U, L, w)
-                _dU(w, U, dt, dU[0])
-                for b in range(B):
-                    for x in range(3):
-                        for y in range(3):
-                            Us[b, x, y] = U[b, x, y] + dU[0, b, x, y]
-                break
-            _dU(w, Us, dt, dU[k])
-            if k < 3:
-                a = 0.5 if k < 2 else 1.0
-                for b in range(B):
-                    for x in range(3):
-                        dL[k, b, x] = T[b, x] * dt
-                        L[b, x] = Ln[b, x] + (a * dL[k, b, x] if k < 2 else dL[k, b, x])
-                        for y in range(3):
-                            Us[b, x, y] = Un[b, x, y] + (a * dU[k, b, x, y] if k < 2 else dU[k, b, x, y])
-            else:
-                for b in range(B):
-                    for x in range(3):
-                        dL[3, b, x] = T[b, x] * dt
-                        L[b, x] = Ln[b, x] + (dL[0, b, x] + 2 * dL[1, b, x] + 2 * dL[2, b, x] + dL[3, b, x]) / 6
-                        for y in range(3):
-                            Us[b, x, y] = Un[b, x, y] + (dU[0, b, x, y] + 2 * dU[1, b, x, y] + 2 * dU[2, b, x, y]
-                                                         + dU[3, b, x, y]) / 6
-            _omega_pem(M, Us, L, w)
-        new_time = t4 if rk4 else t1
-        for b in range(B):
-            for x in range(3):
-                for y in range(3):
-                    Ud[b, x, y] = Us[b, x, y]
-            _pem_correct(Us[b], U[b])
-        # PemSourceDriver.update(): elliptically driven frames turn by an Euler step, then PEM's correction
-        for j in range(M.sb_kind.shape[0]):
-            if M.sb_kind[j] == 2:
-                F, G = frames[j], work[12, 0]
-                w0, w1, w2 = M.sb_spin[j, 0], M.sb_spin[j, 1], M.sb_spin[j, 2]
-                for x in range(3):
-                    u0, u1, u2 = F[x, 0], F[x, 1], F[x, 2]
-                    G[x, 0] = u0 + (w1 * u2 - w2 * u1) * dt
-                    G[x, 1] = u1 + (w2 * u0 - w0 * u2) * dt
-                    G[x, 2] = u2 + (w0 * u1 - w1 * u0) * dt
-                _pem_correct(G, F)
-        return new_time
-
-    @_jit
-    def _member_pem(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
-                    oU, oL, ow, st):
-        """One member of :func:`run_pem`; returns the driver's time reached."""
-        B = Le.shape[0]
-        D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
-        org = np.empty((K, 3))
-        rs, ms = np.empty((S, 3)), np.empty((S, 3))
-        s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
-        work = np.empty((13, B, 3, 3))  # scratch of _pem_step
-        if S:
-            _sources_pem(M, 1, 0.0, dt, fe, org, rs, ms)
-        steps = steps0
-        code, body = OK, 0
-        for i in range(marks.shape[0]):
-            mark = marks[i]
-            while steps < mark:
-                n = min(check_every, mark - steps)
-                for _ in range(n):
-                    dtime = _pem_step(M, Ue, Ude, Le, we, fe, dtime, steps, dt, rk4, c, friction_on, field_e,
-                                      org, rs, ms, s, p, r, Td, work)
-                    steps += 1
-                code, body = _check(M, Ue, Le)
-                if code != OK:
-                    break
-            if code != OK:
-                break
-            for b in range(B):
-                for x in range(3):
-                    for y in range(3):
-                        oU[i, b, x, y] = Ue[b, x, y]
-                    oL[i, b, x] = Le[b, x]
-                    ow[i, b, x] = we[b, x]
-        st[0], st[1], st[2] = code, steps, body
-        return dtime
-
-    @_jit_par
-    def run_pem(M, U, Ud, L, w, frames, dtime, friction, friction_on, field, dt, rk4, steps0, marks, check_every,
-                out_U, out_L, out_w, status):
-        """PemScheme for every member through ``marks``: U (E,B,3,3) corrected frames, Ud (E,B,3,3) frames
-        placing the dipoles, L, w (E,B,3), frames (E,K,3,3) and dtime (E,) PEM's driver state — all in place.
-        Members run in parallel; a single scene calls ``_member_pem`` directly.
-        """
-        for e in prange(L.shape[0]):
-            dtime[e] = _member_pem(M, U[e], Ud[e], L[e], w[e], frames[e], dtime[e], friction[e], friction_on,
-                                   field[e], dt, rk4, steps0, marks, check_every, out_U[e], out_L[e], out_w[e],
-                                   status[e])
-
-
 #: Positions of the per-member arrays in the arguments of run_splitting / run_pem: a single scene
 #: passes their one member straight to the member function (no parallel machinery to load).
 _SPLIT_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 7, 20, 21, 22, 23))
 _PEM_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 17, 18))
+
+
+def _member(kind: str, args: tuple) -> tuple:
+    """The arguments of an ensemble call with the member axis taken off the per-member arrays (E = 1)."""
+    member = _SPLIT_MEMBER_ARGS if kind == "splitting" else _PEM_MEMBER_ARGS
+    return tuple(a[0] if k in member else a for k, a in enumerate(args))
 
 
 class Runner:
@@ -709,6 +144,8 @@ class Runner:
         self.integ = integ
         sys_ = integ.system
         self.check_every = int(check_every)
+        #: the ahead-of-time build the single scene runs on (:class:`.aot.Build`), or None: numba's JIT
+        self.aot = aot.load() if integ.L.shape[0] == 1 else None
         E, B = integ.L.shape[:2]
         c = sys_.member_friction if sys_.member_friction is not None else np.full(E, sys_.friction)
         self.friction = _f(np.broadcast_to(c, (E,)))
@@ -737,6 +174,36 @@ class Runner:
         else:
             raise TypeError(f"no compiled counterpart for {type(integ).__name__}")
 
+    def member_call(self, marks) -> tuple:
+        """(kind, args) of the single-scene kernel call through ``marks`` (ints): what
+        :meth:`advance_to` passes to ``member_splitting`` / ``member_pem`` for an ensemble of one —
+        also how :mod:`.aot` learns the kernels' argument types."""
+        args, _ = self._args(marks)
+        return self.kind, _member(self.kind, args)
+
+    def _args(self, marks) -> tuple:
+        integ = self.integ
+        marks = np.ascontiguousarray(marks, dtype=np.int64)
+        E, B = integ.L.shape[:2]
+        R = len(marks)
+        out = np.zeros((E, R, B, 3, 3)), np.zeros((E, R, B, 3)), np.zeros((E, R, B, 3))
+        status = np.zeros((E, 3), np.int64)
+        steps0 = int(integ.steps_done)
+        if self.kind == "splitting":
+            Q, L, T = _f(integ.Q), _f(integ.L), _f(integ.T)
+            J = _f(np.broadcast_to(integ.J, (E, B)))
+            args = (self.model, Q, L, T, J, self.friction, self.damped, self.field, float(integ.dt), steps0, marks,
+                    self.check_every, *self.split, self.axes, *out, status)
+            return args, (Q, L, T)
+        drv = integ.driver
+        K = len(drv.frames)
+        frames = _f(np.broadcast_to(np.array(drv.frames).reshape(K, 3, 3), (E, K, 3, 3)))
+        dtime = np.full(E, float(drv.time))
+        U, Ud, L, w = _f(integ.U), _f(integ.U_dip), _f(integ.L), _f(integ.w)
+        args = (self.model, U, Ud, L, w, frames, dtime, self.friction, self.friction_on, self.field,
+                float(integ.dt), self.rk4, steps0, marks, self.check_every, *out, status)
+        return args, (U, Ud, L, w, frames, dtime)
+
     def advance_to(self, marks) -> tuple:
         """Run through ``marks`` (increasing absolute step counts); returns (U, L, w, status).
 
@@ -744,42 +211,37 @@ class Runner:
         status (E,3) int: code (OK, NONFINITE, NOT_ORTHONORMAL), steps done, body index.
         """
         integ = self.integ
-        marks = np.ascontiguousarray(marks, dtype=np.int64)
-        E, B = integ.L.shape[:2]
-        R = len(marks)
-        out_U, out_L, out_w = np.zeros((E, R, B, 3, 3)), np.zeros((E, R, B, 3)), np.zeros((E, R, B, 3))
-        status = np.zeros((E, 3), np.int64)
-        steps0 = integ.steps_done
-        if self.kind == "splitting":
-            Q, L = _f(integ.Q), _f(integ.L)
-            T = _f(integ.T)
-            J = _f(np.broadcast_to(integ.J, (E, B)))
-            args = (self.model, Q, L, T, J, self.friction, self.damped, self.field, float(integ.dt), steps0, marks,
-                    self.check_every, *self.split, self.axes, out_U, out_L, out_w, status)
-            if E == 1:
-                _member_splitting(*(a[0] if k in _SPLIT_MEMBER_ARGS else a for k, a in enumerate(args)))
-            else:
-                run_splitting(*args)
-            integ.Q, integ.L, integ.T = Q, L, T
+        args, state = self._args(marks)
+        E = integ.L.shape[0]
+        out_U, out_L, out_w, status = args[-4:]
+        if E == 1:
+            member = _member(self.kind, args)
+            if self.aot is not None:
+                self.aot.check(self.kind, member)
+            r = self._single()(*member)
         else:
-            drv = integ.driver
-            K = len(drv.frames)
-            frames = _f(np.broadcast_to(np.array(drv.frames).reshape(K, 3, 3), (E, K, 3, 3)))
-            dtime = np.full(E, float(drv.time))
-            U, Ud, L, w = _f(integ.U), _f(integ.U_dip), _f(integ.L), _f(integ.w)
-            args = (self.model, U, Ud, L, w, frames, dtime, self.friction, self.friction_on, self.field,
-                    float(integ.dt), self.rk4, steps0, marks, self.check_every, out_U, out_L, out_w, status)
+            k = _kernels()
+            (k.run_splitting if self.kind == "splitting" else k.run_pem)(*args)
+        if self.kind == "splitting":
+            integ.Q, integ.L, integ.T = state
+        else:
+            U, Ud, L, w, frames, dtime = state
             if E == 1:
-                dtime[0] = _member_pem(*(a[0] if k in _PEM_MEMBER_ARGS else a for k, a in enumerate(args)))
-            else:
-                run_pem(*args)
+                dtime[0] = r
             integ.U, integ.U_dip, integ.L, integ.w = U, Ud, L, w
             # The driver's state is the same for every member (it does not depend on the bodies).
-            drv.frames = [frames[0, k].copy() for k in range(K)]
+            drv = integ.driver
+            drv.frames = [frames[0, j].copy() for j in range(frames.shape[1])]
             drv.time = float(dtime[0])
             drv.updates = int(status[:, 1].min()) + 1
         integ.steps_done = int(status[:, 1].min())
         return out_U, out_L, out_w, status
+
+    def _single(self):
+        """The single-scene kernel: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""
+        if self.aot is not None:
+            return getattr(self.aot.module, "member_" + self.kind)
+        return getattr(_kernels(), "_member_" + self.kind)
 
 
 #: From this many dipole pairs per member on, a step is all-pairs work: the numpy driver with the
@@ -788,10 +250,33 @@ class Runner:
 MAX_PAIRS = 1 << 14
 
 
+def aot_probes():
+    """(kind, args) of a single-scene kernel call of each kind, for :func:`.aot.build` to take the types from."""
+    from ..examples import build
+    from .integrators import make_integrator
+    from .system import compile_system
+
+    scene = build("three-magnet").checked()
+    system = compile_system(scene)
+    for method in ("splitting4", "pem-rk4"):
+        integ = make_integrator(method, system, scene.settings.dt, system.U0[None], system.omega0[None])
+        yield Runner(integ, 1e-6, 1000).member_call([0])
+
+
+def build_aot(where=None, force: bool = False, log=print):
+    """``pem build-engine``: the single-scene kernels built ahead of time (:mod:`.aot`); returns the module path."""
+    return aot.build(aot_probes(), where, force, log)
+
+
 def supports(integ) -> bool:
-    """Whether the compiled engine runs this integrator object (numba present, method covered, not a
-    large all-pairs system)."""
-    if not (available() and getattr(integ, "name", "") in METHODS):
+    """Whether the compiled engine runs this integrator object: the method is covered, the system is not
+    a large all-pairs one, and there are kernels — an ahead-of-time build for a single scene
+    (:mod:`.aot`), else numba."""
+    if not (ENABLED and getattr(integ, "name", "") in METHODS):
         return False
     sys_ = integ.system
-    return sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) < MAX_PAIRS
+    if sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) >= MAX_PAIRS:
+        return False
+    if integ.L.shape[0] == 1 and aot.load() is not None:
+        return True
+    return available()

@@ -1,7 +1,8 @@
 """The all-pairs dipole sweep for many interacting bodies (numba, optional): any scene, any integrator.
 
 :func:`pem_physics.engine.torques.evaluate` calls :func:`pair_sweep` when numba is installed and the
-system is large enough to pay for it (:func:`pair_sweep_supported`); the numpy sweep of
+system is large enough to pay for it (:func:`pem_physics.engine.torques.pair_sweep_supported`; this module,
+and numba with it, is imported only then); the numpy sweep of
 :func:`pem_physics.engine.torques.dipole_pair_terms` stays the reference and the fallback
 (``tests/engine/test_pairs.py`` checks both agree). One (member, target dipole) per parallel
 iteration, each sum in a fixed order on one thread: results repeat bit for bit.
@@ -15,16 +16,9 @@ from ..jit import numba as _numba
 
 numba = _numba()  # None without numba (Blender's Python, a plain numpy install): numpy runs instead
 
-#: Set False to force the numpy reference sweep (the tests compare both).
-ENABLED = True
-
-
 def available() -> bool:
     return numba is not None
 
-
-#: Below this many member·target·source pairs the numpy sweep is as fast (no thread start-up).
-MIN_PAIRS = 1 << 15
 
 #: Let LLVM reorder the pair sums (so it can vectorise them) and fuse multiply-adds; nothing
 #: else: "nsz" lets it regroup r² + (1 − m) and "afn"/"arcp" approximate 1/x and √x, each
@@ -90,10 +84,6 @@ if numba is not None:
             B[e, a, 0], B[e, a, 1], B[e, a, 2] = acc[0], acc[1], acc[2]
             F[e, a, 0], F[e, a, 1], F[e, a, 2] = acc[3], acc[4], acc[5]
             Uen[e, a] = acc[6]
-
-
-def pair_sweep_supported(E: int, D: int, S: int) -> bool:
-    return available() and ENABLED and E * D * (D + S) >= MIN_PAIRS
 
 
 def pair_sweep(r, p, owner, rs, ms, k, box, energies: bool):

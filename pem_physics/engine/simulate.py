@@ -269,18 +269,23 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         marks.append(steps)
     engine = "numpy"
     # numba (if any) loads on first use, after the caller chose its cache folder
-    from . import compiled, lanes, scalar
+    from . import compiled, scalar
 
-    runner, load_s = None, 0.0
+    runner, load_s, kernels = None, 0.0, None
     if compiled.supports(integ):
         engine = "numba"
         # Compiling (first run) or loading the cached kernels is timed apart from the integration.
         t0 = _time.perf_counter()
-        # Large ensembles of one pendulum over fixed magnets run with members in SIMD lanes.
-        kind = lanes.Lanes if lanes.supported(integ) else compiled.Runner
+        kind = compiled.Runner
+        if ensemble is not None:
+            from . import lanes
+
+            # Large ensembles of one pendulum over fixed magnets run with members in SIMD lanes.
+            kind = lanes.Lanes if lanes.supported(integ) else compiled.Runner
         runner = kind(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
         runner.advance_to([])
         load_s = _time.perf_counter() - t0
+        kernels = "ahead-of-time" if getattr(runner, "aot", None) is not None else "jit"
     elif scalar.supported(integ):
         engine = "python"  # no numba: one body on Python floats beats numpy's per-call overhead
         runner = scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
@@ -300,7 +305,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         names=list(system.names), t=t, pivot=system.pivot.copy(),
         dipole_owner=system.owner.copy(), method=settings.method, dt=settings.dt,
         steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
-        info={"evaluations": getattr(integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s},
+        info={"evaluations": getattr(integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s,
+              "kernels": kernels},
         friction_work=checks.friction_work(t, arrays["omega"], c), **arrays)
     traj.info["warnings"] = warnings + checks.postflight(system, traj)
     return traj

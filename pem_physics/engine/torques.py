@@ -67,6 +67,22 @@ def dipole_pair_terms(ra, pa, rb, pb, k, box=None, mask=None, energy_weights=Non
     return B, F, U
 
 
+#: From this many member·target·source pairs on, the compiled sweep (:mod:`.pairs`) beats numpy's (below,
+#: thread start-up costs more than it saves). Set PAIR_SWEEP False to force the numpy sweep (tests compare both).
+PAIR_SWEEP_MIN = 1 << 15
+PAIR_SWEEP = True
+
+
+def pair_sweep_supported(E: int, D: int, S: int) -> bool:
+    """Whether :func:`_all_pairs` runs the compiled sweep: numba present and E·D·(D+S) ≥ PAIR_SWEEP_MIN.
+    Smaller systems never import numba here (a single scene on the ahead-of-time kernels runs without it)."""
+    if not (PAIR_SWEEP and E * D * (D + S) >= PAIR_SWEEP_MIN):
+        return False
+    from . import pairs  # numba (if any) loads on first use, after the caller chose its cache folder
+
+    return pairs.available()
+
+
 def _all_pairs(system: System, r, p, rs, ms, k: float, energies: bool):
     """B, F (E,D,3) and pair energies (E,D) or None on the moving dipoles r, p (E,D,3) from all others.
 
@@ -74,9 +90,9 @@ def _all_pairs(system: System, r, p, rs, ms, k: float, energies: bool):
     blocks of targets so that memory stays near PAIR_BLOCK members·pairs.
     """
     E, D = r.shape[:2]
-    from . import pairs  # numba (if any) loads on first use, after the caller chose its cache folder
+    if pair_sweep_supported(E, D, len(rs)):
+        from . import pairs
 
-    if pairs.pair_sweep_supported(E, D, len(rs)):
         return pairs.pair_sweep(r, p, system.owner, rs, ms, k, system.box, energies)
     plan = system.pair_plan()
     if len(rs):

@@ -85,6 +85,7 @@ def summary(traj: Trajectory) -> dict:
         "steps_per_second": traj.steps / traj.wall_time if traj.wall_time > 0 else None,
         "engine": traj.info.get("engine", "numpy"),
         "compile_or_load_s": traj.info.get("compile_or_load_s", 0.0),
+        "kernels": traj.info.get("kernels"),
         "energy_drift_relative": traj.energy_drift(),
         "energy_balance_error_relative": traj.energy_balance(),
         "friction_loss_relative": traj.friction_loss(),

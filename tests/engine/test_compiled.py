@@ -268,11 +268,11 @@ def test_compiled_code_is_cached_on_disk(tmp_path):
     """A second process loads the kernels from the cache folder instead of compiling them."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
             "from pem_physics import examples, simulate\n"
-            "from pem_physics.engine import compiled\n"
+            "from pem_physics.engine import kernels as K\n"
             "simulate(examples.build('compass'), t_end=0.01)\n"
-            "kernels = [f for f in vars(compiled).values() if hasattr(f, 'stats')]\n"
+            "kernels = [f for f in vars(K).values() if hasattr(f, 'stats')]\n"
             "print(sum(sum(f.stats.cache_hits.values()) for f in kernels))\n")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PEM_AOT="0")
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.strip() == "0"
     assert any((tmp_path / "cache").rglob("*.nbi")), "no index file written to the cache folder"

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pem_physics import examples
-from pem_physics.engine import pairs
+from pem_physics.engine import pairs, torques
 from pem_physics.engine.simulate import simulate
 from pem_physics.engine.system import compile_system
 
@@ -73,14 +73,14 @@ def test_pair_sweep_newton_third_law():
 def test_compass_array_same_with_and_without_kernel():
     scene = examples.compass_array(n=8, t_end=0.1)  # 64 needles: 4096 pairs
     system = compile_system(scene.checked())
-    assert pairs.pair_sweep_supported(1, system.n_dipoles, 0) == (system.n_dipoles ** 2 >= pairs.MIN_PAIRS)
-    old = pairs.MIN_PAIRS
+    assert torques.pair_sweep_supported(1, system.n_dipoles, 0) == (system.n_dipoles ** 2 >= torques.PAIR_SWEEP_MIN)
+    old = torques.PAIR_SWEEP_MIN
     try:
-        pairs.MIN_PAIRS = 1  # force the kernel even at this size
+        torques.PAIR_SWEEP_MIN = 1  # force the kernel even at this size
         got = simulate(scene, method="splitting4")
-        pairs.ENABLED = False
+        torques.PAIR_SWEEP = False
         ref = simulate(scene, method="splitting4")
     finally:
-        pairs.ENABLED, pairs.MIN_PAIRS = True, old
+        torques.PAIR_SWEEP, torques.PAIR_SWEEP_MIN = True, old
     np.testing.assert_allclose(got.orientation, ref.orientation, rtol=0, atol=1e-10)
     np.testing.assert_allclose(got.total_energy, ref.total_energy, rtol=1e-10)

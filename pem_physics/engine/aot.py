@@ -1,0 +1,184 @@
+"""The single-scene kernels built ahead of time: a run that starts without numba.
+
+numba compiles :mod:`.kernels` on first use and caches the machine code on disk, but every new
+process still imports numba (~0.3 s) and initialises its compiler to load that cache (~0.5 s) —
+longer than the whole run of a PEM sample (1e5 RK4 steps, ~0.3 s). ``pem build-engine``
+(:func:`build`) compiles the two single-scene kernels (``member_splitting``, ``member_pem``: the very
+functions the JIT path calls, every method and every scene feature) once more, with numba's
+ahead-of-time compiler, into a Python extension module that needs only numpy at run time. A
+single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
+results, no numba import. Ensembles keep the JIT kernels (parallel, SIMD lanes).
+
+The build lives beside numba's cache (``<cache>/aot``, or ``PEM_AOT_DIR``) under a name keyed on
+the kernels' source, the Python version, numpy's major version and the machine, so an edited
+kernel or another interpreter never loads a stale build; it is written to a temporary folder and
+moved into place (a crash leaves no half-written module). Linking needs a C compiler (gcc, clang
+or MSVC). Each call checks its arguments against the types the build was made for (kind, dtype,
+dimensions, layout of every array and of every field of the scene's :class:`~.compiled.Model`),
+because compiled code does not check them itself. ``PEM_AOT=0`` (or ``PEM_NUMBA=0``) turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PemError
+from ..jit import cache_dir
+
+KINDS = ("splitting", "pem")
+_loaded: dict = {}
+
+
+def folder() -> Path:
+    """Where builds are kept: ``PEM_AOT_DIR`` or ``aot`` in the compile cache (:func:`pem_physics.jit.cache_dir`)."""
+    env = os.environ.get("PEM_AOT_DIR")
+    return Path(env) if env else cache_dir() / "aot"
+
+
+def key() -> str:
+    """What a build depends on: the kernels' and Model's source, Python, numpy's major version, the machine."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in ("kernels.py", "compiled.py", "aot.py"):
+        h.update((here / name).read_bytes())
+    h.update(f"{sys.version}|{np.__version__.split('.')[0]}|{platform.machine()}|{sys.platform}".encode())
+    return h.hexdigest()[:16]
+
+
+def module_name() -> str:
+    return f"pem_kernels_{key()}"
+
+
+def spec(x):
+    """A JSON-able description of an argument's compiled type (what the build's wrapper assumes)."""
+    if isinstance(x, np.ndarray):
+        return ["array", x.dtype.str, x.ndim, bool(x.flags.c_contiguous)]
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, (int, np.integer)):
+        return "int"
+    if isinstance(x, (float, np.floating)):
+        return "float"
+    if isinstance(x, tuple):
+        return ["tuple", [spec(v) for v in x]]
+    raise TypeError(f"no compiled type for {type(x).__name__}")
+
+
+@dataclass
+class Build:
+    """A loaded ahead-of-time build: its extension module and the argument types of each kernel."""
+
+    module: object
+    path: Path
+    specs: dict
+
+    def check(self, kind: str, args: tuple) -> None:
+        """Refuse a call whose arguments are not of the types the build was compiled for."""
+        got, want = [spec(a) for a in args], self.specs[kind]
+        if got != want:
+            bad = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w) if len(got) == len(want) else None
+            where = f"argument {bad}: {got[bad]} where the build has {want[bad]}" if bad is not None else (
+                f"{len(got)} arguments where the build has {len(want)}")
+            raise TypeError(f"ahead-of-time kernel member_{kind}: {where} (rebuild: pem build-engine)")
+
+
+def enabled() -> bool:
+    return os.environ.get("PEM_AOT", "1") != "0" and os.environ.get("PEM_NUMBA", "1") != "0"
+
+
+def load(where: Path | None = None) -> Build | None:
+    """The build for this source and interpreter, or None (none built, turned off, or not loadable)."""
+    if not enabled():
+        return None
+    where = Path(where) if where is not None else folder()
+    name = module_name()
+    cached = _loaded.get((where, name))
+    if cached is not None or (where, name) in _loaded:
+        return cached
+    build = None
+    so = where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
+    meta = where / (name + ".json")
+    if so.is_file() and meta.is_file():
+        specs = json.loads(meta.read_text(encoding="utf-8"))["specs"]
+        spec_ = importlib.util.spec_from_file_location(name, so)
+        module = importlib.util.module_from_spec(spec_)
+        spec_.loader.exec_module(module)
+        build = Build(module, so, specs)
+    _loaded[(where, name)] = build
+    return build
+
+
+def build(probes, where: Path | None = None, force: bool = False, log=print) -> Path:
+    """Compile ``member_splitting`` and ``member_pem`` ahead of time into ``where`` (default :func:`folder`).
+
+    ``probes`` yields (kind, args) of one kernel call of each kind (:func:`.compiled.aot_probes`): the build
+    is compiled for those argument types. Returns the module's path. Needs numba and a C compiler; raises
+    :class:`PemError` saying which is missing.
+    """
+    from ..jit import numba as _numba
+
+    where = Path(where) if where is not None else folder()
+    name = module_name()
+    so = where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
+    if so.is_file() and (where / (name + ".json")).is_file() and not force:
+        log(f"already built: {so}")
+        return so
+    nb = _numba()
+    if nb is None:
+        raise PemError("pem build-engine needs numba (pip install pem_physics[fast]); it is not installed "
+                       "or PEM_NUMBA=0 turns it off")
+    import warnings
+
+    from numba.pycc import CC
+
+    from . import kernels
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nb.NumbaPendingDeprecationWarning)
+        where.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=where))
+        cc = CC(name)
+        cc.output_dir = str(tmp)
+        cc.verbose = False
+        specs = {}
+        for kind, args in probes:
+            disp = getattr(kernels, "_member_" + kind)
+            types = tuple(nb.typeof(a) for a in args)
+            disp.compile(types)
+            sig = disp.overloads[types].signature
+            cc.export("member_" + kind, sig)(disp.py_func)
+            specs[kind] = [spec(a) for a in args]
+        try:
+            cc.compile()
+        except Exception as err:  # distutils reports a missing compiler in many ways: name it once here
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise PemError(f"pem build-engine: compiling the kernels ahead of time failed ({err}); it needs a C "
+                           "compiler (gcc, clang or MSVC). Runs keep using numba's JIT kernels.") from err
+    built = tmp / so.name
+    (tmp / (name + ".json")).write_text(json.dumps({"specs": specs, "numba": nb.__version__,
+                                                     "numpy": np.__version__, "python": sys.version}),
+                                        encoding="utf-8")
+    os.replace(built, so)  # the module first: load() wants both, so a crash between leaves no usable half
+    os.replace(tmp / (name + ".json"), where / (name + ".json"))
+    shutil.rmtree(tmp, ignore_errors=True)
+    if sys.platform != "win32":  # builds of older sources (Windows cannot remove a module another process loaded)
+        for old in where.glob("pem_kernels_*"):
+            if not old.name.startswith(name):
+                old.unlink()
+    _loaded.pop((where, name), None)
+    log(f"built {so} in {time.perf_counter() - t0:.1f} s")
+    return so

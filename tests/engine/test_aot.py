@@ -1,0 +1,92 @@
+"""The single-scene kernels built ahead of time (engine/aot.py) against numba's JIT kernels.
+
+Oracle: the JIT kernels, which test_compiled.py checks against the numpy reference feature by feature.
+The ahead-of-time build compiles the very same functions, so every scene feature and method must give
+bit-identical trajectories; a process that runs on the build must not import numba at all (the point
+of the build); arguments of another type are refused by name; a build of other sources is not loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from test_compiled import ARRAYS, FEATURES
+
+from pem_physics import Ensemble, examples, simulate
+from pem_physics.engine import aot, compiled
+
+from conftest import ROOT
+
+pytestmark = [pytest.mark.skipif(not compiled.available(), reason="numba is not installed"), pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory):
+    where = tmp_path_factory.mktemp("aot")
+    compiled.build_aot(where, log=lambda *_: None)
+    return where
+
+
+def run(scene, monkeypatch, where, method):
+    if where is None:
+        monkeypatch.setenv("PEM_AOT", "0")
+    else:
+        monkeypatch.setenv("PEM_AOT", "1")
+        monkeypatch.setenv("PEM_AOT_DIR", str(where))
+    return simulate(scene, method=method, t_end=0.5)
+
+
+@pytest.mark.parametrize("method", compiled.METHODS)
+@pytest.mark.parametrize("feature", sorted(FEATURES))
+def test_build_gives_the_jit_kernels_numbers_bit_for_bit(feature, method, build_dir, monkeypatch):
+    scene = FEATURES[feature]()
+    jit = run(scene, monkeypatch, None, method)
+    ahead = run(scene, monkeypatch, build_dir, method)
+    assert jit.info["kernels"] == "jit" and ahead.info["kernels"] == "ahead-of-time"
+    assert np.array_equal(jit.t, ahead.t)
+    for k in ARRAYS:
+        assert np.array_equal(getattr(jit, k), getattr(ahead, k)), k
+
+
+def test_a_run_on_the_build_does_not_import_numba(build_dir, tmp_path):
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "from pem_physics import examples, simulate\n"
+            "tr = simulate(examples.build('three-magnet'), t_end=0.05)\n"
+            "print(tr.info['engine'], tr.info['kernels'], 'numba' in sys.modules)\n")
+    env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["numba", "ahead-of-time", "False"]
+
+
+def test_ensembles_keep_the_jit_kernels(build_dir, monkeypatch):
+    monkeypatch.setenv("PEM_AOT_DIR", str(build_dir))
+    scene = examples.build("three-magnet")
+    ens = Ensemble(angular_velocity=np.zeros((3, 1, 3)))
+    tr = simulate(scene, t_end=0.01, ensemble=ens)
+    assert tr.info["kernels"] == "jit"
+
+
+def test_arguments_of_another_type_are_refused(build_dir):
+    build = aot.load(build_dir)
+    kind, args = next(compiled.aot_probes())
+    build.check(kind, args)  # the probe's own arguments fit
+    bad = list(args)
+    bad[1] = bad[1].astype(np.float32)
+    with pytest.raises(TypeError, match=r"member_splitting: argument 1: \['array', '<f4'"):
+        build.check(kind, tuple(bad))
+    with pytest.raises(TypeError, match="arguments where the build has"):
+        build.check(kind, tuple(args[:-1]))
+
+
+def test_a_build_of_other_sources_is_not_loaded(build_dir, monkeypatch):
+    assert aot.load(build_dir) is not None
+    monkeypatch.setattr(aot, "key", lambda: "0" * 16)
+    assert aot.load(build_dir) is None
+    monkeypatch.setenv("PEM_NUMBA", "0")
+    monkeypatch.undo()
+    monkeypatch.setenv("PEM_AOT", "0")
+    assert aot.load(build_dir) is None
