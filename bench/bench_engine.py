@@ -6,8 +6,9 @@ Measures, in one run on this machine:
 - PEM's three sample inputs (``../shared/pem-samples``; 1e5 RK4 steps, 1001 records): the whole
   process ``python -m pem_physics run SAMPLE.udf -o DIR`` against the original engine
   ``../shared/peers/pem/pem -I SAMPLE.udf`` on the same input, best of ``--repeat``; ratio =
-  peer time / our time (≥ 1: we are as fast). Rows whose peer or sample is absent are skipped,
-  saying so;
+  peer time / our time (≥ 1: we are as fast) — ours twice: on numba's JIT kernels loaded from the
+  cache, and on the kernels built ahead of time (``pem build-engine``, built once here, its time
+  reported). Rows whose peer or sample is absent are skipped, saying so;
 - the 15-pendulum wave, 60 s at dt = 1e-3 (6e4 pem-rk4 steps of 15 bodies, records every 0.1 s),
   written as a PEM input file by our UDF writer: the whole process against the original engine on
   that same file;
@@ -69,7 +70,25 @@ def compile_times() -> dict:
     return out
 
 
-def pem_samples(repeat: int) -> list:
+def ours_both(cmd, cwd, repeat: int, aot_dir) -> tuple[float, float]:
+    """Best whole-process time of ``cmd`` on the JIT kernels (cache warm) and on the ahead-of-time build."""
+    jit = dict(os.environ, PYTHONPATH=str(ROOT), PEM_AOT="0")
+    ahead = dict(os.environ, PYTHONPATH=str(ROOT), PEM_AOT="1", PEM_AOT_DIR=str(aot_dir))
+    timed(cmd, cwd=cwd, env=jit)  # compiles or loads the cache once
+    timed(cmd, cwd=cwd, env=ahead)
+    return (min(timed(cmd, cwd=cwd, env=jit) for _ in range(repeat)),
+            min(timed(cmd, cwd=cwd, env=ahead) for _ in range(repeat)))
+
+
+def build_aot(where) -> float:
+    t0 = time.perf_counter()
+    compiled.build_aot(where, log=lambda *_: None)
+    took = time.perf_counter() - t0
+    print(f"ahead-of-time build (pem build-engine): {took:.1f} s")
+    return took
+
+
+def pem_samples(repeat: int, aot_dir) -> list:
     rows = []
     if not PEER.exists() or not SAMPLES.exists():
         print(f"PEM samples: skipped — peer {PEER} or samples {SAMPLES} not found")
@@ -85,16 +104,16 @@ def pem_samples(repeat: int) -> list:
             except (OSError, subprocess.CalledProcessError) as err:
                 print(f"{name}: peer could not run ({err}); row skipped")
                 continue
-            ours_cmd = [sys.executable, "-m", "pem_physics", "run", f"{name}.udf", "-o", f"out_{name}", "-q"]
-            env = dict(os.environ, PYTHONPATH=str(ROOT))
-            timed(ours_cmd, cwd=tmp, env=env)  # compiles or loads the cache once
-            ours = min(timed(ours_cmd, cwd=tmp, env=env) for _ in range(repeat))
-            rows.append({"sample": name, "peer_s": peer, "ours_s": ours, "ratio": peer / ours})
-            print(f"PEM sample {name:10s} peer {peer:5.2f} s   ours {ours:5.2f} s   ratio {peer / ours:5.2f}")
+            cmd = [sys.executable, "-m", "pem_physics", "run", f"{name}.udf", "-o", f"out_{name}", "-q"]
+            jit, ahead = ours_both(cmd, tmp, repeat, aot_dir)
+            rows.append({"sample": name, "peer_s": peer, "ours_s": jit, "ratio": peer / jit,
+                         "ours_aot_s": ahead, "ratio_aot": peer / ahead})
+            print(f"PEM sample {name:10s} peer {peer:5.2f} s   ours {jit:5.2f} s (JIT), {ahead:5.2f} s "
+                  f"(ahead of time)   ratio {peer / jit:5.2f} / {peer / ahead:5.2f}")
     return rows
 
 
-def pendulum_wave(repeat: int) -> dict | None:
+def pendulum_wave(repeat: int, aot_dir) -> dict | None:
     if not PEER.exists():
         print(f"pendulum wave: skipped — peer {PEER} not found")
         return None
@@ -112,11 +131,10 @@ def pendulum_wave(repeat: int) -> dict | None:
             print(f"pendulum wave: peer could not run ({err}); row skipped")
             return None
         cmd = [sys.executable, "-m", "pem_physics", "run", "wave.udf", "-o", "out", "-q"]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        timed(cmd, cwd=tmp, env=env)
-        ours = min(timed(cmd, cwd=tmp, env=env) for _ in range(repeat))
-    print(f"pendulum wave (15 bodies, 6e4 steps)  peer {peer:5.2f} s   ours {ours:5.2f} s   ratio {peer / ours:5.2f}")
-    return {"peer_s": peer, "ours_s": ours, "ratio": peer / ours}
+        jit, ahead = ours_both(cmd, tmp, repeat, aot_dir)
+    print(f"pendulum wave (15 bodies, 6e4 steps)  peer {peer:5.2f} s   ours {jit:5.2f} s (JIT), {ahead:5.2f} s "
+          f"(ahead of time)   ratio {peer / jit:5.2f} / {peer / ahead:5.2f}")
+    return {"peer_s": peer, "ours_s": jit, "ratio": peer / jit, "ours_aot_s": ahead, "ratio_aot": peer / ahead}
 
 
 def single_scene() -> list:
@@ -169,9 +187,10 @@ def main(argv=None) -> dict:
     if not compiled.available():
         print("numba is not installed: nothing to measure for the compiled engine")
         return {}
-    res = {"compile": compile_times(), "pem_samples": pem_samples(args.repeat),
-           "pendulum_wave": pendulum_wave(args.repeat), "single": single_scene(),
-           "ensemble": ensemble(args.members, 2000)}
+    with tempfile.TemporaryDirectory() as aot_dir:
+        res = {"compile": compile_times(), "aot_build_s": build_aot(aot_dir),
+               "pem_samples": pem_samples(args.repeat, aot_dir), "pendulum_wave": pendulum_wave(args.repeat, aot_dir),
+               "single": single_scene(), "ensemble": ensemble(args.members, 2000)}
     return finish(res, start, args.json, indent=2)
 
 

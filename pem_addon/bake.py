@@ -211,13 +211,51 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     }
 
 
-def estimate(context) -> tuple[int, float | None]:
-    """(integration steps of a bake now, seconds at the last bake's speed, or None before any bake)."""
+#: A bake estimated to run longer than this (seconds) asks before it starts (the Simulate & Bake button;
+#: scripts and ``blender -b`` calling the operator's execute are not asked).
+CONFIRM_SECONDS = 60.0
+
+#: Steps per second of one moving body assumed before a bake has measured the speed here: below the
+#: measured rates of docs/benchmarks.md (three-magnet pendulum: compiled ~4e5, numpy ~700 steps/s), so the
+#: first estimate errs long. The compiled engine's first compile (10–25 s, once) is not included.
+PRIOR_RATE = {"numba": 1e5, "numpy": 500.0}
+
+
+def estimate(context) -> tuple[int, float, bool]:
+    """(integration steps of a bake now, estimated seconds, whether the speed was measured).
+
+    Seconds at the last bake's speed on this scene, or before any bake at :data:`PRIOR_RATE` of the
+    engine that will run, divided among the moving bodies.
+    """
+    from ..pem_physics import jit
+
     fps, dt, substeps, t_end, _ = adapters.time_settings(context)
     steps = int(round(t_end / dt))
     sp = context.scene.pem
-    rate = sp.last_steps / sp.last_wall_time if sp.last_wall_time > 0 and sp.last_steps > 0 else None
-    return steps, (steps / rate if rate else None)
+    if sp.last_wall_time > 0 and sp.last_steps > 0:
+        return steps, steps * sp.last_wall_time / sp.last_steps, True
+    moving = sum(1 for o in adapters.pem_objects(context.scene) if o.pem.role in ("PENDULUM", "FREE"))
+    rate = PRIOR_RATE["numba" if jit.installed() else "numpy"] / max(1, moving)
+    return steps, steps / rate, False
+
+
+def needs_confirmation(seconds: float) -> bool:
+    return seconds > CONFIRM_SECONDS
+
+
+def confirmation_message(steps: int, seconds: float, measured: bool) -> str:
+    """What the dialog before a long bake says."""
+    how = "at the last bake's speed" if measured else "estimated before any bake here"
+    return (f"{steps:,} integration steps: about {_duration(seconds)} ({how}). Esc cancels while it runs; "
+            "fewer substeps or a shorter frame range bake faster.")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def deleted_objects(plan: Plan) -> int:

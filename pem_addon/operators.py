@@ -56,10 +56,16 @@ class PEM_OT_bake(bpy.types.Operator):
     bl_label = "Simulate & Bake"
     bl_options = {"REGISTER", "UNDO"}
 
+    #: set once the user said yes to a long bake (the dialog's OK runs execute(), which starts the modal bake)
+    confirmed: BoolProperty(default=False, options={"HIDDEN", "SKIP_SAVE"})
+
     _timer = None
     _thread = None
 
     def execute(self, context):
+        if self.confirmed and context.window is not None and not bpy.app.background:
+            # OK in the long-bake dialog: run it as the button does, with progress and Esc
+            return bpy.ops.pem.simulate_bake("INVOKE_DEFAULT", confirmed=True)
         try:
             n = bake.bake(context)
         except (PemError, ValueError, RuntimeError) as err:
@@ -73,11 +79,18 @@ class PEM_OT_bake(bpy.types.Operator):
     def invoke(self, context, event):
         try:
             self._plan = bake.prepare(context)
-            steps, seconds = bake.estimate(context)
+            steps, seconds, measured = bake.estimate(context)
         except PemError as err:
             return _fail(self, err)
-        if seconds is not None and seconds > 60:
-            self.report({"WARNING"}, f"{steps:,} steps: about {seconds:.0f} s at the last bake's speed (Esc cancels)")
+        if bake.needs_confirmation(seconds) and not self.confirmed:
+            self.confirmed = True
+            return context.window_manager.invoke_confirm(
+                self, event, title="Long bake", message=bake.confirmation_message(steps, seconds, measured),
+                confirm_text="Bake", icon="WARNING")
+        return self._start(context)
+
+    def _start(self, context):
+        """Run the plan on a worker thread; :meth:`modal` shows progress, honours Esc and applies the result."""
         self._progress = 0.0
         self._stop = False
         self._result = None

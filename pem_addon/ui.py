@@ -155,19 +155,18 @@ def draw_scene(layout, context):
 
 
 def _estimate_line(layout, context) -> None:
-    """How long a bake would run: its steps and, after a first bake, seconds at that bake's speed."""
+    """How long a bake would run: its steps and seconds (at the last bake's speed, or estimated before one)."""
     from . import bake
 
     try:
-        steps, seconds = bake.estimate(context)
+        steps, seconds, measured = bake.estimate(context)
     except adapters.AddonError as err:
         layout.label(text=str(err), icon="ERROR")
         return
-    if seconds is None:
-        layout.label(text=f"{steps:,} steps")
-    else:
-        layout.label(text=f"{steps:,} steps, about {seconds:.3g} s at the last bake's speed",
-                     icon="ERROR" if seconds > 60 else "NONE")
+    how = "at the last bake's speed" if measured else "estimated"
+    long = bake.needs_confirmation(seconds)
+    layout.label(text=f"{steps:,} steps, about {seconds:.3g} s {how}" + (" (asks before baking)" if long else ""),
+                 icon="ERROR" if long else "NONE")
 
 
 def _engine_line(layout) -> None:

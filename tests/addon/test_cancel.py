@@ -54,11 +54,14 @@ def test_substeps_are_bounded_and_the_run_is_estimated(pem):  # noqa: F811
     sp.substeps = 2**31 - 1
     assert sp.substeps == 4096
     sp.substeps = 16
-    steps, seconds = add_bake.estimate(bpy.context)
-    assert steps == 16 * 24 and seconds is None            # 24 frames at 16 substeps; no bake yet
+    steps, seconds, measured = add_bake.estimate(bpy.context)
+    assert steps == 16 * 24 and not measured               # 24 frames at 16 substeps; no bake yet
+    # one moving body, at the assumed speed of the engine that will run
+    assert seconds in (pytest.approx(steps / add_bake.PRIOR_RATE["numba"]),
+                       pytest.approx(steps / add_bake.PRIOR_RATE["numpy"]))
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
-    steps, seconds = add_bake.estimate(bpy.context)
-    assert seconds == pytest.approx(steps * sp.last_wall_time / sp.last_steps)
+    steps, seconds, measured = add_bake.estimate(bpy.context)
+    assert measured and seconds == pytest.approx(steps * sp.last_wall_time / sp.last_steps)
 
 
 def test_an_open_mesh_says_how_to_go_on(pem):  # noqa: F811
@@ -96,3 +99,68 @@ def test_core_messages_speak_the_panels_language(pem):  # noqa: F811
     bpy.context.scene.pem.field = (float("nan"), 0.0, 0.0)
     with pytest.raises(RuntimeError, match=r"External Field \(Scene ▸ Magnetic Pendulum\)"):
         bpy.ops.pem.simulate_bake()
+
+
+class _Recorder:
+    """A window manager that records what the operator asks of it (headless Blender shows no dialog)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def invoke_confirm(self, op, event, **kw):
+        self.calls.append(("invoke_confirm", kw))
+        return {"RUNNING_MODAL"}
+
+    def __getattr__(self, name):  # progress_begin, event_timer_add, modal_handler_add
+        return lambda *a, **kw: self.calls.append((name, kw))
+
+
+class _Context:
+    """bpy.context with the recording window manager."""
+
+    def __init__(self, wm):
+        self.window_manager = wm
+
+    def __getattr__(self, name):
+        return getattr(bpy.context, name)
+
+
+def _operator(ops):
+    """An object that runs the bake operator's own invoke (its class methods) outside Blender's event loop."""
+    cls = ops.PEM_OT_bake
+    return type("Op", (), {"confirmed": False, "report": lambda self, *a: None, "invoke": cls.invoke,
+                           "_start": cls._start, "_set_progress": cls._set_progress})()
+
+
+def test_a_long_bake_asks_before_it_starts(pem):  # noqa: F811
+    add_bake, ops = pem["pem_addon.bake"], pem["pem_addon.operators"]
+    pendulum_setup()
+    sp = bpy.context.scene.pem
+    sp.last_steps, sp.last_wall_time = 10, 10.0      # 1 step/s measured here: the bake would take minutes
+    steps, seconds, measured = add_bake.estimate(bpy.context)
+    assert measured and seconds == pytest.approx(steps / 1.0) and add_bake.needs_confirmation(seconds)
+    before = fingerprint()
+    wm, op = _Recorder(), _operator(ops)
+    assert op.invoke(_Context(wm), None) == {"RUNNING_MODAL"}
+    (what, kw), = wm.calls
+    assert what == "invoke_confirm" and kw["confirm_text"] == "Bake" and kw["title"] == "Long bake"
+    assert f"{steps:,} integration steps" in kw["message"] and "last bake's speed" in kw["message"]
+    assert op.confirmed                              # the dialog's OK runs execute(), which then bakes
+    assert fingerprint() == before                   # nothing baked or started before the answer
+
+
+def test_a_short_bake_starts_at_once_and_scripts_are_never_asked(pem):  # noqa: F811
+    add_bake, ops = pem["pem_addon.bake"], pem["pem_addon.operators"]
+    pendulum_setup()
+    wm, op = _Recorder(), _operator(ops)
+    steps, seconds, _ = add_bake.estimate(bpy.context)
+    assert not add_bake.needs_confirmation(seconds)
+    assert op.invoke(_Context(wm), None) == {"RUNNING_MODAL"}
+    assert [c[0] for c in wm.calls] == ["progress_begin", "event_timer_add", "modal_handler_add"]
+    op._thread.join()
+    assert op._error is None and op._result is not None
+    # a script (execute, as blender -b runs it) bakes a long scene without asking
+    sp = bpy.context.scene.pem
+    sp.last_steps, sp.last_wall_time = 10, 10.0
+    assert add_bake.needs_confirmation(add_bake.estimate(bpy.context)[1])
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
