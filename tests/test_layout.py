@@ -15,9 +15,9 @@ import pytest
 from conftest import ROOT
 
 PKG = ROOT / "pem_physics"
-LAYERS = {"errors": 0, "jit": 0, "model": 1, "examples": 2, "engine": 3, "io": 4, "analysis": 5, "cli": 6,
+LAYERS = {"errors": 0, "jit": 0, "model": 1, "examples": 2, "engine": 3, "gas": 3, "io": 4, "analysis": 5, "cli": 6,
           "__main__": 7, "": 8}  # "" is the package's own __init__ (the public API re-exports from every layer)
-PACKAGES = ("model", "engine", "io", "analysis")
+PACKAGES = ("model", "engine", "io", "analysis", "gas")
 
 
 def module_name(path: Path) -> str:

@@ -1,0 +1,117 @@
+"""Hard-sphere gas: collisions per second of the compiled event-driven engine vs the C peer EDMD.
+
+N = 4000 spheres at packing fraction 0.25 in a periodic cube, FCC start, Maxwell–Boltzmann velocities
+at T = 1, run t = 0…100 (units σ = m = k_B T = 1), as the peer `../shared/peers/edmd` (Smallenburg's
+`Single` variant) does with `initialconfig = 1` and `usethermostat = 0`. The peer is copied to a
+temporary folder, switched to those settings with the sed of peers/README.md, built with `make`
+and run in the same invocation; its collision count, pressure and run time are parsed from its
+output. A missing peer or C compiler skips that row, saying so. Both speeds are wall-clock
+collisions per second of the run proper (ours without the one-off numba compile, which a warm-up
+run pays; the peer's including its own set-up, which is ~1 % of its run).
+
+    python bench/bench_gas.py [--t-end 100] [--n 4000] [--eta 0.25] [--repeat 1] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import write_json  # noqa: E402
+
+from pem_physics.gas import edmd, measure  # noqa: E402
+from pem_physics.gas.state import make_gas  # noqa: E402
+
+PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "edmd"
+SED = ("s/^int initialconfig = 0;/int initialconfig = 1;/; "
+       "s/^const int usethermostat = 1;/const int usethermostat = 0;/")
+
+
+def run_ours(n: int, eta: float, t_end: float) -> dict:
+    edmd.run(make_gas(64, eta, 3, start="lattice", seed=0), 1.0)  # compile (or load the cache) outside the timing
+    state = make_gas(n, eta, 3, start="lattice", seed=1)
+    t0 = time.perf_counter()
+    run = edmd.run(state, t_end, blocks=20)
+    wall = time.perf_counter() - t0
+    p = measure.pressure(run, skip_blocks=1)
+    return {"engine": run.info["engine"], "collisions": run.n_collisions, "wall_s": wall,
+            "collisions_per_s": run.n_collisions / wall, "pressure": p.reduced, "pressure_err": p.reduced_err,
+            "cell_crossings": run.info.get("cell_crossings"), "invalidated": run.info.get("invalidated")}
+
+
+def run_peer(n: int, eta: float, t_end: float) -> dict | str:
+    """The peer's numbers, or a sentence saying why it could not run."""
+    if not (PEER / "mdSingle.c").is_file():
+        return f"peer not found at {PEER}"
+    if shutil.which("make") is None or (shutil.which("gcc") is None and shutil.which("cc") is None):
+        return "no C compiler (gcc/cc) or make on PATH"
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in PEER.iterdir():
+            if f.is_file():
+                shutil.copy(f, tmp)
+        src = Path(tmp) / "mdSingle.c"
+        subprocess.run(["sed", "-i", SED, str(src)], check=True)
+        text = src.read_text()
+        text = re.sub(r"^double maxtime = [^;]*;", f"double maxtime = {t_end!r};", text, flags=re.M)
+        text = re.sub(r"^double packfrac = [^;]*;", f"double packfrac = {eta!r};", text, flags=re.M)
+        text = re.sub(r"^int N = [^;]*;", f"int N = {n};", text, flags=re.M)
+        src.write_text(text)
+        build = subprocess.run(["make"], cwd=tmp, capture_output=True, text=True)
+        if build.returncode != 0:
+            return f"peer build failed: {build.stderr.strip()[-300:]}"
+        t0 = time.perf_counter()
+        out = subprocess.run(["./md"], cwd=tmp, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        return f"peer run failed (exit {out.returncode}): {out.stdout.strip()[-300:]}"
+    coll = re.findall(r"Collisions:\s*(\d+)", out.stdout)
+    press = re.search(r"Measured pressure\s*:\s*\S+\s*\+\s*\S+\s*=\s*(\S+)", out.stdout)
+    if not coll or not press:
+        return "could not parse the peer's output"
+    return {"collisions": int(coll[-1]), "wall_s": wall, "collisions_per_s": int(coll[-1]) / wall,
+            "pressure": float(press.group(1))}
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=4000)
+    ap.add_argument("--eta", type=float, default=0.25)
+    ap.add_argument("--t-end", type=float, default=100.0)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each; the fastest counts")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    cs = measure.reduced_pressure_eos(a.eta, 3)
+    ours = max((run_ours(a.n, a.eta, a.t_end) for _ in range(a.repeat)), key=lambda r: r["collisions_per_s"])
+    peers = [run_peer(a.n, a.eta, a.t_end) for _ in range(a.repeat)]
+    peer_ok = [p for p in peers if isinstance(p, dict)]
+    peer = max(peer_ok, key=lambda r: r["collisions_per_s"]) if peer_ok else peers[0]
+    print(f"hard spheres: N = {a.n}, packing fraction {a.eta}, periodic cube, t = 0…{a.t_end:g}; "
+          f"Carnahan–Starling βPσ³ = {cs:.4f}")
+    print(f"{'':10s} {'collisions':>11s} {'wall s':>7s} {'coll/s':>10s} {'βPσ³':>8s}")
+    print(f"{'ours':10s} {ours['collisions']:11d} {ours['wall_s']:7.2f} {ours['collisions_per_s']:10.3g} "
+          f"{ours['pressure']:8.4f} ± {ours['pressure_err']:.4f}  ({ours['engine']})")
+    result = {"n": a.n, "eta": a.eta, "t_end": a.t_end, "carnahan_starling": cs, "ours": ours}
+    if isinstance(peer, dict):
+        ratio = ours["collisions_per_s"] / peer["collisions_per_s"]
+        print(f"{'peer edmd':10s} {peer['collisions']:11d} {peer['wall_s']:7.2f} {peer['collisions_per_s']:10.3g} "
+              f"{peer['pressure']:8.4f}")
+        print(f"speed ratio ours / peer = {ratio:.2f} (goal ≥ 1)")
+        result.update(peer=peer, ratio=ratio)
+    else:
+        print(f"{'peer edmd':10s} skipped: {peer}")
+        result["peer"] = {"skipped": peer}
+    if a.json:
+        write_json(a.json, result, indent=1)
+    return result
+
+
+if __name__ == "__main__":
+    main()

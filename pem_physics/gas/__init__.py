@@ -1,0 +1,18 @@
+"""Hard-sphere gas: event-driven molecular dynamics of hard disks (d = 2) and spheres (d = 3).
+
+Between events the particles fly straight; events are elastic (or, with restitution e < 1,
+inelastic) pair collisions and mirror collisions with hard box walls. Units are the user's: a
+length (usually the diameter σ), a mass m and an energy k_B T, so times are in σ √(m / k_B T)
+and k_B = 1 throughout.
+
+- :mod:`.state` — :class:`GasState` (positions (N, d), velocities (N, d), radii (N,), masses (N,),
+  box (d,)), start states (random, lattice, Maxwell–Boltzmann velocities) and :class:`GasRun`;
+- :mod:`.reference` — the plain numpy event-driven code, O(N²) a event, the definition;
+- :mod:`.edmd` — the compiled engine (numba, cell lists, one event per particle in a heap);
+- :mod:`.measure` — pressure from the collision virial, temperature, collision rate, mean free
+  path, speed distribution and its Kolmogorov–Smirnov test, equations of state.
+"""
+
+from .state import EventLog, GasRun, GasState, make_gas, maxwell_boltzmann_velocities
+
+__all__ = ["GasRun", "GasState", "EventLog", "make_gas", "maxwell_boltzmann_velocities"]

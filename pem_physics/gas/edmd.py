@@ -1,0 +1,609 @@
+"""The compiled event-driven engine (numba) for hard disks and spheres: cell lists, one event per particle.
+
+The same events and arithmetic as :mod:`.reference` (the definition and the fallback without
+numba), organised for large N:
+
+- cell lists: each axis is cut into nc ≥ 3 cells of width ≥ the largest diameter (an axis too
+  short for 3 cells is one cell), so a particle can only touch particles in its own and the
+  3^d − 1 surrounding cells; cells are doubly linked lists (``head``, ``nxt``, ``prv``);
+- one scheduled event per particle: the earliest of its collisions with those neighbours, its
+  hard-wall hits and its next cell crossing, kept in an indexed binary min-heap (``heap``,
+  ``hpos``) keyed by event time, so rescheduling a particle is one sift;
+- lazy invalidation: a collision event stores the partner's collision counter; when it reaches
+  the top of the heap with a changed counter, the particle is rescheduled instead (a collision of
+  i with j is found by whichever of the two was rescheduled last, so none is missed);
+- lazy positions: each particle carries its own time t_i and its position x_i at t_i; only the
+  particles of an event are moved. A cell crossing changes only the cell (and, across a periodic
+  boundary, shifts x_i by the box length), so it does not touch the trajectory.
+
+One call of the kernel runs at most ``max_events`` heap pops without returning to Python;
+:func:`run` calls it in chunks sized to ~0.2 s for progress and Ctrl-C (see
+:func:`.reference.drive`). No fastmath: results are IEEE-exact and repeatable.
+
+Shapes: N particles, d = 2 or 3, C cells, K = 3^d neighbour offsets (fewer on one-cell axes).
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+import warnings
+
+import numpy as np
+
+from ..jit import numba as _numba
+from ..jit import unavailable_reason
+from .reference import ReferenceEngine, drive
+from .state import EventLog, GasRun, GasState, check_run_args
+
+nb = _numba()
+
+#: Set False to force the numpy reference (tests compare both).
+ENABLED = True
+
+#: Kernel return codes: reached t_stop, ran max_events, event log full.
+REACHED, MAX_EVENTS, LOG_FULL = 0, 1, 2
+
+
+def available() -> bool:
+    return nb is not None and ENABLED
+
+
+if nb is not None:
+    _jit = nb.njit(cache=True, error_model="numpy")
+    _jit_inline = nb.njit(cache=True, error_model="numpy", inline="always")
+
+    @_jit_inline
+    def _sift_up(heap, hpos, key, k):
+        item = heap[k]
+        kt = key[item]
+        while k > 0:
+            parent = (k - 1) >> 1
+            p = heap[parent]
+            if key[p] <= kt:
+                break
+            heap[k] = p
+            hpos[p] = k
+            k = parent
+        heap[k] = item
+        hpos[item] = k
+
+    @_jit_inline
+    def _sift_down(heap, hpos, key, k):
+        n = heap.shape[0]
+        item = heap[k]
+        kt = key[item]
+        while True:
+            c = 2 * k + 1
+            if c >= n:
+                break
+            if c + 1 < n and key[heap[c + 1]] < key[heap[c]]:
+                c += 1
+            ch = heap[c]
+            if key[ch] >= kt:
+                break
+            heap[k] = ch
+            hpos[ch] = k
+            k = c
+        heap[k] = item
+        hpos[item] = k
+
+    @_jit_inline
+    def _reheap(heap, hpos, key, i):
+        k = hpos[i]
+        if k > 0 and key[i] < key[heap[(k - 1) >> 1]]:
+            _sift_up(heap, hpos, key, k)
+        else:
+            _sift_down(heap, hpos, key, k)
+
+    @_jit_inline
+    def _image(q, length, periodic):
+        if periodic:
+            if q > 0.5 * length:
+                return q - length
+            if q < -0.5 * length:
+                return q + length
+        return q
+
+    @_jit_inline
+    def _cell_index(ci, i, nc, d):
+        c = 0
+        for k in range(d):
+            c = c * nc[k] + ci[i, k]
+        return c
+
+    @_jit_inline
+    def _unlink(head, nxt, prv, c, i):
+        p = prv[i]
+        q = nxt[i]
+        if p >= 0:
+            nxt[p] = q
+        else:
+            head[c] = q
+        if q >= 0:
+            prv[q] = p
+
+    @_jit_inline
+    def _link(head, nxt, prv, c, i):
+        q = head[c]
+        nxt[i] = q
+        prv[i] = -1
+        if q >= 0:
+            prv[q] = i
+        head[c] = i
+
+    @_jit_inline
+    def _axis_cells(cells, shifts, row, c, n, length, periodic, slab):
+        """Neighbour cells on one axis into cells[row] with the shift of the image of their particles
+        next to cell c into shifts[row]: the 3 cells around c (fewer at a hard wall), or only c + slab
+        when slab is ±1. A periodic axis of one cell gives that cell three times, shifted by −L, 0, +L
+        (every image that can come within reach). Returns how many."""
+        if n == 1:
+            cells[row, 0] = 0
+            shifts[row, 0] = 0.0
+            if not periodic:
+                return 1
+            cells[row, 1] = 0
+            shifts[row, 1] = length
+            cells[row, 2] = 0
+            shifts[row, 2] = -length
+            return 3
+        k = 0
+        lo = -1 if slab == 0 else slab
+        hi = 1 if slab == 0 else slab
+        for o in range(lo, hi + 1):
+            cc = c + o
+            sh = 0.0
+            if cc < 0:
+                if not periodic:
+                    continue
+                cc += n
+                sh = length  # the image of a particle in cell cc sits at x − L: r_i − r_j gains +L
+            elif cc >= n:
+                if not periodic:
+                    continue
+                cc -= n
+                sh = -length
+            cells[row, k] = cc
+            shifts[row, k] = sh
+            k += 1
+        return k
+
+    @_jit_inline
+    def _schedule(i, t, slab_axis, slab_dir, P, box, width, periodic, ci, nc, head, nxt,
+                  ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts):
+        """Particle i's earliest event from time t into ev_t/ev_p (the heap is not touched).
+
+        Its best collision (col_t, col_p, col_cnt) comes from a scan of the 3^d surrounding cells, or,
+        with slab_axis ≥ 0 (after a cell crossing, trajectory unchanged and the stored collision still
+        valid), from the stored one and the slab of cells just entered on slab_axis (direction slab_dir)."""
+        d = box.shape[0]
+        dti = t - P[i, 6]
+        xi0 = P[i, 0] + P[i, 3] * dti
+        xi1 = P[i, 1] + P[i, 4] * dti
+        xi2 = P[i, 2] + P[i, 5] * dti if d == 3 else 0.0
+        vi0 = P[i, 3]
+        vi1 = P[i, 4]
+        vi2 = P[i, 5] if d == 3 else 0.0
+        # cell crossings (codes -1-2d-(2a+dir)) and, between hard walls, wall hits (codes -1-(2a+side))
+        cross = np.inf
+        code = -1 - 4 * d  # "no event"
+        for k in range(d):
+            vk = P[i, 3 + k]
+            xk = xi0 if k == 0 else (xi1 if k == 1 else xi2)
+            if vk > 0.0:
+                dt = ((ci[i, k] + 1) * width[k] - xk) / vk
+                c = -1 - 2 * d - (2 * k + 1)
+                if not periodic:
+                    dw = (box[k] - P[i, 7] - xk) / vk
+                    if dw < dt:
+                        dt = dw
+                        c = -1 - (2 * k + 1)
+            elif vk < 0.0:
+                dt = (ci[i, k] * width[k] - xk) / vk
+                c = -1 - 2 * d - 2 * k
+                if not periodic:
+                    dw = (P[i, 7] - xk) / vk
+                    if dw < dt:
+                        dt = dw
+                        c = -1 - 2 * k
+            else:
+                continue
+            if dt < 0.0:
+                dt = 0.0
+            if dt < cross:
+                cross = dt
+                code = c
+        # collisions with particles in the cells to scan
+        if slab_axis >= 0:
+            best = col_t[i]
+            partner = col_p[i]
+        else:
+            best = np.inf
+            partner = -1
+        n0 = _axis_cells(cells, shifts, 0, ci[i, 0], nc[0], box[0], periodic, slab_dir if slab_axis == 0 else 0)
+        n1 = _axis_cells(cells, shifts, 1, ci[i, 1], nc[1], box[1], periodic, slab_dir if slab_axis == 1 else 0)
+        if d == 3:
+            n2 = _axis_cells(cells, shifts, 2, ci[i, 2], nc[2], box[2], periodic, slab_dir if slab_axis == 2 else 0)
+            nc2 = nc[2]
+        else:
+            n2 = 1
+            cells[2, 0] = 0
+            shifts[2, 0] = 0.0
+            nc2 = 1
+        # the image of a neighbour is the one in the neighbouring cell (not the minimum image: with
+        # 3 cells a neighbour can be more than L/2 away and still the one that comes into contact)
+        for a0 in range(n0):
+            s0 = shifts[0, a0]
+            for a1 in range(n1):
+                s1 = shifts[1, a1]
+                base = (cells[0, a0] * nc[1] + cells[1, a1]) * nc2
+                for a2 in range(n2):
+                    s2 = shifts[2, a2]
+                    j = head[base + cells[2, a2]]
+                    while j >= 0:
+                        if j != i:
+                            dtj = t - P[j, 6]
+                            dr0 = xi0 - (P[j, 0] + P[j, 3] * dtj) + s0
+                            dr1 = xi1 - (P[j, 1] + P[j, 4] * dtj) + s1
+                            dv0 = vi0 - P[j, 3]
+                            dv1 = vi1 - P[j, 4]
+                            b = dr0 * dv0 + dr1 * dv1
+                            rr = dr0 * dr0 + dr1 * dr1
+                            vv = dv0 * dv0 + dv1 * dv1
+                            if d == 3:
+                                dr2 = xi2 - (P[j, 2] + P[j, 5] * dtj) + s2
+                                dv2 = vi2 - P[j, 5]
+                                b += dr2 * dv2
+                                rr += dr2 * dr2
+                                vv += dv2 * dv2
+                            if b < 0.0:
+                                sig = P[i, 7] + P[j, 7]
+                                cgap = rr - sig * sig
+                                disc = b * b - vv * cgap
+                                if disc >= 0.0:
+                                    dt = cgap / (-b + math.sqrt(disc))
+                                    if dt < 0.0:
+                                        dt = 0.0
+                                    if t + dt < best:
+                                        best = t + dt
+                                        partner = j
+                        j = nxt[j]
+        col_t[i] = best
+        col_p[i] = partner
+        if partner >= 0:
+            col_cnt[i] = cnt[partner]
+        if t + cross < best:
+            ev_t[i] = t + cross
+            ev_p[i] = code
+        else:
+            ev_t[i] = best
+            ev_p[i] = partner
+
+    @_jit
+    def _advance(t_stop, max_events, e, periodic, P, m, box, width, ci, cell, nc, head, nxt, prv,
+                 ev_t, ev_p, col_t, col_p, col_cnt, cnt, heap, hpos, acc, wall_imp, counts, log_t, log_i, log_j,
+                 keep_log):
+        """Run events up to t_stop, at most max_events heap pops. acc = [time, virial];
+        counts = [collisions, wall events, crossings, invalidated, logged]. Returns REACHED/MAX_EVENTS/LOG_FULL."""
+        d = box.shape[0]
+        cells = np.zeros((3, 3), np.int64)
+        shifts = np.zeros((3, 3))
+        for _ in range(max_events):
+            i = heap[0]
+            t = ev_t[i]
+            if t > t_stop:
+                acc[0] = t_stop
+                return 0
+            p = ev_p[i]
+            # the particles to reschedule after this event (one call site, so that it can be inlined)
+            r0 = -1
+            r1 = -1
+            slab_axis = -1
+            slab_dir = 0
+            if p >= 0 and cnt[p] != col_cnt[i]:
+                # the partner has collided since: this event is void, look again
+                acc[0] = t
+                counts[3] += 1
+                r0 = i
+            elif p >= 0:
+                if keep_log and counts[4] >= log_t.shape[0]:
+                    return 2
+                acc[0] = t
+                # move both to t, then the impulse along the line of centres (scalars: no allocation per event)
+                for k in range(d):
+                    P[i, k] += P[i, 3 + k] * (t - P[i, 6])
+                    P[p, k] += P[p, 3 + k] * (t - P[p, 6])
+                P[i, 6] = t
+                P[p, 6] = t
+                dr0 = _image(P[i, 0] - P[p, 0], box[0], periodic)
+                dr1 = _image(P[i, 1] - P[p, 1], box[1], periodic)
+                dr2 = _image(P[i, 2] - P[p, 2], box[2], periodic) if d == 3 else 0.0
+                rr = dr0 * dr0 + dr1 * dr1
+                bv = dr0 * (P[i, 3] - P[p, 3]) + dr1 * (P[i, 4] - P[p, 4])
+                if d == 3:
+                    rr += dr2 * dr2
+                    bv += dr2 * (P[i, 5] - P[p, 5])
+                mu = m[i] * m[p] / (m[i] + m[p])
+                s = -(1.0 + e) * mu * bv / rr
+                j0 = s * dr0
+                j1 = s * dr1
+                P[i, 3] += j0 / m[i]
+                P[p, 3] -= j0 / m[p]
+                P[i, 4] += j1 / m[i]
+                P[p, 4] -= j1 / m[p]
+                vir = j0 * dr0 + j1 * dr1
+                if d == 3:
+                    j2 = s * dr2
+                    P[i, 5] += j2 / m[i]
+                    P[p, 5] -= j2 / m[p]
+                    vir += j2 * dr2
+                acc[1] += vir
+                cnt[i] += 1
+                cnt[p] += 1
+                counts[0] += 1
+                if keep_log:
+                    n = counts[4]
+                    log_t[n] = t
+                    log_i[n] = min(i, p)
+                    log_j[n] = max(i, p)
+                    counts[4] = n + 1
+                r0 = i
+                r1 = p
+            elif p >= -2 * d:
+                if keep_log and counts[4] >= log_t.shape[0]:
+                    return 2
+                acc[0] = t
+                wall = -1 - p
+                a = wall // 2
+                for k in range(d):
+                    P[i, k] += P[i, 3 + k] * (t - P[i, 6])
+                P[i, 6] = t
+                wall_imp[wall] += 2.0 * m[i] * abs(P[i, 3 + a])
+                P[i, 3 + a] = -P[i, 3 + a]
+                cnt[i] += 1
+                counts[1] += 1
+                if keep_log:
+                    n = counts[4]
+                    log_t[n] = t
+                    log_i[n] = i
+                    log_j[n] = p
+                    counts[4] = n + 1
+                r0 = i
+            elif p >= -4 * d:
+                acc[0] = t
+                code = -1 - 2 * d - p
+                a = code // 2
+                c_old = cell[i]
+                if code % 2 == 1:
+                    step = 1
+                    cc = ci[i, a] + 1
+                    if cc >= nc[a]:
+                        cc = 0
+                        # the particle leaves through the box face: continue its trajectory from the image
+                        P[i, a] -= box[a]
+                else:
+                    step = -1
+                    cc = ci[i, a] - 1
+                    if cc < 0:
+                        cc = nc[a] - 1
+                        P[i, a] += box[a]
+                ci[i, a] = cc
+                c_new = _cell_index(ci, i, nc, d)
+                if c_new != c_old:
+                    _unlink(head, nxt, prv, c_old, i)
+                    _link(head, nxt, prv, c_new, i)
+                    cell[i] = c_new
+                counts[2] += 1
+                # the trajectory is unchanged: if the stored best collision is still valid, only the
+                # slab of cells just come into reach can hold an earlier one
+                # (on a periodic one-cell axis the wrap changes which images are in reach: scan all)
+                q = col_p[i]
+                r0 = i
+                if nc[a] > 1 and (q < 0 or cnt[q] == col_cnt[i]):
+                    slab_axis = a
+                    slab_dir = step
+            else:
+                # no event at all (a particle at rest out of reach): nothing will ever happen to it
+                acc[0] = t_stop
+                return 0
+            for r in range(2):
+                q = r0 if r == 0 else r1
+                if q >= 0:
+                    _schedule(q, t, slab_axis, slab_dir, P, box, width, periodic, ci, nc, head, nxt,
+                              ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts)
+                    _reheap(heap, hpos, ev_t, q)
+        return 1
+
+    @_jit
+    def _build(P, box, width, periodic, ci, cell, nc, head, nxt, prv, ev_t, ev_p, col_t, col_p,
+               col_cnt, cnt, heap, hpos, t):
+        """Cell lists, every particle's first event and the heap."""
+        n = P.shape[0]
+        d = box.shape[0]
+        cells = np.zeros((3, 3), np.int64)
+        shifts = np.zeros((3, 3))
+        for i in range(n):
+            for k in range(d):
+                c = int(math.floor(P[i, k] / width[k]))
+                ci[i, k] = min(max(c, 0), nc[k] - 1)
+            cell[i] = _cell_index(ci, i, nc, d)
+            _link(head, nxt, prv, cell[i], i)
+        for i in range(n):
+            _schedule(i, t, -1, 0, P, box, width, periodic, ci, nc, head, nxt,
+                      ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts)
+        for k in range(n):
+            heap[k] = k
+            hpos[k] = k
+        for k in range((n - 2) // 2, -1, -1):
+            _sift_down(heap, hpos, ev_t, k)
+
+
+def cell_grid(box: np.ndarray, sigma_max: float, periodic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Cells per axis (d,) and their widths (d,): width ≥ the largest diameter (with a margin for
+    round-off), and in a periodic box at least 3 cells or a single one (so that the 3^d
+    neighbour cells are distinct)."""
+    nc = np.floor(box / (sigma_max * (1.0 + 1e-9))).astype(np.int64)
+    nc = np.maximum(nc, 1)
+    if periodic:
+        nc[nc < 3] = 1
+    return nc, box / nc
+
+
+class CompiledEngine:
+    """The numba engine with the interface of :class:`.reference.ReferenceEngine` (advance, snapshot, …)."""
+
+    name = "numba"
+
+    def __init__(self, state: GasState, restitution: float = 1.0, log: bool = False, log_capacity: int = 4096):
+        n, d = state.n, state.d
+        self.d = d
+        self.periodic = state.periodic
+        self.e = float(restitution)
+        # one cache line per particle: x (3), v (3), own time, radius (a 2D gas leaves x_2, v_2 at 0)
+        self.P = np.zeros((n, 8))
+        self.P[:, :d] = state.positions
+        self.P[:, 3:3 + d] = state.velocities
+        self.P[:, 6] = state.time
+        self.P[:, 7] = state.radii
+        self.rad, self.m, self.box = state.radii.copy(), state.masses.copy(), state.box.copy()
+        self.nc, self.width = cell_grid(self.box, 2.0 * float(self.rad.max()), self.periodic)
+        self.ci = np.zeros((n, d), np.int64)
+        self.cell = np.zeros(n, np.int64)
+        self.head = np.full(int(np.prod(self.nc)), -1, np.int64)
+        self.nxt = np.full(n, -1, np.int64)
+        self.prv = np.full(n, -1, np.int64)
+        self.ev_t = np.zeros(n)
+        self.ev_p = np.zeros(n, np.int64)
+        self.col_t = np.zeros(n)
+        self.col_p = np.zeros(n, np.int64)
+        self.col_cnt = np.zeros(n, np.int64)
+        self.cnt = np.zeros(n, np.int64)
+        self.heap = np.zeros(n, np.int64)
+        self.hpos = np.zeros(n, np.int64)
+        self.acc = np.array([state.time, 0.0])
+        self.wall_impulse = np.zeros(2 * d)
+        self.counts = np.zeros(5, np.int64)
+        self.keep_log = log
+        cap = log_capacity if log else 1
+        self.log_t, self.log_i, self.log_j = np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+        _build(self.P, self.box, self.width, self.periodic, self.ci, self.cell, self.nc, self.head,
+               self.nxt, self.prv, self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt,
+               self.cnt, self.heap, self.hpos, state.time)
+
+    @property
+    def x(self) -> np.ndarray:
+        """Positions (N, d) at each particle's own time (a view)."""
+        return self.P[:, :self.d]
+
+    @property
+    def v(self) -> np.ndarray:
+        """Velocities (N, d) (a view)."""
+        return self.P[:, 3:3 + self.d]
+
+    @property
+    def tp(self) -> np.ndarray:
+        """Each particle's own time (N,) (a view)."""
+        return self.P[:, 6]
+
+    @property
+    def time(self) -> float:
+        return float(self.acc[0])
+
+    @property
+    def virial(self) -> float:
+        return float(self.acc[1])
+
+    @property
+    def n_collisions(self) -> int:
+        return int(self.counts[0])
+
+    @property
+    def n_wall_events(self) -> int:
+        return int(self.counts[1])
+
+    def advance(self, t_stop: float, max_events: int) -> bool:
+        """Run heap events (collisions, wall hits, cell crossings, invalidated events) up to ``t_stop``,
+        at most ``max_events`` of them; True when the time reached ``t_stop``."""
+        while True:
+            code = _advance(float(t_stop), int(max_events), self.e, self.periodic, self.P, self.m, self.box,
+                            self.width, self.ci, self.cell, self.nc, self.head, self.nxt, self.prv,
+                            self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt, self.cnt, self.heap, self.hpos,
+                            self.acc, self.wall_impulse, self.counts, self.log_t, self.log_i, self.log_j,
+                            self.keep_log)
+            if code != LOG_FULL:
+                return code == REACHED
+            grow = len(self.log_t)
+            self.log_t = np.concatenate([self.log_t, np.zeros(grow)])
+            self.log_i = np.concatenate([self.log_i, np.zeros(grow, np.int64)])
+            self.log_j = np.concatenate([self.log_j, np.zeros(grow, np.int64)])
+
+    def positions_at(self, t: float) -> np.ndarray:
+        return self.x + self.v * (t - self.tp)[:, None]
+
+    def snapshot(self) -> GasState:
+        return GasState(self.positions_at(self.time), self.v.copy(), self.rad, self.m, self.box, self.periodic,
+                        self.time, validate=False)
+
+    def kinetic_energy(self) -> float:
+        return 0.5 * float(np.sum(self.m * np.sum(self.v ** 2, axis=1)))
+
+    def event_log(self) -> EventLog:
+        k = int(self.counts[4])
+        return EventLog(self.log_t[:k].copy(), self.log_i[:k].copy(), self.log_j[:k].copy())
+
+    def extra_info(self) -> dict:
+        return {"cell_crossings": int(self.counts[2]), "invalidated": int(self.counts[3]),
+                "cells": self.nc.tolist()}
+
+
+def make_engine(state: GasState, restitution: float = 1.0, log: bool = False, engine: str = "auto"):
+    """The compiled engine, or the numpy reference (``engine`` "numpy", or "auto" without numba)."""
+    if engine not in ("auto", "numba", "numpy"):
+        raise ValueError(f"engine = {engine!r} must be 'auto', 'numba' or 'numpy'")
+    if engine == "numba" and not available():
+        raise ValueError(f"engine = 'numba' was asked for but {unavailable_reason() or 'it is turned off'}")
+    if engine == "numpy" or not available():
+        return ReferenceEngine(state, restitution, log)
+    return CompiledEngine(state, restitution, log)
+
+
+def run(state: GasState, t_end: float, *, restitution: float = 1.0, blocks: int = 1, log: bool = False,
+        engine: str = "auto", progress=None, chunk_seconds: float = 0.2) -> GasRun:
+    """Run from ``state`` to ``t_end`` with the compiled engine (the numpy reference without numba,
+    noted in ``info["warnings"]``); see :func:`.reference.drive` for ``blocks``, ``progress`` and Ctrl-C.
+
+    Chunks are sized to about ``chunk_seconds`` of wall time from the speed of the previous chunk.
+    """
+    check_run_args(state, t_end, restitution, blocks)
+    eng = make_engine(state, restitution, log, engine)
+    fallback = isinstance(eng, ReferenceEngine) and engine == "auto"
+    if fallback:
+        warnings.warn(f"hard-sphere gas: compiled engine unavailable ({unavailable_reason() or 'turned off'}); "
+                      f"running the O(N²) numpy reference", RuntimeWarning, stacklevel=2)
+    result = drive(_Paced(eng, chunk_seconds), state, t_end, blocks=blocks, chunk_events=1, progress=progress)
+    if fallback:
+        result.info.setdefault("warnings", []).append(
+            f"numba unavailable ({unavailable_reason() or 'turned off'}): ran the numpy reference")
+    return result
+
+
+class _Paced:
+    """Wraps an engine so each advance() runs ~chunk_seconds of events (the count adapts to the speed)."""
+
+    def __init__(self, engine, chunk_seconds: float):
+        self._e = engine
+        self._seconds = chunk_seconds
+        self._events = 1000
+
+    def __getattr__(self, name):
+        return getattr(self._e, name)
+
+    def advance(self, t_stop: float, max_events: int) -> bool:
+        t0 = _time.perf_counter()
+        done = self._e.advance(t_stop, self._events)
+        dt = _time.perf_counter() - t0
+        if not done:
+            rate = self._events / max(dt, 1e-6)
+            self._events = int(min(max(rate * self._seconds, 100), 50_000_000))
+        return done

@@ -1,0 +1,221 @@
+"""The numpy event-driven reference for hard disks and spheres: the definition, for small N.
+
+Every event the next one is searched over all pairs (O(N²) a event, vectorised) and all walls.
+Each particle carries its own time t_i: its position at time t is x_i + v_i (t − t_i), and only
+the particles of an event are moved, as the compiled engine (:mod:`.edmd`) does, so that the two
+do the same arithmetic and agree on the collision sequence.
+
+Events (shapes: N particles, d dimensions; units as in :mod:`.state`):
+
+- pair i, j with r = r_i − r_j (minimum image in a periodic box, re-taken at least every
+  (L/2 − σ_max) / (2 max |v|), so that the image that comes into contact is never missed), v = v_i − v_j, σ = R_i + R_j,
+  b = r·v < 0: contact after t = (−b − √(b² − v²(r² − σ²)))/v², evaluated as the equal
+  c / (−b + √(b² − v² c)) with c = r² − σ² (no cancellation when the pair is near contact;
+  a pair overlapping by round-off, c < 0, collides at once);
+- collision: impulse J = −(1 + e) μ (v·r / r·r) r on i (−J on j), μ = m_i m_j / (m_i + m_j);
+  the virial gains J·r = m_i Δv_i · r_ij;
+- hard wall 2a (x_a = 0) or 2a + 1 (x_a = L_a): the centre reaches R_i or L_a − R_i, v_a → −v_a
+  (a mirror), the wall takes 2 m |v_a|.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+
+import numpy as np
+
+from .state import EventLog, GasRun, GasState, check_run_args
+
+
+def pair_time(r, v, sigma) -> float:
+    """Time to contact (≥ 0) of a pair with separation r (d,), relative velocity v (d,), contact distance
+    sigma; inf when they do not meet. Scalar version of the formula in the module docstring."""
+    b = float(np.dot(r, v))
+    if b >= 0:
+        return math.inf
+    a = float(np.dot(v, v))
+    c = float(np.dot(r, r)) - sigma * sigma
+    disc = b * b - a * c
+    if disc < 0:
+        return math.inf
+    return max(c / (-b + math.sqrt(disc)), 0.0)
+
+
+class ReferenceEngine:
+    """Event-driven hard spheres in numpy; advance in chunks with :meth:`advance`, read with :meth:`snapshot`."""
+
+    name = "numpy"
+
+    def __init__(self, state: GasState, restitution: float = 1.0, log: bool = False):
+        self.x = state.positions.copy()      # (N, d) position at the particle's own time
+        self.tp = np.full(state.n, state.time)  # (N,) each particle's own time
+        self.v = state.velocities.copy()
+        self.radii, self.masses, self.box = state.radii.copy(), state.masses.copy(), state.box.copy()
+        self.periodic, self.e, self.time = state.periodic, float(restitution), state.time
+        self.n_collisions = self.n_wall_events = 0
+        self.virial = 0.0
+        self.wall_impulse = np.zeros(2 * state.d)
+        self.keep_log = log
+        self._log: tuple[list, list, list] = ([], [], [])
+        n = state.n
+        self._sigma = self.radii[:, None] + self.radii[None, :]
+        self._upper = np.arange(n)[:, None] < np.arange(n)[None, :]
+
+    def positions_at(self, t: float) -> np.ndarray:
+        return self.x + self.v * (t - self.tp)[:, None]
+
+    def _separation(self, r_i, r_j):
+        dr = r_i - r_j
+        if self.periodic:
+            dr = dr - self.box * np.floor(dr / self.box + 0.5)
+        return dr
+
+    def next_event(self):
+        """(time, i, j) of the next event from the current time; j < 0 for wall −1 − j; (inf, −1, −1) if none."""
+        t = self.time
+        r = self.positions_at(t)
+        dr = self._separation(r[:, None, :], r[None, :, :])
+        dv = self.v[:, None, :] - self.v[None, :, :]
+        b = np.sum(dr * dv, axis=-1)
+        a = np.sum(dv * dv, axis=-1)
+        c = np.sum(dr * dr, axis=-1) - self._sigma * self._sigma
+        disc = b * b - a * c
+        ok = (b < 0) & (disc >= 0) & self._upper
+        dt = np.full(b.shape, np.inf)
+        dt[ok] = np.maximum(c[ok] / (-b[ok] + np.sqrt(disc[ok])), 0.0)
+        k = int(np.argmin(dt))
+        best, bi, bj = float(dt.flat[k]), k // len(r), k % len(r)
+        if not self.periodic:
+            v = self.v
+            with np.errstate(divide="ignore", invalid="ignore"):
+                up = np.where(v > 0, (self.box - self.radii[:, None] - r) / v, np.inf)
+                down = np.where(v < 0, (self.radii[:, None] - r) / v, np.inf)
+            walls = np.maximum(np.stack([down, up], axis=-1), 0.0)  # (N, d, 2): wall 2a + side
+            k = int(np.argmin(walls))
+            if walls.flat[k] < best:
+                i, rest = divmod(k, walls.shape[1] * 2)
+                best, bi, bj = float(walls.flat[k]), i, -1 - rest
+        if not math.isfinite(best):
+            return math.inf, -1, -1
+        return t + best, bi, bj
+
+    def horizon(self) -> float:
+        """How far ahead the minimum images stay the only ones in reach (inf between hard walls).
+
+        In that time no pair's separation changes by more than L/2 − σ_max, so an image that comes
+        into contact is within L/2 now: the minimum image. Past it the search is repeated."""
+        if not self.periodic:
+            return math.inf
+        v_rel = 2.0 * float(np.sqrt(np.max(np.sum(self.v * self.v, axis=1))))
+        room = 0.5 * float(self.box.min()) - 2.0 * float(self.radii.max())
+        return room / v_rel if v_rel > 0 else math.inf
+
+    def _move(self, i: int, t: float) -> None:
+        self.x[i] += self.v[i] * (t - self.tp[i])
+        self.tp[i] = t
+
+    def apply(self, t: float, i: int, j: int) -> None:
+        """Carry out the event (t, i, j) found by :meth:`next_event`."""
+        self.time = t
+        self._move(i, t)
+        if j >= 0:
+            self._move(j, t)
+            dr = self._separation(self.x[i], self.x[j])
+            dv = self.v[i] - self.v[j]
+            mu = self.masses[i] * self.masses[j] / (self.masses[i] + self.masses[j])
+            s = -(1.0 + self.e) * mu * np.dot(dv, dr) / np.dot(dr, dr)
+            impulse = s * dr
+            self.v[i] += impulse / self.masses[i]
+            self.v[j] -= impulse / self.masses[j]
+            self.virial += float(np.dot(impulse, dr))
+            self.n_collisions += 1
+        else:
+            wall = -1 - j
+            a = wall // 2
+            self.wall_impulse[wall] += 2.0 * self.masses[i] * abs(self.v[i, a])
+            self.v[i, a] = -self.v[i, a]
+            self.n_wall_events += 1
+        if self.keep_log:
+            for lst, val in zip(self._log, (t, i, j)):
+                lst.append(val)
+
+    def advance(self, t_stop: float, max_events: int) -> bool:
+        """Run events up to ``t_stop`` (at most ``max_events``); True when the time reached ``t_stop``."""
+        for _ in range(max_events):
+            t, i, j = self.next_event()
+            reach = self.time + self.horizon()
+            while t > reach and reach < t_stop:
+                self.time = reach  # nothing moves (positions are lazy): only the search starts again
+                t, i, j = self.next_event()
+                reach = self.time + self.horizon()
+            if t > t_stop:
+                self.time = t_stop
+                return True
+            self.apply(t, i, j)
+        return False
+
+    def snapshot(self) -> GasState:
+        """The state at the current time (positions wrapped into a periodic box)."""
+        return GasState(self.positions_at(self.time), self.v.copy(), self.radii, self.masses, self.box,
+                        self.periodic, self.time, validate=False)
+
+    def kinetic_energy(self) -> float:
+        return 0.5 * float(np.sum(self.masses * np.sum(self.v ** 2, axis=1)))
+
+    def event_log(self) -> EventLog:
+        t, i, j = self._log
+        return EventLog(np.array(t, dtype=np.float64), np.array(i, dtype=np.int64), np.array(j, dtype=np.int64))
+
+
+def drive(engine, state: GasState, t_end: float, *, blocks: int = 1, chunk_events: int = 100_000,
+          progress=None) -> GasRun:
+    """Run ``engine`` (started from ``state``) to ``t_end`` in chunks of at most ``chunk_events`` events.
+
+    ``blocks`` equal time blocks record their own virial and collision counts. ``progress(t)`` is
+    called after each chunk. Ctrl-C (KeyboardInterrupt) between chunks stops the run and returns
+    the valid partial result (``complete`` False, ``t_end`` the time reached).
+    """
+    t0 = state.time
+    edges = t0 + (t_end - t0) * np.arange(blocks + 1) / blocks
+    edges[-1] = t_end
+    b_vir, b_coll, b_kin, reached = [], [], [], [t0]
+    complete = True
+    wall0 = _time.perf_counter()
+    vir0, coll0 = engine.virial, engine.n_collisions
+    try:
+        for k in range(blocks):
+            while not engine.advance(float(edges[k + 1]), chunk_events):
+                if progress is not None:
+                    progress(engine.time)
+            b_vir.append(engine.virial - vir0)
+            b_coll.append(engine.n_collisions - coll0)
+            b_kin.append(engine.kinetic_energy())
+            reached.append(engine.time)
+            vir0, coll0 = engine.virial, engine.n_collisions
+            if progress is not None:
+                progress(engine.time)
+    except KeyboardInterrupt:
+        # each chunk leaves the engine consistent, so the events so far make a valid shorter run
+        complete = False
+        if engine.time > reached[-1]:
+            b_vir.append(engine.virial - vir0)
+            b_coll.append(engine.n_collisions - coll0)
+            b_kin.append(engine.kinetic_energy())
+            reached.append(engine.time)
+    wall = _time.perf_counter() - wall0
+    info = {"engine": engine.name, "wall_time": wall, "events": engine.n_collisions + engine.n_wall_events}
+    info.update(getattr(engine, "extra_info", dict)())
+    return GasRun(state=engine.snapshot(), t_start=t0, t_end=engine.time, n_collisions=engine.n_collisions,
+                  n_wall_events=engine.n_wall_events, virial=engine.virial, wall_impulse=engine.wall_impulse.copy(),
+                  block_times=np.array(reached), block_virial=np.array(b_vir, dtype=np.float64),
+                  block_collisions=np.array(b_coll, dtype=np.int64), block_kinetic=np.array(b_kin, dtype=np.float64),
+                  log=engine.event_log() if engine.keep_log else None, complete=complete, info=info)
+
+
+def run_reference(state: GasState, t_end: float, *, restitution: float = 1.0, blocks: int = 1, log: bool = True,
+                  progress=None) -> GasRun:
+    """Run the numpy reference from ``state`` to ``t_end`` (see :func:`drive`); the event log by default."""
+    check_run_args(state, t_end, restitution, blocks)
+    return drive(ReferenceEngine(state, restitution, log), state, t_end, blocks=blocks, chunk_events=1000,
+                 progress=progress)
