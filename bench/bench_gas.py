@@ -9,7 +9,14 @@ output. A missing peer or C compiler skips that row, saying so. Both speeds are 
 collisions per second of the run proper (ours without the one-off numba compile, which a warm-up
 run pays; the peer's including its own set-up, which is ~1 % of its run).
 
-    python bench/bench_gas.py [--t-end 100] [--n 4000] [--eta 0.25] [--repeat 1] [--json PATH]
+A scaling series follows (``--scaling``, on by default; ``--no-scaling`` skips it): N = 4e3, 3.2e4,
+2.56e5, 1e6 at the same packing fraction, FCC start, each run for a time t that gives ~1e6
+collisions (a few seconds), printing collisions per second of the event loop (the build of cells
+and the first events, O(N), timed apart) and the engine's bytes per particle. An event costs
+O(log N) (heap sifts) plus O(1) (neighbour cells), so collisions per second should fall slowly
+(near N log N in total) until the arrays outgrow the caches.
+
+    python bench/bench_gas.py [--t-end 100] [--n 4000] [--eta 0.25] [--repeat 1] [--no-scaling] [--json PATH]
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np  # noqa: E402
 from common import write_json  # noqa: E402
 
 from pem_physics.gas import edmd, measure  # noqa: E402
@@ -80,6 +88,36 @@ def run_peer(n: int, eta: float, t_end: float) -> dict | str:
             "pressure": float(press.group(1))}
 
 
+SCALING_N = (4_000, 32_000, 256_000, 1_000_000)
+
+
+def engine_bytes(eng) -> int:
+    """Bytes of the engine's arrays (positions, velocities, cells, events, heap, …)."""
+    return sum(v.nbytes for v in vars(eng).values() if isinstance(v, np.ndarray))
+
+
+def run_scaling(eta: float, collisions: float = 1e6) -> list[dict]:
+    """One row per N of :data:`SCALING_N`: collisions/s of the event loop, build time, bytes per particle."""
+    rows = []
+    edmd.run(make_gas(64, eta, 3, start="lattice", seed=0), 1.0)  # compile (or load the cache) outside the timing
+    rate = measure.enskog_collision_rate(eta, 3) / 2  # collisions per particle-time / 2 = per-pair count rate
+    for n in SCALING_N:
+        state = make_gas(n, eta, 3, start="lattice", seed=1)
+        t_run = collisions / (rate * n)
+        t0 = time.perf_counter()
+        eng = edmd.CompiledEngine(state)
+        build = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        while not eng.advance(t_run, 50_000_000):
+            pass
+        wall = time.perf_counter() - t0
+        rows.append({"n": n, "t": t_run, "collisions": eng.n_collisions, "wall_s": wall, "build_s": build,
+                     "collisions_per_s": eng.n_collisions / wall, "bytes_per_particle": engine_bytes(eng) / n,
+                     "ns_per_collision_per_log2n": float(wall / eng.n_collisions / np.log2(n) * 1e9)})
+        del eng, state
+    return rows
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=4000)
@@ -87,6 +125,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--t-end", type=float, default=100.0)
     ap.add_argument("--repeat", type=int, default=1, help="runs of each; the fastest counts")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--scaling", action=argparse.BooleanOptionalAction, default=True,
+                    help="also run the scaling series N = 4e3 … 1e6 (default on)")
     a = ap.parse_args(argv)
     cs = measure.reduced_pressure_eos(a.eta, 3)
     ours = max((run_ours(a.n, a.eta, a.t_end) for _ in range(a.repeat)), key=lambda r: r["collisions_per_s"])
@@ -108,6 +148,16 @@ def main(argv=None) -> dict:
     else:
         print(f"{'peer edmd':10s} skipped: {peer}")
         result["peer"] = {"skipped": peer}
+    if a.scaling:
+        rows = run_scaling(a.eta)
+        print(f"\nscaling, packing fraction {a.eta}, ~1e6 collisions a row (event loop only; build timed apart)")
+        print(f"{'N':>9s} {'t':>7s} {'collisions':>11s} {'wall s':>7s} {'build s':>7s} {'coll/s':>10s} "
+              f"{'B/particle':>10s} {'ns/coll/log2N':>13s}")
+        for r in rows:
+            print(f"{r['n']:9d} {r['t']:7.3g} {r['collisions']:11d} {r['wall_s']:7.2f} {r['build_s']:7.2f} "
+                  f"{r['collisions_per_s']:10.3g} {r['bytes_per_particle']:10.0f} "
+                  f"{r['ns_per_collision_per_log2n']:13.1f}")
+        result["scaling"] = rows
     if a.json:
         write_json(a.json, result, indent=1)
     return result

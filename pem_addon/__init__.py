@@ -15,6 +15,8 @@ the modules that use it, not here, so the keyframe utilities work (and are teste
 
 from ..pem_physics import jit
 from . import (
+    contacts,
+    gas,
     keyframes,  # noqa: F401
     operators,
     overlay,
@@ -23,7 +25,7 @@ from . import (
 )
 
 # Submodules with register()/unregister(), in registration order.
-_modules = (props, operators, ui, overlay)
+_modules = (props, operators, ui, overlay, gas, contacts)
 
 
 def _use_extension_cache_folder() -> None:

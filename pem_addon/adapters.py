@@ -377,10 +377,14 @@ def record_plan(fps: float, dt: float, substeps: int) -> tuple[int, int]:
 
 def build_scene(context):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene."""
+    from . import contacts  # it imports this module
+
     scene = context.scene
     sp = scene.pem
     unit = unit_scale(scene)
     objects = pem_objects(scene)
+    wall_objects = [o for o in objects if o.pem.role == "WALL"]
+    objects = [o for o in objects if o.pem.role != "WALL"]
     if not objects:
         raise AddonError(f"Scene '{scene.name}' has no PEM bodies: enable Magnetic Pendulum on an object "
                          "(Physics properties)")
@@ -397,7 +401,7 @@ def build_scene(context):
         S = object_frame_scale(obj, M, unit)
         offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
         dipoles = tuple(Dipole(S @ exact(d, "position") + offset, exact(d, "moment")) for d in p.dipoles)
-        kw = {}
+        kw = {"contacts": contacts.body_contacts(obj, M, S, offset, unit), "restitution": contacts.restitution_of(obj)}
         if role in ("pendulum", "free"):
             mp, _ = mass_properties(obj, context, M)
             kw["mass_properties"] = mp.translated(offset)
@@ -407,7 +411,7 @@ def build_scene(context):
                 if not np.linalg.norm(axis) > 0:
                     raise AddonError(f"Object '{obj.name}': the hinge axis is zero")
                 kw["hinge"] = axis / np.linalg.norm(axis)
-        elif not p.dipoles:
+        elif not p.dipoles and not (role == "fixed" and p.contacts):  # a fixed body may be there to be struck
             raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
         if role == "driven":
             if p.motion == "CONSTANT_VELOCITY":
@@ -427,11 +431,12 @@ def build_scene(context):
     settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end, record_interval=dt * every)
     core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
-                 settings=settings, name=scene.name)
+                 settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
+                 walls=tuple(contacts.wall_of(o, unit) for o in wall_objects))
     try:
         core = core.checked()
     except ValidationError as err:
-        raise AddonError(object_message(str(err), objects)) from err
+        raise AddonError(object_message(str(err), objects, wall_objects)) from err
     return core, objects, worlds
 
 
@@ -455,6 +460,7 @@ _PANEL_NAMES = (
     (r"friction", "Friction (Scene ▸ Magnetic Pendulum)"),
     (r"mu0", "μ₀ (Scene ▸ Magnetic Pendulum)"),
     (r"periodic_box", "Periodic Box (Scene ▸ Magnetic Pendulum)"),
+    (r"restitution", "Restitution (Scene ▸ Magnetic Pendulum)"),
 )
 _BODY_FIELDS = {
     "mass_properties": "mass properties (Physics ▸ Magnetic Pendulum ▸ Mass Properties)",
@@ -466,8 +472,9 @@ _BODY_FIELDS = {
 }
 
 
-def object_message(msg: str, objects) -> str:
-    """A core message in the panel's words: ``bodies[i].dipoles[j]`` → ``Object 'name' dipole #j``, a leading
+def object_message(msg: str, objects, walls=()) -> str:
+    """A core message in the panel's words: ``bodies[i].dipoles[j]`` → ``Object 'name' dipole #j`` (and
+    ``contacts[j]`` → ``contact sphere #j``, ``walls[k]`` → ``Object 'name' (wall)``), a leading
     ``bodies[i].field: …`` → ``Object 'name': <the field's UI name and where it is>: …``, a scene setting's
     path → its UI name and panel."""
     def name(i: int) -> str:
@@ -475,6 +482,10 @@ def object_message(msg: str, objects) -> str:
 
     msg = re.sub(r"bodies\[(\d+)\]\.dipoles\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} dipole #{m[2]}"
                  + (" " if m[0].endswith(".") else ""), msg)
+    msg = re.sub(r"bodies\[(\d+)\]\.contacts\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} contact sphere #{m[2]}"
+                 + (" " if m[0].endswith(".") else ""), msg)
+    msg = re.sub(r"walls\[(\d+)\]\.?", lambda m: (f"Object '{walls[int(m[1])].name}' (wall)" if int(m[1]) < len(walls)
+                                                  else m[0].rstrip(".")) + (" " if m[0].endswith(".") else ""), msg)
     m = re.match(r"bodies\[(\d+)\]\.?(\w*)", msg)
     if m:
         field = _BODY_FIELDS.get(m[2], m[2])
@@ -596,6 +607,13 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             item = p.dipoles.add()
             set_exact(item, "position", tuple(np.asarray(d.position) / unit))
             set_exact(item, "moment", tuple(np.asarray(d.moment, float)))
+        for c in body.contacts:  # object coordinates are the body's, in BU (the object is unscaled)
+            item = p.contacts.add()
+            set_exact(item, "center", tuple(np.asarray(c.center) / unit))
+            set_exact(item, "radius", c.radius / unit)
+        if body.restitution is not None:
+            p.use_restitution = True
+            set_exact(p, "restitution", body.restitution)
         if body.role in ("pendulum", "free"):
             mp = body.resolved_mass_properties()
             p.inertia_source = "MANUAL"
@@ -644,6 +662,7 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
     else:
         sp.field_mode = "NONE"
     set_exact(sp, "mu0", core.mu0)
+    set_exact(sp, "restitution", core.restitution)
     set_exact(sp, "friction", core.friction)
     if core.periodic_box is not None:
         sp.use_periodic = True

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pem_physics.engine import checks
+from ..pem_physics.engine import contacts as contact_driver
 from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
@@ -76,7 +77,11 @@ def prepare(context) -> Plan:
             for obj, state in now.items():
                 restore_transform_state(obj, state)
     try:  # meaningless scenes (dipoles of two bodies at one point, …) are refused before anything runs
-        checks.preflight(core, compile_system(core))
+        system = compile_system(core)
+        checks.preflight(core, system)
+        if core.has_contacts:  # a wrong integrator or spheres overlapping at the start: refused by name now
+            contact_driver.check_method(core.settings.method)
+            contact_driver.ContactModel(core, system).check_start(system.U0)
     except ValidationError as err:
         raise AddonError(adapters.object_message(str(err), objects)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
@@ -87,19 +92,50 @@ def run(plan: Plan, progress=None, stop=None) -> Trajectory:
     return simulate(plan.core, progress=progress, stop=stop)
 
 
+#: An impact closer than this (frames) to a regular key adds no key of its own: Blender's keys are single
+#: precision, and two keys that close would not stay strictly increasing.
+MIN_IMPACT_KEY_GAP = 1e-3
+
+
+def impact_keys(plan: Plan, traj: Trajectory, t_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(times (K,) s, orientations (K,B,3,3)) of the impacts that get keys of their own: one per impact
+    instant (simultaneous impacts of a resolution share one), none within :data:`MIN_IMPACT_KEY_GAP` frames
+    of a regular key at ``t_keys`` (s) or of another impact key. The poses are the core's, at the located
+    impact time (:attr:`pem_physics.engine.contacts.EventLog.orientation`)."""
+    ev = traj.events
+    B = traj.orientation.shape[1]
+    if ev is None or not len(ev.t):
+        return np.empty(0), np.empty((0, B, 3, 3))
+    t_ev = np.asarray(ev.t, dtype=float)
+    first = np.r_[0, np.flatnonzero(np.diff(t_ev) != 0) + 1]  # the rows of one resolution are consecutive
+    gap = MIN_IMPACT_KEY_GAP / plan.fps
+    keep, taken = [], np.sort(np.asarray(t_keys, dtype=float))
+    for i in first:
+        k = np.searchsorted(taken, t_ev[i])
+        near = [taken[j] for j in (k - 1, k) if 0 <= j < len(taken)]
+        if all(abs(t_ev[i] - x) > gap for x in near) and t_ev[i] < taken[-1]:
+            keep.append(i)
+            taken = np.insert(taken, k, t_ev[i])
+    return t_ev[keep], np.asarray([ev.orientation[i] for i in keep]).reshape(-1, B, 3, 3)
+
+
 def _keys_for(plan: Plan, traj: Trajectory, stride: int):
-    """{object: (frames, basis matrices)} for every object that moves."""
+    """{object: (frames, basis matrices)} for every object that moves: keys at every ``stride``-th record,
+    and at each impact instant (sub-frame keys with the pose there, so a strike is sharp at any frame rate)."""
     idx = np.arange(0, len(traj.t), stride)
     if idx[-1] != len(traj.t) - 1:
         idx = np.r_[idx, len(traj.t) - 1]
-    t = traj.t[idx]
+    t_ev, U_ev = impact_keys(plan, traj, traj.t[idx])
+    order = np.argsort(np.r_[traj.t[idx], t_ev], kind="stable")
+    t = np.r_[traj.t[idx], t_ev][order]
     frames = plan.frame_start + t * plan.fps
     out = {}
     moving = {name: k for k, name in enumerate(traj.names)}
     for body, obj, M0, P in zip(plan.core.bodies, plan.objects, plan.worlds, plan.parents):
         if body.role in ("pendulum", "free"):
             k = moving[body.name]
-            W = core_bake.world_matrices(traj.orientation[idx, k], traj.pivot[k], M0, plan.unit)
+            U = np.concatenate([traj.orientation[idx, k], U_ev[:, k]])[order]
+            W = core_bake.world_matrices(U, traj.pivot[k], M0, plan.unit)
         elif body.role == "driven":
             U0 = np.asarray(body.orientation)
             P0 = np.asarray(body.position) / plan.unit

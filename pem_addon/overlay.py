@@ -1,4 +1,5 @@
-"""Viewport overlay (gpu draw handler): dipole arrows, pivot markers, field lines of fixed magnets.
+"""Viewport overlay (gpu draw handler): dipole arrows, pivot markers, field lines of fixed magnets, contact
+spheres and walls.
 
 :func:`geometry` computes the line segments (world coordinates, BU) with numpy so it can be
 tested headless; :func:`_draw` only uploads them.
@@ -9,13 +10,14 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from . import adapters
+from . import adapters, contacts
 
 _handle = None
 
 DIPOLE_COLOR = (1.0, 0.35, 0.1, 1.0)
 PIVOT_COLOR = (0.1, 0.9, 0.9, 1.0)
 FIELD_COLOR = (0.55, 0.55, 1.0, 0.6)
+CONTACT_COLOR = (0.3, 1.0, 0.3, 0.8)
 
 
 def _arrow(start, vec):
@@ -84,10 +86,11 @@ def field_lines(pos, mom, seeds_per_dipole=8, steps=60, length=None):
 
 
 def geometry(context) -> dict:
-    """{"dipoles": (k,2,3), "pivots": (k,2,3), "field": (k,2,3)} line segments in world coordinates."""
+    """{"dipoles", "pivots", "field", "contacts": (k,2,3)} line segments in world coordinates (BU)."""
     scene = context.scene
     sp = scene.pem
-    out = {"dipoles": np.empty((0, 2, 3)), "pivots": np.empty((0, 2, 3)), "field": np.empty((0, 2, 3))}
+    out = {"dipoles": np.empty((0, 2, 3)), "pivots": np.empty((0, 2, 3)), "field": np.empty((0, 2, 3)),
+           "contacts": np.empty((0, 2, 3))}
     unit = adapters.unit_scale(scene)
     pos, mom, fixed = dipoles_world(scene)
     if sp.show_dipoles and len(pos):
@@ -109,6 +112,8 @@ def geometry(context) -> dict:
             out["pivots"] = np.array(marks)
     if sp.show_field_lines and fixed.any():
         out["field"] = field_lines(pos[fixed], mom[fixed])
+    if sp.show_contacts:
+        out["contacts"] = contacts.overlay_segments(scene)
     return out
 
 
@@ -123,7 +128,8 @@ def _draw():
     shader = gpu.shader.from_builtin("UNIFORM_COLOR")
     gpu.state.line_width_set(2.0)
     gpu.state.blend_set("ALPHA")
-    for key, color in (("field", FIELD_COLOR), ("dipoles", DIPOLE_COLOR), ("pivots", PIVOT_COLOR)):
+    for key, color in (("field", FIELD_COLOR), ("dipoles", DIPOLE_COLOR), ("pivots", PIVOT_COLOR),
+                       ("contacts", CONTACT_COLOR)):
         segs = geo[key]
         if len(segs):
             batch = batch_for_shader(shader, "LINES", {"pos": segs.reshape(-1, 3).astype(np.float32).tolist()})

@@ -27,6 +27,8 @@ ROLE_ITEMS = [
     ("FREE", "Free (top)", "Rotates freely about its centre of mass", "ORIENTATION_GIMBAL", 1),
     ("FIXED", "Fixed magnet", "Stays put; its dipoles act on the moving bodies", "SNAP_ON", 2),
     ("DRIVEN", "Driven magnet", "Moves on a prescribed path (constant velocity or elliptic orbit)", "DRIVER", 3),
+    ("WALL", "Wall", "A static wall for contact spheres (plane, sphere, cylinder or box fitted to the object)",
+     "MOD_PHYSICS", 4),
 ]
 ROLE_TO_CORE = {"PENDULUM": "pendulum", "FREE": "free", "FIXED": "fixed", "DRIVEN": "driven"}
 
@@ -66,6 +68,15 @@ class PEM_PG_dipole(bpy.types.PropertyGroup):
                                   description="Position in object coordinates", update=_tag_redraw)
     moment: FloatVectorProperty(name="Moment", subtype="XYZ", size=3, default=(0.0, 0.0, 1.0),
                                 description="Magnetic moment in object axes, A·m²", update=_tag_redraw)
+
+
+class PEM_PG_contact(bpy.types.PropertyGroup):
+    """A contact sphere fixed in the object (collision geometry only; mass comes from the mesh)."""
+
+    center: FloatVectorProperty(name="Centre", subtype="XYZ", size=3, unit="LENGTH",
+                                description="Centre in object coordinates (scaled with the object)", update=_tag_redraw)
+    radius: FloatProperty(name="Radius", unit="LENGTH", default=0.1, precision=5, update=_tag_redraw,
+                          description="Radius in object units (scaled with the object; the scale must be uniform)")
 
 
 class PEM_PG_object(bpy.types.PropertyGroup):
@@ -129,6 +140,22 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     # --- dipoles
     dipoles: CollectionProperty(type=PEM_PG_dipole)
     active_dipole: IntProperty(name="Active Dipole", default=0)
+    # --- contacts (pendulum and fixed bodies: spheres; wall role: the shape fitted to the object)
+    contacts: CollectionProperty(type=PEM_PG_contact)
+    active_contact: IntProperty(name="Active Contact Sphere", default=0)
+    use_restitution: BoolProperty(name="Own Restitution", default=False,
+                                  description="Use a restitution of this object's own instead of the scene's")
+    restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
+                               description="Coefficient of restitution e of this object's impacts (1 elastic, "
+                                           "0 plastic); a pair takes the smaller of its two values")
+    wall_shape: EnumProperty(name="Wall Shape", items=[
+        ("PLANE", "Plane", "Infinite plane through the origin; contact spheres stay on the side of local +Z"),
+        ("SPHERE", "Sphere", "Sphere fitted to the bounding box (mean of the half-dimensions)"),
+        ("CYLINDER", "Cylinder (Z)", "Infinite cylinder along local Z, radius from the X/Y dimensions"),
+        ("BOX", "Box", "The object's bounding box"),
+    ], default="PLANE", update=_tag_redraw)
+    wall_inside: BoolProperty(name="Container", default=False, update=_tag_redraw,
+                              description="Contact spheres stay inside the sphere, cylinder or box (off: outside)")
     # --- bake bookkeeping
     baked: BoolProperty(name="Baked", default=False)
     pre_bake_matrix: FloatVectorProperty(name="Pre-bake Basis", size=16)  # written by older versions; unused
@@ -171,6 +198,10 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
                                              "keys fall at the step times (a little under a frame apart)",
                       default=1e-3, precision=6)
     use_periodic: BoolProperty(name="Periodic Box", default=False)
+    restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
+                               description="Default coefficient of restitution e of impacts (1 elastic, 0 plastic)")
+    show_contacts: BoolProperty(name="Contacts", default=True, update=_tag_redraw,
+                                description="Draw contact spheres and walls")
     box: FloatVectorProperty(name="Box", size=3, subtype="XYZ", unit="LENGTH", default=(1.0, 1.0, 1.0))
     show_dipoles: BoolProperty(name="Dipoles", default=True, update=_tag_redraw)
     show_pivots: BoolProperty(name="Pivots", default=True, update=_tag_redraw)
@@ -194,7 +225,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     last_energy: FloatVectorProperty(name="Energy", size=2, description="Total energy at start and end, J")
 
 
-classes = (PEM_PG_dipole, PEM_PG_object, PEM_PG_scene)
+classes = (PEM_PG_dipole, PEM_PG_contact, PEM_PG_object, PEM_PG_scene)
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 
 from ..pem_physics import jit
-from . import adapters
+from . import adapters, contacts
 
 
 class PEM_UL_dipoles(bpy.types.UIList):
@@ -35,6 +35,9 @@ def draw_object(layout, context, obj):
     if p.baked:
         _draw_baked(layout, p)
     col = layout.column()
+    if p.role == "WALL":
+        contacts.draw_object(layout, obj)
+        return
     if p.role == "PENDULUM":
         row = col.row()
         row.prop(p, "pivot_mode", expand=True)
@@ -92,6 +95,7 @@ def draw_object(layout, context, obj):
         else:
             for name in ("orbit_center", "orbit_r1", "orbit_r2", "orbit_omega", "orbit_phase"):
                 col.prop(p, name)
+    contacts.draw_object(layout, obj)
     layout.label(text="Dipoles (object coordinates, A·m²)")
     row = layout.row()
     row.template_list("PEM_UL_dipoles", "", p, "dipoles", p, "active_dipole", rows=3)
@@ -133,6 +137,7 @@ def draw_scene(layout, context):
     col.prop(sp, "use_periodic")
     if sp.use_periodic:
         col.prop(sp, "box")
+    col.prop(sp, "restitution")
     row = layout.row(align=True)
     row.operator("pem.simulate_bake", icon="PLAY")
     row.operator("pem.clear_bake", icon="TRASH")
@@ -151,6 +156,7 @@ def draw_scene(layout, context):
     row.prop(sp, "show_dipoles", toggle=True)
     row.prop(sp, "show_pivots", toggle=True)
     row.prop(sp, "show_field_lines", toggle=True)
+    row.prop(sp, "show_contacts", toggle=True)
     layout.prop(sp, "arrow_scale")
 
 

@@ -27,11 +27,14 @@ from .model.scene import (
     MU0,
     Body,
     ConstantVelocity,
+    ContactSphere,
     Dipole,
     EllipticOrbit,
+    PairRestitution,
     RotatingField,
     Scene,
     Settings,
+    StaticWall,
 )
 
 __version__ = "0.1.0"
@@ -53,6 +56,6 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["Body", "ConstantVelocity", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble", "METHODS",
-           "MU0", "MeshError", "PemError", "RotatingField", "Scene", "Settings", "SimulationError",
-           "Trajectory", "ValidationError", "load_scene", "simulate"]
+__all__ = ["Body", "ConstantVelocity", "ContactSphere", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble",
+           "METHODS", "MU0", "MeshError", "PairRestitution", "PemError", "RotatingField", "Scene", "Settings",
+           "SimulationError", "StaticWall", "Trajectory", "ValidationError", "load_scene", "simulate"]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import basin, info, plot, sweep
+from .analysis import basin, chunks, info, plot, sweep
+from .analysis.gas_command import add_gas_command
 from .errors import PemError, SimulationError, ValidationError
 from .io.loading import load_mesh, load_scene
 from .model.scene import METHODS
@@ -168,12 +169,18 @@ def cmd_basin(args) -> int:
         scene = replace(scene, friction=args.friction)
     if args.dt is not None:
         scene = replace(scene, settings=replace(scene.settings, dt=args.dt))
-    with interruptible(args.quiet) as (progress, stop):
+    with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
-                           method=args.method, progress=progress, stop=stop)
+                                 method=args.method, progress=progress, stop=stop, client=client,
+                                 chunk_dir=args.chunk_dir, resume=args.resume)
     summary = basin.write(result, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
+    for f in result.failures:
+        print(f"simulation failed for grid points {f.start}–{f.stop - 1} (chunk {f.chunk}): {f.message}",
+              file=sys.stderr)
+    if result.failures:
+        return 1
     if not result.complete:
         print(f"interrupted; partial map written to {args.outdir}", file=sys.stderr)
         return 130
@@ -192,8 +199,20 @@ def add_basin_command(sub) -> None:
     b.add_argument("--chunk", type=int, default=4096, help="members integrated together (bounds memory)")
     b.add_argument("--method", help="integrator (default: the scene's); with numba installed, splitting4/2 and "
                                     "pem-rk4 run members in SIMD lanes")
+    add_chunk_options(b)
     b.add_argument("-q", "--quiet", action="store_true")
     b.set_defaults(func=cmd_basin)
+
+
+def add_chunk_options(p) -> None:
+    """Where the chunks of a basin map or sweep run, and their files (pem_physics.analysis.chunks)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--scheduler", help="run the chunks on an existing Dask cluster: its scheduler's address, "
+                                       "e.g. tcp://HOST:8786 (pip install pem_physics[distributed])")
+    g.add_argument("--workers", type=int, help="run the chunks on N local worker processes (Dask LocalCluster)")
+    p.add_argument("--chunk-dir", help="keep each chunk's result in this folder as it completes (a killed run "
+                                       "can then --resume)")
+    p.add_argument("--resume", action="store_true", help="continue the run whose chunks are in --chunk-dir")
 
 
 def cmd_sweep(args) -> int:
@@ -207,10 +226,11 @@ def cmd_sweep(args) -> int:
         if len(varying) != 2:
             raise ValidationError("--heatmap", f"a heat map needs exactly two parameters with several values; "
                                                f"{len(varying)} vary ({', '.join(varying) or 'none'})")
-    with interruptible(args.quiet) as (progress, stop):
+    with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,
-                       chunk=args.chunk, settle_speed=args.settle_speed, settle_distance=args.settle_distance,
-                       progress=progress, stop=stop)
+                             chunk=args.chunk, settle_speed=args.settle_speed, settle_distance=args.settle_distance,
+                             progress=progress, stop=stop, client=client, chunk_dir=args.chunk_dir,
+                             resume=args.resume)
     summary = sweep.write(result, args.outdir, scene_label=args.scene, scene_name=scene.name, heatmap=args.heatmap)
     if not args.quiet:
         brief = {k: summary[k] for k in ("members", "members_completed", "complete", "wall_time_s", "method",
@@ -247,6 +267,7 @@ def add_sweep_command(sub) -> None:
     s.add_argument("--settle-distance", type=float,
                    help="how close, m, to a magnet it must rest (default: half the smallest magnet spacing)")
     s.add_argument("--heatmap", help="outcome column drawn in sweep.png (default: label, else energy_final)")
+    add_chunk_options(s)
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
 
@@ -289,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_info_command(sub)
     add_basin_command(sub)
     add_sweep_command(sub)
+    add_gas_command(sub)
     for extra in EXTRA_COMMANDS:
         extra(sub)
     return ap

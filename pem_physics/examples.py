@@ -226,10 +226,57 @@ def compass_rotating(moment: float = 0.2, field: float = 1e-2, field_rate: float
                  friction=friction, settings=Settings(dt=dt, t_end=t_end, record_interval=4 * dt))
 
 
+def newtons_cradle(n: int = 5, raised: int = 1, angle_deg: float = 30.0, length: float = 0.3,
+                   radius: float = 0.0125, mass: float = 0.065, restitution: float = 1.0,
+                   t_end: float = 2.0, dt: float = 1e-3) -> Scene:
+    """Newton's cradle: ``n`` equal steel balls (``mass`` kg, ``radius`` m) on strings of ``length`` m (pivot to
+    ball centre), hinged about y so they swing in the x–z plane, touching at rest in a row along x.
+
+    The first ``raised`` balls are pulled back together by ``angle_deg`` and released at rest; each ball
+    carries one contact sphere; ``restitution`` is the scene's e.
+    """
+    from .model.scene import ContactSphere
+
+    bodies = []
+    R = axis_angle_matrix(np.array([0.0, 1.0, 0.0]), np.radians(angle_deg))  # turns the ball towards −x
+    for k in range(n):
+        up = k < raised
+        bodies.append(Body(name=f"ball{k + 1}", position=(2.0 * radius * k, 0.0, length + radius + 0.05),
+                           orientation=R.T if up else np.eye(3), hinge=(0.0, 1.0, 0.0),
+                           shapes=(Sphere(radius=radius, mass=mass, center=(0.0, 0.0, -length)),),
+                           contacts=(ContactSphere((0.0, 0.0, -length), radius),),
+                           color=(0.75, 0.75, 0.8, 1.0)))
+    return Scene(name="Newton's cradle", bodies=bodies, gravity=(0, 0, -9.81), restitution=restitution,
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=20 * dt))
+
+
+def colliding_pendulums(angle_deg: float = 35.0, restitution: float = 0.9, gap: float = 0.002,
+                        t_end: float = 3.0, dt: float = 1e-3) -> Scene:
+    """Two pendulums of different masses and lengths whose bobs hang ``gap`` m apart at the same height.
+
+    "heavy": 0.2 kg bob (radius 3 cm) on a 0.5 m massless string; "light": 0.05 kg bob (radius 2 cm) on
+    0.3 m. The heavy one is raised by ``angle_deg`` (away from the other) and released at rest;
+    ``restitution`` is the scene's e. Neither is hinged: the impulse keeps them in the x–z plane.
+    """
+    from .model.scene import ContactSphere
+
+    R = axis_angle_matrix(np.array([0.0, 1.0, 0.0]), np.radians(angle_deg))
+    heavy = Body(name="heavy", position=(0.0, 0.0, 1.0), orientation=R.T,
+                 shapes=(Sphere(radius=0.03, mass=0.2, center=(0.0, 0.0, -0.5)),),
+                 contacts=(ContactSphere((0.0, 0.0, -0.5), 0.03),), color=(0.8, 0.3, 0.2, 1.0))
+    light = Body(name="light", position=(0.05 + gap, 0.0, 0.8),
+                 shapes=(Sphere(radius=0.02, mass=0.05, center=(0.0, 0.0, -0.3)),),
+                 contacts=(ContactSphere((0.0, 0.0, -0.3), 0.02),), color=(0.2, 0.3, 0.8, 1.0))
+    return Scene(name="colliding pendulums", bodies=[heavy, light], gravity=(0, 0, -9.81), restitution=restitution,
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=20 * dt))
+
+
 BUILDERS.update({
     "t-handle-mesh": t_handle_mesh,
     "physical-pendulum": physical_pendulum,
     "pendulum-wave": pendulum_wave,
     "compass-array": compass_array,
     "compass-rotating": compass_rotating,
+    "newtons-cradle": newtons_cradle,
+    "colliding-pendulums": colliding_pendulums,
 })

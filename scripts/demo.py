@@ -8,6 +8,10 @@ Run with the bpy wheel's Python (scripts/demo.sh does that):
    as objects with pivots and dipoles, baked (Simulate & Bake), saved, rendered (Cycles CPU).
 2. T-handle (Dzhanibekov): a T-shaped mesh whose inertia is computed from the mesh triangles in
    Blender, spun about its middle axis, baked, saved, rendered.
+3. Hard-sphere gas: 500 spheres in a box (Build Hard-Sphere Gas: a PC2 point cache on a point mesh,
+   spheres instanced by Geometry Nodes), saved with its cache beside it, three frames rendered.
+4. Newton's cradle: five balls on strings (hinged pendulums with contact spheres), baked with keys at the
+   impacts, saved, three frames rendered (released, just after the strike, ball 5 at its far swing).
 Also writes the energy plots (matplotlib) and prints a summary.
 """
 
@@ -247,6 +251,114 @@ def t_handle(ext, outdir: Path) -> dict:
             "renders": [f.name for f in frames]}
 
 
+def hard_sphere_gas(ext, outdir: Path) -> dict:
+    """500 hard spheres between the walls of a 2 m cube (η = 0.2), played from a PC2 point cache."""
+    gas = importlib.import_module(f"{ext.__name__}.pem_addon.gas")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = 1, 25
+    for old in outdir.glob("gas_*.pc2"):   # each build writes a fresh cache; keep only this run's
+        old.unlink()
+    bpy.ops.wm.save_as_mainfile(filepath=str(outdir / "gas.blend"))   # so that the cache goes next to it
+    bpy.ops.mesh.primitive_cube_add(size=2.0, location=(0.0, 0.0, 1.0))
+    box = bpy.context.object
+    box.name = "Box"
+    t0 = time.perf_counter()
+    bpy.ops.pem.gas_build(box=box.name, n=500, packing_fraction=0.2, temperature=1.0, seed=1, periodic=False)
+    build_s = time.perf_counter() - t0
+    obj = bpy.context.object
+    gas.set_material(obj, material("Spheres", (0.8, 0.22, 0.05, 1.0), roughness=0.35))
+    box.modifiers.new("Edges", "WIREFRAME").thickness = 0.02   # the box drawn as its edges
+    set_material(box, material("Frame", (0.1, 0.1, 0.12, 1.0), metallic=0.5), smooth=False)
+    stage(target=(0.0, 0.0, 0.9), distance=6.5, elevation_deg=22, azimuth_deg=-60, lens=45, ground_z=-0.01,
+          size=2.0)
+    render_settings(samples=8, res=(400, 300))
+    scene.cycles.max_bounces = 3   # 500 glossy spheres: deep bounces cost time and add little at this size
+    save_blend(outdir / "gas.blend")
+    frames = render_frames(outdir, "gas", [1, 13, 25])
+    info = obj["pem_gas"]
+    return {"n": info["n"], "packing_fraction": round(info["packing_fraction"], 4), "radius": round(info["radius"], 4),
+            "collisions": info["collisions"], "engine": info["engine"], "build_wall_s": round(build_s, 2),
+            "cache": info["cache"], "renders": [p.name for p in frames]}
+
+
+def newtons_cradle(outdir: Path) -> dict:
+    """Five steel balls on V-strings from a frame, each a hinged pendulum with one contact sphere (fitted to its
+    mesh), the first raised by 30°: one in, one out. Keys at the impact instants keep the strike sharp."""
+    import mathutils
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = 1, 1 + 36   # 1.5 s: the strike, ball 5 out and back
+    scene.pem.substeps = 40
+    r, length, top = 1.0 / 64, 0.25, 0.35   # dyadic sizes: balls placed touching are exact in single precision
+    steel = material("Steel", (0.8, 0.8, 0.82, 1.0), metallic=0.85, roughness=0.3)
+    string = material("String", (0.05, 0.05, 0.05, 1.0), roughness=0.8)
+    frame_mat = material("Frame", (0.12, 0.12, 0.13, 1.0), metallic=0.6, roughness=0.3)
+    half_y, span = 0.08, (-0.17, 0.3)
+    for y in (-half_y, half_y):   # the frame: two top bars on four posts
+        bpy.ops.mesh.primitive_cylinder_add(radius=0.004, depth=span[1] - span[0], rotation=(0.0, math.pi / 2, 0.0),
+                                            location=(sum(span) / 2, y, top))
+        set_material(bpy.context.object, frame_mat)
+        for x in span:
+            bpy.ops.mesh.primitive_cylinder_add(radius=0.004, depth=top, location=(x, y, top / 2))
+            set_material(bpy.context.object, frame_mat)
+    balls = []
+    for k in range(5):
+        pivot = bpy.data.objects.new(f"Pivot.{k + 1:03d}", None)
+        scene.collection.objects.link(pivot)
+        pivot.location = (2 * r * k, 0.0, top)
+        angle = math.radians(30.0) if k == 0 else 0.0
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=r, segments=32, ring_count=16)
+        ball = bpy.context.object
+        ball.name = f"Ball.{k + 1:03d}"
+        ball.location = (2 * r * k - length * math.sin(angle), 0.0, top - length * math.cos(angle))
+        ball.rotation_euler = (0.0, angle, 0.0)
+        set_material(ball, steel)
+        p = ball.pem
+        p.enabled, p.pivot_object, p.use_hinge, p.hinge_axis = True, pivot, True, (0.0, 1.0, 0.0)
+        p.mass_mode, p.density, p.include_children = "DENSITY", 7850.0, False   # massless strings
+        bpy.context.view_layer.objects.active = ball
+        bpy.ops.pem.contact_add()   # one contact sphere, fitted to the ball's mesh
+        for y in (-half_y, half_y):   # a V of strings from the bars to the ball: children, so they swing with it
+            v = np.array([0.0, y, length])   # bar point, in the ball's (unrotated) coordinates
+            mid, n = v / 2, np.linalg.norm(v)
+            bpy.ops.mesh.primitive_cylinder_add(radius=0.0006, depth=n, location=tuple(mid))
+            s = bpy.context.object
+            s.rotation_mode = "QUATERNION"
+            s.rotation_quaternion = mathutils.Vector((0, 0, 1)).rotation_difference(mathutils.Vector(tuple(v / n)))
+            set_material(s, string)
+            s.parent = ball
+            s.matrix_parent_inverse.identity()
+        balls.append(ball)
+    bpy.context.view_layer.update()
+    t0 = time.perf_counter()
+    bpy.ops.pem.simulate_bake()
+    bake_s = time.perf_counter() - t0
+    # frames: before the impact (released), just after it, ball 5 at its farthest swing
+    angles = []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        d = [np.array(b.matrix_world.translation) - np.array(b.pem.pivot_object.location) for b in balls]
+        angles.append([math.degrees(math.atan2(x[0], -x[2])) for x in d])
+    angles = np.array(angles)
+    hit = int(np.argmax(angles[:, 4] > 1e-3))
+    far = hit + int(np.argmax(angles[hit:hit + 20, 4]))
+    frames = [scene.frame_start + hit - 2, scene.frame_start + hit, scene.frame_start + far]
+    stage(target=(0.065, 0.0, 0.16), distance=0.72, elevation_deg=12, azimuth_deg=-90, lens=45, ground_z=0.0,
+          size=0.6)
+    render_settings()
+    save_blend(outdir / "newtons_cradle.blend")
+    paths = render_frames(outdir, "newtons_cradle", frames)
+    sp = scene.pem
+    return {"bake_wall_s": round(bake_s, 2), "status": sp.status, "steps": sp.last_steps,
+            "frames": frames, "swing_deg_at_frames": [[round(a, 2) for a in angles[f - scene.frame_start]]
+                                                      for f in frames],
+            "renders": [p.name for p in paths]}
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     outdir = Path(argv[0] if argv else ROOT / "out" / "demo").resolve()
@@ -254,7 +366,8 @@ def main(argv=None):
     ext = import_extension()
     t0 = time.perf_counter()
     summary = {"blender": bpy.app.version_string, "three_magnet": three_magnet(ext, outdir),
-               "t_handle": t_handle(ext, outdir)}
+               "t_handle": t_handle(ext, outdir), "gas": hard_sphere_gas(ext, outdir),
+               "newtons_cradle": newtons_cradle(outdir)}
     summary["total_wall_s"] = round(time.perf_counter() - t0, 1)
     (outdir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ from ..errors import ValidationError
 from ..io.files import atomic_open
 from ..model.rotations import axis_angle_matrix
 from ..model.scene import Scene
+from . import chunks
 
 
 @dataclass
@@ -37,6 +38,7 @@ class BasinResult:
     t_end: float
     complete: bool
     wall_time: float
+    failures: list = field(default_factory=list)  # chunks.Failure of chunks that blew up
 
 
 def bob_point(scene: Scene):
@@ -104,13 +106,18 @@ def classify(final_xy: np.ndarray, speed: np.ndarray, magnets_xy: np.ndarray, se
 
 def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: float | None = None,
               chunk: int = 4096, settle_speed: float = 1e-3, settle_distance: float | None = None,
-              method: str | None = None, progress=None, stop=None) -> BasinResult:
+              method: str | None = None, progress=None, stop=None, client=None, chunk_dir=None,
+              resume: bool = False) -> BasinResult:
     """Sweep the release point over a grid×grid square of half-width ``extent`` (m) and classify.
 
     settle_speed: bob speed (m/s) below which a member counts as at rest; settle_distance: how
     close (m, horizontally) to a magnet it must rest (default: half the smallest magnet spacing).
+    ``client`` (a dask.distributed Client) runs the chunks on a cluster; ``chunk_dir`` keeps each
+    chunk in a file as it completes and ``resume`` continues an interrupted map from them
+    (:mod:`.chunks`). Grid points of a failed chunk (a blow-up) are labelled −1 and listed in
+    ``failures``.
     """
-    body, point = bob_point(scene)
+    bob_point(scene)
     magnets = fixed_magnets_xy(scene)
     if not len(magnets):
         raise ValidationError("bodies", "a basin map needs fixed magnets to settle over")
@@ -120,41 +127,43 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
         extent = 1.6 * np.abs(magnets).max()
     t_end = scene.settings.t_end if t_end is None else t_end
     xs = np.linspace(-extent, extent, grid)
-    X, Y = np.meshgrid(xs, xs, indexing="xy")
-    U = release_orientations(scene, X.ravel(), Y.ravel())
-    E = len(U)
-    system = compile_system(scene.checked())
-    pivot = system.pivot[0]
+    E = grid * grid
+    task = chunks.Task(_chunk, (scene, xs, method, t_end), E, chunk)
+    t0 = time.perf_counter()
+    run = chunks.run_chunks(task, kind="basin", key=chunks.digest(scene, xs, method, t_end, chunk),
+                            chunk_dir=chunk_dir, resume=resume, client=client, progress=progress, stop=stop)
     final_xy = np.full((E, 2), np.nan)
     speed = np.full(E, np.nan)
-    complete = True
-    t0 = time.perf_counter()
-    done = 0
-    for start in range(0, E, chunk):
-        part = U[start:start + chunk]
-        n_part = len(part)
-
-        def chunk_progress(f, start=start, n=n_part):
-            if progress is not None:
-                progress((start + f * n) / E)
-
-        traj = simulate(scene, method=method, t_end=t_end,
-                        record_interval=None if t_end == 0 else _interval(scene, t_end),
-                        ensemble=Ensemble(orientation=part), progress=chunk_progress, stop=stop)
-        Uf = traj.orientation[:, -1, 0]      # (e,3,3)
-        wf = traj.omega[:, -1, 0]            # (e,3)
-        arm = np.einsum("eji,j->ei", Uf, point)
-        bob = pivot + arm
-        final_xy[start:start + len(part)] = bob[:, :2]
-        speed[start:start + len(part)] = np.linalg.norm(np.cross(wf, arm), axis=-1)
-        done = start + len(part)
-        if not traj.complete:
-            complete = False
-            break
+    ran = np.zeros(E, bool)
+    for i, arrays in enumerate(run.arrays):
+        if arrays is None:
+            continue
+        sl = slice(*task.bounds(i))
+        final_xy[sl], speed[sl] = arrays["final_xy"], arrays["speed"]
+        ran[sl] = bool(arrays["complete"])
     label = classify(final_xy, speed, magnets, settle_speed, settle_distance)
-    label[done:] = -1
+    label[~ran] = -1
     return BasinResult(xs, xs.copy(), label.reshape(grid, grid), final_xy.reshape(grid, grid, 2),
-                       speed.reshape(grid, grid), magnets, float(t_end), complete, time.perf_counter() - t0)
+                       speed.reshape(grid, grid), magnets, float(t_end), run.complete, time.perf_counter() - t0,
+                       failures=run.failures)
+
+
+def _chunk(scene: Scene, xs: np.ndarray, method, t_end: float, start: int, stop: int, progress=None,
+           stop_flag=None) -> dict:
+    """Release points [start, stop) of the grid (row-major, x fastest): final bob (x, y) (n,2) m, speed (n,)
+    m/s and ``complete``. One task of :func:`basin_map`: a pure function of its arguments."""
+    _, point = bob_point(scene)
+    X, Y = np.meshgrid(xs, xs, indexing="xy")
+    U = release_orientations(scene, X.ravel()[start:stop], Y.ravel()[start:stop])
+    pivot = compile_system(scene.checked()).pivot[0]
+    traj = simulate(scene, method=method, t_end=t_end, record_interval=None if t_end == 0 else _interval(scene, t_end),
+                    ensemble=Ensemble(orientation=U), progress=progress, stop=stop_flag)
+    Uf = traj.orientation[:, -1, 0]      # (e,3,3)
+    wf = traj.omega[:, -1, 0]            # (e,3)
+    arm = np.einsum("eji,j->ei", Uf, point)
+    bob = pivot + arm
+    return {"final_xy": bob[:, :2], "speed": np.linalg.norm(np.cross(wf, arm), axis=-1),
+            "complete": np.array(traj.complete)}
 
 
 def _interval(scene: Scene, t_end: float) -> float:
@@ -200,7 +209,9 @@ def write(result: BasinResult, outdir) -> dict:
         fig.savefig(fh, format="png", dpi=120)
     counts = {str(k): int((result.label == k).sum()) for k in range(-1, len(result.magnets_xy))}
     summary = {"grid": int(result.label.shape[0]), "t_end": result.t_end, "complete": result.complete,
-               "wall_time_s": result.wall_time, "members": int(result.label.size), "counts": counts}
+               "wall_time_s": result.wall_time, "members": int(result.label.size), "counts": counts,
+               "failures": [{"chunk": f.chunk, "grid_points": [f.start, f.stop - 1], "message": f.message}
+                            for f in result.failures]}
     with atomic_open(outdir / "basin.json", "w") as fh:
         json.dump(summary, fh, indent=2)
     return summary

@@ -51,9 +51,15 @@ def read_trajectory(path) -> Trajectory:
         arrays = {k: data[k] for k in ARRAYS}
         names = [str(n) for n in data["names"]]
         meta = json.loads(str(data["meta"]))
+        events = impact_loss = None
+        if "event_t" in data.files:  # a contact scene's impact log
+            from ..engine.contacts import EventLog
+
+            events = EventLog.from_arrays(data)
+            impact_loss = data["impact_loss"] if "impact_loss" in data.files else None
     return Trajectory(names=names, method=str(meta.get("method", "")), dt=float(meta.get("dt", 0.0)),
                       steps=int(meta.get("steps", 0)), complete=bool(meta.get("complete", True)),
-                      ensemble=bool(meta.get("ensemble", False)), **arrays)
+                      ensemble=bool(meta.get("ensemble", False)), events=events, impact_loss=impact_loss, **arrays)
 
 
 # ---------------------------------------------------------------------------- measures
@@ -131,6 +137,11 @@ def plot_energy(traj: Trajectory, path) -> Path:
         ax2.plot(t, (traj.total_energy + traj.friction_work - traj.total_energy[0]) / (scale or 1.0), "C2", lw=1,
                  label="E + friction work − E₀ (integration error)")
         ax2.legend(loc="best", fontsize="small")
+    if traj.events is not None and len(traj.events):
+        for ax in (ax1, ax2):  # one marker per impact time (simultaneous contacts share one)
+            for k, te in enumerate(sorted(set(traj.events.t))):
+                ax.axvline(te, color="0.6", lw=0.8, ls=":", label="impact" if k == 0 and ax is ax1 else None)
+        ax1.legend(loc="best", fontsize="small")
     ax2.set_ylabel("(E − E₀) / scale")
     ax2.set_xlabel("t (s)")
     ax2.grid(alpha=0.3)
@@ -235,7 +246,12 @@ def plot_energy_errors(trajs: dict, path) -> Path:
 
 
 def plot_outputs(outdir, pngdir=None, body: int = 0) -> list[Path]:
-    """All FIGURES for the run in ``outdir`` (its trajectory.npz), written to ``pngdir`` (default: outdir)."""
+    """All FIGURES for the run in ``outdir`` (its trajectory.npz), written to ``pngdir`` (default: outdir);
+    for a ``gas`` run's folder (gas.npz) the gas figures of :mod:`.gas_plot` instead."""
+    if (Path(outdir) / "gas.npz").is_file() and not (Path(outdir) / "trajectory.npz").is_file():
+        from .gas_plot import plot_gas_outputs
+
+        return plot_gas_outputs(outdir, pngdir)
     traj = read_trajectory(Path(outdir) / "trajectory.npz")
     pngdir = Path(pngdir) if pngdir is not None else Path(outdir)
     if not 0 <= body < len(traj.names):

@@ -68,7 +68,7 @@ from ..engine.system import compile_system
 from ..errors import SimulationError, ValidationError
 from ..io.files import atomic_open
 from ..model.scene import Scene
-from . import basin
+from . import basin, chunks
 
 #: Sweep parameters: name → (unit, meaning).
 PARAMETERS = {
@@ -334,15 +334,19 @@ def columns(scene: Scene) -> list[tuple[str, str, str]]:
 
 def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None, dt: float | None = None,
           method: str | None = None, samples: int = 200, chunk: int = 1024, settle_speed: float = 1e-3,
-          settle_distance: float | None = None, progress=None, stop=None) -> SweepResult:
+          settle_distance: float | None = None, progress=None, stop=None, client=None, chunk_dir=None,
+          resume: bool = False) -> SweepResult:
     """Integrate ``scene`` at every point of the parameter grid and collect the outcomes.
 
     samples: records per member (energy_max and settle_time are taken over them);
     chunk: members integrated together at most (fewer when the records would exceed
     MEMORY_BUDGET); settle_speed (m/s) and settle_distance (m; default half the smallest magnet
     spacing) classify a magnet pendulum's end state as basin maps do. ``progress(fraction)``
-    and ``stop()`` as for :func:`~pem_physics.simulate.simulate`. A blow-up ends the sweep: the
-    result is then incomplete and ``error`` holds the message naming the grid point.
+    and ``stop()`` as for :func:`~pem_physics.simulate.simulate`. A blow-up fails its chunk: the
+    result is then incomplete and ``error`` holds the message naming the grid point; the other
+    chunks still run. ``client`` (a dask.distributed Client) runs the chunks on a cluster;
+    ``chunk_dir`` keeps each chunk's outcomes in a file as it completes and ``resume`` continues an
+    interrupted run from them (:mod:`.chunks`).
     """
     for value, name in ((samples, "--samples"), (chunk, "--chunk")):
         if not (isinstance(value, (int, np.integer)) and value >= 1):
@@ -367,76 +371,78 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     values = grid(params)
     N = len(next(iter(values.values())))
     cols = columns(checked)
-    out = {name: np.full(N, np.nan) for name, _, _ in cols}
-    out["completed"] = np.zeros(N, dtype=int)
-    has_label = "label" in out
-    if has_label:
-        out["label"] = np.full(N, -1, dtype=int)
+    has_label = any(name == "label" for name, _, _ in cols)
     magnets = basin.fixed_magnets_xy(checked) if has_label else None
     if has_label and settle_distance is None:
         settle_distance = basin.default_settle_distance(magnets)
-    single = system.n_bodies == 1
-    pendulum = "bob_x_final" in out
-    bob_dipole = pendulum and system.n_dipoles > 0
-    pivot = system.pivot[0]
     records = steps // every + 2
     per_member_bytes = 16 * records * (50 * system.n_bodies + 7 * system.n_dipoles + 2)
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_member_bytes))
-
-    complete, error, done = True, None, 0
+    names = [p.name for p in per_member]
+    task = chunks.Task(_chunk, (base, names, values, record_interval, [c[0] for c in cols], magnets, settle_speed,
+                                settle_distance), N, chunk)
     t0 = time.perf_counter()
-    for start in range(0, N, chunk):
-        stop_i = min(N, start + chunk)
-        part = {p.name: values[p.name][start:stop_i] for p in per_member}
-
-        def chunk_progress(f, start=start, n=stop_i - start):
-            if progress is not None:
-                progress((start + f * n) / N)
-
-        ens = members(base, system, part) if part else Ensemble(
-            orientation=np.broadcast_to(system.U0, (stop_i - start,) + system.U0.shape))
-        try:
-            traj = simulate(base, ensemble=ens, record_interval=record_interval, progress=chunk_progress,
-                            stop=stop)
-        except SimulationError as err:
-            member = err.member
-            at = "" if member is None else " at grid point " + _point(start + member, values)
-            error = f"{err}{at}"
-            complete = False
-            break
-        sl = slice(start, stop_i)
-        Etot = traj.total_energy                          # (e,R)
-        out["energy_initial"][sl] = Etot[:, 0]
-        out["energy_final"][sl] = Etot[:, -1]
-        out["energy_max"][sl] = Etot.max(axis=1)
-        wf = traj.omega[:, -1]                            # (e,B,3)
-        out["omega_final"][sl] = np.linalg.norm(wf, axis=-1).max(axis=-1)
-        out["t_final"][sl] = traj.t[-1]
-        if single:
-            for k, c in enumerate("xyz"):
-                out[f"omega_{c}_final"][sl] = wf[:, 0, k]
-        if pendulum:
-            path = traj.dipole_position[:, :, 0] if bob_dipole else traj.center_of_mass[:, :, 0]  # (e,R,3)
-            bob = path[:, -1]
-            for k, c in enumerate("xyz"):
-                out[f"bob_{c}_final"][sl] = bob[:, k]
-            speed = np.linalg.norm(np.cross(wf[:, 0], bob - pivot), axis=-1)
-            out["bob_speed_final"][sl] = speed
-            if has_label:
-                label = basin.classify(bob[:, :2], speed, magnets, settle_speed, settle_distance)
-                out["label"][sl] = label
-                out["settle_time"][sl] = _settle_time(traj.t, path[..., :2], label, magnets, settle_distance)
-        if traj.complete:
-            out["completed"][sl] = 1
-            done = stop_i
-        else:
-            complete = False
-            break
+    run = chunks.run_chunks(task, kind="sweep", key=chunks.digest(base, names, values, record_interval, chunk,
+                                                                  settle_speed, settle_distance),
+                            chunk_dir=chunk_dir, resume=resume, client=client, progress=progress, stop=stop)
+    out = {name: np.full(N, np.nan) for name, _, _ in cols}
+    out["completed"] = np.zeros(N, dtype=int)
+    if has_label:
+        out["label"] = np.full(N, -1, dtype=int)
+    for i, arrays in enumerate(run.arrays):
+        if arrays is None:
+            continue
+        sl = slice(*task.bounds(i))
+        for name in out:
+            out[name][sl] = arrays[name]
+    error = "; ".join(f.message for f in run.failures) or None
     return SweepResult(params=list(params), values=values, outcomes=out, t_end=settings.t_end, dt=settings.dt,
-                       method=settings.method, record_interval=record_interval, complete=complete,
-                       members_completed=done, wall_time=time.perf_counter() - t0, columns=cols, magnets_xy=magnets,
-                       settle_speed=settle_speed if has_label else None,
+                       method=settings.method, record_interval=record_interval, complete=run.complete,
+                       members_completed=int(out["completed"].sum()), wall_time=time.perf_counter() - t0, columns=cols,
+                       magnets_xy=magnets, settle_speed=settle_speed if has_label else None,
                        settle_distance=float(settle_distance) if has_label else None, error=error)
+
+
+def _chunk(base: Scene, names: list, values: dict, record_interval: float, cols: list, magnets, settle_speed: float,
+           settle_distance, start: int, stop: int, progress=None, stop_flag=None) -> dict:
+    """The outcome columns (name → (stop−start,)) of grid points [start, stop): one task of :func:`sweep`,
+    plus ``complete`` (whether every member ran to the end). A blow-up raises SimulationError naming the
+    grid point."""
+    system = compile_system(base.checked())
+    n = stop - start
+    part = {name: values[name][start:stop] for name in names}
+    ens = members(base, system, part) if part else Ensemble(
+        orientation=np.broadcast_to(system.U0, (n,) + system.U0.shape))
+    try:
+        traj = simulate(base, ensemble=ens, record_interval=record_interval, progress=progress, stop=stop_flag)
+    except SimulationError as err:
+        at = "" if err.member is None else " at grid point " + _point(start + err.member, values)
+        raise SimulationError(f"{err}{at}", time=err.time, body=err.body, member=err.member) from err
+    out = {name: np.full(n, np.nan) for name in cols}
+    out["completed"] = np.full(n, int(traj.complete))
+    Etot = traj.total_energy                          # (e,R)
+    out["energy_initial"] = Etot[:, 0]
+    out["energy_final"] = Etot[:, -1]
+    out["energy_max"] = Etot.max(axis=1)
+    wf = traj.omega[:, -1]                            # (e,B,3)
+    out["omega_final"] = np.linalg.norm(wf, axis=-1).max(axis=-1)
+    out["t_final"] = np.full(n, traj.t[-1])
+    if "omega_x_final" in out:
+        for k, c in enumerate("xyz"):
+            out[f"omega_{c}_final"] = wf[:, 0, k]
+    if "bob_x_final" in out:
+        path = traj.dipole_position[:, :, 0] if system.n_dipoles > 0 else traj.center_of_mass[:, :, 0]  # (e,R,3)
+        bob = path[:, -1]
+        for k, c in enumerate("xyz"):
+            out[f"bob_{c}_final"] = bob[:, k]
+        speed = np.linalg.norm(np.cross(wf[:, 0], bob - system.pivot[0]), axis=-1)
+        out["bob_speed_final"] = speed
+        if "label" in out:
+            label = basin.classify(bob[:, :2], speed, magnets, settle_speed, settle_distance)
+            out["label"] = label
+            out["settle_time"] = _settle_time(traj.t, path[..., :2], label, magnets, settle_distance)
+    out["complete"] = np.array(traj.complete)
+    return out
 
 
 def _point(i: int, values: dict) -> str:

@@ -274,6 +274,8 @@ def supports(integ) -> bool:
     (:mod:`.aot`), else numba."""
     if not (ENABLED and getattr(integ, "name", "") in METHODS):
         return False
+    if getattr(integ, "contacts", None) is not None:  # impacts restart steps: the numpy contact driver runs them
+        return False
     sys_ = integ.system
     if sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) >= MAX_PAIRS:
         return False

@@ -34,6 +34,8 @@ def supported(integ) -> bool:
 
     if not ENABLED or not isinstance(integ, Splitting):
         return False
+    if getattr(integ, "contacts", None) is not None:  # impacts restart steps: the numpy contact driver runs them
+        return False
     if not FORCE and (installed() or os.environ.get("PEM_NUMBA", "1") == "0"):
         return False
     sys_ = integ.system

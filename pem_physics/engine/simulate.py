@@ -133,6 +133,10 @@ class Trajectory:
     ensemble: bool = False
     info: dict = field(default_factory=dict)
     friction_work: np.ndarray | None = None  # (..., R) J done against pivot friction since the start (checks)
+    #: contact scenes: impacts (:class:`~pem_physics.engine.contacts.EventLog`) and the kinetic energy (J) they
+    #: took up to each record (R,); None for scenes without contacts
+    events: object | None = None
+    impact_loss: np.ndarray | None = None
 
     @property
     def total_energy(self) -> np.ndarray:
@@ -157,6 +161,8 @@ class Trajectory:
         """max |E(t) + W(t) − E(0)| / scale: the integration error, with the work W of pivot friction counted
         (equals :meth:`energy_drift` without friction). Not meaningful with driven magnets or a rotating field."""
         W = self.friction_work if self.friction_work is not None else 0.0
+        if self.impact_loss is not None:
+            W = W + self.impact_loss
         Et = self.total_energy + W
         return float(np.max(np.abs(Et - Et[..., :1]) / self._energy_scale()))
 
@@ -172,7 +178,7 @@ class Trajectory:
             raise ValueError("not an ensemble trajectory")
         kw = {}
         for name, value in self.__dict__.items():
-            if isinstance(value, np.ndarray) and name not in ("t", "pivot", "dipole_owner"):
+            if isinstance(value, np.ndarray) and name not in ("t", "pivot", "dipole_owner", "impact_loss"):
                 kw[name] = value[e]
         return replace(self, ensemble=False, **kw)
 
@@ -257,12 +263,22 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     from . import checks
 
     warnings = checks.preflight(scene, system)  # raises on scenes whose run would mean nothing
+    contacts = None
+    if scene.has_contacts:
+        from . import contacts as contact_mod
+
+        contact_mod.check_method(settings.method)
+        if ensemble is not None:
+            raise ValidationError("ensemble", "scenes with contacts run one member at a time")
+        contacts = contact_mod.ContactModel(scene, system)
+        contacts.check_start(system.U0)
     if ensemble is None:
         U0, w0 = system.U0[None], system.omega0[None]
     else:
         U0, w0 = ensemble.arrays(system)
         system = ensemble.system(system)
     integ = make_integrator(settings.method, system, settings.dt, U0, w0, rtol=settings.rtol, atol=settings.atol)
+    integ.contacts = contacts  # the compiled and scalar engines do not run contact scenes (they check this)
     steps, every = settings.steps, settings.record_every
     marks = list(range(0, steps + 1, every))
     if marks[-1] != steps:
@@ -290,8 +306,14 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         engine = "python"  # no numba: one body on Python floats beats numpy's per-call overhead
         runner = scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
     wall0 = _time.perf_counter()
+    events = impact_loss = None
     if runner is not None:
         times, arrays, complete = _run_compiled(system, integ, runner, marks, ensemble is not None, progress, stop)
+    elif contacts is not None:
+        times, records, complete, events, impact_loss = contact_mod.run(
+            contacts, integ, marks, lambda ig, t: _record(system, ig, t), lambda ig: _check(system, ig, False),
+            progress, stop)
+        arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}
     else:
         times, records, complete = _run_numpy(system, integ, marks, ensemble is not None, progress, stop)
         arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}  # (E,R,...)
@@ -307,7 +329,11 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
         info={"evaluations": getattr(integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s,
               "kernels": kernels},
-        friction_work=checks.friction_work(t, arrays["omega"], c), **arrays)
+        friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss, **arrays)
+    if contacts is not None:
+        traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contacts.py); "
+                                 "the compiled engine does not run contact scenes yet")
+        warnings = warnings + contacts.warnings
     traj.info["warnings"] = warnings + checks.postflight(system, traj)
     return traj
 

@@ -8,11 +8,15 @@ and k_B = 1 throughout.
 - :mod:`.state` — :class:`GasState` (positions (N, d), velocities (N, d), radii (N,), masses (N,),
   box (d,)), start states (random, lattice, Maxwell–Boltzmann velocities) and :class:`GasRun`;
 - :mod:`.reference` — the plain numpy event-driven code, O(N²) a event, the definition;
-- :mod:`.edmd` — the compiled engine (numba, cell lists, one event per particle in a heap);
+- :mod:`.edmd` — the compiled engine (numba, cell lists, one event per particle in a heap); also
+  gravity (parabolic flights, hard walls), restitution e < 1 with the TC guard against inelastic
+  collapse, records at fixed times (:class:`GasRecords`) that leave the run bit-identical;
+- :mod:`.timestep` — the seed's fixed-time-step method (O(N²) overlap checks, backtracking), for
+  comparison: :func:`.timestep.missed_collisions`;
 - :mod:`.measure` — pressure from the collision virial, temperature, collision rate, mean free
   path, speed distribution and its Kolmogorov–Smirnov test, equations of state.
 """
 
-from .state import EventLog, GasRun, GasState, make_gas, maxwell_boltzmann_velocities
+from .state import EventLog, GasRecords, GasRun, GasState, make_gas, maxwell_boltzmann_velocities
 
-__all__ = ["GasRun", "GasState", "EventLog", "make_gas", "maxwell_boltzmann_velocities"]
+__all__ = ["GasRun", "GasState", "EventLog", "GasRecords", "make_gas", "maxwell_boltzmann_velocities"]

@@ -34,7 +34,7 @@ import numpy as np
 from ..jit import numba as _numba
 from ..jit import unavailable_reason
 from .reference import ReferenceEngine, drive
-from .state import EventLog, GasRun, GasState, check_run_args
+from .state import EventLog, GasRun, GasState, check_gravity, check_run_args, default_tc  # noqa: F401 (re-exported)
 
 nb = _numba()
 
@@ -170,8 +170,32 @@ if nb is not None:
         return k
 
     @_jit_inline
+    def _reach(h, u, a):
+        """Time ≥ 0 for a coordinate that moves towards a boundary h ≥ 0 ahead (clamped: round-off may put
+        it a hair past) at speed u with acceleration a (both counted towards it) to reach it; inf if never."""
+        if h < 0.0:
+            h = 0.0
+        if a > 0.0:
+            s = math.sqrt(u * u + 2.0 * a * h)
+            if u > 0.0:
+                return 2.0 * h / (u + s)  # the root without cancellation
+            return (s - u) / a
+        if a < 0.0:
+            if u <= 0.0:
+                return np.inf
+            disc = u * u + 2.0 * a * h
+            if disc < 0.0:
+                return np.inf  # turns back before the boundary
+            return 2.0 * h / (u + math.sqrt(disc))
+        if u > 0.0:
+            return h / u
+        return np.inf
+
+    # a compiled call, not inlined: inlining it at its two call sites (_advance, _build) doubled the
+    # compile time (25 s → 15 s cold) for no speed that we could measure
+    @_jit
     def _schedule(i, t, slab_axis, slab_dir, P, box, width, periodic, ci, nc, head, nxt,
-                  ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts):
+                  ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts, g, grav):
         """Particle i's earliest event from time t into ev_t/ev_p (the heap is not touched).
 
         Its best collision (col_t, col_p, col_cnt) comes from a scan of the 3^d surrounding cells, or,
@@ -179,19 +203,43 @@ if nb is not None:
         valid), from the stored one and the slab of cells just entered on slab_axis (direction slab_dir)."""
         d = box.shape[0]
         dti = t - P[i, 6]
-        xi0 = P[i, 0] + P[i, 3] * dti
-        xi1 = P[i, 1] + P[i, 4] * dti
-        xi2 = P[i, 2] + P[i, 5] * dti if d == 3 else 0.0
-        vi0 = P[i, 3]
-        vi1 = P[i, 4]
-        vi2 = P[i, 5] if d == 3 else 0.0
+        if grav:
+            xi0 = P[i, 0] + (P[i, 3] + 0.5 * g[0] * dti) * dti
+            xi1 = P[i, 1] + (P[i, 4] + 0.5 * g[1] * dti) * dti
+            xi2 = P[i, 2] + (P[i, 5] + 0.5 * g[2] * dti) * dti if d == 3 else 0.0
+            vi0 = P[i, 3] + g[0] * dti
+            vi1 = P[i, 4] + g[1] * dti
+            vi2 = P[i, 5] + g[2] * dti if d == 3 else 0.0
+        else:
+            xi0 = P[i, 0] + P[i, 3] * dti
+            xi1 = P[i, 1] + P[i, 4] * dti
+            xi2 = P[i, 2] + P[i, 5] * dti if d == 3 else 0.0
+            vi0 = P[i, 3]
+            vi1 = P[i, 4]
+            vi2 = P[i, 5] if d == 3 else 0.0
         # cell crossings (codes -1-2d-(2a+dir)) and, between hard walls, wall hits (codes -1-(2a+side))
         cross = np.inf
         code = -1 - 4 * d  # "no event"
         for k in range(d):
-            vk = P[i, 3 + k]
+            vk = vi0 if k == 0 else (vi1 if k == 1 else vi2)
             xk = xi0 if k == 0 else (xi1 if k == 1 else xi2)
-            if vk > 0.0:
+            if grav and g[k] != 0.0:
+                # a parabola can reach either side of its cell (gravity needs hard walls: no wrap)
+                dt = _reach((ci[i, k] + 1) * width[k] - xk, vk, g[k])
+                c = -1 - 2 * d - (2 * k + 1)
+                dw = _reach(box[k] - P[i, 7] - xk, vk, g[k])
+                if dw < dt:
+                    dt = dw
+                    c = -1 - (2 * k + 1)
+                dn = _reach(xk - ci[i, k] * width[k], -vk, -g[k])
+                if dn < dt:
+                    dt = dn
+                    c = -1 - 2 * d - 2 * k
+                dw = _reach(xk - P[i, 7], -vk, -g[k])
+                if dw < dt:
+                    dt = dw
+                    c = -1 - 2 * k
+            elif vk > 0.0:
                 dt = ((ci[i, k] + 1) * width[k] - xk) / vk
                 c = -1 - 2 * d - (2 * k + 1)
                 if not periodic:
@@ -244,16 +292,27 @@ if nb is not None:
                     while j >= 0:
                         if j != i:
                             dtj = t - P[j, 6]
-                            dr0 = xi0 - (P[j, 0] + P[j, 3] * dtj) + s0
-                            dr1 = xi1 - (P[j, 1] + P[j, 4] * dtj) + s1
-                            dv0 = vi0 - P[j, 3]
-                            dv1 = vi1 - P[j, 4]
+                            if grav:
+                                # equal accelerations: the relative motion is straight, the same quadratic
+                                dr0 = xi0 - (P[j, 0] + (P[j, 3] + 0.5 * g[0] * dtj) * dtj) + s0
+                                dr1 = xi1 - (P[j, 1] + (P[j, 4] + 0.5 * g[1] * dtj) * dtj) + s1
+                                dv0 = vi0 - (P[j, 3] + g[0] * dtj)
+                                dv1 = vi1 - (P[j, 4] + g[1] * dtj)
+                            else:
+                                dr0 = xi0 - (P[j, 0] + P[j, 3] * dtj) + s0
+                                dr1 = xi1 - (P[j, 1] + P[j, 4] * dtj) + s1
+                                dv0 = vi0 - P[j, 3]
+                                dv1 = vi1 - P[j, 4]
                             b = dr0 * dv0 + dr1 * dv1
                             rr = dr0 * dr0 + dr1 * dr1
                             vv = dv0 * dv0 + dv1 * dv1
                             if d == 3:
-                                dr2 = xi2 - (P[j, 2] + P[j, 5] * dtj) + s2
-                                dv2 = vi2 - P[j, 5]
+                                if grav:
+                                    dr2 = xi2 - (P[j, 2] + (P[j, 5] + 0.5 * g[2] * dtj) * dtj) + s2
+                                    dv2 = vi2 - (P[j, 5] + g[2] * dtj)
+                                else:
+                                    dr2 = xi2 - (P[j, 2] + P[j, 5] * dtj) + s2
+                                    dv2 = vi2 - P[j, 5]
                                 b += dr2 * dv2
                                 rr += dr2 * dr2
                                 vv += dv2 * dv2
@@ -283,9 +342,11 @@ if nb is not None:
     @_jit
     def _advance(t_stop, max_events, e, periodic, P, m, box, width, ci, cell, nc, head, nxt, prv,
                  ev_t, ev_p, col_t, col_p, col_cnt, cnt, heap, hpos, acc, wall_imp, counts, log_t, log_i, log_j,
-                 keep_log):
+                 keep_log, g, grav, tc, tlast):
         """Run events up to t_stop, at most max_events heap pops. acc = [time, virial];
-        counts = [collisions, wall events, crossings, invalidated, logged]. Returns REACHED/MAX_EVENTS/LOG_FULL."""
+        counts = [collisions, wall events, crossings, invalidated, logged, made elastic by t_c].
+        g (3,) gravity (used when grav); tc the TC model's time, tlast (N,) each particle's last collision.
+        Returns REACHED/MAX_EVENTS/LOG_FULL."""
         d = box.shape[0]
         cells = np.zeros((3, 3), np.int64)
         shifts = np.zeros((3, 3))
@@ -312,8 +373,16 @@ if nb is not None:
                 acc[0] = t
                 # move both to t, then the impulse along the line of centres (scalars: no allocation per event)
                 for k in range(d):
-                    P[i, k] += P[i, 3 + k] * (t - P[i, 6])
-                    P[p, k] += P[p, 3 + k] * (t - P[p, 6])
+                    if grav:
+                        hi = t - P[i, 6]
+                        hp = t - P[p, 6]
+                        P[i, k] += (P[i, 3 + k] + 0.5 * g[k] * hi) * hi
+                        P[p, k] += (P[p, 3 + k] + 0.5 * g[k] * hp) * hp
+                        P[i, 3 + k] += g[k] * hi
+                        P[p, 3 + k] += g[k] * hp
+                    else:
+                        P[i, k] += P[i, 3 + k] * (t - P[i, 6])
+                        P[p, k] += P[p, 3 + k] * (t - P[p, 6])
                 P[i, 6] = t
                 P[p, 6] = t
                 dr0 = _image(P[i, 0] - P[p, 0], box[0], periodic)
@@ -325,7 +394,15 @@ if nb is not None:
                     rr += dr2 * dr2
                     bv += dr2 * (P[i, 5] - P[p, 5])
                 mu = m[i] * m[p] / (m[i] + m[p])
-                s = -(1.0 + e) * mu * bv / rr
+                ee = e
+                if tc > 0.0:
+                    # TC model: a particle that collided less than tc ago collides elastically (no collapse)
+                    if t - tlast[i] < tc or t - tlast[p] < tc:
+                        ee = 1.0
+                        counts[5] += 1
+                    tlast[i] = t
+                    tlast[p] = t
+                s = -(1.0 + ee) * mu * bv / rr
                 j0 = s * dr0
                 j1 = s * dr1
                 P[i, 3] += j0 / m[i]
@@ -357,7 +434,12 @@ if nb is not None:
                 wall = -1 - p
                 a = wall // 2
                 for k in range(d):
-                    P[i, k] += P[i, 3 + k] * (t - P[i, 6])
+                    if grav:
+                        hi = t - P[i, 6]
+                        P[i, k] += (P[i, 3 + k] + 0.5 * g[k] * hi) * hi
+                        P[i, 3 + k] += g[k] * hi
+                    else:
+                        P[i, k] += P[i, 3 + k] * (t - P[i, 6])
                 P[i, 6] = t
                 wall_imp[wall] += 2.0 * m[i] * abs(P[i, 3 + a])
                 P[i, 3 + a] = -P[i, 3 + a]
@@ -411,13 +493,13 @@ if nb is not None:
                 q = r0 if r == 0 else r1
                 if q >= 0:
                     _schedule(q, t, slab_axis, slab_dir, P, box, width, periodic, ci, nc, head, nxt,
-                              ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts)
+                              ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts, g, grav)
                     _reheap(heap, hpos, ev_t, q)
         return 1
 
     @_jit
     def _build(P, box, width, periodic, ci, cell, nc, head, nxt, prv, ev_t, ev_p, col_t, col_p,
-               col_cnt, cnt, heap, hpos, t):
+               col_cnt, cnt, heap, hpos, t, g, grav):
         """Cell lists, every particle's first event and the heap."""
         n = P.shape[0]
         d = box.shape[0]
@@ -431,7 +513,7 @@ if nb is not None:
             _link(head, nxt, prv, cell[i], i)
         for i in range(n):
             _schedule(i, t, -1, 0, P, box, width, periodic, ci, nc, head, nxt,
-                      ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts)
+                      ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts, g, grav)
         for k in range(n):
             heap[k] = k
             hpos[k] = k
@@ -451,15 +533,24 @@ def cell_grid(box: np.ndarray, sigma_max: float, periodic: bool) -> tuple[np.nda
 
 
 class CompiledEngine:
-    """The numba engine with the interface of :class:`.reference.ReferenceEngine` (advance, snapshot, …)."""
+    """The numba engine with the interface of :class:`.reference.ReferenceEngine` (advance, snapshot, …).
+
+    ``gravity`` (d,) length / time² or None (needs a hard-wall box); ``tc`` the TC model's time (0: off)."""
 
     name = "numba"
 
-    def __init__(self, state: GasState, restitution: float = 1.0, log: bool = False, log_capacity: int = 4096):
+    def __init__(self, state: GasState, restitution: float = 1.0, log: bool = False, log_capacity: int = 4096,
+                 gravity=None, tc: float = 0.0):
         n, d = state.n, state.d
         self.d = d
         self.periodic = state.periodic
         self.e = float(restitution)
+        self.gravity = check_gravity(state, gravity)
+        self.grav = bool(np.any(self.gravity != 0.0))
+        self.g3 = np.zeros(3)
+        self.g3[:d] = self.gravity
+        self.tc = float(tc)
+        self.tlast = np.full(n, -np.inf)
         # one cache line per particle: x (3), v (3), own time, radius (a 2D gas leaves x_2, v_2 at 0)
         self.P = np.zeros((n, 8))
         self.P[:, :d] = state.positions
@@ -483,13 +574,13 @@ class CompiledEngine:
         self.hpos = np.zeros(n, np.int64)
         self.acc = np.array([state.time, 0.0])
         self.wall_impulse = np.zeros(2 * d)
-        self.counts = np.zeros(5, np.int64)
+        self.counts = np.zeros(6, np.int64)
         self.keep_log = log
         cap = log_capacity if log else 1
         self.log_t, self.log_i, self.log_j = np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64)
         _build(self.P, self.box, self.width, self.periodic, self.ci, self.cell, self.nc, self.head,
                self.nxt, self.prv, self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt,
-               self.cnt, self.heap, self.hpos, state.time)
+               self.cnt, self.heap, self.hpos, state.time, self.g3, self.grav)
 
     @property
     def x(self) -> np.ndarray:
@@ -498,7 +589,7 @@ class CompiledEngine:
 
     @property
     def v(self) -> np.ndarray:
-        """Velocities (N, d) (a view)."""
+        """Velocities (N, d) at each particle's own time (a view)."""
         return self.P[:, 3:3 + self.d]
 
     @property
@@ -524,13 +615,14 @@ class CompiledEngine:
 
     def advance(self, t_stop: float, max_events: int) -> bool:
         """Run heap events (collisions, wall hits, cell crossings, invalidated events) up to ``t_stop``,
-        at most ``max_events`` of them; True when the time reached ``t_stop``."""
+        at most ``max_events`` of them; True when the time reached ``t_stop``. Stopping changes nothing but
+        the clock, so where the stops fall (records, blocks, chunks) does not change the run."""
         while True:
             code = _advance(float(t_stop), int(max_events), self.e, self.periodic, self.P, self.m, self.box,
                             self.width, self.ci, self.cell, self.nc, self.head, self.nxt, self.prv,
                             self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt, self.cnt, self.heap, self.hpos,
                             self.acc, self.wall_impulse, self.counts, self.log_t, self.log_i, self.log_j,
-                            self.keep_log)
+                            self.keep_log, self.g3, self.grav, self.tc, self.tlast)
             if code != LOG_FULL:
                 return code == REACHED
             grow = len(self.log_t)
@@ -539,14 +631,21 @@ class CompiledEngine:
             self.log_j = np.concatenate([self.log_j, np.zeros(grow, np.int64)])
 
     def positions_at(self, t: float) -> np.ndarray:
-        return self.x + self.v * (t - self.tp)[:, None]
+        """Positions (N, d) at time t (not wrapped into a periodic box), read without touching the engine."""
+        h = (t - self.tp)[:, None]
+        return self.x + (self.v + 0.5 * self.gravity * h) * h if self.grav else self.x + self.v * h
+
+    def velocities_at(self, t: float) -> np.ndarray:
+        """Velocities (N, d) at time t (a copy)."""
+        return self.v + self.gravity * (t - self.tp)[:, None] if self.grav else self.v.copy()
 
     def snapshot(self) -> GasState:
-        return GasState(self.positions_at(self.time), self.v.copy(), self.rad, self.m, self.box, self.periodic,
-                        self.time, validate=False)
+        return GasState(self.positions_at(self.time), self.velocities_at(self.time), self.rad, self.m, self.box,
+                        self.periodic, self.time, validate=False)
 
     def kinetic_energy(self) -> float:
-        return 0.5 * float(np.sum(self.m * np.sum(self.v ** 2, axis=1)))
+        v = self.velocities_at(self.time)
+        return 0.5 * float(np.sum(self.m * np.sum(v ** 2, axis=1)))
 
     def event_log(self) -> EventLog:
         k = int(self.counts[4])
@@ -554,34 +653,43 @@ class CompiledEngine:
 
     def extra_info(self) -> dict:
         return {"cell_crossings": int(self.counts[2]), "invalidated": int(self.counts[3]),
-                "cells": self.nc.tolist()}
+                "tc_elastic": int(self.counts[5]), "cells": self.nc.tolist()}
 
 
-def make_engine(state: GasState, restitution: float = 1.0, log: bool = False, engine: str = "auto"):
+def make_engine(state: GasState, restitution: float = 1.0, log: bool = False, engine: str = "auto", *,
+                gravity=None, tc: float = 0.0):
     """The compiled engine, or the numpy reference (``engine`` "numpy", or "auto" without numba)."""
     if engine not in ("auto", "numba", "numpy"):
         raise ValueError(f"engine = {engine!r} must be 'auto', 'numba' or 'numpy'")
     if engine == "numba" and not available():
         raise ValueError(f"engine = 'numba' was asked for but {unavailable_reason() or 'it is turned off'}")
     if engine == "numpy" or not available():
-        return ReferenceEngine(state, restitution, log)
-    return CompiledEngine(state, restitution, log)
+        return ReferenceEngine(state, restitution, log, gravity=gravity, tc=tc)
+    return CompiledEngine(state, restitution, log, gravity=gravity, tc=tc)
 
 
 def run(state: GasState, t_end: float, *, restitution: float = 1.0, blocks: int = 1, log: bool = False,
-        engine: str = "auto", progress=None, chunk_seconds: float = 0.2) -> GasRun:
+        engine: str = "auto", progress=None, chunk_seconds: float = 0.2, gravity=None, tc: float | None = None,
+        record_interval: float | None = None) -> GasRun:
     """Run from ``state`` to ``t_end`` with the compiled engine (the numpy reference without numba,
-    noted in ``info["warnings"]``); see :func:`.reference.drive` for ``blocks``, ``progress`` and Ctrl-C.
+    noted in ``info["warnings"]``); see :func:`.reference.drive` for ``blocks``, ``record_interval``,
+    ``progress`` and Ctrl-C.
 
-    Chunks are sized to about ``chunk_seconds`` of wall time from the speed of the previous chunk.
+    ``gravity`` (d,): uniform acceleration (length / time²), parabolic flights; needs a hard-wall box.
+    ``tc``: the TC model's time against inelastic collapse (see :func:`.state.default_tc`; None picks
+    it, 0 turns it off). Chunks are sized to about ``chunk_seconds`` of wall time from the speed of the
+    previous chunk.
     """
     check_run_args(state, t_end, restitution, blocks)
-    eng = make_engine(state, restitution, log, engine)
+    g = check_gravity(state, gravity)
+    tc = default_tc(state, restitution, g, tc)
+    eng = make_engine(state, restitution, log, engine, gravity=g, tc=tc)
     fallback = isinstance(eng, ReferenceEngine) and engine == "auto"
     if fallback:
         warnings.warn(f"hard-sphere gas: compiled engine unavailable ({unavailable_reason() or 'turned off'}); "
                       f"running the O(N²) numpy reference", RuntimeWarning, stacklevel=2)
-    result = drive(_Paced(eng, chunk_seconds), state, t_end, blocks=blocks, chunk_events=1, progress=progress)
+    result = drive(_Paced(eng, chunk_seconds), state, t_end, blocks=blocks, chunk_events=1, progress=progress,
+                   record_interval=record_interval)
     if fallback:
         result.info.setdefault("warnings", []).append(
             f"numba unavailable ({unavailable_reason() or 'turned off'}): ran the numpy reference")

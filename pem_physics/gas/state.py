@@ -29,6 +29,9 @@ OVERLAP_TOL = 1e-10
 #: 3D and 0.55 in 2D, and slows down well before); denser starts use a lattice.
 RANDOM_MAX = {2: 0.45, 3: 0.30}
 
+#: Largest N for which :func:`make_gas` re-checks its start for overlaps with the O(N²) test.
+VALIDATE_MAX = 20_000
+
 #: Close-packing fractions of the lattices :func:`make_gas` builds.
 LATTICE_MAX = {"fcc": math.pi / (3 * math.sqrt(2)), "triangular": math.pi / (2 * math.sqrt(3)),
                "square": math.pi / 4}
@@ -128,6 +131,12 @@ class GasState:
     def momentum(self) -> np.ndarray:
         """Total momentum (d,)."""
         return (self.masses[:, None] * self.velocities).sum(axis=0)
+
+    def potential_energy(self, gravity=None) -> float:
+        """Gravitational energy −Σ m g·x (energy units; zero at the origin) for gravity (d,) or None."""
+        if gravity is None:
+            return 0.0
+        return -float(np.sum(self.masses * (self.positions @ np.asarray(gravity, dtype=np.float64))))
 
     def copy(self) -> GasState:
         return GasState(self.positions.copy(), self.velocities.copy(), self.radii.copy(), self.masses.copy(),
@@ -258,7 +267,9 @@ def make_gas(n: int, packing_fraction: float, d: int = 3, *, start: str = "auto"
             raise ValueError(f"packing_fraction = {packing_fraction!r} is too high for a {lattice} lattice of "
                              f"{len(sites)} sites holding {n} particles" + ("" if periodic else " between hard walls"))
     vel = maxwell_boltzmann_velocities(masses, temperature, d, rng)
-    return GasState(pos, vel, radii, masses, box, periodic)
+    # both constructions exclude overlaps (insertion tests each try, the lattice its spacing); the O(N²)
+    # check stays as a safety net where it is cheap
+    return GasState(pos, vel, radii, masses, box, periodic, validate=n <= VALIDATE_MAX)
 
 
 def _random_insertion(n, radius, box, periodic, eta, rng, max_tries: int = 2000):
@@ -318,6 +329,41 @@ class EventLog:
 
 
 @dataclass
+class GasRecords:
+    """The gas at fixed record times (for animation and time series), R records of N particles:
+
+    - ``times`` (R,); ``positions`` (R, N, d) (wrapped into a periodic box); ``velocities`` (R, N, d);
+    - ``collisions`` (R,) pair collisions and ``virial`` (R,) the collision virial Σ m_i Δv_i · r_ij
+      since the start, ``kinetic`` (R,) and ``potential`` (R,) energies (potential: −Σ m g·x, 0
+      without gravity)."""
+
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+    collisions: np.ndarray
+    virial: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+
+def record_times(t0: float, t_end: float, interval: float) -> np.ndarray:
+    """t0, t0 + Δ, t0 + 2Δ, … ≤ t_end (each t0 + kΔ, not a running sum), and t_end itself at the end."""
+    if not (math.isfinite(interval) and interval > 0):
+        raise ValueError(f"record_interval = {interval!r} must be > 0")
+    k = int(math.floor((t_end - t0) / interval * (1 + 1e-12)))
+    if k > 10_000_000:
+        raise ValueError(f"record_interval = {interval!r} gives {k} records over t = {t0:g}…{t_end:g}; at most 1e7")
+    times = t0 + interval * np.arange(k + 1)
+    times = times[times <= t_end]
+    if t_end - times[-1] > 1e-9 * interval:
+        times = np.append(times, t_end)
+    return times
+
+
+@dataclass
 class GasRun:
     """The result of a run from ``t_start`` to ``t_end``.
 
@@ -331,7 +377,9 @@ class GasRun:
       error bars (:func:`pem_physics.gas.measure.pressure`);
     - ``log``: the events (:class:`EventLog`) when asked for, else None;
     - ``complete``: False when the run was interrupted (``t_end`` is then where it stopped);
-    - ``info``: engine ("numba" or "numpy"), wall time, event counts by kind, warnings.
+    - ``info``: engine ("numba" or "numpy"), wall time, event counts by kind, warnings;
+    - ``records``: the gas at fixed times (:class:`GasRecords`) when a record interval was given, else None;
+    - ``gravity`` (d,): the acceleration of the run (zeros without gravity); ``restitution``, ``tc``.
     """
 
     state: GasState
@@ -348,6 +396,10 @@ class GasRun:
     log: EventLog | None = None
     complete: bool = True
     info: dict = field(default_factory=dict)
+    records: GasRecords | None = None
+    gravity: np.ndarray | None = None
+    restitution: float = 1.0
+    tc: float = 0.0
 
     @property
     def duration(self) -> float:
@@ -364,3 +416,49 @@ def check_run_args(state: GasState, t_end: float, restitution: float, blocks: in
         raise ValueError(f"restitution = {restitution!r} must be in [0, 1]")
     if not isinstance(blocks, (int, np.integer)) or blocks < 1:
         raise ValueError(f"blocks = {blocks!r} must be an integer >= 1")
+
+
+def check_gravity(state: GasState, gravity) -> np.ndarray:
+    """Gravity as a (d,) array (zeros for None); a nonzero one needs a hard-wall box (ValueError naming it)."""
+    if gravity is None:
+        return np.zeros(state.d)
+    g = np.array(gravity, dtype=np.float64).reshape(-1)
+    if g.size != state.d or not np.all(np.isfinite(g)):
+        raise ValueError(f"gravity = {np.asarray(gravity).tolist()!r} must be {state.d} finite numbers "
+                         f"(length / time²)")
+    if np.any(g != 0) and state.periodic:
+        raise ValueError("gravity needs hard walls in its direction: a periodic box has none (use periodic=False)")
+    return g
+
+
+#: The TC model's default t_c as a fraction of the time to fly the smallest diameter at the start's speed scale.
+TC_FRACTION = 1e-4
+#: Under gravity, at least this fraction of √(σ_min / |g|): a settled pile keeps colliding about every t_c
+#: (its particles rest on each other), so t_c sets the cost, ~N / t_c events per unit time.
+TC_GRAVITY_FRACTION = 1e-3
+
+
+def default_tc(state: GasState, restitution: float, gravity, tc: float | None) -> float:
+    """The TC model's time t_c (Luding & McNamara 1998) guarding an inelastic gas against collapse.
+
+    With e < 1 a cluster can make infinitely many collisions in finite time (inelastic collapse):
+    the run would stall. In the TC model a collision of a particle that collided less than t_c ago
+    is elastic, so intervals cannot shrink below ~t_c. ``tc`` None picks t_c = :data:`TC_FRACTION`
+    × σ_min / u with u the rms speed at the start, under gravity at least :data:`TC_GRAVITY_FRACTION`
+    × √(σ_min / |g|) (a pile resting on the floor collides about every t_c), and 0 (off) for e = 1;
+    an explicit ``tc`` ≥ 0 is used as given.
+    """
+    if tc is not None:
+        if not (math.isfinite(tc) and tc >= 0):
+            raise ValueError(f"tc = {tc!r} must be finite and >= 0 (time units)")
+        return float(tc)
+    if restitution >= 1.0:
+        return 0.0
+    sig = 2.0 * float(state.radii.min())
+    u = math.sqrt(float(np.sum(state.masses * np.sum(state.velocities ** 2, axis=1))) / float(state.masses.sum()))
+    g = np.zeros(state.d) if gravity is None else np.asarray(gravity, dtype=np.float64)
+    tc = TC_FRACTION * sig / u if u > 0 else 0.0
+    g_abs = float(np.linalg.norm(g))
+    if g_abs > 0:
+        tc = max(tc, TC_GRAVITY_FRACTION * math.sqrt(sig / g_abs))
+    return tc

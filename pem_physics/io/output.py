@@ -32,6 +32,9 @@ def write_npz(traj: Trajectory, path) -> None:
     meta = dict(method=traj.method, dt=traj.dt, steps=traj.steps, complete=traj.complete,
                 ensemble=traj.ensemble)
     data["meta"] = np.array(json.dumps(meta))
+    if traj.events is not None:  # contact scenes: the impact log (event_t, event_body1, …) and the energy it took
+        data.update(traj.events.arrays())
+        data["impact_loss"] = traj.impact_loss
     with atomic_open(path, "wb") as fh:
         np.savez_compressed(fh, **data)
 
@@ -92,7 +95,29 @@ def summary(traj: Trajectory) -> dict:
         "warnings": list(traj.info.get("warnings", [])),
         "orthonormality_error_max": float(np.max(traj.orthonormality)),
         "complete": traj.complete,
+        **({} if traj.events is None else {"events": traj.events.counts(), "impacts": len(traj.events),
+                                           "impact_energy_loss_J": float(traj.events.energy_loss)}),
     }
+
+
+EVENT_COLUMNS = ("t", "kind", "body1", "body2", "impulse_x", "impulse_y", "impulse_z", "impulse",
+                 "point_x", "point_y", "point_z", "normal_x", "normal_y", "normal_z")
+
+
+def write_events(traj: Trajectory, path) -> None:
+    """The impact log, one row per event: t (s), kind, body1, body2 (body or wall; normal from 2 to 1),
+    impulse on body1 (N·s, components and magnitude), contact point (m) and normal, lab."""
+    ev = traj.events
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(EVENT_COLUMNS)
+    for k in range(len(ev)):
+        J = np.asarray(ev.impulse[k], float)
+        w.writerow([repr(float(ev.t[k])), ev.kind[k], ev.body1[k], ev.body2[k], *map(repr, J.tolist()),
+                    repr(float(np.linalg.norm(J))), *map(repr, np.asarray(ev.point[k], float).tolist()),
+                    *map(repr, np.asarray(ev.normal[k], float).tolist())])
+    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(buf.getvalue())
 
 
 def write_summary(traj: Trajectory, path) -> dict:
@@ -109,4 +134,6 @@ def write_outputs(traj: Trajectory, outdir) -> dict:
     write_npz(traj, outdir / "trajectory.npz")
     if not traj.ensemble:
         write_csv(traj, outdir / "trajectory.csv")
+    if traj.events is not None:
+        write_events(traj, outdir / "events.csv")
     return write_summary(traj, outdir / "summary.json")

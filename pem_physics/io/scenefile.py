@@ -35,11 +35,14 @@ from ..model.scene import (
     STANDARD_GRAVITY,
     Body,
     ConstantVelocity,
+    ContactSphere,
     Dipole,
     EllipticOrbit,
+    PairRestitution,
     RotatingField,
     Scene,
     Settings,
+    StaticWall,
 )
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_scene", "loads", "scene_from_dict", "scene_to_dict", "dumps",
@@ -51,7 +54,7 @@ FORMAT_VERSION = 1
 # ---------------------------------------------------------------------------- the keys of each table
 
 TOP_KEYS = ("format", "version", "name", "units", "gravity", "mu0", "friction", "periodic_box", "field",
-            "settings", "bodies")
+            "settings", "bodies", "restitution", "pair_restitution", "walls")
 UNIT_KEYS = ("length", "mass", "time", "ampere")
 FIELD_KEYS = ("uniform", "rotating")
 ROTATING_KEYS = ("b1", "b2", "angular_velocity", "phase")
@@ -59,7 +62,13 @@ SETTINGS_KEYS = ("method", "dt", "t_end", "record_interval", "rtol", "atol")
 ORIENTATION_KEYS = ("quaternion", "axes", "euler_deg")
 BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
     "angular_velocity", "angular_velocity_body", "hinge", "color", "shapes", "mass_properties", "dipoles",
-    "motion")
+    "motion", "contacts", "restitution")
+CONTACT_KEYS = ("center", "radius")
+PAIR_KEYS = ("bodies", "restitution")
+WALL_KEYS = {"plane": ("kind", "name", "restitution", "point", "normal"),
+             "sphere": ("kind", "name", "restitution", "center", "radius", "inside"),
+             "cylinder": ("kind", "name", "restitution", "point", "direction", "radius", "inside"),
+             "box": ("kind", "name", "restitution", "center", "half_sizes", "axes", "inside")}
 MASS_PROPERTY_KEYS = ("mass", "center_of_mass", "inertia")
 DIPOLE_KEYS = ("position", "moment")
 MOTION_KEYS = {"constant_velocity": ("kind", "velocity"),
@@ -301,6 +310,9 @@ def loads(text: str, base_dir: Path | None = None, name: str = "scene", source: 
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ValidationError(source, f"not valid TOML: {err}") from None
+    if isinstance(doc.get("gas"), dict):  # a hard-sphere gas file (pem_physics.analysis.gas_command), not a scene
+        raise ValidationError(source or "gas", "this is a hard-sphere gas file, not a scene of bodies: run it with "
+                                               "`python -m pem_physics gas FILE -o OUTDIR`")
     if "name" not in doc:
         doc["name"] = name
     return scene_from_dict(doc, base_dir=base_dir)
@@ -342,8 +354,72 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
         friction=_get(doc, "friction", "", lambda x, p: _number(x, p, u.friction, nonnegative=True), default=0.0),
         periodic_box=box,
         settings=_get(doc, "settings", "", lambda x, p: _settings(x, p, u), default=Settings()),
+        restitution=_get(doc, "restitution", "", _restitution, default=1.0),
+        pair_restitution=tuple(_pair(x, f"pair_restitution[{k}]") for k, x in enumerate(
+            _get(doc, "pair_restitution", "", lambda x, p: _array_of_tables(x, p), default=[]))),
+        walls=tuple(_wall(x, f"walls[{k}]", k, u) for k, x in enumerate(
+            _get(doc, "walls", "", lambda x, p: _array_of_tables(x, p), default=[]))),
     )
     return scene.checked()
+
+
+def _restitution(value, path) -> float:
+    e = _number(value, path)
+    if not 0.0 <= e <= 1.0:
+        raise ValidationError(path, f"expected 0 ≤ e ≤ 1, got {value!r}")
+    return e
+
+
+def _contact(d, path, u: Units) -> ContactSphere:
+    d = _table(d, path, CONTACT_KEYS, parent=BODY_KEYS)
+    return ContactSphere(center=_get(d, "center", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3)),
+                         radius=_get(d, "radius", path, lambda x, p: _number(x, p, u.L, positive=True),
+                                     expected="a number > 0 (length)"))
+
+
+def _pair(d, path) -> PairRestitution:
+    d = _table(d, path, PAIR_KEYS, parent=TOP_KEYS)
+    names = _get(d, "bodies", path, lambda x, p: x, expected="two names [a, b] of bodies or walls")
+    if not isinstance(names, list) or len(names) != 2:
+        raise ValidationError(f"{path}.bodies", f"expected two names [a, b], got {_describe(names)}")
+    names = tuple(_string(n, f"{path}.bodies[{k}]") for k, n in enumerate(names))
+    return PairRestitution(names, _get(d, "restitution", path, _restitution, expected="a number 0 ≤ e ≤ 1"))
+
+
+def _wall(d, path, index: int, u: Units) -> StaticWall:
+    if not isinstance(d, dict):
+        raise ValidationError(path, f"expected a table, got {_describe(d)}")
+    kind = _get(d, "kind", path, lambda x, p: _choice(x, p, tuple(WALL_KEYS)),
+                expected=" or ".join(map(repr, WALL_KEYS)))
+    d = _table(d, path, WALL_KEYS[kind], parent=TOP_KEYS)
+    L = lambda x, p: _vector(x, p, u.L)  # noqa: E731
+    direction = lambda x, p: _vector(x, p, nonzero=True)  # noqa: E731
+    kw = dict(kind=kind, name=_get(d, "name", path, _string, default=f"wall{index}"),
+              restitution=_get(d, "restitution", path, _restitution, default=None))
+    if kind == "plane":
+        kw.update(point=_get(d, "point", path, L, default=np.zeros(3)),
+                  normal=_get(d, "normal", path, direction, expected="3 numbers: the normal into the allowed side"))
+    else:
+        kw["inside"] = _get(d, "inside", path, _boolean, default=True)
+    if kind in ("sphere", "cylinder"):
+        kw["radius"] = _get(d, "radius", path, lambda x, p: _number(x, p, u.L, positive=True),
+                            expected="a number > 0 (length)")
+    if kind == "sphere":
+        kw["center"] = _get(d, "center", path, L, default=np.zeros(3))
+    if kind == "cylinder":
+        kw.update(point=_get(d, "point", path, L, default=np.zeros(3)),
+                  direction=_get(d, "direction", path, direction, expected="3 numbers: the axis direction"))
+    if kind == "box":
+        kw.update(center=_get(d, "center", path, L, default=np.zeros(3)),
+                  half_sizes=_get(d, "half_sizes", path, L, expected="3 numbers > 0 (length)"),
+                  axes=_get(d, "axes", path, lambda x, p: _matrix(x, p, 3), default=None))
+    return StaticWall(**kw)
+
+
+def _boolean(value, path) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(path, f"expected true or false, got {_describe(value)}")
+    return value
 
 
 def _units(d, path) -> Units:
@@ -426,7 +502,10 @@ def _body(d, path: str, index: int, u: Units, base_dir) -> Body:
         dipoles=dipoles,
         hinge=_get(d, "hinge", path, lambda x, p: _vector(x, p, nonzero=True), default=None),
         motion=_get(d, "motion", path, lambda x, p: _motion(x, p, u), default=None),
-        color=_get(d, "color", path, _color, default=None))
+        color=_get(d, "color", path, _color, default=None),
+        contacts=tuple(_contact(c, f"{path}.contacts[{k}]", u) for k, c in enumerate(
+            _get(d, "contacts", path, lambda x, p: _array_of_tables(x, p), default=[]))),
+        restitution=_get(d, "restitution", path, _restitution, default=None))
     if role in ("pendulum", "free") and body.mass_properties is None and shapes:
         # Catch overflowing sums (e.g. huge densities) here, before the model's eigen-decomposition sees them.
         with np.errstate(over="ignore", invalid="ignore"):
@@ -719,7 +798,33 @@ def scene_to_dict(scene: Scene, base_dir: Path | None = None) -> dict:
     settings.update(rtol=float(st.rtol), atol=float(st.atol))
     doc["settings"] = settings
     doc["bodies"] = [_body_to_dict(b, f"bodies[{i}]", base_dir) for i, b in enumerate(s.bodies)]
+    if s.has_contacts or s.walls or s.pair_restitution or s.restitution != 1.0:
+        doc["restitution"] = float(s.restitution)
+    if s.pair_restitution:
+        doc["pair_restitution"] = [{"bodies": list(p.names), "restitution": float(p.restitution)}
+                                   for p in s.pair_restitution]
+    if s.walls:
+        doc["walls"] = [_wall_to_dict(w) for w in s.walls]
     return doc
+
+
+def _wall_to_dict(w: StaticWall) -> dict:
+    out: dict = {"kind": w.kind, "name": w.name}
+    if w.restitution is not None:
+        out["restitution"] = float(w.restitution)
+    if w.kind == "plane":
+        out.update(point=_floats(w.point), normal=_floats(w.normal))
+    elif w.kind == "sphere":
+        out.update(center=_floats(w.center), radius=float(w.radius))
+    elif w.kind == "cylinder":
+        out.update(point=_floats(w.point), direction=_floats(w.direction), radius=float(w.radius))
+    else:
+        out.update(center=_floats(w.center), half_sizes=_floats(w.half_sizes))
+        if w.axes is not None:
+            out["axes"] = _floats(w.axes)
+    if w.kind != "plane":
+        out["inside"] = bool(w.inside)
+    return out
 
 
 def _body_to_dict(b: Body, path: str, base_dir) -> dict:
@@ -748,6 +853,10 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
         out["shapes"] = [_shape_to_dict(sh, f"{path}.shapes[{k}]", base_dir) for k, sh in enumerate(b.shapes)]
     if b.dipoles:
         out["dipoles"] = [{"position": _floats(d.position), "moment": _floats(d.moment)} for d in b.dipoles]
+    if b.restitution is not None:
+        out["restitution"] = float(b.restitution)
+    if b.contacts:
+        out["contacts"] = [{"center": _floats(c.center), "radius": float(c.radius)} for c in b.contacts]
     return out
 
 

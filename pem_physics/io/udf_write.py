@@ -470,6 +470,13 @@ class _Writer:
 
     def _check_scene(self):
         sc = self.scene
+        for i, b in enumerate(sc.bodies):
+            if b.contacts:
+                raise ValidationError(f"bodies[{i}].contacts", f"PEM has no contacts: {b.name!r} carries contact "
+                                      "spheres, which a UDF file cannot express (write a TOML scene instead)")
+        if sc.walls:
+            raise ValidationError("walls", f"PEM has no walls: {sc.walls[0].name!r} cannot be written to a UDF file "
+                                           "(write a TOML scene instead)")
         if sc.rotating_field is not None:
             if np.any(sc.field):
                 raise ValidationError("field", "PEM has either a uniform or a rotating field, not both "

@@ -16,12 +16,15 @@ from .scene import (
     MU0,
     Body,
     ConstantVelocity,
+    ContactSphere,
     Dipole,
     EllipticOrbit,
+    PairRestitution,
     RotatingField,
     Scene,
     Settings,
+    StaticWall,
 )
 
-__all__ = ["Body", "ConstantVelocity", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0",
-           "RotatingField", "Scene", "Settings"]
+__all__ = ["Body", "ConstantVelocity", "ContactSphere", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0",
+           "PairRestitution", "RotatingField", "Scene", "Settings", "StaticWall"]

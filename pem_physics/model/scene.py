@@ -94,6 +94,90 @@ class RotatingField:
                              v.number(self.phase, f"{path}.phase"))
 
 
+@dataclass(frozen=True)
+class ContactSphere:
+    """A sphere that takes part in contacts (theory §7): ``center`` (3,) m in body coordinates, radius m.
+
+    Contact spheres are collision geometry only; the body's mass and inertia come from its shapes.
+    """
+
+    center: Sequence[float] = (0.0, 0.0, 0.0)
+    radius: float = 0.01
+
+    def checked(self, path: str) -> ContactSphere:
+        r = v.number(self.radius, f"{path}.radius")
+        if not r > 0:
+            raise ValidationError(f"{path}.radius", f"expected > 0, got {self.radius!r}")
+        return ContactSphere(v.vector(self.center, f"{path}.center"), r)
+
+
+def restitution_value(e, path: str) -> float:
+    """A coefficient of restitution as a float, or a ValidationError naming ``path`` when not in [0, 1]."""
+    x = v.number(e, path)
+    if not 0.0 <= x <= 1.0:
+        raise ValidationError(path, f"expected 0 ≤ e ≤ 1, got {e!r}")
+    return x
+
+
+WALL_KINDS = ("plane", "sphere", "cylinder", "box")
+
+
+@dataclass(frozen=True)
+class StaticWall:
+    """A static wall for contact spheres (theory §7, :mod:`pem_physics.engine.walls`), SI units.
+
+    kind ``plane``: through ``point`` (3,) m with ``normal`` (3,) into the allowed side;
+    ``sphere``: ``center`` (3,) m, ``radius`` m; ``cylinder``: axis through ``point`` along
+    ``direction`` (3,), ``radius`` m; ``box``: ``center``, ``half_sizes`` (3,) m, ``axes`` (3,3) rows
+    = box axes in the lab (None: the lab axes). ``inside``: the sphere, cylinder or box is a
+    container (True) or an obstacle (False). ``restitution``: None for the scene's.
+    """
+
+    kind: str = "plane"
+    name: str = "wall"
+    point: Sequence[float] = (0.0, 0.0, 0.0)
+    normal: Sequence[float] = (0.0, 0.0, 1.0)
+    center: Sequence[float] = (0.0, 0.0, 0.0)
+    radius: float = 1.0
+    direction: Sequence[float] = (0.0, 0.0, 1.0)
+    half_sizes: Sequence[float] = (1.0, 1.0, 1.0)
+    axes: Sequence[Sequence[float]] | None = None
+    inside: bool = True
+    restitution: float | None = None
+
+    def checked(self, path: str) -> StaticWall:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValidationError(f"{path}.name", "expected a non-empty string")
+        kind = v.choice(self.kind, f"{path}.kind", WALL_KINDS)
+        if not isinstance(self.inside, bool):
+            raise ValidationError(f"{path}.inside", f"expected true or false, got {self.inside!r}")
+        out = replace(self, kind=kind,
+                      point=v.vector(self.point, f"{path}.point"),
+                      normal=v.vector(self.normal, f"{path}.normal", unit=True),
+                      center=v.vector(self.center, f"{path}.center"),
+                      direction=v.vector(self.direction, f"{path}.direction", unit=True),
+                      half_sizes=v.vector(self.half_sizes, f"{path}.half_sizes"),
+                      axes=None if self.axes is None else v.rotation(self.axes, f"{path}.axes"),
+                      restitution=None if self.restitution is None
+                      else restitution_value(self.restitution, f"{path}.restitution"))
+        if kind in ("sphere", "cylinder"):
+            r = v.number(self.radius, f"{path}.radius")
+            if not r > 0:
+                raise ValidationError(f"{path}.radius", f"expected > 0, got {self.radius!r}")
+            out = replace(out, radius=r)
+        if kind == "box" and not np.all(out.half_sizes > 0):
+            raise ValidationError(f"{path}.half_sizes", f"expected 3 numbers > 0, got {out.half_sizes.tolist()}")
+        return out
+
+
+@dataclass(frozen=True)
+class PairRestitution:
+    """The restitution e of contacts between two named items (bodies or walls), overriding theirs."""
+
+    names: Sequence[str] = ("", "")
+    restitution: float = 1.0
+
+
 @dataclass
 class Body:
     """One rigid body.
@@ -117,6 +201,9 @@ class Body:
     hinge: Sequence[float] | None = None
     motion: ConstantVelocity | EllipticOrbit | None = None
     color: Sequence[float] | None = None
+    #: contact spheres (body coordinates) and the body's own restitution (None: the scene's)
+    contacts: Sequence[ContactSphere] = ()
+    restitution: float | None = None
 
     @property
     def moving(self) -> bool:
@@ -162,7 +249,15 @@ class Body:
                           else _bad(f"{path}.dipoles[{i}]", "expected a Dipole")
                           for i, d in enumerate(self.dipoles)),
             hinge=None if self.hinge is None else v.vector(self.hinge, f"{path}.hinge", unit=True),
+            contacts=tuple(c.checked(f"{path}.contacts[{i}]") if isinstance(c, ContactSphere)
+                           else _bad(f"{path}.contacts[{i}]", "expected a ContactSphere")
+                           for i, c in enumerate(self.contacts)),
+            restitution=None if self.restitution is None
+            else restitution_value(self.restitution, f"{path}.restitution"),
         )
+        if out.contacts and self.role not in ("pendulum", "fixed"):
+            raise ValidationError(f"{path}.contacts", f"only pendulum and fixed bodies take part in contacts yet "
+                                  f"(role is {self.role!r}: it would need translation)")
         if self.role == "driven":
             if not isinstance(self.motion, (ConstantVelocity, EllipticOrbit)):
                 raise ValidationError(f"{path}.motion",
@@ -259,6 +354,15 @@ class Scene:
     periodic_box: Sequence[float] | None = None
     settings: Settings = dc_field(default_factory=Settings)
     name: str = "scene"
+    #: contacts (theory §7): the default coefficient of restitution, per-pair overrides, static walls
+    restitution: float = 1.0
+    pair_restitution: Sequence[PairRestitution] = ()
+    walls: Sequence[StaticWall] = ()
+
+    @property
+    def has_contacts(self) -> bool:
+        """Whether any body carries contact spheres (walls alone touch nothing)."""
+        return any(getattr(b, "contacts", ()) for b in self.bodies)
 
     def checked(self) -> Scene:
         """A validated copy; raises ValidationError naming the first bad item."""
@@ -292,4 +396,33 @@ class Scene:
             periodic_box=box,
             settings=self.settings.checked("settings"),
             name=self.name,
+            **self._checked_contacts(bodies),
         )
+
+    def _checked_contacts(self, bodies: list) -> dict:
+        """The validated restitution, pair_restitution and walls (names must be unique among bodies and walls)."""
+        e = restitution_value(self.restitution, "restitution")
+        walls = []
+        for i, w in enumerate(self.walls):
+            if not isinstance(w, StaticWall):
+                raise ValidationError(f"walls[{i}]", "expected a StaticWall")
+            walls.append(w.checked(f"walls[{i}]"))
+        names = [b.name for b in bodies]
+        for i, w in enumerate(walls):
+            if w.name in names:
+                raise ValidationError(f"walls[{i}].name", f"{w.name!r} is already the name of a body or wall")
+            names.append(w.name)
+        pairs = []
+        for i, p in enumerate(self.pair_restitution):
+            path = f"pair_restitution[{i}]"
+            if not isinstance(p, PairRestitution):
+                raise ValidationError(path, "expected a PairRestitution")
+            if isinstance(p.names, str) or len(p.names) != 2:
+                raise ValidationError(f"{path}.names", f"expected two names, got {p.names!r}")
+            for k, n in enumerate(p.names):
+                if n not in names:
+                    raise ValidationError(f"{path}.names[{k}]", f"no body or wall is called {n!r}")
+            if p.names[0] == p.names[1]:
+                raise ValidationError(f"{path}.names", f"a pair needs two different items, got {p.names[0]!r} twice")
+            pairs.append(PairRestitution(tuple(p.names), restitution_value(p.restitution, f"{path}.restitution")))
+        return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls))

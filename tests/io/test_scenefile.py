@@ -38,7 +38,15 @@ from conftest import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENES = ROOT / "examples" / "scenes"
-EXAMPLE_FILES = sorted(SCENES.glob("*.toml"))
+#: the scene files among the examples (hard-sphere gas files, which `gas` runs, are not scenes)
+EXAMPLE_FILES = sorted(p for p in SCENES.glob("*.toml") if "gas" not in tomllib.loads(p.read_text(encoding="utf-8")))
+GAS_FILES = sorted(p for p in SCENES.glob("*.toml") if p not in EXAMPLE_FILES)
+
+
+def test_a_gas_file_is_not_read_as_a_scene():
+    assert GAS_FILES, "examples/scenes holds a hard-sphere gas file"
+    with pytest.raises(ValidationError, match="hard-sphere gas file.*python -m pem_physics gas"):
+        load_scene(GAS_FILES[0])
 
 
 # ---------------------------------------------------------------------------- equivalence

@@ -142,7 +142,16 @@ def round_trip(scene: Scene, tmp_path, **kw) -> Scene:
 
 # ---------------------------------------------------------------------------- round trips
 
-@pytest.mark.parametrize("name", sorted(examples.BUILDERS))
+CONTACT_EXAMPLES = ("newtons-cradle", "colliding-pendulums")  # PEM has no contacts: refused (test below)
+
+
+@pytest.mark.parametrize("name", CONTACT_EXAMPLES)
+def test_contact_scenes_are_refused_by_name(name, tmp_path):
+    with pytest.raises(ValidationError, match=r"bodies\[0\]\.contacts: PEM has no contacts"):
+        write_udf(examples.build(name), tmp_path / "scene.udf", method="pem-rk4")
+
+
+@pytest.mark.parametrize("name", sorted(set(examples.BUILDERS) - set(CONTACT_EXAMPLES)))
 @pytest.mark.parametrize("units", ["si", "cgs"])
 def test_every_example_round_trips_and_runs_the_same(name, units, tmp_path):
     scene = examples.build(name)

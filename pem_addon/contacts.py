@@ -1,0 +1,310 @@
+"""Contacts in Blender: contact spheres on pendulums and fixed bodies, wall objects, restitution.
+
+Contact spheres are stored per object (``Object.pem.contacts``: centre in object coordinates, radius in
+object units, both scaled with the object, whose scale must then be uniform). A wall is an object of role
+*Wall*: its shape (plane, sphere, cylinder along local Z, box) is fitted to the object's bounding box and
+world transform. :func:`body_contacts` and :func:`wall_of` turn them into the core's
+:class:`~pem_physics.model.scene.ContactSphere` (body coordinates, m) and
+:class:`~pem_physics.model.scene.StaticWall` (lab, m); errors name the object and the item. The module also
+has the *Fit Contact Sphere* / add / remove operators and the overlay's line segments (world, BU).
+"""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+
+from ..pem_physics.errors import PemError
+from ..pem_physics.model.scene import ContactSphere, StaticWall
+from . import adapters
+from .adapters import AddonError
+
+#: Relative spread of the scale (or of a sphere wall's dimensions) still taken as uniform.
+UNIFORM_RTOL = 1e-4
+
+
+def restitution_of(obj) -> float | None:
+    """The object's own coefficient of restitution, or None for the scene's."""
+    p = obj.pem
+    return adapters.exact(p, "restitution") if p.use_restitution else None
+
+
+def _uniform_scale(obj, M: np.ndarray, what: str) -> float:
+    s = np.linalg.norm(M[:3, :3], axis=0)
+    if np.ptp(s) > UNIFORM_RTOL * s.max():
+        raise AddonError(f"Object '{obj.name}' {what}: the object's scale {tuple(np.round(s, 6))} is not uniform, "
+                         "so a sphere would become an ellipsoid; apply the scale (Ctrl A ▸ Scale) first")
+    return float(s.mean())
+
+
+def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: float) -> tuple:
+    """ContactSphere (body coordinates, m) of each of obj's contact spheres.
+
+    M: the object's world matrix (4,4, BU); S: object coordinates → object frame (3,3, m per object unit,
+    :func:`adapters.object_frame_scale`); offset: the object origin in body coordinates (3,) m.
+    """
+    p = obj.pem
+    if not p.contacts:
+        return ()
+    if p.role not in ("PENDULUM", "FIXED"):
+        role = {"FREE": "Free (top)", "DRIVEN": "Driven magnet"}.get(p.role, p.role)
+        raise AddonError(f"Object '{obj.name}' has contact spheres, but only pendulums and fixed bodies take part in "
+                         f"contacts (its role is {role}): remove them or change the role")
+    out = []
+    for k, c in enumerate(p.contacts):
+        r = adapters.exact(c, "radius")
+        if not r > 0:
+            raise AddonError(f"Object '{obj.name}' contact sphere #{k}: radius must be > 0 (got {r:g})")
+        s = _uniform_scale(obj, M, f"contact sphere #{k}")
+        out.append(ContactSphere(S @ adapters.exact(c, "center") + offset, unit * s * r))
+    return tuple(out)
+
+
+def _local_box(obj) -> tuple[np.ndarray, np.ndarray]:
+    """(centre (3,), half sizes (3,)) of the object's bounding box in object coordinates (evaluated, BU)."""
+    B = np.array([list(v) for v in obj.bound_box], dtype=float)
+    lo, hi = B.min(axis=0), B.max(axis=0)
+    return (lo + hi) / 2, (hi - lo) / 2
+
+
+def wall_geometry(obj, M: np.ndarray | None = None) -> dict:
+    """The wall an object of role Wall stands for, in world coordinates (BU): kind, and
+
+    plane: point (3,) on the top (+Z) face of the bounding box, normal (3,) = local +Z (allowed side);
+    sphere: center (3,), radius; cylinder: point (3,) = box centre, direction (3,) = local Z, radius =
+    the larger X/Y half-dimension, half_length (for drawing); box: center (3,), half_sizes (3,), axes (3,3)
+    rows = the object's axes in world. AddonError naming the object for a degenerate shape.
+    """
+    p = obj.pem
+    M = adapters.world(obj) if M is None else M
+    R = adapters.rotation_part(M, obj.name)
+    scale = np.linalg.norm(M[:3, :3], axis=0)
+    c_local, h_local = _local_box(obj)
+    h = h_local * scale  # world half-dimensions along the object's axes
+    center = (M @ np.r_[c_local, 1.0])[:3]
+    kind = p.wall_shape.lower()
+    if kind == "plane":
+        top = (M @ np.r_[c_local[0], c_local[1], c_local[2] + h_local[2], 1.0])[:3]
+        return {"kind": kind, "point": top, "normal": R[:, 2], "size": h}
+    if kind == "sphere":
+        if np.ptp(h) > 0.01 * h.max():
+            raise AddonError(f"Object '{obj.name}' wall (sphere): its dimensions {tuple(np.round(2 * h, 6))} differ; "
+                             "a sphere wall needs equal ones (use the Box shape, or scale it evenly)")
+        if not h.mean() > 0:
+            raise AddonError(f"Object '{obj.name}' wall (sphere): radius must be > 0 (the object has no size)")
+        return {"kind": kind, "center": center, "radius": float(h.mean())}
+    if kind == "cylinder":
+        radius = float(max(h[0], h[1]))
+        if not radius > 0:
+            raise AddonError(f"Object '{obj.name}' wall (cylinder): radius must be > 0 (the object has no X/Y size)")
+        return {"kind": kind, "point": center, "direction": R[:, 2], "radius": radius, "half_length": float(h[2])}
+    if not np.all(h > 0):
+        raise AddonError(f"Object '{obj.name}' wall (box): every dimension must be > 0, got "
+                         f"{tuple(np.round(2 * h, 6))}; use the Plane shape for a flat object")
+    return {"kind": kind, "center": center, "half_sizes": h, "axes": R.T}
+
+
+def wall_of(obj, unit: float) -> StaticWall:
+    """The core StaticWall (lab, m) of an object of role Wall."""
+    g = wall_geometry(obj)
+    kw = {"kind": g["kind"], "name": obj.name, "inside": bool(obj.pem.wall_inside), "restitution": restitution_of(obj)}
+    if g["kind"] == "plane":
+        kw.update(point=unit * g["point"], normal=g["normal"])
+    elif g["kind"] == "sphere":
+        kw.update(center=unit * g["center"], radius=unit * g["radius"])
+    elif g["kind"] == "cylinder":
+        kw.update(point=unit * g["point"], direction=g["direction"], radius=unit * g["radius"])
+    else:
+        kw.update(center=unit * g["center"], half_sizes=unit * g["half_sizes"], axes=g["axes"])
+    return StaticWall(**kw)
+
+
+def fit_sphere(obj, context) -> tuple[np.ndarray, float]:
+    """(centre (3,), radius) in object coordinates of the evaluated mesh's bounding sphere: centred on the
+    bounding box, through the farthest vertex (compound parts included), rounded to six significant digits."""
+    if obj.type == "MESH":
+        V, _ = adapters.body_triangles(obj, context.evaluated_depsgraph_get())
+    else:
+        V = np.array([list(v) for v in obj.bound_box], dtype=float)
+    if not len(V):
+        raise AddonError(f"Object '{obj.name}' has no vertices to fit a contact sphere to")
+    c = (V.min(axis=0) + V.max(axis=0)) / 2
+    r = float(np.linalg.norm(V - c, axis=1).max())
+    if not r > 0:
+        raise AddonError(f"Object '{obj.name}': its mesh has no size; a contact sphere needs a radius > 0")
+    # Single-precision vertices put a UV sphere of radius 1/64 at 1/64·(1 + 2e-7), centred 5e-9 off: enough for
+    # two such balls placed touching to overlap at the start. Rounding removes that noise.
+    q = 10.0 ** (math.floor(math.log10(r)) - 5)  # six significant digits
+    return np.round(c / q) * q, float(np.round(r / q) * q)
+
+
+# ------------------------------------------------------------------------------------------ overlay
+
+def _circles(center: np.ndarray, radius: float, axes: np.ndarray, n: int = 32) -> np.ndarray:
+    """Segments (3n,2,3) of three great circles of a sphere (world), in the planes of ``axes`` (3,3) columns."""
+    a = np.linspace(0, 2 * np.pi, n + 1)
+    segs = []
+    for i, j in ((0, 1), (1, 2), (2, 0)):
+        ring = center + radius * (np.cos(a)[:, None] * axes[:, i] + np.sin(a)[:, None] * axes[:, j])
+        segs.append(np.stack([ring[:-1], ring[1:]], axis=1))
+    return np.concatenate(segs)
+
+
+def _box_edges(center, half, axes_rows) -> np.ndarray:
+    c = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    V = center + (c * half) @ axes_rows
+    edges = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]
+    return np.array([[V[a], V[b]] for a, b in edges])
+
+
+def overlay_segments(scene) -> np.ndarray:
+    """Line segments (k,2,3), world BU, of every contact sphere (three great circles) and wall outline."""
+    segs = []
+    for obj in adapters.pem_objects(scene):
+        p = obj.pem
+        M = adapters.matrix(obj.matrix_world)
+        try:
+            R = adapters.rotation_part(M, obj.name)
+            if p.role == "WALL":
+                g = wall_geometry(obj, M)
+            else:
+                s = float(np.linalg.norm(M[:3, :3], axis=0).mean())
+                for c in p.contacts:
+                    if c.radius > 0:
+                        segs.append(_circles((M @ np.r_[np.array(c.center), 1.0])[:3], s * c.radius, R))
+                continue
+        except PemError:
+            continue  # a shape the bake would refuse (with a message) is not drawn
+        if g["kind"] == "plane":
+            size = np.where(g["size"][:2] > 0, g["size"][:2], 1.0)
+            rect = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1], [-1, -1]], float) * size
+            P = g["point"] + rect[:, :1] * R[:, 0] + rect[:, 1:] * R[:, 1]
+            segs.append(np.stack([P[:-1], P[1:]], axis=1))
+            segs.append(np.array([[g["point"], g["point"] + 0.5 * size.mean() * g["normal"]]]))
+        elif g["kind"] == "sphere":
+            segs.append(_circles(g["center"], g["radius"], R))
+        elif g["kind"] == "cylinder":
+            a = np.linspace(0, 2 * np.pi, 33)
+            ring = g["radius"] * (np.cos(a)[:, None] * R[:, 0] + np.sin(a)[:, None] * R[:, 1])
+            for z in (-g["half_length"], g["half_length"]):
+                P = g["point"] + z * g["direction"] + ring
+                segs.append(np.stack([P[:-1], P[1:]], axis=1))
+            for k in range(0, 32, 8):
+                segs.append(np.array([[g["point"] + ring[k] - g["half_length"] * g["direction"],
+                                       g["point"] + ring[k] + g["half_length"] * g["direction"]]]))
+        else:
+            segs.append(_box_edges(g["center"], g["half_sizes"], g["axes"]))
+    return np.concatenate(segs) if segs else np.empty((0, 2, 3))
+
+
+# ------------------------------------------------------------------------------------------ operators
+
+class PEM_UL_contacts(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.label(text=f"#{index}", icon="SPHERE")
+        row.prop(item, "radius", text="r")
+
+
+class PEM_OT_contact_add(bpy.types.Operator):
+    """Add a contact sphere to the active object, fitted to its mesh's bounding sphere"""
+
+    bl_idname = "pem.contact_add"
+    bl_label = "Add Contact Sphere"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def execute(self, context):
+        obj = context.object
+        p = obj.pem
+        item = p.contacts.add()
+        p.active_contact = len(p.contacts) - 1
+        try:
+            c, r = fit_sphere(obj, context)
+        except PemError:
+            return {"FINISHED"}  # nothing to fit to (an Empty without size): the defaults stay, to be typed in
+        item.center, item.radius = tuple(c), r
+        return {"FINISHED"}
+
+
+class _OnSelectedContact:
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.object
+        return obj is not None and 0 <= obj.pem.active_contact < len(obj.pem.contacts)
+
+
+class PEM_OT_contact_remove(_OnSelectedContact, bpy.types.Operator):
+    """Remove the selected contact sphere"""
+
+    bl_idname = "pem.contact_remove"
+    bl_label = "Remove Contact Sphere"
+
+    def execute(self, context):
+        p = context.object.pem
+        p.contacts.remove(p.active_contact)
+        p.active_contact = max(0, min(p.active_contact, len(p.contacts) - 1))
+        return {"FINISHED"}
+
+
+class PEM_OT_contact_fit(_OnSelectedContact, bpy.types.Operator):
+    """Fit the selected contact sphere to the bounding sphere of the object's evaluated mesh"""
+
+    bl_idname = "pem.contact_fit"
+    bl_label = "Fit Contact Sphere"
+
+    def execute(self, context):
+        obj = context.object
+        try:
+            c, r = fit_sphere(obj, context)
+        except PemError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        item = obj.pem.contacts[obj.pem.active_contact]
+        item.center, item.radius = tuple(c), r
+        self.report({"INFO"}, f"{obj.name}: contact sphere #{obj.pem.active_contact} radius {r:.6g}")
+        return {"FINISHED"}
+
+
+def draw_object(layout, obj) -> None:
+    """The contact part of the object panel: contact spheres and restitution, or the wall's shape."""
+    p = obj.pem
+    box = layout.box()
+    box.label(text="Contacts", icon="MOD_PHYSICS")
+    if p.role == "WALL":
+        box.prop(p, "wall_shape")
+        if p.wall_shape != "PLANE":
+            box.prop(p, "wall_inside")
+        else:
+            box.label(text="Spheres stay on the side of the object's local +Z")
+    elif p.role in ("PENDULUM", "FIXED"):
+        box.label(text="Contact spheres (object coordinates)")
+        row = box.row()
+        row.template_list("PEM_UL_contacts", "", p, "contacts", p, "active_contact", rows=2)
+        ops = row.column(align=True)
+        ops.operator("pem.contact_add", icon="ADD", text="")
+        ops.operator("pem.contact_remove", icon="REMOVE", text="")
+        if p.contacts and 0 <= p.active_contact < len(p.contacts):
+            c = p.contacts[p.active_contact]
+            box.prop(c, "center")
+            box.prop(c, "radius")
+            box.operator("pem.contact_fit", icon="SPHERE")
+    else:
+        box.label(text="Only pendulums, fixed bodies and walls take part in contacts")
+        return
+    row = box.row()
+    row.prop(p, "use_restitution")
+    sub = row.row()
+    sub.enabled = p.use_restitution
+    sub.prop(p, "restitution", text="e")
+
+
+classes = (PEM_UL_contacts, PEM_OT_contact_add, PEM_OT_contact_remove, PEM_OT_contact_fit)
+register, unregister = bpy.utils.register_classes_factory(classes)

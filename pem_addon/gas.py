@@ -1,0 +1,494 @@
+"""Hard-sphere gas in Blender: one point mesh played by a PC2 point cache, spheres instanced on its points.
+
+Thousands of particles are not thousands of objects. **Build Hard-Sphere Gas** fills a box
+object with N equal spheres at a packing fraction, runs the event-driven engine
+(:mod:`pem_physics.gas`) over the frame range and writes the centres at the frame times to a PC2
+file, then creates one object:
+
+- a mesh of N vertices (the centres at the first frame) with a per-point float attribute
+  ``radius`` (Blender units);
+- a *Mesh Cache* modifier reading the PC2 file: scene frame f shows sample f − frame_start, the
+  positions at t = (f − frame_start) / fps seconds;
+- a *Geometry Nodes* modifier instancing a UV sphere of radius 1 on every point, scaled by the
+  point's ``radius`` (its *Material* input colours the spheres).
+
+Units: lengths in Blender units, times in seconds (scene frame rate), temperature T in
+BU²/s² with k_B = 1 and a particle mass of 1, so √T is the r.m.s. velocity component in BU/s.
+The gas lives in the box object's frame: the box's rotation and location at build time, its
+scaled dimensions as the box lengths (the box object itself is not changed or followed later).
+
+Periodic boxes show each particle wrapped into the box: one that leaves through a face comes back
+through the opposite one and jumps across the box between two frames (the cache then uses no
+interpolation between frames, which would draw it across the box); spheres near a face stick out
+of it by up to a radius.
+
+The cache goes next to the .blend (``//<blend name>_<object>_<token>.pc2``, a path relative to
+the file) or, for an unsaved file, into ``<system temp>/pem_gas/`` (absolute; the report and the
+panel say where). Each build writes a new file, so undo never brings back an object whose cache
+was overwritten; old caches are left for the user to delete.
+
+As with Simulate & Bake: :func:`prepare` reads and checks everything (no changes), :func:`run` is
+pure core (thread-safe, stops on request), :func:`apply` writes the file and creates the object,
+removing everything it made if any step fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+import bpy
+import mathutils
+import numpy as np
+from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+
+from ..pem_physics.errors import Interrupted, PemError
+from ..pem_physics.io import gas_cache, pc2
+from .adapters import AddonError, matrix
+
+#: Name of the per-point float attribute holding each sphere's radius (Blender units).
+RADIUS_ATTRIBUTE = "radius"
+#: Custom property on a gas object: how it was built (a dict).
+GAS_KEY = "pem_gas"
+CACHE_MODIFIER = "Gas Cache"
+SPHERES_MODIFIER = "Gas Spheres"
+#: A cache bigger than this (bytes) is refused before the run: the positions are held in memory in double
+#: precision while it is written (three times its size).
+MAX_CACHE_BYTES = 2**30
+
+
+def _box_poll(self, obj):
+    return obj.type == "MESH"
+
+
+class PEM_PG_gas(bpy.types.PropertyGroup):
+    """The panel's settings for Build Hard-Sphere Gas (``Scene.pem_gas``); the operator's defaults."""
+
+    box: PointerProperty(name="Box", type=bpy.types.Object, poll=_box_poll,
+                         description="Mesh object whose dimensions (scale applied) and orientation are the gas box")
+    n: IntProperty(name="Particles", default=500, soft_min=1, soft_max=100_000, description="Number of spheres N")
+    packing_fraction: FloatProperty(
+        name="Packing Fraction", default=0.2, soft_min=0.001, soft_max=0.64, precision=3,
+        description="Fraction of the box volume the spheres fill (η); it sets their radius. Random start up to "
+                    "0.30, fcc lattice start above, at most 0.64 (random close packing)")
+    temperature: FloatProperty(name="Temperature", default=1.0, soft_min=0.0, soft_max=100.0,
+                               description="k_B T per particle mass, BU²/s²: √T is the r.m.s. velocity component "
+                                           "in Blender units per second")
+    seed: IntProperty(name="Seed", default=0, min=0, description="Random seed of the start positions and velocities")
+    periodic: BoolProperty(name="Periodic", default=True,
+                           description="Periodic box (particles leaving through a face re-enter through the "
+                                       "opposite one); off: hard walls")
+
+
+@dataclass
+class Plan:
+    """A checked build: everything :func:`run` and :func:`apply` need, read from Blender."""
+
+    box_name: str
+    n: int
+    packing_fraction: float
+    temperature: float
+    seed: int
+    periodic: bool
+    lengths: np.ndarray      # (3,) box lengths, BU
+    world: np.ndarray        # (4, 4) world matrix of the gas object: box corner, box rotation, no scale
+    frame_start: int
+    frame_end: int
+    fps: float
+    cache_dir: str           # absolute folder of the cache file
+    relative: bool           # store the path relative to the .blend
+
+    @property
+    def times(self) -> np.ndarray:
+        """Frame times (S,) in s: t_k = k / fps for frames frame_start + k."""
+        return np.arange(self.frame_end - self.frame_start + 1) / self.fps
+
+    def label(self) -> str:
+        return f"Gas box '{self.box_name}'"
+
+
+@dataclass
+class Result:
+    positions: np.ndarray    # (S, N, 3) centres at the frame times, BU, in the box frame
+    radius: float            # BU
+    info: dict
+
+
+def cache_folder() -> tuple[str, bool]:
+    """(folder for a new cache, whether to store its path relative to the .blend)."""
+    if bpy.data.filepath:
+        return os.path.dirname(bpy.path.abspath(bpy.data.filepath)), True
+    return os.path.join(tempfile.gettempdir(), "pem_gas"), False
+
+
+def _box_frame(box, label: str) -> tuple[np.ndarray, np.ndarray]:
+    """(box lengths (3,) BU, world matrix (4, 4) of the box's min corner with its rotation, no scale)."""
+    loc, rot, scale = box.matrix_world.decompose()
+    if min(scale) <= 0:
+        raise AddonError(f"{label}: has a zero or negative scale {tuple(round(s, 6) for s in scale)}; "
+                         "apply or fix the scale")
+    corners = np.array([list(v) for v in box.bound_box], dtype=float)   # (8, 3) local
+    lo, hi = corners.min(axis=0), corners.max(axis=0)
+    lengths = (hi - lo) * np.array(scale)
+    if np.any(lengths <= 0):
+        a = "xyz"[int(np.argmax(lengths <= 0))]
+        raise AddonError(f"{label}: has zero size along {a} (dimensions {tuple(round(x, 6) for x in lengths)}); "
+                         "a gas box needs a volume")
+    W = matrix(box.matrix_world)
+    rebuilt = np.eye(4)
+    rebuilt[:3, :3] = matrix(rot.to_matrix()) * np.array(scale)
+    rebuilt[:3, 3] = np.array(loc)
+    if np.max(np.abs(rebuilt - W)) > 1e-5 * max(1.0, np.abs(W).max()):
+        raise AddonError(f"{label}: its transform is sheared (a non-uniformly scaled parent?); unparent it or apply "
+                         "the parent's scale")
+    world = np.eye(4)
+    world[:3, :3] = matrix(rot.to_matrix())
+    world[:3, 3] = W[:3, :3] @ lo + W[:3, 3]
+    return lengths, world
+
+
+def prepare(context, box, n, packing_fraction, temperature, seed, periodic, frame_start, frame_end) -> Plan:
+    """Check the settings and read the box; changes nothing. AddonError names the box and the setting."""
+    if box is None:
+        raise AddonError("No gas box: pick a mesh object whose dimensions define the box")
+    label = f"Gas box '{box.name}'"
+    lengths, world = _box_frame(box, label)
+    try:
+        gas_cache.check_gas_args(n, packing_fraction, lengths, temperature)
+    except ValueError as err:
+        raise AddonError(f"{label}: {err}") from err
+    if frame_end < frame_start:
+        raise AddonError(f"{label}: frame range {frame_start}–{frame_end} is empty (end before start)")
+    scene = context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    if not fps > 0:
+        raise AddonError(f"Scene '{scene.name}': frame rate must be positive")
+    size = 32 + 12 * n * (frame_end - frame_start + 1)
+    if size > MAX_CACHE_BYTES:
+        raise AddonError(f"{label}: the cache of {n} particles over {frame_end - frame_start + 1} frames would be "
+                         f"{size / 2**30:.1f} GB; use fewer particles or frames")
+    folder, relative = cache_folder()
+    return Plan(box.name, int(n), float(packing_fraction), float(temperature), int(seed), bool(periodic), lengths,
+                world, int(frame_start), int(frame_end), fps, folder, relative)
+
+
+def run(plan: Plan, progress=None, stop=None) -> Result:
+    """Start state and the positions at the frame times (pure core; no bpy). AddonError names the box;
+    Interrupted when ``stop()`` says so."""
+    try:
+        state = gas_cache.gas_in_box(plan.n, plan.packing_fraction, plan.lengths, periodic=plan.periodic,
+                                     temperature=plan.temperature, seed=plan.seed)
+    except ValueError as err:
+        raise AddonError(f"{plan.label()}: {err}") from err
+    positions, info = gas_cache.frame_positions(state, plan.times, progress=progress, stop=stop)
+    return Result(positions, float(state.radii[0]), info)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "gas"
+
+
+def cache_path(plan: Plan, object_name: str) -> str:
+    """Absolute path of a new cache file for the object (a fresh token: never an existing file)."""
+    stem = _safe(os.path.splitext(os.path.basename(bpy.data.filepath))[0]) + "_" if plan.relative else ""
+    return os.path.join(plan.cache_dir, f"{stem}{_safe(object_name)}_{uuid.uuid4().hex[:8]}.pc2")
+
+
+def sphere_node_group(name: str = "PEM Gas Spheres"):
+    """A Geometry Nodes group: a UV sphere (radius 1, smooth) instanced on every point, scaled by the point's
+    ``radius`` attribute, with the material of its *Material* input. Works on Blender 4.2 – 5.0 (the shade
+    smooth node's sockets are reached by index: named "Geometry" in 4.2, "Mesh" in 5.0)."""
+    ng = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    ng.is_modifier = True
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Material", in_out="INPUT", socket_type="NodeSocketMaterial")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes, links = ng.nodes, ng.links
+    gin = nodes.new("NodeGroupInput")
+    gout = nodes.new("NodeGroupOutput")
+    sphere = nodes.new("GeometryNodeMeshUVSphere")
+    sphere.inputs["Segments"].default_value = 24
+    sphere.inputs["Rings"].default_value = 12
+    sphere.inputs["Radius"].default_value = 1.0
+    smooth = nodes.new("GeometryNodeSetShadeSmooth")
+    material = nodes.new("GeometryNodeSetMaterial")
+    radius = nodes.new("GeometryNodeInputNamedAttribute")
+    radius.data_type = "FLOAT"
+    radius.inputs["Name"].default_value = RADIUS_ATTRIBUTE
+    inst = nodes.new("GeometryNodeInstanceOnPoints")
+    links.new(sphere.outputs["Mesh"], smooth.inputs[0])
+    links.new(smooth.outputs[0], material.inputs["Geometry"])
+    links.new(gin.outputs["Material"], material.inputs["Material"])
+    links.new(gin.outputs["Geometry"], inst.inputs["Points"])
+    links.new(material.outputs["Geometry"], inst.inputs["Instance"])
+    links.new(radius.outputs["Attribute"], inst.inputs["Scale"])
+    links.new(inst.outputs["Instances"], gout.inputs["Geometry"])
+    for k, node in enumerate((gin, sphere, smooth, material, radius, inst, gout)):
+        node.location = (200 * k - 600, 0 if node is not radius else -200)
+    return ng
+
+
+def set_material(obj, material) -> None:
+    """Colour a gas object's spheres (the *Material* input of its Geometry Nodes modifier)."""
+    mod = obj.modifiers[SPHERES_MODIFIER]
+    mod[mod.node_group.interface.items_tree["Material"].identifier] = material
+    obj.update_tag()
+
+
+def apply(plan: Plan, result: Result, context):
+    """Write the cache and create the gas object; all or nothing (any failure removes what was made)."""
+    made = []   # (collection, datablock) to remove on failure, newest last
+    path = None
+    try:
+        name = f"{plan.box_name} Gas"
+        mesh = bpy.data.meshes.new(name)
+        made.append((bpy.data.meshes, mesh))
+        mesh.vertices.add(plan.n)
+        mesh.vertices.foreach_set("co", result.positions[0].astype(np.float32).ravel())
+        attr = mesh.attributes.new(RADIUS_ATTRIBUTE, "FLOAT", "POINT")
+        attr.data.foreach_set("value", np.full(plan.n, result.radius, dtype=np.float32))
+        mesh.update()
+        obj = bpy.data.objects.new(name, mesh)
+        made.append((bpy.data.objects, obj))
+        obj.matrix_world = mathutils.Matrix(plan.world.tolist())
+        path = cache_path(plan, obj.name)
+        pc2.write_pc2(path, result.positions, start_frame=plan.frame_start, sample_rate=1.0)
+        cache = obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE")
+        cache.cache_format = "PC2"
+        cache.filepath = bpy.path.relpath(path) if plan.relative else path
+        cache.time_mode = "FRAME"
+        cache.play_mode = "SCENE"
+        cache.frame_start = float(plan.frame_start)   # sample = scene frame − frame_start
+        cache.frame_scale = 1.0
+        # between frames: a straight line is the exact flight between collisions, but across a periodic
+        # wrap it would draw the particle through the box, so periodic gases hold each frame
+        cache.interpolation = "NONE" if plan.periodic else "LINEAR"
+        ng = sphere_node_group()
+        made.append((bpy.data.node_groups, ng))
+        spheres = obj.modifiers.new(SPHERES_MODIFIER, "NODES")
+        spheres.node_group = ng
+        obj[GAS_KEY] = {
+            "box": plan.box_name, "n": plan.n, "packing_fraction": plan.packing_fraction,
+            "temperature": plan.temperature, "seed": plan.seed, "periodic": plan.periodic,
+            "radius": result.radius, "lengths": plan.lengths.tolist(), "frame_start": plan.frame_start,
+            "frame_end": plan.frame_end, "fps": plan.fps, "cache": cache.filepath,
+            "engine": result.info["engine"], "collisions": result.info["collisions"],
+            "wall_events": result.info["wall_events"], "wall_time": result.info["wall_time"]}
+        context.collection.objects.link(obj)
+    except BaseException:
+        for collection, block in reversed(made):
+            collection.remove(block)
+        if path is not None and os.path.exists(path):
+            os.remove(path)
+        raise
+    for other in context.view_layer.objects:
+        other.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
+    return obj
+
+
+def build(context, progress=None, stop=None, **settings):
+    """prepare → run → apply, synchronously (scripts, ``blender -b``, tests); returns (object, Result)."""
+    plan = prepare(context, **settings)
+    result = run(plan, progress, stop)
+    return apply(plan, result, context), result
+
+
+def report_text(obj, result: Result) -> str:
+    g = obj[GAS_KEY]
+    where = bpy.path.abspath(g["cache"])
+    return (f"{obj.name}: {g['n']} spheres of radius {g['radius']:.4g}, {g['frame_end'] - g['frame_start'] + 1} "
+            f"frames, {g['collisions']} collisions in {g['wall_time']:.2f} s ({g['engine']} engine); cache {where}")
+
+
+class PEM_OT_gas_build(bpy.types.Operator):
+    """Fill a box object with hard spheres, simulate them over the frame range and play them from a point cache
+    (Esc cancels and changes nothing)"""
+
+    bl_idname = "pem.gas_build"
+    bl_label = "Build Hard-Sphere Gas"
+    bl_options = {"REGISTER", "UNDO"}
+
+    # Unset properties take the scene's Hard-Sphere Gas settings (and its frame range).
+    box: StringProperty(name="Box", description="Name of the box object (default: the panel's box)")
+    n: IntProperty(name="Particles", default=500, soft_min=1, soft_max=100_000)
+    packing_fraction: FloatProperty(name="Packing Fraction", default=0.2, soft_min=0.001, soft_max=0.64)
+    temperature: FloatProperty(name="Temperature", default=1.0, soft_min=0.0, description="BU²/s² (k_B = m = 1)")
+    seed: IntProperty(name="Seed", default=0, min=0)
+    periodic: BoolProperty(name="Periodic", default=True)
+    frame_start: IntProperty(name="Start Frame", description="Default: the scene's")
+    frame_end: IntProperty(name="End Frame", description="Default: the scene's")
+
+    _timer = None
+    _thread = None
+
+    def _settings(self, context) -> dict:
+        g = context.scene.pem_gas
+        out = {}
+        for name in ("n", "packing_fraction", "temperature", "seed", "periodic"):
+            out[name] = getattr(self, name) if self.properties.is_property_set(name) else getattr(g, name)
+        for name in ("frame_start", "frame_end"):
+            out[name] = getattr(self, name) if self.properties.is_property_set(name) else getattr(context.scene, name)
+        if self.box:
+            box = bpy.data.objects.get(self.box)
+            if box is None:
+                raise AddonError(f"Gas box '{self.box}': no object of that name")
+        else:
+            box = g.box
+        out["box"] = box
+        return out
+
+    def execute(self, context):
+        try:
+            obj, result = build(context, **self._settings(context))
+        except (PemError, ValueError, OSError) as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        except KeyboardInterrupt:   # Ctrl-C in a script: apply() removed anything it had made
+            self.report({"WARNING"}, "gas build interrupted; nothing was changed")
+            return {"CANCELLED"}
+        self.report({"INFO"}, report_text(obj, result))
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        try:
+            self._plan = prepare(context, **self._settings(context))
+        except PemError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        self._progress, self._stop, self._result, self._error = 0.0, False, None, None
+
+        def work():
+            try:
+                self._result = run(self._plan, progress=self._set_progress, stop=lambda: self._stop)
+            except BaseException as err:  # handed to the main thread, reported there
+                self._error = err
+
+        self._thread = threading.Thread(target=work, daemon=True)
+        self._started = time.perf_counter()
+        self._thread.start()
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _set_progress(self, fraction):
+        self._progress = fraction
+
+    def _finish(self, context):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        context.workspace.status_text_set(None)
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._stop = True
+            self._thread.join()
+            self._finish(context)
+            self.report({"WARNING"}, "gas build cancelled; nothing was changed")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        context.window_manager.progress_update(int(100 * self._progress))
+        context.workspace.status_text_set(f"PEM gas: simulating {100 * self._progress:.0f}%  "
+                                          f"({time.perf_counter() - self._started:.1f} s)  Esc cancels")
+        if self._thread.is_alive():
+            return {"RUNNING_MODAL"}
+        self._finish(context)
+        if isinstance(self._error, Interrupted):
+            self.report({"WARNING"}, "gas build cancelled; nothing was changed")
+            return {"CANCELLED"}
+        if self._error is not None:
+            self.report({"ERROR"}, str(self._error) if isinstance(self._error, PemError)
+                        else f"{type(self._error).__name__}: {self._error}")
+            return {"CANCELLED"}
+        try:
+            obj = apply(self._plan, self._result, context)
+        except (PemError, ValueError, OSError) as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        self.report({"INFO"}, report_text(obj, self._result))
+        return {"FINISHED"}
+
+
+def draw_gas(layout, context) -> None:
+    """The panel: settings, the sphere radius they give, the button, and the active gas object's build."""
+    g = context.scene.pem_gas
+    col = layout.column()
+    col.prop(g, "box")
+    col.prop(g, "n")
+    col.prop(g, "packing_fraction")
+    col.prop(g, "temperature")
+    col.prop(g, "seed")
+    col.prop(g, "periodic")
+    row = col.row(align=True)
+    row.prop(context.scene, "frame_start")
+    row.prop(context.scene, "frame_end")
+    if g.box is not None:
+        try:
+            lengths, _ = _box_frame(g.box, f"Gas box '{g.box.name}'")
+            if g.n >= 1 and g.packing_fraction > 0:
+                r = gas_cache.sphere_radius(g.n, g.packing_fraction, lengths)
+                col.label(text=f"Box {lengths[0]:.3g} × {lengths[1]:.3g} × {lengths[2]:.3g}: sphere radius {r:.3g}")
+        except AddonError as err:
+            col.label(text=str(err), icon="ERROR")
+    folder, relative = cache_folder()
+    col.label(text="Cache: next to the .blend" if relative else f"Cache: {folder} (file not saved)")
+    layout.operator(PEM_OT_gas_build.bl_idname, icon="PHYSICS")
+    obj = context.object
+    if obj is not None and GAS_KEY in obj:
+        info = obj[GAS_KEY]
+        box = layout.box()
+        box.label(text=f"{obj.name}: {info['n']} spheres, radius {info['radius']:.4g}", icon="INFO")
+        box.label(text=f"η {info['packing_fraction']:.3g}, T {info['temperature']:.3g}, seed {info['seed']}, "
+                       + ("periodic" if info["periodic"] else "hard walls"))
+        box.label(text=f"Frames {info['frame_start']}–{info['frame_end']}, {info['collisions']} collisions, "
+                       f"{info['engine']} engine")
+        box.label(text=f"Cache: {info['cache']}")
+
+
+class _GasPanel:
+    def draw(self, context):
+        draw_gas(self.layout, context)
+
+
+class PEM_PT_gas(_GasPanel, bpy.types.Panel):
+    bl_label = "Hard-Sphere Gas"
+    bl_idname = "PEM_PT_gas"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "scene"
+    bl_options = {"DEFAULT_CLOSED"}
+
+
+class PEM_PT_sidebar_gas(_GasPanel, bpy.types.Panel):
+    bl_label = "Hard-Sphere Gas"
+    bl_idname = "PEM_PT_sidebar_gas"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PEM"
+    bl_options = {"DEFAULT_CLOSED"}
+
+
+classes = (PEM_PG_gas, PEM_OT_gas_build, PEM_PT_gas, PEM_PT_sidebar_gas)
+_register, _unregister = bpy.utils.register_classes_factory(classes)
+
+
+def register():
+    _register()
+    bpy.types.Scene.pem_gas = PointerProperty(type=PEM_PG_gas)
+
+
+def unregister():
+    del bpy.types.Scene.pem_gas
+    _unregister()

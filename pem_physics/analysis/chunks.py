@@ -1,0 +1,231 @@
+"""Chunked runs of basin maps and sweeps: in this process or on Dask distributed, resumable from files.
+
+A basin map or a sweep is cut into chunks of consecutive grid points. A chunk is a task: a pure
+function of the run's inputs and its index (:class:`Task`), so it gives the same numbers bit for bit
+wherever it runs — in this process, in a local worker process or on another machine of the same
+kind (numba compiles for the machine it runs on: workers on other processor types may differ in
+the last bits, as any two machines do). As each chunk completes, the process that holds the run
+writes its arrays to ``<chunk_dir>/chunk_<i>.npz`` (atomically: workers need no shared file
+system), and the result is assembled from the chunks. With ``resume=True`` the chunks already
+written are loaded instead of run again, after checking ``manifest.json``: a digest of everything
+the numbers depend on (scene, grid, chunking, method, times), so a folder of another run is
+refused rather than mixed in.
+
+Where chunks run (:func:`run_chunks`): ``client`` (a ``dask.distributed.Client``), else this process.
+:func:`client_for` makes one from ``--scheduler tcp://HOST:PORT`` (an existing cluster) or
+``--workers N`` (a LocalCluster of N worker processes started for the run, one thread each, with
+numba's threads split among them). dask and distributed are optional (``pip install
+pem_physics[distributed]``); without them only the in-process path exists.
+
+A chunk that fails (a blow-up: :class:`~pem_physics.errors.SimulationError`) is reported with its
+grid points and the others go on; Ctrl-C (``stop()``) cancels what has not run and keeps every chunk
+already written, so ``--resume`` continues from there. A worker lost mid-run costs nothing: Dask runs
+its chunks again elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PemError, SimulationError
+from ..io.files import atomic_open
+
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class Failure:
+    """A chunk that did not run through: its index, grid points [start, stop) and the message."""
+
+    chunk: int
+    start: int
+    stop: int
+    message: str
+
+
+@dataclass
+class ChunkResults:
+    """The arrays of every chunk that ran (None where one failed or was not reached), in chunk order."""
+
+    arrays: list
+    failures: list
+    complete: bool
+    ran: int      # chunks computed in this call
+    loaded: int   # chunks taken from chunk files (resume)
+
+
+class Task:
+    """A picklable chunk task: ``fn(*args, start, stop, progress=None, stop_flag=None) -> dict`` of arrays
+    (plus ``"complete"``: whether the chunk ran to its end) for grid points [start, stop)."""
+
+    def __init__(self, fn, args: tuple, n: int, chunk: int):
+        self.fn, self.args, self.n, self.chunk = fn, args, int(n), int(chunk)
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.n // self.chunk)
+
+    def bounds(self, i: int) -> tuple[int, int]:
+        return i * self.chunk, min(self.n, (i + 1) * self.chunk)
+
+    def __call__(self, i: int, progress=None, stop=None) -> dict:
+        start, end = self.bounds(i)
+        return self.fn(*self.args, start, end, progress=progress, stop_flag=stop)
+
+
+def digest(*parts) -> str:
+    """What a run's numbers depend on, as a hex digest (pickled: scenes are dataclasses of arrays)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(pickle.dumps(p, protocol=4))
+    return h.hexdigest()
+
+
+def _chunk_path(folder: Path, i: int) -> Path:
+    return folder / f"chunk_{i:06d}.npz"
+
+
+def _prepare(folder: Path, key: str, kind: str, task: Task, resume: bool) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = folder / MANIFEST
+    want = {"kind": kind, "key": key, "points": task.n, "chunk": task.chunk, "chunks": task.n_chunks}
+    if manifest.exists():
+        have = json.loads(manifest.read_text(encoding="utf-8"))
+        if have != want:
+            raise PemError(f"{folder}: its chunks belong to another run ({have.get('kind')}, "
+                           f"{have.get('points')} points in chunks of {have.get('chunk')}); "
+                           "use another --chunk-dir, or empty this one")
+        if not resume and any(folder.glob("chunk_*.npz")):
+            raise PemError(f"{folder} already holds chunks of this run: pass --resume to continue it, or empty it")
+    else:
+        with atomic_open(manifest, "w") as fh:
+            json.dump(want, fh, indent=2)
+
+
+def _write(folder: Path, i: int, arrays: dict) -> None:
+    with atomic_open(_chunk_path(folder, i), "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def _load(folder: Path, i: int) -> dict:
+    with np.load(_chunk_path(folder, i)) as z:
+        return {k: z[k] for k in z.files}
+
+
+def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool = False, client=None,
+               progress=None, stop=None) -> ChunkResults:
+    """Run every chunk of ``task``; see the module docstring. ``progress(fraction)`` over grid points done,
+    ``stop()`` polled between chunks (and inside an in-process chunk)."""
+    folder = Path(chunk_dir) if chunk_dir is not None else None
+    if resume and folder is None:
+        raise PemError("--resume needs --chunk-dir (the folder holding the chunks of the interrupted run)")
+    if folder is not None:
+        _prepare(folder, key, kind, task, resume)
+    n = task.n_chunks
+    arrays: list = [None] * n
+    failures: list[Failure] = []
+    loaded = 0
+    todo = []
+    for i in range(n):
+        if folder is not None and resume and _chunk_path(folder, i).exists():
+            arrays[i] = _load(folder, i)
+            loaded += 1
+        else:
+            todo.append(i)
+    done_points = sum(task.bounds(i)[1] - task.bounds(i)[0] for i in range(n) if arrays[i] is not None)
+
+    def report(extra: float = 0.0):
+        if progress is not None:
+            progress((done_points + extra) / max(task.n, 1))
+
+    def failed(i, err):
+        start, end = task.bounds(i)
+        failures.append(Failure(i, start, end, str(err)))
+
+    complete = True
+    ran = 0
+    if client is None:
+        for i in todo:  # stop() is polled inside each chunk (simulate), which then returns what it reached
+            start, end = task.bounds(i)
+            try:
+                out = task(i, progress=lambda f, n_=end - start: report(f * n_), stop=stop)
+            except SimulationError as err:
+                failed(i, err)
+                continue
+            ran += 1
+            if not bool(out.get("complete", True)):  # stopped inside the chunk: kept in memory, not written
+                arrays[i] = out
+                complete = False
+                break
+            arrays[i] = out
+            if folder is not None:
+                _write(folder, i, out)
+            done_points += end - start
+            report()
+    else:
+        from distributed import as_completed
+
+        futures = {client.submit(task, i, key=f"pem-{kind}-{key[:12]}-{i}", pure=False): i for i in todo}
+        try:
+            for fut in as_completed(list(futures)):
+                i = futures[fut]
+                if fut.status == "error":
+                    err = fut.exception()
+                    if not isinstance(err, SimulationError):
+                        raise err
+                    failed(i, err)
+                    continue
+                out = fut.result()
+                ran += 1
+                arrays[i] = out
+                if folder is not None:
+                    _write(folder, i, out)
+                start, end = task.bounds(i)
+                done_points += end - start
+                report()
+                if stop is not None and stop():
+                    complete = False
+                    break
+        finally:
+            pending = [f for f in futures if not f.done()]
+            if pending:
+                client.cancel(pending)
+                complete = False
+    failures.sort(key=lambda f: f.chunk)
+    complete = complete and not failures and all(a is not None for a in arrays)
+    return ChunkResults(arrays, failures, complete, ran, loaded)
+
+
+@contextlib.contextmanager
+def client_for(scheduler: str | None = None, workers: int | None = None):
+    """A dask.distributed Client for ``scheduler`` (an address) or ``workers`` local worker processes
+    (started here and shut down on exit), or None when neither is asked for."""
+    if scheduler is None and workers is None:
+        yield None
+        return
+    if scheduler is not None and workers is not None:
+        raise PemError("--scheduler and --workers exclude each other (an existing cluster, or one started here)")
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as err:
+        raise PemError("--scheduler/--workers need dask.distributed: pip install pem_physics[distributed]") from err
+    if scheduler is not None:
+        with Client(scheduler) as client:
+            yield client
+        return
+    if not (isinstance(workers, int) and workers >= 1):
+        raise PemError(f"--workers: expected a whole number ≥ 1, got {workers!r}")
+    # One thread per worker process; numba's threads shared out so workers together use the cores once.
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    env = {"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      env=env) as cluster, Client(cluster) as client:
+        yield client

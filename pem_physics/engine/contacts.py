@@ -1,0 +1,429 @@
+"""Contacts between the bodies the simulator moves: pendulums (hinged or not) and fixed bodies carrying
+contact spheres, and static walls (theory §7).
+
+The driver (:func:`run`) steps the integrator (``splitting4`` or ``splitting2``) from grid time k·dt to
+(k+1)·dt and then evaluates every gap: sphere–sphere of different bodies, ``|x_a − x_b| − r_a − r_b``, and
+sphere–wall, :meth:`~pem_physics.engine.walls.Wall.gap` (m; positive apart). When a gap ends the step below
+−:data:`GAP_RTOL`·(r_a + r_b) (a round-off margin, so touching spheres at rest are not events), the step is
+thrown away and the contact time is located by Brent's method (:func:`~pem_physics.engine.events.brent`)
+on g(t) = min of the triggered gaps after *one step of the integrator of length t − t_c from the step
+start t_c* (deterministic: the same inputs give the same times and states). Brent returns the end of
+the final bracket where g ≥ 0, so the impulse is applied before the surfaces overlap. The state is
+advanced to that time by the same step, every contact whose gap is at most :data:`TOUCH_RTOL`·(r_a + r_b)
+there is collected, and :func:`~pem_physics.engine.impulses.resolve_contacts` resolves them
+(:mod:`~pem_physics.engine.impulses`: effective mass ``K = −[r]× W [r]×`` with W the lab inverse
+inertia about the pivot, ``a aᵀ/(a·I·a)`` through a hinge; fixed bodies and walls K = 0).
+
+Deterministic order of simultaneous contacts: sphere pairs sorted by (first sphere, second sphere)
+in scene order (bodies in order, each body's contact spheres in order), then sphere–wall pairs
+(sphere, wall) in scene order; the sweeps re-check every approach velocity after each impulse until
+no pair approaches. For a line of equal balls with e = 1 listed along the line this is Newton's
+cradle: one in → one out, two in → two out (see the impulses module for why the result does not
+depend on the order). The rest of the step is then integrated from the impact time with one step of
+the remaining length, and the gaps are checked again.
+
+Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact
+pair that received an impulse in a resolution, its impulses summed). Limits: a grazing contact whose
+gap is positive at both ends of a step is missed (choose dt short against the time a sphere takes to
+cross its own size); a contact that keeps pressing (resting or sliding, theory §7 constraint) is not
+modelled: it is passed through with a warning.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import SimulationError, ValidationError
+from . import walls as wallmod
+from .events import brent
+from .impulses import Contact, ContactBody, resolve_contacts
+
+#: Integrators the contact driver can restart with a step of any length.
+CONTACT_METHODS = ("splitting4", "splitting2")
+#: A gap below −GAP_RTOL·(r_a + r_b) at the end of a step is an impact inside the step.
+GAP_RTOL = 1e-12
+#: At an impact, every contact with gap ≤ TOUCH_RTOL·(r_a + r_b) takes part in the resolution.
+TOUCH_RTOL = 1e-9
+#: At t = 0 a gap below −OVERLAP_RTOL·(r_a + r_b) is an overlap (an error).
+OVERLAP_RTOL = 1e-9
+#: More resolutions than this inside one step: the contacts chatter (Zeno); the run stops.
+MAX_EVENTS_PER_STEP = 1000
+
+
+@dataclass
+class EventLog:
+    """Impacts of a run: N rows. t (N,) s; body1, body2 (N,) names (body2 may be a wall, normal from 2 to 1);
+    kind (N,) ``"impact"``; impulse (N,3) N·s on body1 (−impulse on body2); point (N,3) m and normal (N,3)
+    lab; energy_loss: total kinetic energy taken by all impacts, J. orientation (N,B,3,3): every moving body's
+    orientation at the impact (rows = body axes in lab; an impulse leaves it unchanged), so a bake can key the
+    pose at the impact instant; in memory only (not in :meth:`arrays`)."""
+
+    t: list = field(default_factory=list)
+    body1: list = field(default_factory=list)
+    body2: list = field(default_factory=list)
+    kind: list = field(default_factory=list)
+    impulse: list = field(default_factory=list)
+    point: list = field(default_factory=list)
+    normal: list = field(default_factory=list)
+    energy_loss: float = 0.0
+    orientation: list = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def arrays(self) -> dict:
+        """The log as numpy arrays (see the class docstring), keys prefixed ``event_``."""
+        return {"event_t": np.array(self.t, dtype=float),
+                "event_body1": np.array(self.body1, dtype=str), "event_body2": np.array(self.body2, dtype=str),
+                "event_kind": np.array(self.kind, dtype=str),
+                "event_impulse": np.array(self.impulse, dtype=float).reshape(-1, 3),
+                "event_point": np.array(self.point, dtype=float).reshape(-1, 3),
+                "event_normal": np.array(self.normal, dtype=float).reshape(-1, 3)}
+
+    @classmethod
+    def from_arrays(cls, data) -> EventLog:
+        return cls(t=[float(x) for x in data["event_t"]], body1=[str(x) for x in data["event_body1"]],
+                   body2=[str(x) for x in data["event_body2"]], kind=[str(x) for x in data["event_kind"]],
+                   impulse=list(np.asarray(data["event_impulse"], float)),
+                   point=list(np.asarray(data["event_point"], float)),
+                   normal=list(np.asarray(data["event_normal"], float)))
+
+    def counts(self) -> dict:
+        """Number of events of each kind."""
+        out: dict = {}
+        for k in self.kind:
+            out[k] = out.get(k, 0) + 1
+        return out
+
+
+def make_wall(w) -> wallmod.Wall:
+    """The engine wall (:mod:`.walls`) of a validated :class:`~pem_physics.model.scene.StaticWall`."""
+    if w.kind == "plane":
+        return wallmod.Plane(w.point, w.normal, name=w.name)
+    if w.kind == "sphere":
+        return wallmod.Sphere(w.center, w.radius, inside=w.inside, name=w.name)
+    if w.kind == "cylinder":
+        return wallmod.Cylinder(w.point, w.direction, w.radius, inside=w.inside, name=w.name)
+    return wallmod.Box(w.center, w.half_sizes, axes=w.axes, inside=w.inside, name=w.name)
+
+
+class ContactModel:
+    """The contact geometry of a checked scene compiled to ``system``.
+
+    S spheres: ``owner`` (S,) moving-body index or −1 (on a fixed body), ``center`` (S,3) body coordinates
+    about the pivot (moving) or lab (fixed), ``radius`` (S,) m. P pairs: sphere pairs ``(a, b)`` first, then
+    sphere–wall pairs ``(a, wall)``; ``scale`` (P,) m is r_a + r_b (r_a for a wall).
+    """
+
+    def __init__(self, scene, system):
+        moving = {int(i): k for k, i in enumerate(system.scene_index)}
+        owner, center, radius, labels, names, e_item = [], [], [], [], [], []
+        for i, body in enumerate(scene.bodies):
+            e_b = scene.restitution if body.restitution is None else body.restitution
+            for k, c in enumerate(body.contacts):
+                owner.append(moving.get(i, -1))
+                # fixed bodies do not move: keep their spheres in the lab
+                center.append(np.asarray(c.center, float) if i in moving
+                              else np.asarray(body.position, float) + np.asarray(c.center, float) @ body.orientation)
+                radius.append(float(c.radius))
+                labels.append(f"bodies[{i}].contacts[{k}]")
+                names.append(body.name)
+                e_item.append(e_b)
+        self.system = system
+        self.owner = np.array(owner, dtype=np.intp)
+        self.center = np.array(center, dtype=float).reshape(-1, 3)
+        self.radius = np.array(radius, dtype=float)
+        self.labels, self.names = labels, names
+        self.walls = [make_wall(w) for w in scene.walls]
+        self.wall_names = [w.name for w in scene.walls]
+        pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
+        wall_e = [scene.restitution if w.restitution is None else w.restitution for w in scene.walls]
+        S = len(radius)
+        pairs, e, scale = [], [], []
+        for a in range(S):
+            for b in range(a + 1, S):
+                if names[a] == names[b] or (owner[a] < 0 and owner[b] < 0):
+                    continue
+                pairs.append((a, b))
+                e.append(pair_e.get(frozenset((names[a], names[b])), min(e_item[a], e_item[b])))
+                scale.append(radius[a] + radius[b])
+        self.n_sphere_pairs = len(pairs)
+        for a in range(S):
+            if owner[a] < 0:
+                continue
+            for w in range(len(self.walls)):
+                pairs.append((a, w))
+                e.append(pair_e.get(frozenset((names[a], self.wall_names[w])), min(e_item[a], wall_e[w])))
+                scale.append(radius[a])
+        self.pairs = pairs
+        self.e = np.array(e, dtype=float)
+        self.scale = np.array(scale, dtype=float)
+        self.warnings: list = []
+
+    # ------------------------------------------------------------------ geometry
+    def positions(self, U: np.ndarray) -> np.ndarray:
+        """Lab sphere centres (S,3) m for orientations U (B,3,3) (rows = body axes in lab)."""
+        X = self.center.copy()
+        mv = self.owner >= 0
+        if mv.any():
+            o = self.owner[mv]
+            X[mv] = self.system.pivot[o] + np.einsum("sij,si->sj", U[o], self.center[mv])
+        return X
+
+    def gaps(self, U: np.ndarray) -> np.ndarray:
+        """Gaps (P,) m of every pair at orientations U (B,3,3): positive apart, negative overlapping."""
+        X = self.positions(U)
+        out = np.empty(len(self.pairs))
+        n = self.n_sphere_pairs
+        if n:
+            ab = np.array(self.pairs[:n])
+            d = np.linalg.norm(X[ab[:, 0]] - X[ab[:, 1]], axis=1)
+            out[:n] = d - self.radius[ab[:, 0]] - self.radius[ab[:, 1]]
+        for p in range(n, len(self.pairs)):
+            a, w = self.pairs[p]
+            out[p] = self.walls[w].gap(X[a], self.radius[a])
+        return out
+
+    def pair_label(self, p: int) -> tuple[str, str]:
+        a, b = self.pairs[p]
+        if p < self.n_sphere_pairs:
+            return self.labels[a], self.labels[b]
+        return self.labels[a], f"walls[{b}]"
+
+    def check_start(self, U: np.ndarray) -> None:
+        """Raise a ValidationError naming both items when spheres overlap each other or a wall at t = 0."""
+        g = self.gaps(U)
+        bad = np.flatnonzero(g < -OVERLAP_RTOL * self.scale)
+        if len(bad):
+            p = int(bad[0])
+            la, lb = self.pair_label(p)
+            a, b = self.pairs[p]
+            if p < self.n_sphere_pairs:
+                raise ValidationError(f"{la} and {lb}", f"the contact spheres of {self.names[a]!r} and "
+                                      f"{self.names[b]!r} overlap by {-g[p]:.3g} m at t = 0")
+            raise ValidationError(f"{la} and {lb}", f"the contact sphere of {self.names[a]!r} lies "
+                                  f"{-g[p]:.3g} m outside wall {self.wall_names[b]!r} at t = 0")
+
+    def contact(self, p: int, X: np.ndarray, gap: float) -> Contact:
+        """Contact p at sphere centres X (S,3): indices into the body list of :meth:`bodies` (fixed: None)."""
+        a, b = self.pairs[p]
+        oa = int(self.owner[a])
+        if p < self.n_sphere_pairs:
+            ob = int(self.owner[b])
+            n = X[a] - X[b]
+            n = n / np.linalg.norm(n)
+            point = X[b] + (self.radius[b] + 0.5 * gap) * n
+            if oa < 0:  # the moving sphere is side 1
+                return Contact(ob, None, point, -n, float(self.e[p]))
+            return Contact(oa, None if ob < 0 else ob, point, n, float(self.e[p]))
+        nw = self.walls[b].normal(X[a])
+        return Contact(oa, None, X[a] + self.radius[a] * nw, -nw, float(self.e[p]))
+
+    def other_name(self, p: int, ct: Contact) -> str:
+        a, b = self.pairs[p]
+        if p >= self.n_sphere_pairs:
+            return self.wall_names[b]
+        return self.names[b] if self.names[a] == self.system.names[ct.i] else self.names[a]
+
+
+# ---------------------------------------------------------------------------- the integrator's state
+
+_SHIFTED: dict = {}
+
+
+def _shifted(cls):
+    """``cls`` with its clock starting at ``t0`` (so one step of any length can start anywhere in time)."""
+    cls = getattr(cls, "_unshifted", cls)
+    if cls not in _SHIFTED:
+        _SHIFTED[cls] = type(cls.__name__, (cls,), {"t": property(lambda self: self.t0 + self.steps_done * self.dt),
+                                                    "_unshifted": cls})
+    return _SHIFTED[cls]
+
+
+def _state(integ, t0: float):
+    """A copy of the integrator's state at time t0 (arrays copied; the clock restarts at t0)."""
+    c = copy.copy(integ)
+    for key in ("Q", "L", "T", "J"):
+        setattr(c, key, getattr(integ, key).copy())
+    c._decay = {}  # the friction decay cache is keyed by the step length: keep Brent's lengths out of it
+    c.__class__ = _shifted(type(integ))
+    c.t0, c.steps_done = t0, 0
+    return c
+
+
+def _step(state, h: float):
+    """The state after one step of the integrator of length h (s) from ``state`` (unchanged)."""
+    out = _state(state, state.t)
+    if h > 0:
+        out.dt = h
+        out.advance(1)
+    return out
+
+
+def _commit(integ, state, steps: int) -> None:
+    integ.Q, integ.L, integ.T = state.Q.copy(), state.L.copy(), state.T.copy()
+    integ.steps_done = steps
+
+
+def _contact_bodies(model: ContactModel, state) -> list:
+    """ContactBody (pendulum or hinged) of each moving body at the state."""
+    sys_ = model.system
+    U = state.orientation()[0]
+    w = state.angular_velocity()[0]
+    out = []
+    for b in range(sys_.n_bodies):
+        if sys_.hinged[b]:
+            a = sys_.hinge_axis[b]
+            W = np.outer(a, a) / float(state.J[0, b])
+        else:
+            W = U[b].T @ sys_.kin_body.inv_inertia[b] @ U[b]
+        out.append(ContactBody("pendulum", np.inf, sys_.pivot[b], W, np.zeros(3), w[b], sys_.names[b]))
+    return out
+
+
+def _kinetic(state) -> float:
+    return 0.5 * float(np.einsum("bi,bi->", state.angular_velocity()[0], state.L[0]))
+
+
+def _resolve(model: ContactModel, state, t: float, log: EventLog) -> int:
+    """Apply the impulses of every touching contact at the state (in place); the number of pairs hit."""
+    sys_ = model.system
+    U = state.orientation()[0]
+    X = model.positions(U)
+    g = model.gaps(U)
+    touch = [int(p) for p in np.flatnonzero(g <= TOUCH_RTOL * model.scale)]
+    if not touch:
+        return 0
+    bodies = _contact_bodies(model, state)
+    contacts = [model.contact(p, X, float(g[p])) for p in touch]
+    E0 = _kinetic(state)
+    applied = resolve_contacts(bodies, contacts)
+    total: dict = {}
+    for k, J in applied:
+        total[k] = total.get(k, 0.0) + J
+    for k, J in total.items():
+        ct = contacts[k]
+        for side, sign in ((ct.i, 1.0), (ct.j, -1.0)):
+            if side is None:
+                continue
+            dL = sign * np.cross(ct.point - sys_.pivot[side], J)
+            if sys_.hinged[side]:
+                a = sys_.hinge_axis[side]
+                state.L[0, side] += float(a @ dL) * a
+            else:
+                state.L[0, side] += dL
+        log.t.append(t)
+        log.body1.append(sys_.names[ct.i])
+        log.body2.append(model.other_name(touch[k], ct))
+        log.kind.append("impact")
+        log.impulse.append(np.array(J, float))
+        log.point.append(np.array(ct.point, float))
+        log.normal.append(np.array(ct.normal, float))
+        log.orientation.append(U.copy())
+    if total:
+        log.energy_loss += E0 - _kinetic(state)
+    return len(total)
+
+
+def _approaching(model: ContactModel, state, pairs) -> list:
+    """The pairs among ``pairs`` whose contact points approach each other at the state."""
+    U = state.orientation()[0]
+    X = model.positions(U)
+    g = model.gaps(U)
+    bodies = _contact_bodies(model, state)
+    out = []
+    for p in pairs:
+        ct = model.contact(p, X, float(g[p]))
+        v2 = np.zeros(3) if ct.j is None else bodies[ct.j].velocity_at(ct.point)
+        if float(ct.normal @ (bodies[ct.i].velocity_at(ct.point) - v2)) < 0:
+            out.append(p)
+    return out
+
+
+def _advance_step(model: ContactModel, state, t_end: float, log: EventLog):
+    """The state at t_end from ``state`` (at state.t, inside the step), impacts on the way resolved."""
+    for _ in range(MAX_EVENTS_PER_STEP):
+        tc = state.t
+        trial = _step(state, t_end - tc)
+        g1 = model.gaps(trial.orientation()[0])
+        hit = np.flatnonzero(g1 < -GAP_RTOL * model.scale)
+        if not len(hit):
+            return trial
+        g0 = model.gaps(state.orientation()[0])
+        inside = [int(p) for p in hit if g0[p] < 0]
+        if inside and _approaching(model, state, inside):
+            t_hit = tc  # touching at the start and approaching: the impact is now
+        else:
+            if inside:
+                _persistent(model, inside, tc)
+            crossing = [int(p) for p in hit if g0[p] >= 0]
+            if not crossing:
+                return trial
+
+            def g(t, crossing=crossing, tc=tc, start=state):
+                return float(np.min(model.gaps(_step(start, t - tc).orientation()[0])[crossing]))
+
+            t_hit = brent(g, tc, t_end, float(np.min(g0[crossing])), float(np.min(g1[crossing])), side="a")
+            state = _step(state, t_hit - tc)
+        if not _resolve(model, state, t_hit, log):
+            # nothing approaches at the contact: it presses without an impact (not modelled); let it through
+            _persistent(model, [int(p) for p in hit], t_hit)
+            return trial if t_hit == tc else _step(state, t_end - t_hit)
+    raise SimulationError(f"more than {MAX_EVENTS_PER_STEP} impacts within one step before t = {t_end:.6g} s: "
+                          "the contacts chatter (a resting contact, not modelled); try e closer to 1", time=t_end)
+
+
+def _persistent(model: ContactModel, pairs, t: float) -> None:
+    la, lb = model.pair_label(pairs[0])
+    text = (f"{la} and {lb} press on each other without an impact from t = {t:.6g} s (a resting or sliding "
+            "contact, not modelled yet): let through")
+    if not any(w.startswith(f"{la} and {lb} press") for w in model.warnings):
+        model.warnings.append(text)
+
+
+# ---------------------------------------------------------------------------- the driver
+
+def check_method(method: str) -> None:
+    if method not in CONTACT_METHODS:
+        raise ValidationError("settings.method", f"scenes with contacts run with {' or '.join(CONTACT_METHODS)} "
+                              f"(their steps restart at an impact), not {method!r}")
+
+
+def run(model: ContactModel, integ, marks: list, record, check, progress=None, stop=None):
+    """Integrate a one-member contact scene through the record ``marks`` (step numbers).
+
+    ``record(integ, t)`` returns one record dict; ``check(integ)`` raises on a blow-up. Returns (times,
+    records, complete, log, impact_loss) with impact_loss (R,) J the kinetic energy taken by impacts up to
+    each record.
+    """
+    log = EventLog()
+    dt = integ.dt
+    records, times, loss = [record(integ, 0.0)], [0.0], [0.0]
+    state = _state(integ, 0.0)
+    steps = marks[-1]
+    complete = True
+    for mark in marks[1:]:
+        while integ.steps_done < mark:
+            k = integ.steps_done + 1
+            state = _advance_step(model, state, k * dt, log)
+            _commit(integ, state, k)
+            state = _state(integ, k * dt)  # the grid time exactly, not the sum of sub-steps
+            check(integ)
+            if stop is not None and stop():
+                complete = False
+                break
+        if not complete:
+            break
+        records.append(record(integ, integ.t))
+        times.append(integ.t)
+        loss.append(log.energy_loss)
+        if progress is not None:
+            progress(integ.steps_done / max(steps, 1))
+    if not complete and times[-1] != integ.t:
+        records.append(record(integ, integ.t))
+        times.append(integ.t)
+        loss.append(log.energy_loss)
+    return times, records, complete, log, np.array(loss)

@@ -1,0 +1,141 @@
+"""The ``gas`` command (pem_physics/analysis/gas_command.py), its scene file, outputs, plots, Ctrl-C and
+the messages for invalid input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import tomllib
+
+import numpy as np
+import pytest
+
+from pem_physics import cli
+from pem_physics.analysis import gas_command
+from pem_physics.gas import edmd, measure
+
+from conftest import ROOT
+
+needs_numba = pytest.mark.skipif(not edmd.available(), reason="numba is not installed")
+
+
+def gas(tmp_path, *args):
+    return cli.main(["gas", *args, "-o", str(tmp_path), "-q"])
+
+
+@needs_numba
+def test_gas_command_writes_consistent_outputs(tmp_path):
+    assert gas(tmp_path, "--n", "300", "--packing-fraction", "0.2", "--t-end", "4", "--record-interval", "0.5",
+               "--seed", "3") == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    with np.load(tmp_path / "gas.npz") as g:
+        assert g["positions"].shape == (9, 300, 3) and g["velocities"].shape == (9, 300, 3)
+        assert np.allclose(g["times"], np.arange(9) * 0.5)
+        assert g["radii"].shape == (300,) and g["masses"].shape == (300,) and g["box"].shape == (3,)
+        assert int(g["collisions"][-1]) == summary["collisions"]
+        assert np.all((g["positions"] >= 0) & (g["positions"] < g["box"]))
+        final_T = float(np.sum(g["final_velocities"] ** 2)) / (3 * 300)
+    rows = list(csv.DictReader((tmp_path / "gas.csv").open()))
+    assert len(rows) == 9 and rows[0]["pressure"] == "" and float(rows[-1]["t"]) == 4.0
+    assert summary["n"] == 300 and summary["packing_fraction"] == pytest.approx(0.2)
+    assert summary["temperature"] == pytest.approx(final_T, rel=1e-12) == pytest.approx(1.0, rel=1e-12)
+    assert summary["eos_reduced_pressure"] == pytest.approx(float(measure.reduced_pressure_eos(0.2, 3)))
+    assert abs(summary["reduced_pressure"] / summary["eos_reduced_pressure"] - 1) < 0.05
+    for key in ("collisions_per_s", "reduced_pressure_err", "deviation_in_errors", "mean_free_path", "ks_pvalue"):
+        assert summary[key] is not None
+    # the last row's running pressure covers the whole run; the summary's drops the first block
+    assert float(rows[-1]["reduced_pressure"]) == pytest.approx(summary["reduced_pressure"], rel=0.03)
+
+
+@needs_numba
+def test_timestep_method_reports_missed_collisions(tmp_path):
+    assert gas(tmp_path, "--n", "100", "--dimension", "2", "--packing-fraction", "0.3", "--t-end", "2",
+               "--method", "timestep", "--dt", "0.2") == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    ev = edmd.run(gas_command.initial_state(gas_command.check_config(
+        {"n": 100, "dimension": 2, "packing_fraction": 0.3})), 2.0).n_collisions
+    assert summary["method"] == "timestep" and summary["missed_collisions"] == ev - summary["collisions"] > 0
+
+
+@needs_numba
+def test_gravity_walls_restitution_and_continuing_from_a_saved_state(tmp_path):
+    first = tmp_path / "a"
+    assert gas(first, "--n", "80", "--dimension", "2", "--box", "walls", "--gravity", "1", "--packing-fraction",
+               "0.2", "--t-end", "2", "--restitution", "0.9") == 0
+    s1 = json.loads((first / "summary.json").read_text())
+    assert s1["gravity"] == [0.0, -1.0] and s1["tc"] > 0 and s1["notes"]
+    second = tmp_path / "b"
+    assert gas(second, "--state", str(first / "gas.npz"), "--t-end", "1", "--box", "walls", "--gravity", "1") == 0
+    s2 = json.loads((second / "summary.json").read_text())
+    assert s2["t_start"] == pytest.approx(s1["t_end"]) and s2["t_end"] == pytest.approx(s1["t_end"] + 1)
+    with np.load(first / "gas.npz") as a, np.load(second / "gas.npz") as b:
+        assert np.array_equal(a["final_positions"], b["positions"][0])
+
+
+@needs_numba
+def test_scene_file_and_example_agree_and_plot_draws_the_gas_figures(tmp_path):
+    doc = tomllib.loads((ROOT / "examples" / "scenes" / "hard_sphere_gas.toml").read_text())
+    assert doc["gas"] == gas_command.EXAMPLE
+    scene = tmp_path / "small.toml"
+    scene.write_text('[gas]\nn = 200\ndimension = 2\npacking_fraction = 0.4\nt_end = 3.0\nrecord_interval = 0.5\n')
+    out = tmp_path / "run"
+    assert gas(out, str(scene)) == 0
+    assert cli.main(["plot", str(out)]) == 0
+    for name in ("gas_pressure", "gas_speeds", "gas_snapshot"):
+        assert (out / f"{name}.png").stat().st_size > 1000
+    parsed = cli.build_parser().parse_args(["gas", "example:hard-sphere-gas", "-o", "x"])
+    assert parsed.scene == "example:hard-sphere-gas"
+    assert gas_command.check_config(gas_command.load_gas_scene("example:hard-sphere-gas"))["n"] == 4000
+
+
+@needs_numba
+def test_ctrl_c_keeps_a_valid_partial_result(tmp_path, monkeypatch):
+    calls = []
+
+    def interrupt(self, t):
+        calls.append(t)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(gas_command._Bar, "__call__", interrupt)
+    assert gas(tmp_path, "--n", "400", "--t-end", "1000", "--record-interval", "0.01") == 130
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] is False and 0 < summary["t_end"] < 1000
+    with np.load(tmp_path / "gas.npz") as g:
+        assert g["positions"].shape[0] == len(g["times"]) >= 1 and float(g["final_time"]) == summary["t_end"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--packing-fraction", "0.9"], "gas.packing_fraction: expected 0 < η < 0.74, got 0.9"),
+    (["--dimension", "2", "--packing-fraction", "0.95"], "gas.packing_fraction: expected 0 < η < 0.91, got 0.95"),
+    (["--n", "0"], "gas.n: expected an integer >= 1, got 0"),
+    (["--temperature", "-1"], "gas.temperature: expected a temperature > 0, got -1"),
+    (["--restitution", "1.5"], "gas.restitution: expected 0 ≤ e ≤ 1, got 1.5"),
+    (["--gravity", "1"], "gas.gravity: needs hard walls in its direction"),
+    (["--gravity", "1,2,3,4", "--box", "walls"], "gas.gravity: expected 3 components"),
+    (["--gravity", "x", "--box", "walls"], "gas.gravity: expected a number or comma-separated numbers"),
+    (["--t-end", "0"], "gas.t_end: expected a duration > 0, got 0"),
+    (["--record-interval", "5", "--t-end", "1"], "gas.record_interval: expected 0 < interval ≤ t_end"),
+    (["--dt", "-0.1", "--method", "timestep"], "gas.dt: expected a step > 0, got -0.1"),
+    (["--state", "/nonexistent/gas.npz"], "gas.state: no such file"),
+    (["--method", "timestep", "--gravity", "1", "--box", "walls"], "gas.gravity: the timestep method has no gravity"),
+])
+def test_invalid_input_is_refused_by_name(tmp_path, capsys, args, message):
+    assert gas(tmp_path, *args) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "summary.json").exists()
+
+
+def test_invalid_scene_files_are_refused_by_name(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[gas]\nn = 10\ncolour = 'red'\n")
+    assert gas(tmp_path / "o", str(bad)) == 2
+    assert "gas.colour: unknown key" in capsys.readouterr().err
+    bad.write_text("[gas]\nn = 'many'\n")
+    assert gas(tmp_path / "o", str(bad)) == 2
+    assert "gas.n: expected an integer, got 'many'" in capsys.readouterr().err
+    bad.write_text("[box]\nn = 3\n")
+    assert gas(tmp_path / "o", str(bad)) == 2
+    assert "a gas scene has one table [gas]" in capsys.readouterr().err
+    assert gas(tmp_path / "o", "example:nope") == 2
+    assert "unknown gas example 'nope'" in capsys.readouterr().err
