@@ -6,6 +6,7 @@
 #   3. add-on tests under the bpy 4.2 LTS wheel, numpy 1.26, no numba (.venvs/bpy42): the numpy engine,
 #      and the installed extension zip running on its own bundled numba wheels
 #   4. the benchmarks' own checks with their peers installed (.venvs/bench: MuJoCo, libigl)
+#   4b. the chunked basin maps and sweeps on Dask distributed (.venvs/distributed)
 #   5. the property tests again with fresh random examples (bounded), and the lint
 # Every suite runs from a copy of the checkout (tracked and untracked, not ignored, files) in a
 # temporary folder with nothing beside it: the project must carry every file its tests need
@@ -45,6 +46,9 @@ run core requirements/core.txt tests --ignore=tests/addon -n 2 "$@"
 run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
 run bpy42 requirements/bpy42.txt tests/addon "$@"
 run bench requirements/bench.txt tests/test_bench_smoke.py "$@"
+# Basin maps and sweeps on Dask distributed: a LocalCluster, a real scheduler with two worker processes on
+# 127.0.0.1 (started and stopped by the tests), a worker killed mid-run, --resume (.venvs/distributed).
+run distributed requirements/distributed.txt tests/analysis/test_chunks.py "$@"
 # Hypothesis with fresh random examples (bounded: ≤ 50 a test); HYPOTHESIS_SEED=N repeats a failing run.
 seed="${HYPOTHESIS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
 echo "=== [core] hypothesis, profile explore-ci, seed $seed"

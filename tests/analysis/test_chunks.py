@@ -1,0 +1,238 @@
+"""Chunked basin maps and sweeps (analysis/chunks.py): chunk files, resume, failures, Dask distributed.
+
+Oracle: the in-process run of the same map or sweep with the same chunking, which test_basin.py and
+test_sweep.py check against closed forms and single runs. Whatever the path — chunk files, a resumed
+run, a LocalCluster, a real scheduler with two worker processes, a worker killed mid-run — the
+numbers must be those, bit for bit. The Dask tests run where dask.distributed is installed
+(requirements/distributed.txt); the others everywhere.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from pem_physics import examples
+from pem_physics.analysis import basin, chunks, sweep
+from pem_physics.errors import PemError
+
+from conftest import CODE_ROOT
+
+
+def small_map(**kw):
+    scene = examples.three_magnet(t_end=0.3, dt=2e-3)
+    return basin.basin_map(scene, grid=6, chunk=8, **kw)  # 36 points in 5 chunks
+
+
+def same_map(a, b):
+    np.testing.assert_array_equal(a.label, b.label)
+    np.testing.assert_array_equal(a.final_xy, b.final_xy)
+    np.testing.assert_array_equal(a.final_speed, b.final_speed)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return small_map()
+
+
+def test_chunk_files_hold_the_chunks_and_change_nothing(reference, tmp_path):
+    res = small_map(chunk_dir=tmp_path)
+    same_map(res, reference)
+    assert res.complete and not res.failures
+    assert sorted(p.name for p in tmp_path.glob("chunk_*.npz")) == [f"chunk_{i:06d}.npz" for i in range(5)]
+    with np.load(tmp_path / "chunk_000002.npz") as z:  # points 16..23
+        np.testing.assert_array_equal(z["final_xy"], reference.final_xy.reshape(-1, 2)[16:24])
+
+
+def test_resume_after_an_interruption_finishes_with_the_same_map(reference, tmp_path):
+    reached = []
+    part = small_map(chunk_dir=tmp_path, progress=reached.append, stop=lambda: bool(reached) and reached[-1] >= 0.4)
+    assert not part.complete
+    written = sorted(tmp_path.glob("chunk_*.npz"))
+    assert 1 <= len(written) < 5
+    calls = []
+    real = basin._chunk
+
+    def counted(*a, **kw):
+        calls.append(a[-2:])
+        return real(*a, **kw)
+
+    basin._chunk = counted
+    try:
+        done = small_map(chunk_dir=tmp_path, resume=True)
+    finally:
+        basin._chunk = real
+    same_map(done, reference)
+    assert done.complete and len(calls) == 5 - len(written)   # the written chunks were not run again
+
+
+def test_a_chunk_folder_of_another_run_is_refused(tmp_path):
+    small_map(chunk_dir=tmp_path)
+    with pytest.raises(PemError, match="already holds chunks of this run: pass --resume"):
+        small_map(chunk_dir=tmp_path)
+    scene = examples.three_magnet(t_end=0.3, dt=2e-3)
+    with pytest.raises(PemError, match="belong to another run"):
+        basin.basin_map(scene, grid=6, chunk=4, chunk_dir=tmp_path, resume=True)
+    with pytest.raises(PemError, match="--resume needs --chunk-dir"):
+        small_map(resume=True)
+
+
+def test_a_blow_up_fails_its_chunk_and_the_others_run(tmp_path):
+    # Explicit Euler at Ω·dt ≈ 15 for the field of 10 T only: its chunk (chunk = 1) fails, the other four complete.
+    res = sweep.sweep(examples.compass(t_end=1.0), sweep_params("field.x=0,1e-4,10,1e-3,2e-3"), method="pem-euler",
+                      dt=1e-3, chunk=1, chunk_dir=tmp_path)
+    assert not res.complete and res.members_completed == 4
+    assert res.error.count("blow-up") == 1 and "grid point 2 (field.x=10)" in res.error
+    np.testing.assert_array_equal(res.outcomes["completed"], [1, 1, 0, 1, 1])
+    assert sorted(p.name for p in tmp_path.glob("chunk_*.npz")) == [f"chunk_{i:06d}.npz" for i in (0, 1, 3, 4)]
+
+
+def sweep_params(*texts):
+    return [sweep.parse_param(t) for t in texts]
+
+
+def test_run_chunks_reports_failures_with_their_grid_points():
+    from pem_physics.errors import SimulationError
+
+    def fn(start, stop, progress=None, stop_flag=None):
+        if start == 4:
+            raise SimulationError("blow-up")
+        return {"v": np.arange(start, stop, dtype=float), "complete": np.array(True)}
+
+    run = chunks.run_chunks(chunks.Task(fn, (), 10, 4), kind="t", key="k")
+    assert not run.complete and run.ran == 2
+    (f,) = run.failures
+    assert (f.chunk, f.start, f.stop) == (1, 4, 8) and f.message == "blow-up"
+    np.testing.assert_array_equal(run.arrays[2]["v"], [8, 9])
+
+
+# ------------------------------------------------------------------------------------------- Dask distributed
+
+needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                reason="dask.distributed is not installed (requirements/distributed.txt)")
+
+
+@needs_dask
+def test_a_local_cluster_gives_the_in_process_map(reference, tmp_path):
+    with chunks.client_for(workers=2) as client:
+        res = small_map(client=client, chunk_dir=tmp_path)
+    same_map(res, reference)
+    assert res.complete and len(list(tmp_path.glob("chunk_*.npz"))) == 5
+
+
+@needs_dask
+def test_a_sweep_on_a_local_cluster_equals_the_in_process_sweep():
+    scene = examples.three_magnet(t_end=0.2, dt=2e-3)
+    ps = sweep_params("friction=0:1e-3:6")
+    ref = sweep.sweep(scene, ps, chunk=2)
+    with chunks.client_for(workers=2) as client:
+        res = sweep.sweep(scene, ps, chunk=2, client=client)
+    for name in ref.outcomes:
+        np.testing.assert_array_equal(res.outcomes[name], ref.outcomes[name])
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """A real `dask scheduler` and two `dask worker` processes on 127.0.0.1 (shut down by the test)."""
+    env = dict(os.environ, PYTHONPATH=str(CODE_ROOT), NUMBA_NUM_THREADS="1")
+    sched_file = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 60
+        while not sched_file.exists():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        for _ in range(2):
+            procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                           str(sched_file), "--nthreads", "1", "--no-dashboard", "--no-nanny",
+                                           "--host", "127.0.0.1"],
+                                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        import json
+
+        address = json.loads(sched_file.read_text())["address"]
+        from distributed import Client
+
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address, procs[1:]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@needs_dask
+def test_a_real_scheduler_and_two_workers_give_the_in_process_map(reference, cluster, tmp_path):
+    address, _ = cluster
+    with chunks.client_for(scheduler=address) as client:
+        res = small_map(client=client)
+    same_map(res, reference)
+
+
+@needs_dask
+def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
+    address, workers = cluster
+    scene = examples.three_magnet(t_end=1.0, dt=2e-3)
+    ref = basin.basin_map(scene, grid=8, chunk=4)            # 16 chunks
+    killed = []
+
+    def progress(f):
+        if f > 0 and not killed:
+            workers[0].send_signal(signal.SIGKILL)
+            killed.append(f)
+
+    with chunks.client_for(scheduler=address) as client:
+        res = basin.basin_map(scene, grid=8, chunk=4, client=client, progress=progress, chunk_dir=tmp_path)
+    assert killed and killed[0] < 1 and workers[0].wait(timeout=30) != 0
+    same_map(res, ref)
+    assert res.complete and len(list(tmp_path.glob("chunk_*.npz"))) == 16
+
+
+@needs_dask
+def test_cli_resume_after_ctrl_c_on_a_cluster(cluster, tmp_path, monkeypatch):
+    import json
+
+    from pem_physics import cli
+
+    address, _ = cluster
+    args = ["sweep", "example:three-magnet", "-q", "--t-end", "0.3", "--dt", "2e-3", "--chunk", "1",
+            "--param", "friction=0:1e-3:8", "--scheduler", address, "--chunk-dir", str(tmp_path / "chunks")]
+
+    class CtrlC:
+        """A progress bar whose first update presses Ctrl-C (the SIGINT handler then asks the run to stop)."""
+
+        def __init__(self, enabled):
+            self.sent = False
+
+        def __call__(self, fraction):
+            if not self.sent:
+                self.sent = True
+                os.kill(os.getpid(), signal.SIGINT)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(cli, "_Progress", CtrlC)
+    assert cli.main(args + ["-o", str(tmp_path / "a")]) == 130
+    part = len(list((tmp_path / "chunks").glob("chunk_*.npz")))
+    assert 1 <= part <= 8
+    monkeypatch.undo()
+    assert cli.main(args + ["-o", str(tmp_path / "b"), "--resume"]) == 0
+    assert cli.main(["sweep", "example:three-magnet", "-q", "--t-end", "0.3", "--dt", "2e-3", "--chunk", "1",
+                     "--param", "friction=0:1e-3:8", "-o", str(tmp_path / "c")]) == 0
+    assert (tmp_path / "b" / "sweep.csv").read_text() == (tmp_path / "c" / "sweep.csv").read_text()
+    assert json.loads((tmp_path / "b" / "sweep.json").read_text())["complete"] is True
