@@ -52,6 +52,8 @@ def available() -> bool:
 if nb is not None:
     _jit = nb.njit(cache=True, error_model="numpy")
     _jit_inline = nb.njit(cache=True, error_model="numpy", inline="always")
+    # Event loops that allocate nothing: no reference counting (pem_physics.engine.kernels._jit_borrowed)
+    _borrowed = nb.njit(cache=True, error_model="numpy", _nrt=False)
 
     @_jit_inline
     def _sift_up(heap, hpos, key, k):
@@ -193,7 +195,7 @@ if nb is not None:
 
     # a compiled call, not inlined: inlining it at its two call sites (_advance, _build) doubled the
     # compile time (25 s → 15 s cold) for no speed that we could measure
-    @_jit
+    @_borrowed
     def _schedule(i, t, slab_axis, slab_dir, P, box, width, periodic, ci, nc, head, nxt,
                   ev_t, ev_p, col_t, col_p, col_cnt, cnt, cells, shifts, g, grav):
         """Particle i's earliest event from time t into ev_t/ev_p (the heap is not touched).
@@ -347,9 +349,19 @@ if nb is not None:
         counts = [collisions, wall events, crossings, invalidated, logged, made elastic by t_c].
         g (3,) gravity (used when grav); tc the TC model's time, tlast (N,) each particle's last collision.
         Returns REACHED/MAX_EVENTS/LOG_FULL."""
-        d = box.shape[0]
         cells = np.zeros((3, 3), np.int64)
         shifts = np.zeros((3, 3))
+        return _events(t_stop, max_events, e, periodic, P, m, box, width, ci, cell, nc, head, nxt, prv,
+                       ev_t, ev_p, col_t, col_p, col_cnt, cnt, heap, hpos, acc, wall_imp, counts, log_t, log_i,
+                       log_j, keep_log, g, grav, tc, tlast, cells, shifts)
+
+    @_borrowed
+    def _events(t_stop, max_events, e, periodic, P, m, box, width, ci, cell, nc, head, nxt, prv,
+                ev_t, ev_p, col_t, col_p, col_cnt, cnt, heap, hpos, acc, wall_imp, counts, log_t, log_i, log_j,
+                keep_log, g, grav, tc, tlast, cells, shifts):
+        """The event loop of :func:`_advance` on the scratch arrays it is given (no allocation, so compiled
+        without reference counting: numba otherwise counts every array argument of every call)."""
+        d = box.shape[0]
         for _ in range(max_events):
             i = heap[0]
             t = ev_t[i]
