@@ -138,12 +138,43 @@ def main(argv=None):
 
             res["mujoco"] = bench_mujoco.main(["--quick"] if quick else [])
         res["bake"] = bake_bench(1000 if quick else 5000)
+        import bench_gas
+
+        res["gas"] = bench_gas.main(["--repeat", "1" if quick else "2"] + (["--no-scaling"] if quick else []))
         res["minutes"] = (time.perf_counter() - t_start) / 60
         res["machine"] = f"{cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; " \
                          f"Python {platform.python_version()}; {versions()}"
         # Raw numbers first, so that a report can be re-rendered (--render-only) without measuring again.
         write_json(raw, res, indent=1, default=str)
     render(res, docs, figs)
+
+
+def gas_section(gas) -> list:
+    """The hard-sphere gas (issue "hard-sphere gas"): collisions/s against the C peer, pressure, scaling."""
+    if not gas:
+        return []
+    o = gas["ours"]
+    L = ["", "## Hard-sphere gas: event-driven, against the C peer (`pem_physics/gas/edmd.py`)", "",
+         f"N = {gas['n']} spheres, packing fraction {gas['eta']}, periodic cube, t = 0…{gas['t_end']:g} "
+         "(σ = m = k_BT = 1), FCC start; ours and `../shared/peers/edmd` (Smallenburg's EDMD, C, one event per "
+         "particle, neighbour lists) built and run in the same invocation, the faster of the runs each.", "",
+         "| | collisions | wall s | collisions/s | βPσ³ |", "|---|---:|---:|---:|---:|",
+         f"| ours | {o['collisions']:,} | {o['wall_s']:.2f} | {o['collisions_per_s']:.3g} | "
+         f"{o['pressure']:.4f} ± {o['pressure_err']:.4f} |"]
+    peer = gas.get("peer") or {}
+    if "collisions_per_s" in peer:
+        L.append(f"| peer | {peer['collisions']:,} | {peer['wall_s']:.2f} | {peer['collisions_per_s']:.3g} | "
+                 f"{peer['pressure']:.4f} |")
+        L += ["", f"Ratio ours ÷ peer: **{gas['ratio']:.2f}** (goal ≥ 1). Carnahan–Starling: "
+              f"{gas['carnahan_starling']:.4f}."]
+    else:
+        L += ["", f"Peer not run: {peer.get('skipped')}."]
+    if gas.get("scaling"):
+        L += ["", "Scaling (~10⁶ collisions a row, the event loop timed):", "",
+              "| N | collisions/s | bytes/particle | ns per collision / log₂N |", "|---:|---:|---:|---:|"]
+        L += [f"| {r['n']:,} | {r['collisions_per_s']:.3g} | {r['bytes_per_particle']:.0f} | "
+              f"{r['ns_per_collision_per_log2n']:.0f} |" for r in gas["scaling"]]
+    return L
 
 
 def engine_section(eng) -> list:
@@ -266,6 +297,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
          "## Goals of issue 5", "", "| goal | measured | |", "|---|---|---|"]
     L += [f"| {g} | {m} | {met(ok)} |" for g, m, ok in goals]
     L += engine_section(res.get("engine"))
+    L += gas_section(res.get("gas"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

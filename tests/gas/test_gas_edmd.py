@@ -122,7 +122,12 @@ def test_random_small_systems_never_overlap_and_conserve_energy(seed, n, d, peri
     ref.advance(eng.time, 10_000)
     a, b = ref.event_log(), eng.event_log()
     k = first_difference(a, b)
-    assert k >= min(len(a), len(b), 30)
+    if k < min(len(a), len(b), 30):
+        # A small dense periodic system is chaotic: round-off (the engines sum in other orders) grows ~3× a
+        # collision (seen: 2e-16 at the first, 2e-2 at the 27th), so the sequences may part — but only after
+        # the two runs' event times have already drifted apart, never while they still agree.
+        drift = float(np.abs(a.time[:k] - b.time[:k]).max(initial=0.0))
+        assert drift > 1e-6, f"event {k} differs while the event times still agree to {drift:.1e}"
 
 
 @needs_numba
