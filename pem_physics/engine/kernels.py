@@ -65,7 +65,9 @@ def _sources_exact(M, t, org, R, rs, ms):
         else:
             for i in range(3):
                 org[j, i] = M.sb_pos[j, i] + (M.sb_vel[j, i] * t if kind == 1 else 0.0)
-            R[j] = M.sb_rot[j]
+            for a in range(3):
+                for b in range(3):
+                    R[j, a, b] = M.sb_rot[j, a, b]
     _place_sources(M, org, R, rs, ms)
 
 @_jit_inline
@@ -122,8 +124,7 @@ def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
             f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
 
 @_jit_inline
-def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodic, box, U, Ud, split, bext,
-                 rs, ms, T, s, p, r, Td):
+def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
     """Torques T (B,3) about the pivots at orientations U (gravity) with dipoles placed by Ud.
 
     bext: the uniform external field (3-tuple); rs, ms (S,3) source dipoles in the lab;
@@ -131,6 +132,8 @@ def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodi
     ``split`` (PEM's schemes): the external field turns each dipole as the frame U carries it,
     the dipole–dipole terms use the dipoles as Ud placed them (torques.evaluate with U_dipoles).
     """
+    com, mass, gravity, owner, dpos, dmom, pivot = M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom, M.pivot
+    pairs, k, periodic, box = M.pairs, M.k, M.periodic, M.box
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
     for b in range(U.shape[0]):
         c0, c1, c2 = com[b, 0], com[b, 1], com[b, 2]
@@ -164,14 +167,16 @@ def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodi
             Bx = By = Bz = Fx = Fy = Fz = 0.0
             oa = owner[a]
             xa, ya, za = r[a, 0], r[a, 1], r[a, 2]
-            for c in range(D):
-                if owner[c] != oa:
-                    t = _pair(xa - r[c, 0], ya - r[c, 1], za - r[c, 2], p[c, 0], p[c, 1], p[c, 2], ax, ay, az,
-                              k, periodic, box)
-                    Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
-            for q in range(rs.shape[0]):
-                t = _pair(xa - rs[q, 0], ya - rs[q, 1], za - rs[q, 2], ms[q, 0], ms[q, 1], ms[q, 2],
-                          ax, ay, az, k, periodic, box)
+            # the other bodies' dipoles, then the sources: one _pair call site (each inlined copy costs compile time)
+            for c in range(D + rs.shape[0]):
+                if c < D:
+                    if owner[c] == oa:
+                        continue
+                    qx, qy, qz, cx, cy, cz = r[c, 0], r[c, 1], r[c, 2], p[c, 0], p[c, 1], p[c, 2]
+                else:
+                    q = c - D
+                    qx, qy, qz, cx, cy, cz = rs[q, 0], rs[q, 1], rs[q, 2], ms[q, 0], ms[q, 1], ms[q, 2]
+                t = _pair(xa - qx, ya - qy, za - qz, cx, cy, cz, ax, ay, az, k, periodic, box)
                 Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
             s0, s1, s2 = s[a, 0], s[a, 1], s[a, 2]
             if split:
@@ -194,11 +199,6 @@ def _torque_core(com, mass, gravity, owner, dpos, dmom, pivot, pairs, k, periodi
         T[b, 1] += Td[b, 1]
         T[b, 2] += Td[b, 2]
 
-@_jit_inline
-def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
-    """Torques T (B,3) about the pivots (see _torque_core); passes only the arrays it reads (cheap calls)."""
-    _torque_core(M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom, M.pivot, M.pairs, M.k, M.periodic, M.box,
-                 U, Ud, split, bext, rs, ms, T, s, p, r, Td)
 
 # ------------------------------------------------------------------ small linear algebra
 
@@ -280,9 +280,15 @@ def _kick(M, Q, L, T, J, h, c, damped, inv_m):
             L[b, 1] += h * T[b, 1]
             L[b, 2] += h * T[b, 2]
         else:
-            x0 = _decayed(Q, L, T, inv_m, b, 0, c, h)
-            x1 = _decayed(Q, L, T, inv_m, b, 1, c, h)
-            x2 = _decayed(Q, L, T, inv_m, b, 2, c, h)
+            x0 = x1 = x2 = 0.0
+            for i in range(3):  # one _decayed call site: each inlined copy costs compile time
+                v = _decayed(Q, L, T, inv_m, b, i, c, h)
+                if i == 0:
+                    x0 = v
+                elif i == 1:
+                    x1 = v
+                else:
+                    x2 = v
             for j in range(3):
                 L[b, j] = Q[b, 0, j] * x0 + Q[b, 1, j] * x1 + Q[b, 2, j] * x2
 
@@ -382,21 +388,28 @@ def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, i
                  plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td):
     """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk)."""
     sa = drifts.shape[0]
-    if kicks[0] != 0.0:
-        _kick(M, Q, L, T, J, kicks[0] * dt, c, damped, inv_m)
     for step in range(n):
         t0 = (steps + step) * dt
         tau = 0.0
-        for i in range(sa):
-            _drift(M, Q, L, J, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
-            tau += drifts[i]
-            last = i == sa - 1
-            coef = kicks[i + 1] + (kicks[0] if last and step < n - 1 else 0.0)
-            if coef != 0.0 or (last and step == n - 1):
-                t = t0 + tau * dt
-                if not M.static_sources:
-                    _sources_exact(M, t, org, Rs, rs, ms)
-                _torque(M, Q, Q, False, _external(M, field, t), rs, ms, T, s, p, r, Td)
+        # j = 0: the first kick of the chunk, by the torque T given (later steps' first kicks are merged into
+        # the last kick of the step before); j ≥ 1: drift j−1, then its kick. One call site per stage function:
+        # numba inlines every site anew, and the compile time grows with their number.
+        for j in range(sa + 1):
+            if j == 0:
+                if step > 0:
+                    continue
+                coef = kicks[0]
+            else:
+                i = j - 1
+                _drift(M, Q, L, J, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
+                tau += drifts[i]
+                last = i == sa - 1
+                coef = kicks[i + 1] + (kicks[0] if last and step < n - 1 else 0.0)
+                if coef != 0.0 or (last and step == n - 1):
+                    t = t0 + tau * dt
+                    if not M.static_sources:
+                        _sources_exact(M, t, org, Rs, rs, ms)
+                    _torque(M, Q, Q, False, _external(M, field, t), rs, ms, T, s, p, r, Td)
             if coef != 0.0:
                 _kick(M, Q, L, T, J, coef * dt, c, damped, inv_m)
         _newton_schulz(Q)
@@ -466,15 +479,6 @@ def _omega_pem(M, U, L, w):
             w[b, 0], w[b, 1], w[b, 2] = wa * a0, wa * a1, wa * a2
 
 @_jit_inline
-def _torque_pem(M, U, Ud, w, t, field, c, friction_on, rs, ms, T, s, p, r, Td):
-    _torque(M, U, Ud, True, _external(M, field, t), rs, ms, T, s, p, r, Td)
-    if friction_on:
-        for b in range(T.shape[0]):
-            T[b, 0] = T[b, 0] - c * w[b, 0]
-            T[b, 1] = T[b, 1] - c * w[b, 1]
-            T[b, 2] = T[b, 2] - c * w[b, 2]
-
-@_jit_inline
 def _dU(w, U, dt, out, k):
     """out[k] = (ω × each row of U)·dt; out (4,B,3,3)."""
     for b in range(U.shape[0]):
@@ -485,11 +489,14 @@ def _dU(w, U, dt, out, k):
             out[k, b, i, 1] = (w2 * u0 - w0 * u2) * dt
             out[k, b, i, 2] = (w0 * u1 - w1 * u0) * dt
 
-@_jit_inline
-def _pem_step(M, U, Ud, L, w, frames, dtime, steps, dt, rk4, c, friction_on, field,
-              org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G):
-    """One step of PemScheme.advance; returns the driver's new time.
+@_jit_borrowed
+def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on, field,
+               org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G):
+    """``n`` steps of PemScheme.advance from ``steps`` steps done; returns the driver's new time.
 
+    A function of its own, called once per chunk, not inlined into the loop of :func:`_pem_marks`:
+    numba copies an inlined body's IR block by block with its whole scope, and for a body this size
+    that took most of the first compile (~10 s).
     RK4 as a loop over its four stages (one place that evaluates torques, so it inlines once):
     stage k starts from Un + a_k·(dU, dL of stage k−1), a = (0, ½, ½, 1), at times t₁, t₂, t₂, t₄;
     the first stage places the dipoles by the previous step's uncorrected frame (PEM's order).
@@ -497,74 +504,81 @@ def _pem_step(M, U, Ud, L, w, frames, dtime, steps, dt, rk4, c, friction_on, fie
     Scratch: T, Ln (B,3); Un, Us, Up (B,3,3); dL (4,B,3); dU (4,B,3,3); G (1,3,3) — separate arrays, not
     slices of one: a view made in the step loop costs a reference count each time.
     """
-    i = steps + 1
-    if M.src_body.shape[0] and not M.static_sources:
-        _sources_pem(M, i, dtime, dt, frames, org, rs, ms)
-    t1 = i * dt
-    t2 = t1 + 0.5 * dt
-    t4 = t2 + 0.5 * dt
-    B = L.shape[0]
-    for b in range(B):
-        for x in range(3):
-            Ln[b, x] = L[b, x]
-            for y in range(3):
-                Un[b, x, y] = U[b, x, y]
-                Us[b, x, y] = U[b, x, y]
-                Up[b, x, y] = Ud[b, x, y]
-    for k in range(4 if rk4 else 1):
-        t = t1 if k == 0 else (t2 if k < 3 else t4)
-        if k > 0:  # stages after the first place the dipoles by the stage's own frame
-            for b in range(B):
-                for x in range(3):
-                    for y in range(3):
-                        Up[b, x, y] = Us[b, x, y]
-        _torque_pem(M, Us, Up, w, t, field, c, friction_on, rs, ms, T, s, p, r, Td)
-        if not rk4:
-            for b in range(B):
-                for x in range(3):
-                    L[b, x] = L[b, x] + T[b, x] * dt
-            _omega_pem(M, U, L, w)
-            _dU(w, U, dt, dU, 0)
-            for b in range(B):
-                for x in range(3):
-                    for y in range(3):
-                        Us[b, x, y] = U[b, x, y] + dU[0, b, x, y]
-            break
-        _dU(w, Us, dt, dU, k)
-        if k < 3:
-            a = 0.5 if k < 2 else 1.0
-            for b in range(B):
-                for x in range(3):
-                    dL[k, b, x] = T[b, x] * dt
-                    L[b, x] = Ln[b, x] + (a * dL[k, b, x] if k < 2 else dL[k, b, x])
-                    for y in range(3):
-                        Us[b, x, y] = Un[b, x, y] + (a * dU[k, b, x, y] if k < 2 else dU[k, b, x, y])
-        else:
-            for b in range(B):
-                for x in range(3):
-                    dL[3, b, x] = T[b, x] * dt
-                    L[b, x] = Ln[b, x] + (dL[0, b, x] + 2 * dL[1, b, x] + 2 * dL[2, b, x] + dL[3, b, x]) / 6
-                    for y in range(3):
-                        Us[b, x, y] = Un[b, x, y] + (dU[0, b, x, y] + 2 * dU[1, b, x, y] + 2 * dU[2, b, x, y]
-                                                     + dU[3, b, x, y]) / 6
-        _omega_pem(M, Us, L, w)
-    new_time = t4 if rk4 else t1
-    for b in range(B):
-        for x in range(3):
-            for y in range(3):
-                Ud[b, x, y] = Us[b, x, y]
-        _pem_correct(Us, b, U, b)
-    # PemSourceDriver.update(): elliptically driven frames turn by an Euler step, then PEM's correction
-    for j in range(M.sb_kind.shape[0]):
-        if M.sb_kind[j] == 2:
-            w0, w1, w2 = M.sb_spin[j, 0], M.sb_spin[j, 1], M.sb_spin[j, 2]
+    for step in range(steps, steps + n):
+        i = step + 1
+        if M.src_body.shape[0] and not M.static_sources:
+            _sources_pem(M, i, dtime, dt, frames, org, rs, ms)
+        t1 = i * dt
+        t2 = t1 + 0.5 * dt
+        t4 = t2 + 0.5 * dt
+        B = L.shape[0]
+        for b in range(B):
             for x in range(3):
-                u0, u1, u2 = frames[j, x, 0], frames[j, x, 1], frames[j, x, 2]
-                G[0, x, 0] = u0 + (w1 * u2 - w2 * u1) * dt
-                G[0, x, 1] = u1 + (w2 * u0 - w0 * u2) * dt
-                G[0, x, 2] = u2 + (w0 * u1 - w1 * u0) * dt
-            _pem_correct(G, 0, frames, j)
-    return new_time
+                Ln[b, x] = L[b, x]
+                for y in range(3):
+                    Un[b, x, y] = U[b, x, y]
+                    Us[b, x, y] = U[b, x, y]
+                    Up[b, x, y] = Ud[b, x, y]
+        for k in range(4 if rk4 else 1):
+            t = t1 if k == 0 else (t2 if k < 3 else t4)
+            if k > 0:  # stages after the first place the dipoles by the stage's own frame
+                for b in range(B):
+                    for x in range(3):
+                        for y in range(3):
+                            Up[b, x, y] = Us[b, x, y]
+            _torque(M, Us, Up, True, _external(M, field, t), rs, ms, T, s, p, r, Td)
+            if friction_on:
+                for b in range(B):
+                    T[b, 0] = T[b, 0] - c * w[b, 0]
+                    T[b, 1] = T[b, 1] - c * w[b, 1]
+                    T[b, 2] = T[b, 2] - c * w[b, 2]
+            if not rk4:
+                for b in range(B):
+                    for x in range(3):
+                        L[b, x] = L[b, x] + T[b, x] * dt
+                _omega_pem(M, U, L, w)
+                _dU(w, U, dt, dU, 0)
+                for b in range(B):
+                    for x in range(3):
+                        for y in range(3):
+                            Us[b, x, y] = U[b, x, y] + dU[0, b, x, y]
+                break
+            _dU(w, Us, dt, dU, k)
+            if k < 3:
+                a = 0.5 if k < 2 else 1.0
+                for b in range(B):
+                    for x in range(3):
+                        dL[k, b, x] = T[b, x] * dt
+                        L[b, x] = Ln[b, x] + a * dL[k, b, x]  # a = 1.0 at k = 2: the product is exact
+                        for y in range(3):
+                            Us[b, x, y] = Un[b, x, y] + a * dU[k, b, x, y]
+            else:
+                for b in range(B):
+                    for x in range(3):
+                        dL[3, b, x] = T[b, x] * dt
+                        L[b, x] = Ln[b, x] + (dL[0, b, x] + 2 * dL[1, b, x] + 2 * dL[2, b, x] + dL[3, b, x]) / 6
+                        for y in range(3):
+                            Us[b, x, y] = Un[b, x, y] + (dU[0, b, x, y] + 2 * dU[1, b, x, y] + 2 * dU[2, b, x, y]
+                                                         + dU[3, b, x, y]) / 6
+            _omega_pem(M, Us, L, w)
+        new_time = t4 if rk4 else t1
+        for b in range(B):
+            for x in range(3):
+                for y in range(3):
+                    Ud[b, x, y] = Us[b, x, y]
+            _pem_correct(Us, b, U, b)
+        # PemSourceDriver.update(): elliptically driven frames turn by an Euler step, then PEM's correction
+        for j in range(M.sb_kind.shape[0]):
+            if M.sb_kind[j] == 2:
+                w0, w1, w2 = M.sb_spin[j, 0], M.sb_spin[j, 1], M.sb_spin[j, 2]
+                for x in range(3):
+                    u0, u1, u2 = frames[j, x, 0], frames[j, x, 1], frames[j, x, 2]
+                    G[0, x, 0] = u0 + (w1 * u2 - w2 * u1) * dt
+                    G[0, x, 1] = u1 + (w2 * u0 - w0 * u2) * dt
+                    G[0, x, 2] = u2 + (w0 * u1 - w1 * u0) * dt
+                _pem_correct(G, 0, frames, j)
+        dtime = new_time
+    return dtime
 
 @_jit
 def _member_pem(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
@@ -575,7 +589,7 @@ def _member_pem(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4,
     org = np.empty((K, 3))
     rs, ms = np.empty((S, 3)), np.empty((S, 3))
     s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
-    T, Ln = np.empty((B, 3)), np.empty((B, 3))  # scratch of _pem_step
+    T, Ln = np.empty((B, 3)), np.empty((B, 3))  # scratch of _pem_chunk
     Un, Us, Up = np.empty((B, 3, 3)), np.empty((B, 3, 3)), np.empty((B, 3, 3))
     dL, dU, G = np.empty((4, B, 3)), np.empty((4, B, 3, 3)), np.empty((1, 3, 3))
     if S:
@@ -595,10 +609,9 @@ def _pem_marks(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, 
         mark = marks[i]
         while steps < mark:
             n = min(check_every, mark - steps)
-            for _ in range(n):
-                dtime = _pem_step(M, Ue, Ude, Le, we, fe, dtime, steps, dt, rk4, c, friction_on, field_e,
-                                  org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G)
-                steps += 1
+            dtime = _pem_chunk(M, Ue, Ude, Le, we, fe, dtime, steps, n, dt, rk4, c, friction_on, field_e,
+                               org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G)
+            steps += n
             code, body = _check(M, Ue, Le)
             if code != OK:
                 break

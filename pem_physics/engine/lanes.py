@@ -91,7 +91,7 @@ if nb is not None:
 
     @_inline
     def _torque(A, ur, dr, tr, split, P, com, mass, gravity, pivot, dpos, dmom, rs, ms, k, W):
-        """Torque about the pivot into rows tr…tr+2 of A (compiled._torque_core, friction not included).
+        """Torque about the pivot into rows tr…tr+2 of A (kernels._torque, friction not included).
 
         Rows ur…ur+8 of A hold the frame U that gravity (and, with ``split``, the uniform field) turns,
         rows dr…dr+8 the frame placing the dipoles for the dipole–dipole terms (PEM's rule; the same
@@ -445,7 +445,7 @@ if nb is not None:
 
     @_inline
     def _rk4_step(Y, S, P, dt, friction_on, inv_inertia, com, mass, gravity, pivot, dpos, dmom, rs, ms, k, W):
-        """One step of PemScheme.advance (rk4) for every lane (compiled._pem_step with static sources)."""
+        """One step of PemScheme.advance (rk4) for every lane (kernels._pem_chunk with static sources)."""
         for m in range(BLOCK):
             for r in range(9):
                 S[r * BLOCK + m] = Y[r * BLOCK + m]
