@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import basin, chunks, info, plot, sweep
 from .analysis.gas_command import add_gas_command
+from .analysis.sweep_parameters import PARAMETERS as SWEEP_PARAMETERS
 from .errors import PemError, SimulationError, ValidationError
 from .io.loading import load_mesh, load_scene
 from .model.scene import METHODS
@@ -135,7 +135,11 @@ def cmd_convert(args) -> int:
     return 0
 
 
+# The analysis modules are imported by their commands: ``run`` starts ~20 ms sooner without them.
+
 def cmd_plot(args) -> int:
+    from .analysis import plot
+
     paths = plot.plot_outputs(args.outdir, args.pngdir, body=args.body)
     for p in paths:
         print(p)
@@ -151,6 +155,8 @@ def add_plot_command(sub) -> None:
 
 
 def cmd_info(args) -> int:
+    from .analysis import info
+
     rows = info.body_info(load_scene(args.scene))
     print(json.dumps(rows, indent=2) if args.json else info.format_table(rows))
     return 0
@@ -164,6 +170,8 @@ def add_info_command(sub) -> None:
 
 
 def cmd_basin(args) -> int:
+    from .analysis import basin, chunks
+
     scene = load_scene(args.scene)
     if args.friction is not None:
         scene = replace(scene, friction=args.friction)
@@ -216,6 +224,8 @@ def add_chunk_options(p) -> None:
 
 
 def cmd_sweep(args) -> int:
+    from .analysis import chunks, sweep
+
     scene = load_scene(args.scene)
     params = [sweep.parse_param(t) for t in args.param]
     if args.heatmap is not None:  # checked now, not after a long run
@@ -251,7 +261,7 @@ def add_sweep_command(sub) -> None:
                                      "and write a table",
                        description="Sweep parameters over their Cartesian grid (the first --param varies slowest) "
                                    "and write sweep.csv, sweep.json and, for two varying parameters, sweep.png. "
-                                   "Parameters: " + ", ".join(f"{k} ({u})" for k, (u, _) in sweep.PARAMETERS.items()))
+                                   "Parameters: " + ", ".join(f"{k} ({u})" for k, (u, _) in SWEEP_PARAMETERS.items()))
     s.add_argument("scene", help="scene file (.toml, PEM .udf, .py defining 'scene') or example:NAME")
     s.add_argument("-o", "--outdir", required=True, help="output folder")
     s.add_argument("--param", action="append", required=True, metavar="NAME=VALUES",

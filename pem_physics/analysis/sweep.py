@@ -69,23 +69,8 @@ from ..errors import SimulationError, ValidationError
 from ..io.files import atomic_open
 from ..model.scene import Scene
 from . import basin, chunks
+from .sweep_parameters import PARAMETERS
 
-#: Sweep parameters: name → (unit, meaning).
-PARAMETERS = {
-    "friction": ("N·m·s", "pivot friction coefficient c"),
-    "field": ("T", "uniform field strength along the scene's field direction"),
-    "field.x": ("T", "uniform field, lab x component"),
-    "field.y": ("T", "uniform field, lab y component"),
-    "field.z": ("T", "uniform field, lab z component"),
-    "release.x": ("m", "lab x of the pendulum's bob at release"),
-    "release.y": ("m", "lab y of the pendulum's bob at release"),
-    "omega.x": ("rad/s", "initial angular velocity, lab x"),
-    "omega.y": ("rad/s", "initial angular velocity, lab y"),
-    "omega.z": ("rad/s", "initial angular velocity, lab z"),
-    "omega_body.1": ("rad/s", "initial angular velocity along body axis u1"),
-    "omega_body.2": ("rad/s", "initial angular velocity along body axis u2"),
-    "omega_body.3": ("rad/s", "initial angular velocity along body axis u3"),
-}
 #: Largest grid accepted (a typo like count 1e8 should fail at once, not after hours).
 MAX_MEMBERS = 10_000_000
 #: Records kept per chunk are bounded to about this many bytes (chunks shrink for big scenes).
