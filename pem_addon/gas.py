@@ -37,8 +37,6 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import threading
-import time
 import uuid
 from dataclasses import dataclass
 
@@ -50,6 +48,7 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty,
 from ..pem_physics.errors import Interrupted, PemError
 from ..pem_physics.io import gas_cache, pc2
 from .adapters import AddonError, matrix
+from .jobs import ModalJob
 
 #: Name of the per-point float attribute holding each sphere's radius (Blender units).
 RADIUS_ATTRIBUTE = "radius"
@@ -307,7 +306,7 @@ def report_text(obj, result: Result) -> str:
             f"frames, {g['collisions']} collisions in {g['wall_time']:.2f} s ({g['engine']} engine); cache {where}")
 
 
-class PEM_OT_gas_build(bpy.types.Operator):
+class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
     """Fill a box object with hard spheres, simulate them over the frame range and play them from a point cache
     (Esc cancels and changes nothing)"""
 
@@ -325,8 +324,8 @@ class PEM_OT_gas_build(bpy.types.Operator):
     frame_start: IntProperty(name="Start Frame", description="Default: the scene's")
     frame_end: IntProperty(name="End Frame", description="Default: the scene's")
 
-    _timer = None
-    _thread = None
+    job_label = "PEM gas: simulating"
+    cancel_message = "gas build cancelled; nothing was changed"
 
     def _settings(self, context) -> dict:
         g = context.scene.pem_gas
@@ -364,60 +363,21 @@ class PEM_OT_gas_build(bpy.types.Operator):
         except PemError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        self._progress, self._stop, self._result, self._error = 0.0, False, None, None
+        return self._start_job(context, lambda progress, stop: run(self._plan, progress=progress, stop=stop))
 
-        def work():
-            try:
-                self._result = run(self._plan, progress=self._set_progress, stop=lambda: self._stop)
-            except BaseException as err:  # handed to the main thread, reported there
-                self._error = err
-
-        self._thread = threading.Thread(target=work, daemon=True)
-        self._started = time.perf_counter()
-        self._thread.start()
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
-        self._timer = wm.event_timer_add(0.1, window=context.window)
-        wm.modal_handler_add(self)
-        return {"RUNNING_MODAL"}
-
-    def _set_progress(self, fraction):
-        self._progress = fraction
-
-    def _finish(self, context):
-        wm = context.window_manager
-        wm.event_timer_remove(self._timer)
-        wm.progress_end()
-        context.workspace.status_text_set(None)
-
-    def modal(self, context, event):
-        if event.type == "ESC":
-            self._stop = True
-            self._thread.join()
-            self._finish(context)
-            self.report({"WARNING"}, "gas build cancelled; nothing was changed")
+    def _job_done(self, context, result, error) -> set:
+        if isinstance(error, Interrupted):
+            self.report({"WARNING"}, self.cancel_message)
             return {"CANCELLED"}
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        context.window_manager.progress_update(int(100 * self._progress))
-        context.workspace.status_text_set(f"PEM gas: simulating {100 * self._progress:.0f}%  "
-                                          f"({time.perf_counter() - self._started:.1f} s)  Esc cancels")
-        if self._thread.is_alive():
-            return {"RUNNING_MODAL"}
-        self._finish(context)
-        if isinstance(self._error, Interrupted):
-            self.report({"WARNING"}, "gas build cancelled; nothing was changed")
-            return {"CANCELLED"}
-        if self._error is not None:
-            self.report({"ERROR"}, str(self._error) if isinstance(self._error, PemError)
-                        else f"{type(self._error).__name__}: {self._error}")
+        if error is not None:
+            self.report({"ERROR"}, str(error) if isinstance(error, PemError) else f"{type(error).__name__}: {error}")
             return {"CANCELLED"}
         try:
-            obj = apply(self._plan, self._result, context)
+            obj = apply(self._plan, result, context)
         except (PemError, ValueError, OSError) as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        self.report({"INFO"}, report_text(obj, self._result))
+        self.report({"INFO"}, report_text(obj, result))
         return {"FINISHED"}
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
-
 import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
@@ -12,6 +9,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..pem_physics.errors import PemError
 from . import adapters, bake, plotimage
 from .adapters import AddonError
+from .jobs import ModalJob
 
 
 def _report_bake(op, context, n: int) -> None:
@@ -49,7 +47,7 @@ class PEM_OT_compute_mass(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class PEM_OT_bake(bpy.types.Operator):
+class PEM_OT_bake(ModalJob, bpy.types.Operator):
     """Simulate the scene's PEM bodies and bake them to keyframes (Esc cancels and changes nothing)"""
 
     bl_idname = "pem.simulate_bake"
@@ -59,8 +57,8 @@ class PEM_OT_bake(bpy.types.Operator):
     #: set once the user said yes to a long bake (the dialog's OK runs execute(), which starts the modal bake)
     confirmed: BoolProperty(default=False, options={"HIDDEN", "SKIP_SAVE"})
 
-    _timer = None
-    _thread = None
+    job_label = "PEM: simulating"
+    cancel_message = "bake cancelled; nothing was changed"
 
     def execute(self, context):
         if self.confirmed and context.window is not None and not bpy.app.background:
@@ -90,59 +88,18 @@ class PEM_OT_bake(bpy.types.Operator):
         return self._start(context)
 
     def _start(self, context):
-        """Run the plan on a worker thread; :meth:`modal` shows progress, honours Esc and applies the result."""
-        self._progress = 0.0
-        self._stop = False
-        self._result = None
-        self._error = None
+        """Run the plan on a worker thread (:class:`.jobs.ModalJob`: progress, Esc, then :meth:`_job_done`)."""
+        return self._start_job(context, lambda progress, stop: bake.run(self._plan, progress=progress, stop=stop))
 
-        def work():
-            try:
-                self._result = bake.run(self._plan, progress=self._set_progress, stop=lambda: self._stop)
-            except BaseException as err:  # handed to the main thread, reported there
-                self._error = err
-
-        self._thread = threading.Thread(target=work, daemon=True)
-        self._started = time.perf_counter()
-        self._thread.start()
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
-        self._timer = wm.event_timer_add(0.1, window=context.window)
-        wm.modal_handler_add(self)
-        return {"RUNNING_MODAL"}
-
-    def _set_progress(self, fraction):
-        self._progress = fraction
-
-    def _finish(self, context):
-        wm = context.window_manager
-        wm.event_timer_remove(self._timer)
-        wm.progress_end()
-        context.workspace.status_text_set(None)
-
-    def modal(self, context, event):
-        if event.type == "ESC":
-            self._stop = True
-            self._thread.join()
-            self._finish(context)
-            self.report({"WARNING"}, "bake cancelled; nothing was changed")
-            return {"CANCELLED"}
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        context.window_manager.progress_update(int(100 * self._progress))
-        context.workspace.status_text_set(
-            f"PEM: simulating {100 * self._progress:.0f}%  ({time.perf_counter() - self._started:.1f} s)  Esc cancels")
-        if self._thread.is_alive():
-            return {"RUNNING_MODAL"}
-        self._finish(context)
-        if self._error is not None:
-            return _fail(self, self._error)
+    def _job_done(self, context, result, error) -> set:
+        if error is not None:
+            return _fail(self, error)
         gone = bake.deleted_objects(self._plan)
         if gone:
             return _fail(self, AddonError(f"{gone} object(s) of the bake were deleted while it ran; nothing was "
                                           "baked"))
         try:
-            n = bake.apply(self._plan, self._result, context)
+            n = bake.apply(self._plan, result, context)
         except (PemError, ValueError, RuntimeError, ReferenceError) as err:
             return _fail(self, err)
         _report_bake(self, context, n)

@@ -116,10 +116,11 @@ class _Recorder:
 
 
 class _Context:
-    """bpy.context with the recording window manager."""
+    """bpy.context with the recording window manager (and a workspace whose status text it records)."""
 
     def __init__(self, wm):
         self.window_manager = wm
+        self.workspace = wm
 
     def __getattr__(self, name):
         return getattr(bpy.context, name)
@@ -128,8 +129,55 @@ class _Context:
 def _operator(ops):
     """An object that runs the bake operator's own invoke (its class methods) outside Blender's event loop."""
     cls = ops.PEM_OT_bake
-    return type("Op", (), {"confirmed": False, "report": lambda self, *a: None, "invoke": cls.invoke,
-                           "_start": cls._start, "_set_progress": cls._set_progress})()
+    return type("Op", (ops.ModalJob,), {"confirmed": False, "report": lambda self, *a: self.reports.append(a),
+                                        "reports": [], "invoke": cls.invoke, "_start": cls._start,
+                                        "_job_done": cls._job_done, "cancel_message": cls.cancel_message})()
+
+
+class _Event:
+    def __init__(self, type):
+        self.type = type
+
+
+def _keyed_matrices(obj, frames):
+    out = []
+    for f in frames:
+        bpy.context.scene.frame_set(f)
+        out.append([x for r in obj.matrix_world for x in r])
+    return out
+
+
+def test_the_modal_bake_applies_on_the_main_thread_what_a_script_bake_writes(pem):  # noqa: F811
+    ops = pem["pem_addon.operators"]
+    obj, _ = pendulum_setup()
+    wm, op = _Recorder(), _operator(ops)
+    ctx = _Context(wm)
+    assert op.invoke(ctx, None) == {"RUNNING_MODAL"}
+    assert op.modal(ctx, _Event("MOUSEMOVE")) == {"PASS_THROUGH"}
+    op._thread.join()
+    assert not obj.pem.baked                          # the thread computes; only modal() writes the scene
+    assert op.modal(ctx, _Event("TIMER")) == {"FINISHED"}
+    names = [c[0] for c in wm.calls]
+    assert "progress_update" in names and names[-3:] == ["event_timer_remove", "progress_end", "status_text_set"]
+    assert obj.pem.baked and op.reports[0][0] == {"INFO"}
+    modal = _keyed_matrices(obj, (1, 13, 25))
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}  # the script path, on the same scene
+    assert _keyed_matrices(obj, (1, 13, 25)) == modal
+
+
+def test_esc_in_the_modal_bake_changes_nothing(pem):  # noqa: F811
+    ops = pem["pem_addon.operators"]
+    pendulum_setup()
+    before = fingerprint()
+    wm, op = _Recorder(), _operator(ops)
+    ctx = _Context(wm)
+    assert op.invoke(ctx, None) == {"RUNNING_MODAL"}
+    assert op.modal(ctx, _Event("ESC")) == {"CANCELLED"}
+    assert op._stop and not op._thread.is_alive()
+    assert op.reports == [({"WARNING"}, "bake cancelled; nothing was changed")]
+    assert [c[0] for c in wm.calls][-3:] == ["event_timer_remove", "progress_end", "status_text_set"]
+    assert fingerprint() == before
 
 
 def test_a_long_bake_asks_before_it_starts(pem):  # noqa: F811
