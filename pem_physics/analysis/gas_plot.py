@@ -14,31 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import PemError, ValidationError
+from ..errors import ValidationError
 from ..gas import measure
 from ..gas.state import ball_volume
-from ..io.files import atomic_open
+from .figures import figure, save
 
 FIGURES = ("gas_pressure", "gas_speeds", "gas_snapshot")
-
-
-def figure(width=8.0, height=5.0):
-    """A matplotlib Figure on the Agg canvas (as :func:`.plot.figure`; not imported from there, which calls us)."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as err:
-        raise PemError("plots need the 'matplotlib' package (pip install matplotlib)") from err
-    fig = Figure(figsize=(width, height), dpi=100)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def save(fig, path) -> Path:
-    path = Path(path)
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png")
-    return path
 
 
 def is_gas_folder(outdir) -> bool:

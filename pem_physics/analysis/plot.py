@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.simulate import Trajectory
-from ..errors import PemError, ValidationError
-from ..io.files import atomic_open
-from ..io.output import ARRAYS
+from ..errors import ValidationError
+from ..io.output import ARRAYS, MOTION_ARRAYS
+from .figures import figure, save
 
 #: Bodies drawn in the ω figure (one panel each); larger scenes show the first ones.
 MAX_OMEGA_PANELS = 4
@@ -49,6 +49,7 @@ def read_trajectory(path) -> Trajectory:
         if missing:
             raise ValidationError(str(path), f"not a pem trajectory file: missing {', '.join(missing)}")
         arrays = {k: data[k] for k in ARRAYS}
+        arrays.update({k: data[k] for k in MOTION_ARRAYS if k in data.files})
         names = [str(n) for n in data["names"]]
         meta = json.loads(str(data["meta"]))
         events = impact_loss = None
@@ -92,23 +93,6 @@ def momentum_sphere_drift(traj: Trajectory, body: int = 0) -> dict:
 
 
 # ---------------------------------------------------------------------------- drawing
-
-def figure(width=8.0, height=5.0):
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as err:
-        raise PemError("plots need the 'matplotlib' package (pip install matplotlib)") from err
-    fig = Figure(figsize=(width, height), dpi=100)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def save(fig, path) -> Path:
-    path = Path(path)
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png")
-    return path
 
 
 def _single(traj: Trajectory) -> Trajectory:

@@ -494,7 +494,7 @@ def write(result: SweepResult, outdir, *, scene_label: str = "", scene_name: str
 
 def write_heatmap(result: SweepResult, path, column: str) -> Path:
     """A PNG heat map of outcome ``column`` over the two varying parameters (rows: the first)."""
-    from .plot import figure, save
+    from .figures import figure, save
 
     if column not in result.outcomes:
         raise ValidationError("--heatmap", f"unknown column {column!r}; choose one of {', '.join(result.outcomes)}")
