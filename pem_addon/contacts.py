@@ -20,6 +20,7 @@ from ..pem_physics.errors import PemError
 from ..pem_physics.model.scene import ContactSphere, StaticWall
 from . import adapters
 from .adapters import AddonError
+from .lists import OnSelectedItem, RemoveSelectedItem, add_item, draw_list
 
 #: Relative spread of the scale (or of a sphere wall's dimensions) still taken as uniform.
 UNIFORM_RTOL = 1e-4
@@ -221,9 +222,7 @@ class PEM_OT_contact_add(bpy.types.Operator):
 
     def execute(self, context):
         obj = context.object
-        p = obj.pem
-        item = p.contacts.add()
-        p.active_contact = len(p.contacts) - 1
+        item = add_item(obj.pem, "contacts", "active_contact")
         try:
             c, r = fit_sphere(obj, context)
         except PemError:
@@ -232,33 +231,20 @@ class PEM_OT_contact_add(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class _OnSelectedContact:
-    bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        obj = context.object
-        return obj is not None and 0 <= obj.pem.active_contact < len(obj.pem.contacts)
-
-
-class PEM_OT_contact_remove(_OnSelectedContact, bpy.types.Operator):
+class PEM_OT_contact_remove(RemoveSelectedItem, bpy.types.Operator):
     """Remove the selected contact sphere"""
 
     bl_idname = "pem.contact_remove"
     bl_label = "Remove Contact Sphere"
-
-    def execute(self, context):
-        p = context.object.pem
-        p.contacts.remove(p.active_contact)
-        p.active_contact = max(0, min(p.active_contact, len(p.contacts) - 1))
-        return {"FINISHED"}
+    collection, active = "contacts", "active_contact"
 
 
-class PEM_OT_contact_fit(_OnSelectedContact, bpy.types.Operator):
+class PEM_OT_contact_fit(OnSelectedItem, bpy.types.Operator):
     """Fit the selected contact sphere to the bounding sphere of the object's evaluated mesh"""
 
     bl_idname = "pem.contact_fit"
     bl_label = "Fit Contact Sphere"
+    collection, active = "contacts", "active_contact"
 
     def execute(self, context):
         obj = context.object
@@ -286,13 +272,9 @@ def draw_object(layout, obj) -> None:
             box.label(text="Spheres stay on the side of the object's local +Z")
     elif p.role in ("PENDULUM", "FIXED"):
         box.label(text="Contact spheres (object coordinates)")
-        row = box.row()
-        row.template_list("PEM_UL_contacts", "", p, "contacts", p, "active_contact", rows=2)
-        ops = row.column(align=True)
-        ops.operator("pem.contact_add", icon="ADD", text="")
-        ops.operator("pem.contact_remove", icon="REMOVE", text="")
-        if p.contacts and 0 <= p.active_contact < len(p.contacts):
-            c = p.contacts[p.active_contact]
+        c = draw_list(box, p, "PEM_UL_contacts", "contacts", "active_contact",
+                      (("pem.contact_add", "ADD"), ("pem.contact_remove", "REMOVE")), rows=2)
+        if c is not None:
             box.prop(c, "center")
             box.prop(c, "radius")
             box.operator("pem.contact_fit", icon="SPHERE")

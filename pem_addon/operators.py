@@ -10,6 +10,7 @@ from ..pem_physics.errors import PemError
 from . import adapters, bake, plotimage
 from .adapters import AddonError
 from .jobs import ModalJob
+from .lists import OnSelectedItem, RemoveSelectedItem, add_item
 
 
 def _report_bake(op, context, n: int) -> None:
@@ -133,46 +134,30 @@ class PEM_OT_dipole_add(bpy.types.Operator):
         return context.object is not None
 
     def execute(self, context):
-        p = context.object.pem
-        d = p.dipoles.add()
-        d.moment = (0.0, 0.0, 1.0)
-        p.active_dipole = len(p.dipoles) - 1
+        add_item(context.object.pem, "dipoles", "active_dipole").moment = (0.0, 0.0, 1.0)
         return {"FINISHED"}
 
 
-class _OnSelectedDipole:
-    bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        return context.object is not None and len(context.object.pem.dipoles) > 0
-
-
-class PEM_OT_dipole_remove(_OnSelectedDipole, bpy.types.Operator):
+class PEM_OT_dipole_remove(RemoveSelectedItem, bpy.types.Operator):
     """Remove the selected dipole"""
 
     bl_idname = "pem.dipole_remove"
     bl_label = "Remove Dipole"
-
-    def execute(self, context):
-        p = context.object.pem
-        p.dipoles.remove(p.active_dipole)
-        p.active_dipole = max(0, min(p.active_dipole, len(p.dipoles) - 1))
-        return {"FINISHED"}
+    collection, active = "dipoles", "active_dipole"
 
 
-class PEM_OT_dipole_duplicate(_OnSelectedDipole, bpy.types.Operator):
+class PEM_OT_dipole_duplicate(OnSelectedItem, bpy.types.Operator):
     """Duplicate the selected dipole"""
 
     bl_idname = "pem.dipole_duplicate"
     bl_label = "Duplicate Dipole"
+    collection, active = "dipoles", "active_dipole"
 
     def execute(self, context):
         p = context.object.pem
         src = p.dipoles[p.active_dipole]
-        d = p.dipoles.add()
+        d = add_item(p, "dipoles", "active_dipole")
         d.position, d.moment = src.position[:], src.moment[:]
-        p.active_dipole = len(p.dipoles) - 1
         return {"FINISHED"}
 
 

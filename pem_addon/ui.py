@@ -6,6 +6,7 @@ import bpy
 
 from ..pem_physics import jit
 from . import adapters, contacts
+from .lists import draw_list
 
 
 class PEM_UL_dipoles(bpy.types.UIList):
@@ -97,14 +98,9 @@ def draw_object(layout, context, obj):
                 col.prop(p, name)
     contacts.draw_object(layout, obj)
     layout.label(text="Dipoles (object coordinates, A·m²)")
-    row = layout.row()
-    row.template_list("PEM_UL_dipoles", "", p, "dipoles", p, "active_dipole", rows=3)
-    ops = row.column(align=True)
-    ops.operator("pem.dipole_add", icon="ADD", text="")
-    ops.operator("pem.dipole_remove", icon="REMOVE", text="")
-    ops.operator("pem.dipole_duplicate", icon="DUPLICATE", text="")
-    if p.dipoles and 0 <= p.active_dipole < len(p.dipoles):
-        d = p.dipoles[p.active_dipole]
+    d = draw_list(layout, p, "PEM_UL_dipoles", "dipoles", "active_dipole",
+                  (("pem.dipole_add", "ADD"), ("pem.dipole_remove", "REMOVE"), ("pem.dipole_duplicate", "DUPLICATE")))
+    if d is not None:
         layout.prop(d, "position")
         layout.prop(d, "moment")
 
