@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import pytest
+from cli_helpers import CtrlCProgress
 
 from pem_physics import examples
 from pem_physics.analysis import basin, chunks, sweep
@@ -212,21 +213,7 @@ def test_cli_resume_after_ctrl_c_on_a_cluster(cluster, tmp_path, monkeypatch):
     args = ["sweep", "example:three-magnet", "-q", "--t-end", "0.3", "--dt", "2e-3", "--chunk", "1",
             "--param", "friction=0:1e-3:8", "--scheduler", address, "--chunk-dir", str(tmp_path / "chunks")]
 
-    class CtrlC:
-        """A progress bar whose first update presses Ctrl-C (the SIGINT handler then asks the run to stop)."""
-
-        def __init__(self, enabled):
-            self.sent = False
-
-        def __call__(self, fraction):
-            if not self.sent:
-                self.sent = True
-                os.kill(os.getpid(), signal.SIGINT)
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(cli, "_Progress", CtrlC)
+    monkeypatch.setattr(cli, "_Progress", CtrlCProgress)
     assert cli.main(args + ["-o", str(tmp_path / "a")]) == 130
     part = len(list((tmp_path / "chunks").glob("chunk_*.npz")))
     assert 1 <= part <= 8

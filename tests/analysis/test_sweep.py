@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from cli_helpers import CtrlCProgress
 
 from pem_physics import examples
 from pem_physics.analysis.sweep import PARAMETERS, check_params, parse_param, sweep, write
@@ -255,26 +256,10 @@ def test_interrupted_sweep_writes_a_partial_table_marked_incomplete(tmp_path):
 
 
 def test_ctrl_c_on_the_command_line_writes_the_partial_table(tmp_path, monkeypatch, capsys):
-    import os
-    import signal
 
     from pem_physics import cli
 
-    class CtrlC:
-        """A progress bar whose first update presses Ctrl-C (the real SIGINT handler then asks the run to stop)."""
-
-        def __init__(self, enabled):
-            self.sent = False
-
-        def __call__(self, fraction):
-            if not self.sent:
-                self.sent = True
-                os.kill(os.getpid(), signal.SIGINT)
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(cli, "_Progress", CtrlC)
+    monkeypatch.setattr(cli, "_Progress", CtrlCProgress)
     code = main(["sweep", "example:three-magnet", "-o", str(tmp_path), "-q", "--t-end", "1", "--dt", "2e-3",
                  "--chunk", "2", "--param", "friction=0,1e-3,2e-3,3e-3"])
     assert code == 130
