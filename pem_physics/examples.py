@@ -271,6 +271,46 @@ def colliding_pendulums(angle_deg: float = 35.0, restitution: float = 0.9, gap: 
                  settings=Settings(dt=dt, t_end=t_end, record_interval=20 * dt))
 
 
+def magnetic_marbles(distance: float = 0.04, radius: float = 0.005, mass: float = 0.004, moment: float = 0.05,
+                     restitution: float = 0.5, t_end: float = 0.6, dt: float = 5e-4) -> Scene:
+    """Two magnetic marbles (free, translating spheres, ``mass`` kg, ``radius`` m, a dipole of ``moment`` A·m²
+    along x at each centre) released at rest head to tail ``distance`` m apart, centre to centre, in free space.
+
+    They attract (U = −2kp²/r³), meet, bounce with ``restitution`` e until the rebounds would last less than
+    a step and then stay together: they snap (theory §7). No gravity: the pair's momentum stays zero.
+    """
+    from .model.scene import ContactSphere
+
+    def marble(name, x, color):
+        return Body(name=name, role="free", translate=True, position=(x, 0.0, 0.0),
+                    shapes=(Sphere(radius=radius, mass=mass),), dipoles=(Dipole((0.0, 0.0, 0.0), (moment, 0.0, 0.0)),),
+                    contacts=(ContactSphere((0.0, 0.0, 0.0), radius),), color=color)
+
+    return Scene(name="magnetic marbles", bodies=[marble("marble1", 0.0, (0.8, 0.3, 0.2, 1.0)),
+                                                  marble("marble2", distance, (0.2, 0.3, 0.8, 1.0))],
+                 gravity=(0.0, 0.0, 0.0), restitution=restitution,
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=10 * dt))
+
+
+def bouncing_ball(height: float = 1.0, radius: float = 0.02, mass: float = 0.1, restitution: float = 0.8,
+                  t_end: float = 5.0, dt: float = 1e-3) -> Scene:
+    """A ball (free, translating sphere) dropped from rest ``height`` m above a floor (its lowest point above the
+    plane z = 0) with restitution e < 1.
+
+    The n-th rebound rises e^{2n}·height; the impacts come ever faster and add up to the rest time
+    √(2h/g)(1+e)/(1−e); once a rebound would last less than a step the ball rests on the floor instead of
+    bouncing on (no Zeno hang; theory §7). ``splitting2``: gravity alone, every step is exact.
+    """
+    from .model.scene import ContactSphere, StaticWall
+
+    ball = Body(name="ball", role="free", translate=True, position=(0.0, 0.0, height + radius),
+                shapes=(Sphere(radius=radius, mass=mass),), contacts=(ContactSphere((0.0, 0.0, 0.0), radius),),
+                color=(0.8, 0.3, 0.2, 1.0))
+    floor = StaticWall(kind="plane", name="floor", point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0))
+    return Scene(name="bouncing ball", bodies=[ball], gravity=(0.0, 0.0, -9.81), restitution=restitution,
+                 walls=(floor,), settings=Settings(method="splitting2", dt=dt, t_end=t_end, record_interval=10 * dt))
+
+
 BUILDERS.update({
     "t-handle-mesh": t_handle_mesh,
     "physical-pendulum": physical_pendulum,
@@ -279,4 +319,6 @@ BUILDERS.update({
     "compass-rotating": compass_rotating,
     "newtons-cradle": newtons_cradle,
     "colliding-pendulums": colliding_pendulums,
+    "magnetic-marbles": magnetic_marbles,
+    "bouncing-ball": bouncing_ball,
 })

@@ -231,3 +231,36 @@ def test_methods_comparison(tmp_path):
     assert e["sphere_drift"]["orbit"] > 1e-2 > 1e-7 > s["sphere_drift"]["orbit"]
     assert res["claim_holds"]
     assert (tmp_path / "energy_error.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_magnetic_marbles_snap_together(tmp_path):
+    res = load("magnetic_marbles").main(outdir=tmp_path)
+    d0, R, m, p, k = 0.04, 0.005, 0.004, 0.05, 1e-7
+    # relative motion, reduced mass m/2, U(r) = −2kp²/r³ (head to tail): t = ∫_{2R}^{d0} dr / √(4(U(d0) − U(r))/m);
+    # the substitution r = d0 − x² removes the 1/√ singularity at d0 (here, not the example's s ∈ [0, 1])
+    def U(r):
+        return -2 * k * p * p / r**3
+
+    T = quad(lambda x: 2 * x / np.sqrt(4 * (U(d0) - U(d0 - x * x)) / m), 0, np.sqrt(d0 - 2 * R),
+             epsabs=0, epsrel=1e-13)[0]
+    assert res["first_contact_s"] == pytest.approx(T, rel=1e-10)  # measured 1.0e-11 at dt = 0.5 ms
+    assert res["snapped_at_s"] is not None and res["impacts"] >= 2
+    assert abs(res["final_gap_m"]) < 1e-12 and res["final_relative_speed_m_s"] < 1e-12
+    assert res["momentum_max_kg_m_s"] == 0.0  # mirror-symmetric pair
+    # all the magnetic energy released between d0 and contact went into the impacts
+    assert res["energy_taken_by_contacts_J"] == pytest.approx(U(d0) - U(2 * R), rel=1e-6)
+    assert res["claim_holds"]
+    assert (tmp_path / "events.csv").exists()
+
+
+def test_bouncing_ball_rests_at_the_zeno_time(tmp_path):
+    res = load("bouncing_ball").main(outdir=tmp_path)
+    h, e, g = 1.0, 0.8, 9.81
+    heights = np.asarray(res["rebound_heights_m"])
+    np.testing.assert_allclose(heights, h * e ** (2 * np.arange(1, len(heights) + 1)), rtol=1e-9)
+    t_rest = np.sqrt(2 * h / g) * (1 + e) / (1 - e)
+    # the ball settles when a rebound would last less than a step (1 ms): at most 2·dt/(1 − e) early
+    assert t_rest - 2e-3 / (1 - e) <= res["rest_at_s"] < t_rest
+    assert res["rest_at_s"] + res["flights_left_out_s"] == pytest.approx(t_rest, rel=1e-10)
+    assert res["final_height_m"] == 0.0 and res["final_speed_m_s"] < 1e-12
+    assert res["claim_holds"]

@@ -10,7 +10,8 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
   motion. The fastest angular frequency is estimated at the start from the spin |ω₀| and from the
   torques' stiffness: each moving body is turned by ±ε about the three lab axes, the torque's change
   gives K (N·m/rad), and ω ≈ √(‖K‖ / λ_min) with λ_min the smallest non-zero principal moment about
-  the pivot. dt·ω above :data:`MAX_STEP_PHASE` warns (the splitting and RK4 lose accuracy quickly
+  the pivot; a translating body is also moved by ±δ along the lab axes, and the force's change gives
+  ω ≈ √(‖∂F/∂x‖ / M). dt·ω above :data:`MAX_STEP_PHASE` warns (the splitting and RK4 lose accuracy quickly
   beyond; a pendulum that later swings close to a magnet is caught by the energy check instead).
 
 After (:func:`postflight`): the energy balance. Pivot friction takes energy at the rate
@@ -97,6 +98,18 @@ def fastest_frequency(system: System, eps: float = 1e-4) -> float:
                 e = 6 * b + 2 * k + s
                 U[e, b] = U[e, b] @ R.T  # rows (body axes in lab) turned by R
     T = evaluate(system, system.kin_body, U, 0.0).torque  # (6B, B, 3)
+    if system.any_translating:
+        # translating bodies also oscillate in position: ω ≈ √(‖∂F/∂x‖ / M), x moved by ±eps·(1 cm) per lab axis
+        h = 1e-2 * eps
+        X = np.repeat(system.pivot[None], 6 * B, axis=0)
+        for b in range(B):
+            for k in range(3):
+                X[6 * b + 2 * k, b, k] += h
+                X[6 * b + 2 * k + 1, b, k] -= h
+        F = evaluate(system, system.kin_body, np.repeat(system.U0[None], 6 * B, axis=0), 0.0, X=X).force
+        for b in np.flatnonzero(system.translating):
+            K = np.stack([(F[6 * b + 2 * k, b] - F[6 * b + 2 * k + 1, b]) / (2 * h) for k in range(3)], axis=1)
+            w = max(w, float(np.sqrt(np.linalg.norm(K, 2) / system.mass[b])))
     for b in range(B):
         K = np.stack([(T[6 * b + 2 * k, b] - T[6 * b + 2 * k + 1, b]) / (2 * eps) for k in range(3)], axis=1)
         lam = system.moments[b][system.inv_moments[b] > 0]

@@ -1,5 +1,5 @@
-"""Contacts between the bodies the simulator moves: pendulums (hinged or not) and fixed bodies carrying
-contact spheres, and static walls (theory §7).
+"""Contacts between the bodies the simulator moves: pendulums (hinged or not), translating free bodies and
+fixed bodies carrying contact spheres, and static walls (theory §7).
 
 The driver (:func:`run`) steps the integrator (``splitting4`` or ``splitting2``) from grid time k·dt to
 (k+1)·dt and then evaluates every gap: sphere–sphere of different bodies, ``|x_a − x_b| − r_a − r_b``, and
@@ -12,7 +12,9 @@ the final bracket where g ≥ 0, so the impulse is applied before the surfaces o
 advanced to that time by the same step, every contact whose gap is at most :data:`TOUCH_RTOL`·(r_a + r_b)
 there is collected, and :func:`~pem_physics.engine.impulses.resolve_contacts` resolves them
 (:mod:`~pem_physics.engine.impulses`: effective mass ``K = −[r]× W [r]×`` with W the lab inverse
-inertia about the pivot, ``a aᵀ/(a·I·a)`` through a hinge; fixed bodies and walls K = 0).
+inertia about the pivot, ``a aᵀ/(a·I·a)`` through a hinge; ``K = 𝟙/M − [r]× W [r]×`` about the centre of
+mass of a translating body, whose momentum p takes the impulse J as its L takes r × J; fixed bodies and
+walls K = 0).
 
 Deterministic order of simultaneous contacts: sphere pairs sorted by (first sphere, second sphere)
 in scene order (bodies in order, each body's contact spheres in order), then sphere–wall pairs
@@ -25,8 +27,14 @@ the remaining length, and the gaps are checked again.
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact
 pair that received an impulse in a resolution, its impulses summed). Limits: a grazing contact whose
 gap is positive at both ends of a step is missed (choose dt short against the time a sphere takes to
-cross its own size); a contact that keeps pressing (resting or sliding, theory §7 constraint) is not
-modelled: it is passed through with a warning.
+cross its own size). Resting contacts (theory §7, Zeno): when an impact involving a translating body would
+rebound too slowly to leave for a step (e·|v_n| ≤ a_n·dt, a_n the normal acceleration with which the
+forces press the sides together), it is resolved with e = 0 (event kind ``"rest"``) and the pair is held
+closed from then on (:func:`_hold`: after each step overlaps are pushed apart along the normal, the
+translating sides sharing it by 1/M, and approach velocities removed with e = 0 impulses; the energy this
+takes is booked with the impacts'), frictionless, so a resting body slides freely along the surface,
+until the gap opens by itself after a step (event ``"lift-off"``). Contacts between pendulums and fixed
+bodies cannot rest: one that keeps pressing is passed through with a warning.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from ..errors import SimulationError, ValidationError
 from . import walls as wallmod
 from .events import brent
 from .impulses import Contact, ContactBody, resolve_contacts
+from .torques import evaluate
 
 #: Integrators the contact driver can restart with a step of any length.
 CONTACT_METHODS = ("splitting4", "splitting2")
@@ -56,10 +65,13 @@ MAX_EVENTS_PER_STEP = 1000
 @dataclass
 class EventLog:
     """Impacts of a run: N rows. t (N,) s; body1, body2 (N,) names (body2 may be a wall, normal from 2 to 1);
-    kind (N,) ``"impact"``; impulse (N,3) N·s on body1 (−impulse on body2); point (N,3) m and normal (N,3)
-    lab; energy_loss: total kinetic energy taken by all impacts, J. orientation (N,B,3,3): every moving body's
+    kind (N,) ``"impact"``, ``"rest"`` (a contact settles: a plastic impact, or none if already still) or
+    ``"lift-off"`` (a resting contact opens; zero impulse); impulse (N,3) N·s on body1 (−impulse on body2);
+    point (N,3) m and normal (N,3) lab; energy_loss: total energy taken by all impacts and by holding resting
+    contacts (:func:`_hold`), J. orientation (N,B,3,3): every moving body's
     orientation at the impact (rows = body axes in lab; an impulse leaves it unchanged), so a bake can key the
-    pose at the impact instant; in memory only (not in :meth:`arrays`)."""
+    pose at the impact instant; position (N,B,3): every moving body's centre of rotation then (moves for
+    translating bodies); both in memory only (not in :meth:`arrays`)."""
 
     t: list = field(default_factory=list)
     body1: list = field(default_factory=list)
@@ -70,6 +82,7 @@ class EventLog:
     normal: list = field(default_factory=list)
     energy_loss: float = 0.0
     orientation: list = field(default_factory=list)
+    position: list = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.t)
@@ -114,7 +127,8 @@ class ContactModel:
     """The contact geometry of a checked scene compiled to ``system``.
 
     S spheres: ``owner`` (S,) moving-body index or −1 (on a fixed body), ``center`` (S,3) body coordinates
-    about the pivot (moving) or lab (fixed), ``radius`` (S,) m. P pairs: sphere pairs ``(a, b)`` first, then
+    about the centre of rotation (moving: pivot, or centre of mass of a free body) or lab (fixed),
+    ``radius`` (S,) m. P pairs: sphere pairs ``(a, b)`` first, then
     sphere–wall pairs ``(a, wall)``; ``scale`` (P,) m is r_a + r_b (r_a for a wall).
     """
 
@@ -123,10 +137,13 @@ class ContactModel:
         owner, center, radius, labels, names, e_item = [], [], [], [], [], []
         for i, body in enumerate(scene.bodies):
             e_b = scene.restitution if body.restitution is None else body.restitution
+            # a free body turns about its centre of mass: its spheres are kept relative to that (as its dipoles)
+            shift = (np.asarray(body.resolved_mass_properties(f"bodies[{i}]").center_of_mass, float)
+                     if body.contacts and body.role == "free" else np.zeros(3))
             for k, c in enumerate(body.contacts):
                 owner.append(moving.get(i, -1))
                 # fixed bodies do not move: keep their spheres in the lab
-                center.append(np.asarray(c.center, float) if i in moving
+                center.append(np.asarray(c.center, float) - shift if i in moving
                               else np.asarray(body.position, float) + np.asarray(c.center, float) @ body.orientation)
                 radius.append(float(c.radius))
                 labels.append(f"bodies[{i}].contacts[{k}]")
@@ -162,20 +179,26 @@ class ContactModel:
         self.e = np.array(e, dtype=float)
         self.scale = np.array(scale, dtype=float)
         self.warnings: list = []
+        #: resting contacts (pair indices; see ``_hold``) and the run's step (s), set by :func:`run`
+        self.resting: set = set()
+        self.dt = 0.0
 
     # ------------------------------------------------------------------ geometry
-    def positions(self, U: np.ndarray) -> np.ndarray:
-        """Lab sphere centres (S,3) m for orientations U (B,3,3) (rows = body axes in lab)."""
+    def positions(self, U: np.ndarray, C: np.ndarray | None = None) -> np.ndarray:
+        """Lab sphere centres (S,3) m for orientations U (B,3,3) (rows = body axes in lab) and centres of
+        rotation C (B,3) m (default: the pivots; translating bodies pass their positions)."""
+        C = self.system.pivot if C is None else C
         X = self.center.copy()
         mv = self.owner >= 0
         if mv.any():
             o = self.owner[mv]
-            X[mv] = self.system.pivot[o] + np.einsum("sij,si->sj", U[o], self.center[mv])
+            X[mv] = C[o] + np.einsum("sij,si->sj", U[o], self.center[mv])
         return X
 
-    def gaps(self, U: np.ndarray) -> np.ndarray:
-        """Gaps (P,) m of every pair at orientations U (B,3,3): positive apart, negative overlapping."""
-        X = self.positions(U)
+    def gaps(self, U: np.ndarray, C: np.ndarray | None = None) -> np.ndarray:
+        """Gaps (P,) m of every pair at orientations U (B,3,3), centres C (B,3): positive apart, negative
+        overlapping."""
+        X = self.positions(U, C)
         out = np.empty(len(self.pairs))
         n = self.n_sphere_pairs
         if n:
@@ -193,9 +216,9 @@ class ContactModel:
             return self.labels[a], self.labels[b]
         return self.labels[a], f"walls[{b}]"
 
-    def check_start(self, U: np.ndarray) -> None:
+    def check_start(self, U: np.ndarray, C: np.ndarray | None = None) -> None:
         """Raise a ValidationError naming both items when spheres overlap each other or a wall at t = 0."""
-        g = self.gaps(U)
+        g = self.gaps(U, C)
         bad = np.flatnonzero(g < -OVERLAP_RTOL * self.scale)
         if len(bad):
             p = int(bad[0])
@@ -246,7 +269,7 @@ def _shifted(cls):
 def _state(integ, t0: float):
     """A copy of the integrator's state at time t0 (arrays copied; the clock restarts at t0)."""
     c = copy.copy(integ)
-    for key in ("Q", "L", "T", "J"):
+    for key in ("Q", "L", "T", "J", "X", "P") + (("F",) if len(integ.moving_x) else ()):
         setattr(c, key, getattr(integ, key).copy())
     c._decay = {}  # the friction decay cache is keyed by the step length: keep Brent's lengths out of it
     c.__class__ = _shifted(type(integ))
@@ -265,13 +288,21 @@ def _step(state, h: float):
 
 def _commit(integ, state, steps: int) -> None:
     integ.Q, integ.L, integ.T = state.Q.copy(), state.L.copy(), state.T.copy()
+    integ.X, integ.P = state.X.copy(), state.P.copy()
+    if len(integ.moving_x):
+        integ.F = state.F.copy()
     integ.steps_done = steps
 
 
+def _pose(state) -> tuple[np.ndarray, np.ndarray]:
+    """Orientations (B,3,3) and centres of rotation (B,3) of the one-member state."""
+    return state.orientation()[0], state.X[0]
+
+
 def _contact_bodies(model: ContactModel, state) -> list:
-    """ContactBody (pendulum or hinged) of each moving body at the state."""
+    """ContactBody of each moving body at the state: pendulum (hinged or not) or, translating, free."""
     sys_ = model.system
-    U = state.orientation()[0]
+    U, C = _pose(state)
     w = state.angular_velocity()[0]
     out = []
     for b in range(sys_.n_bodies):
@@ -280,25 +311,79 @@ def _contact_bodies(model: ContactModel, state) -> list:
             W = np.outer(a, a) / float(state.J[0, b])
         else:
             W = U[b].T @ sys_.kin_body.inv_inertia[b] @ U[b]
-        out.append(ContactBody("pendulum", np.inf, sys_.pivot[b], W, np.zeros(3), w[b], sys_.names[b]))
+        if sys_.translating[b]:
+            M = float(sys_.mass[b])
+            out.append(ContactBody("free", M, C[b], W, state.P[0, b] / M, w[b], sys_.names[b]))
+        else:
+            out.append(ContactBody("pendulum", np.inf, C[b], W, np.zeros(3), w[b], sys_.names[b]))
     return out
 
 
 def _kinetic(state) -> float:
-    return 0.5 * float(np.einsum("bi,bi->", state.angular_velocity()[0], state.L[0]))
+    """Kinetic energy (J) of the one-member state: rotation ½ω·L plus translation |p|²/2M."""
+    P = state.P[0]
+    return 0.5 * float(np.einsum("bi,bi->", state.angular_velocity()[0], state.L[0])
+                       + np.einsum("bi,bi,b->", P, P, 1.0 / state.system.mass))
+
+
+def _apply(model: ContactModel, state, ct: Contact, J: np.ndarray, C: np.ndarray) -> None:
+    """Apply the impulse J (3,) N·s at contact ct to the state's momenta (in place): body ct.i gets J at the
+    contact point, body ct.j −J; a translating body's p changes by ±J, every body's L by ±r × J about its
+    centre of rotation C (B,3) (through the hinge axis for a hinged body)."""
+    sys_ = model.system
+    for side, sign in ((ct.i, 1.0), (ct.j, -1.0)):
+        if side is None:
+            continue
+        dL = sign * np.cross(ct.point - C[side], J)
+        if sys_.translating[side]:
+            state.P[0, side] += sign * J
+        if sys_.hinged[side]:
+            a = sys_.hinge_axis[side]
+            state.L[0, side] += float(a @ dL) * a
+        else:
+            state.L[0, side] += dL
+
+
+def _pressing(model: ContactModel, state, ct: Contact) -> float | None:
+    """The normal acceleration (m/s²) with which the forces press the two sides of ct together (> 0: pressing),
+    from the translating sides' forces; None when no side translates (a resting contact needs one)."""
+    sys_ = model.system
+    a, any_free = np.zeros(3), False
+    for side, sign in ((ct.i, 1.0), (ct.j, -1.0)):
+        if side is not None and sys_.translating[side]:
+            a += sign * state.F[0, side] / sys_.mass[side]
+            any_free = True
+    return -float(ct.normal @ a) if any_free else None
 
 
 def _resolve(model: ContactModel, state, t: float, log: EventLog) -> int:
-    """Apply the impulses of every touching contact at the state (in place); the number of pairs hit."""
-    sys_ = model.system
-    U = state.orientation()[0]
-    X = model.positions(U)
-    g = model.gaps(U)
+    """Apply the impulses of every touching contact at the state (in place); the number of pairs hit.
+
+    A contact whose rebound would be too slow to leave for even a step (e·|v_n| ≤ a_n·dt, a_n the normal
+    acceleration pressing the sides together) settles instead (theory §7, Zeno): e = 0 and it becomes a
+    resting contact (``model.resting``, kept closed by :func:`_hold`); resting contacts take e = 0.
+    """
+    U, C = _pose(state)
+    X = model.positions(U, C)
+    g = model.gaps(U, C)
     touch = [int(p) for p in np.flatnonzero(g <= TOUCH_RTOL * model.scale)]
     if not touch:
         return 0
     bodies = _contact_bodies(model, state)
     contacts = [model.contact(p, X, float(g[p])) for p in touch]
+    settle = []
+    for k, p in enumerate(touch):
+        ct = contacts[k]
+        if p in model.resting:
+            ct.e = 0.0
+            continue
+        a_n = _pressing(model, state, ct)
+        if a_n is not None and a_n > 0:
+            v2 = np.zeros(3) if ct.j is None else bodies[ct.j].velocity_at(ct.point)
+            v_n = float(ct.normal @ (bodies[ct.i].velocity_at(ct.point) - v2))
+            if ct.e * max(-v_n, 0.0) <= a_n * model.dt:
+                ct.e = 0.0
+                settle.append(p)
     E0 = _kinetic(state)
     applied = resolve_contacts(bodies, contacts)
     total: dict = {}
@@ -306,33 +391,85 @@ def _resolve(model: ContactModel, state, t: float, log: EventLog) -> int:
         total[k] = total.get(k, 0.0) + J
     for k, J in total.items():
         ct = contacts[k]
-        for side, sign in ((ct.i, 1.0), (ct.j, -1.0)):
-            if side is None:
-                continue
-            dL = sign * np.cross(ct.point - sys_.pivot[side], J)
-            if sys_.hinged[side]:
-                a = sys_.hinge_axis[side]
-                state.L[0, side] += float(a @ dL) * a
-            else:
-                state.L[0, side] += dL
-        log.t.append(t)
-        log.body1.append(sys_.names[ct.i])
-        log.body2.append(model.other_name(touch[k], ct))
-        log.kind.append("impact")
-        log.impulse.append(np.array(J, float))
-        log.point.append(np.array(ct.point, float))
-        log.normal.append(np.array(ct.normal, float))
-        log.orientation.append(U.copy())
+        _apply(model, state, ct, J, C)
+        _log(model, log, t, "rest" if touch[k] in settle else "impact", touch[k], ct, J, U, C)
+    for p in settle:
+        if p not in [touch[k] for k in total]:  # settled without an impulse (already at rest on contact)
+            k = touch.index(p)
+            _log(model, log, t, "rest", p, contacts[k], np.zeros(3), U, C)
+    model.resting.update(settle)
     if total:
         log.energy_loss += E0 - _kinetic(state)
-    return len(total)
+    return len(total) + len(settle)
+
+
+def _log(model: ContactModel, log: EventLog, t: float, kind: str, p: int, ct: Contact, J, U, C) -> None:
+    sys_ = model.system
+    log.t.append(t)
+    log.body1.append(sys_.names[ct.i])
+    log.body2.append(model.other_name(p, ct))
+    log.kind.append(kind)
+    log.impulse.append(np.array(J, float))
+    log.point.append(np.array(ct.point, float))
+    log.normal.append(np.array(ct.normal, float))
+    log.orientation.append(U.copy())
+    log.position.append(np.array(C, float))
+
+
+def _energy(state) -> float:
+    """Total energy (J) of the one-member splitting state: kinetic + gravitational + field + dipole–dipole."""
+    sys_ = state.system
+    res = evaluate(sys_, sys_.kin_principal, state.Q, state.t, X=state.X, energies=True)
+    return _kinetic(state) + float(res.gravity_energy.sum() + res.field_energy.sum() + res.dipole_energy.sum())
+
+
+def _hold(model: ContactModel, state) -> tuple[float, list]:
+    """Keep the resting contacts closed at the end of a step (theory §7: rest instead of ever shorter
+    flights). Each resting pair that overlaps is pushed apart along its normal, the translating sides
+    sharing the overlap in proportion to 1/M, and then no resting pair may approach (impulses with e = 0,
+    the full effective masses). A pair found apart (gap above the touch tolerance) has lifted off: the
+    forces no longer press it. Modifies the state in place (forces and torques re-evaluated); returns the
+    energy (J) the correction took and the pairs that lifted off — the caller books them when it keeps
+    the state.
+    """
+    if not model.resting:
+        return 0.0, []
+    sys_ = model.system
+    U, C = _pose(state)
+    g = model.gaps(U, C)
+    lifted = sorted(p for p in model.resting if g[p] > TOUCH_RTOL * model.scale[p])
+    held = sorted(p for p in model.resting if p not in lifted)
+    if not held:
+        return 0.0, lifted
+    E0 = _energy(state)
+    X = model.positions(U, C)
+    for p in held:
+        if g[p] >= 0:
+            continue
+        ct = model.contact(p, X, float(g[p]))
+        sides = [(b, sign) for b, sign in ((ct.i, 1.0), (ct.j, -1.0)) if b is not None and sys_.translating[b]]
+        w = sum(1.0 / sys_.mass[b] for b, _ in sides)
+        for b, sign in sides:
+            state.X[0, b] += (sign * -g[p] * (1.0 / sys_.mass[b]) / w) * ct.normal
+    U, C = _pose(state)
+    X = model.positions(U, C)
+    g = model.gaps(U, C)
+    contacts = []
+    for p in held:
+        ct = model.contact(p, X, float(g[p]))
+        ct.e = 0.0
+        contacts.append(ct)
+    for k, J in resolve_contacts(_contact_bodies(model, state), contacts):
+        _apply(model, state, contacts[k], J, C)
+    state.T = state._torque(state.t)  # the closing kick's torque and force, at the corrected positions
+    return E0 - _energy(state), lifted
 
 
 def _approaching(model: ContactModel, state, pairs) -> list:
     """The pairs among ``pairs`` whose contact points approach each other at the state."""
-    U = state.orientation()[0]
-    X = model.positions(U)
-    g = model.gaps(U)
+    U, C = _pose(state)
+    X = model.positions(U, C)
+    g = model.gaps(U, C)
     bodies = _contact_bodies(model, state)
     out = []
     for p in pairs:
@@ -344,36 +481,52 @@ def _approaching(model: ContactModel, state, pairs) -> list:
 
 
 def _advance_step(model: ContactModel, state, t_end: float, log: EventLog):
-    """The state at t_end from ``state`` (at state.t, inside the step), impacts on the way resolved."""
+    """The state at t_end from ``state`` (at state.t, inside the step), impacts on the way resolved and
+    resting contacts held (:func:`_hold`; they are not events)."""
+    def keep(trial, held):
+        loss, lifted = held
+        log.energy_loss += loss
+        for p in lifted:
+            model.resting.discard(p)
+            U, C = _pose(trial)
+            ct = model.contact(p, model.positions(U, C), 0.0)
+            _log(model, log, t_end, "lift-off", p, ct, np.zeros(3), U, C)
+        return trial
+
     for _ in range(MAX_EVENTS_PER_STEP):
         tc = state.t
         trial = _step(state, t_end - tc)
-        g1 = model.gaps(trial.orientation()[0])
-        hit = np.flatnonzero(g1 < -GAP_RTOL * model.scale)
-        if not len(hit):
-            return trial
-        g0 = model.gaps(state.orientation()[0])
-        inside = [int(p) for p in hit if g0[p] < 0]
+        held = _hold(model, trial)
+        g1 = model.gaps(*_pose(trial))
+        hit = [int(p) for p in np.flatnonzero(g1 < -GAP_RTOL * model.scale) if p not in model.resting]
+        if not hit:
+            return keep(trial, held)
+        g0 = model.gaps(*_pose(state))
+        inside = [p for p in hit if g0[p] < 0]
         if inside and _approaching(model, state, inside):
             t_hit = tc  # touching at the start and approaching: the impact is now
         else:
             if inside:
                 _persistent(model, inside, tc)
-            crossing = [int(p) for p in hit if g0[p] >= 0]
+            crossing = [p for p in hit if g0[p] >= 0]
             if not crossing:
-                return trial
+                return keep(trial, held)
 
             def g(t, crossing=crossing, tc=tc, start=state):
-                return float(np.min(model.gaps(_step(start, t - tc).orientation()[0])[crossing]))
+                return float(np.min(model.gaps(*_pose(_step(start, t - tc)))[crossing]))
 
             t_hit = brent(g, tc, t_end, float(np.min(g0[crossing])), float(np.min(g1[crossing])), side="a")
             state = _step(state, t_hit - tc)
         if not _resolve(model, state, t_hit, log):
             # nothing approaches at the contact: it presses without an impact (not modelled); let it through
-            _persistent(model, [int(p) for p in hit], t_hit)
-            return trial if t_hit == tc else _step(state, t_end - t_hit)
+            _persistent(model, hit, t_hit)
+            if t_hit == tc:
+                return keep(trial, held)
+            trial = _step(state, t_end - t_hit)
+            return keep(trial, _hold(model, trial))
     raise SimulationError(f"more than {MAX_EVENTS_PER_STEP} impacts within one step before t = {t_end:.6g} s: "
-                          "the contacts chatter (a resting contact, not modelled); try e closer to 1", time=t_end)
+                          "the contacts chatter (a resting contact between pendulums, not modelled); try e closer to 1",
+                          time=t_end)
 
 
 def _persistent(model: ContactModel, pairs, t: float) -> None:
@@ -401,6 +554,7 @@ def run(model: ContactModel, integ, marks: list, record, check, progress=None, s
     """
     log = EventLog()
     dt = integ.dt
+    model.dt = dt
     records, times, loss = [record(integ, 0.0)], [0.0], [0.0]
     state = _state(integ, 0.0)
     steps = marks[-1]

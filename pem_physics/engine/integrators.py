@@ -25,6 +25,13 @@ that matters for a 1-DOF rotation about the lab axis a).
 - ``dop853``: adaptive 8th-order Runge–Kutta (scipy) on quaternions, the
   high-accuracy reference.
 
+Translating bodies (``System.translating``; theory §7) add their centre-of-mass positions X (E,B,3) m
+and momenta P (E,B,3) kg·m/s to the state (rows of bodies that do not translate hold the pivot and
+zero). The splitting kicks P by the forces as it kicks L by the torques (about the centres of mass X)
+and drifts X by h·P/M as it turns the bodies: kinetic energy |P|²/2M + rotational energy is the
+drift's Hamiltonian, the potential the kick's, so the schemes stay symplectic and of their order.
+``dop853`` integrates X and P too; PEM's schemes do not translate (they refuse such systems).
+
 Friction and the uniform field may differ between ensemble members
 (``System.member_friction`` (E,), ``System.member_field`` (E,3); see ``System.per_member``);
 every integrator honours them.
@@ -66,7 +73,8 @@ def omega_lab(system: System, kin, U, L, J=None):
 
 
 class Integrator:
-    """Common interface. ``U`` orientations in user body axes, ``L`` lab momenta, ``t`` time."""
+    """Common interface. ``U`` orientations in user body axes, ``L`` lab momenta, ``t`` time;
+    ``X`` (E,B,3) m centres of rotation and ``P`` (E,B,3) kg·m/s linear momenta (see the module docstring)."""
 
     name = ""
 
@@ -75,6 +83,10 @@ class Integrator:
         self.dt = dt
         self.steps_done = 0
         U0 = np.array(U0, dtype=float)
+        E = U0.shape[0]
+        self.X = np.broadcast_to(system.pivot, (E,) + system.pivot.shape).copy()
+        self.P = np.broadcast_to(system.mass[:, None] * system.velocity0, self.X.shape).copy()
+        self.moving_x = np.flatnonzero(system.translating)  # indices of the translating bodies
         self.J = system.hinge_inertia(U0)  # (E,B); meaningful only where hinged
         I_lab = np.einsum("ebji,bjk,ebkl->ebil", U0, system.kin_body.inertia, U0)
         L0 = np.einsum("ebij,ebj->ebi", I_lab, omega0)
@@ -100,6 +112,14 @@ class Integrator:
 
     def angular_velocity(self) -> np.ndarray:
         return omega_lab(self.system, self.system.kin_body, self.U, self.L, self.J)
+
+    def position(self) -> np.ndarray:
+        """Centres of rotation (E,B,3) m, lab: pivots, centres of mass of free bodies (moving if translating)."""
+        return self.X
+
+    def linear_momentum(self) -> np.ndarray:
+        """Linear momenta (E,B,3) kg·m/s, lab, of the translating bodies (zero rows for the others)."""
+        return self.P
 
 
 class Splitting(Integrator):
@@ -134,7 +154,12 @@ class Splitting(Integrator):
         self.T = self._torque(0.0)
 
     def _torque(self, t):
-        return evaluate(self.system, self.system.kin_principal, self.Q, t).torque
+        """Torques (E,B,3) at the current state and time t; the forces (translating systems) go to ``self.F``."""
+        if not len(self.moving_x):
+            return evaluate(self.system, self.system.kin_principal, self.Q, t).torque
+        res = evaluate(self.system, self.system.kin_principal, self.Q, t, X=self.X)
+        self.F = res.force
+        return res.torque
 
     def orientation(self):
         return np.einsum("bij,ebjk->ebik", self.system.axes, self.Q)
@@ -150,6 +175,9 @@ class Splitting(Integrator):
         undamped run gets, and a member with c > 0 those of a single run with that c.
         """
         sys, T = self.system, self.T
+        if len(self.moving_x):
+            tr = self.moving_x
+            self.P[:, tr] += h * self.F[:, tr]
         c = sys.friction if sys.member_friction is None else sys.member_friction
         if sys.member_friction is None and c == 0.0:
             if self.all_free:
@@ -230,7 +258,11 @@ class Splitting(Integrator):
         return Q
 
     def _drift(self, h):
-        """Exact free rotation over h (free bodies: see ``_drift_plan``; hinged: about the hinge axis)."""
+        """Exact free rotation over h (free bodies: see ``_drift_plan``; hinged: about the hinge axis), and the
+        free flight x += h·p/M of the translating bodies."""
+        if len(self.moving_x):
+            tr = self.moving_x
+            self.X[:, tr] += (h / self.system.mass[tr])[:, None] * self.P[:, tr]
         if self.all_free:
             self.Q = self._turn_free(self.Q, self.L, h)
             return
@@ -316,6 +348,13 @@ class PemScheme(Integrator):
     def __init__(self, system, dt, U0, omega0, rk4=True):
         self.rk4 = rk4
         self.name = "pem-rk4" if rk4 else "pem-euler"
+        if system.any_translating:
+            from ..errors import ValidationError
+
+            who = system.names[int(np.flatnonzero(system.translating)[0])]
+            raise ValidationError("settings.method", f"{self.name!r} cannot run translating bodies ({who!r} has "
+                                  "translate = true): PEM's schemes only turn bodies about fixed points; use "
+                                  "splitting4, splitting2 or dop853")
         super().__init__(system, dt, U0, omega0)
 
     def _init(self, U0, L0, omega0):
@@ -407,12 +446,20 @@ class Dop853(Integrator):
     def _rhs(self, t, y):
         E, B = self.q.shape[:2]
         sys = self.system
-        q = y[: E * B * 4].reshape(E, B, 4)
-        L = y[E * B * 4:].reshape(E, B, 3)
+        n = E * B
+        q = y[: n * 4].reshape(E, B, 4)
+        L = y[n * 4: n * 7].reshape(E, B, 3)
         q = q / np.linalg.norm(q, axis=-1, keepdims=True)
         U = quat_to_orientation(q)
         w = omega_lab(sys, sys.kin_body, U, L, self.J)
-        T = evaluate(sys, sys.kin_body, U, t).torque - sys.damping(w)
+        translating = sys.any_translating
+        if translating:
+            X = y[n * 7: n * 10].reshape(E, B, 3)
+            P = y[n * 10:].reshape(E, B, 3)
+            res = evaluate(sys, sys.kin_body, U, t, X=X)
+        else:
+            res = evaluate(sys, sys.kin_body, U, t)
+        T = res.torque - sys.damping(w)
         if sys.hinged.any():
             a = sys.hinge_axis
             T = np.where(sys.hinged[:, None], np.einsum("ebi,bi->eb", T, a)[..., None] * a, T)
@@ -421,13 +468,21 @@ class Dop853(Integrator):
         dq[..., 0] = -np.einsum("ebi,ebi->eb", w, q[..., 1:])
         dq[..., 1:] = w * q[..., :1] + cross(w, q[..., 1:])
         self.n_evals += 1
+        if translating:
+            tr = sys.translating[:, None]
+            dX = np.where(tr, P / sys.mass[:, None], 0.0)
+            dP = np.where(tr, res.force, 0.0)
+            return np.concatenate([0.5 * dq.ravel(), T.ravel(), dX.ravel(), dP.ravel()])
         return np.concatenate([0.5 * dq.ravel(), T.ravel()])
 
     def advance(self, n):
         from scipy.integrate import solve_ivp
 
         t0, t1 = self.t, (self.steps_done + n) * self.dt
-        y0 = np.concatenate([self.q.ravel(), self.L.ravel()])
+        parts = [self.q.ravel(), self.L.ravel()]
+        if self.system.any_translating:
+            parts += [self.X.ravel(), self.P.ravel()]
+        y0 = np.concatenate(parts)
         first = None if self._first_step is None else min(self._first_step, t1 - t0)
         sol = solve_ivp(self._rhs, (t0, t1), y0, method="DOP853", rtol=self.rtol, atol=self.atol,
                         first_step=first)
@@ -439,10 +494,14 @@ class Dop853(Integrator):
             # Restart the next chunk with the step size reached, not from scratch.
             self._first_step = float(sol.t[-1] - sol.t[-2]) or None
         E, B = self.q.shape[:2]
+        nb = E * B
         y = sol.y[:, -1]
-        q = y[: E * B * 4].reshape(E, B, 4)
+        q = y[: nb * 4].reshape(E, B, 4)
         self.q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-        self.L = y[E * B * 4:].reshape(E, B, 3)
+        self.L = y[nb * 4: nb * 7].reshape(E, B, 3)
+        if self.system.any_translating:
+            self.X = y[nb * 7: nb * 10].reshape(E, B, 3).copy()
+            self.P = y[nb * 10:].reshape(E, B, 3).copy()
         self.steps_done += n
 
 

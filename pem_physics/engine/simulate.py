@@ -115,7 +115,7 @@ class Trajectory:
     angular_momentum: np.ndarray  # (..., R, B, 3) lab, about the pivot
     angular_momentum_body: np.ndarray  # (..., R, B, 3)
     torque: np.ndarray            # (..., R, B, 3) lab, about the pivot, friction included
-    kinetic_energy: np.ndarray    # (..., R, B)
+    kinetic_energy: np.ndarray    # (..., R, B) rotational + translational (|p|²/2M)
     gravity_energy: np.ndarray    # (..., R, B)
     field_energy: np.ndarray      # (..., R, B)
     dipole_energy: np.ndarray     # (..., R)
@@ -125,6 +125,13 @@ class Trajectory:
     dipole_position: np.ndarray   # (..., R, D, 3) lab
     dipole_moment: np.ndarray     # (..., R, D, 3) lab
     dipole_owner: np.ndarray      # (D,) body index
+    #: centres of rotation, lab m: the pivot of a pendulum, the centre of mass of a free body — moving for a
+    #: translating one (theory §7); with ``orientation`` this places every body: a body point at b (body
+    #: coordinates about the centre) is at position + b @ orientation
+    position: np.ndarray | None = None         # (..., R, B, 3)
+    linear_momentum: np.ndarray | None = None  # (..., R, B, 3) kg·m/s lab, translating bodies (0 for the others)
+    velocity: np.ndarray | None = None         # (..., R, B, 3) m/s lab, centre-of-mass velocity (0 if not translating)
+    translating: np.ndarray | None = None      # (B,) bool
     method: str = ""
     dt: float = 0.0
     steps: int = 0
@@ -143,6 +150,18 @@ class Trajectory:
         """(..., R) kinetic + gravitational + field + dipole–dipole energy, J."""
         return (self.kinetic_energy.sum(-1) + self.gravity_energy.sum(-1)
                 + self.field_energy.sum(-1) + self.dipole_energy)
+
+    @property
+    def total_linear_momentum(self) -> np.ndarray:
+        """(..., R, 3) kg·m/s: Σ p of the translating bodies (pivots and fixed magnets excluded)."""
+        return self.linear_momentum.sum(-2)
+
+    @property
+    def total_angular_momentum(self) -> np.ndarray:
+        """(..., R, 3) kg·m²/s about the lab origin: Σ (L + x × p). A pendulum's L is about its pivot, so the
+        sum is the system's angular momentum only for scenes of free bodies (conserved without external
+        torques: isolated magnets, no gravity torque on free bodies)."""
+        return (self.angular_momentum + np.cross(self.position, self.linear_momentum)).sum(-2)
 
     def energy_drift(self) -> float:
         """max |E(t) − E(0)| / max(|E(0)|, scale) over all records (and members)."""
@@ -178,7 +197,8 @@ class Trajectory:
             raise ValueError("not an ensemble trajectory")
         kw = {}
         for name, value in self.__dict__.items():
-            if isinstance(value, np.ndarray) and name not in ("t", "pivot", "dipole_owner", "impact_loss"):
+            if isinstance(value, np.ndarray) and name not in ("t", "pivot", "dipole_owner", "impact_loss",
+                                                              "translating"):
                 kw[name] = value[e]
         return replace(self, ensemble=False, **kw)
 
@@ -187,16 +207,23 @@ class Trajectory:
 
 
 def _record(system: System, integ, t: float) -> dict:
-    return _record_state(system, integ.orientation(), integ.momentum(), integ.angular_velocity(), t)
+    return _record_state(system, integ.orientation(), integ.momentum(), integ.angular_velocity(), t,
+                         integ.position(), integ.linear_momentum())
 
 
-def _record_state(system: System, U: np.ndarray, L: np.ndarray, w: np.ndarray, t: float) -> dict:
+def _record_state(system: System, U: np.ndarray, L: np.ndarray, w: np.ndarray, t: float,
+                  X: np.ndarray | None = None, P: np.ndarray | None = None) -> dict:
     """Every recorded array of states U (N,B,3,3) (user body axes), L, w (N,B,3) at time t.
 
-    N runs over ensemble members, or over records of a time-independent scene (see ``_records``).
+    X, P (N,B,3): centres of rotation (m) and linear momenta (kg·m/s); None: the pivots and zero (no body
+    translates). N runs over ensemble members, or over records of a time-independent scene (see ``_records``).
     """
     kin = system.kin_body
-    res = evaluate(system, kin, U, t, energies=True)
+    if X is None:
+        X = np.broadcast_to(system.pivot, L.shape)
+    if P is None:
+        P = np.zeros(L.shape)
+    res = evaluate(system, kin, U, t, energies=True, X=X if system.any_translating else None)
     torque = res.torque - system.damping(w)
     if system.hinged.any():
         # The physical angular momentum of a hinged body is I_lab ω, not the stored ℓ·a.
@@ -204,6 +231,7 @@ def _record_state(system: System, U: np.ndarray, L: np.ndarray, w: np.ndarray, t
         L = np.where(system.hinged[:, None], np.einsum("ebij,ebj->ebi", I_lab, w), L)
     Ud = U[:, system.owner]
     s = np.einsum("edij,di->edj", Ud, kin.dpos)
+    v = P / system.mass[:, None]
     return dict(
         quaternion=orientation_to_quat(U),
         orientation=U.copy(),
@@ -212,14 +240,17 @@ def _record_state(system: System, U: np.ndarray, L: np.ndarray, w: np.ndarray, t
         angular_momentum=L.copy(),
         angular_momentum_body=np.einsum("ebij,ebj->ebi", U, L),
         torque=torque,
-        kinetic_energy=0.5 * np.einsum("ebi,ebi->eb", w, L),
+        kinetic_energy=0.5 * np.einsum("ebi,ebi->eb", w, L) + 0.5 * np.einsum("ebi,ebi->eb", v, P),
         gravity_energy=res.gravity_energy,
         field_energy=res.field_energy,
         dipole_energy=res.dipole_energy,
         orthonormality=orthonormality_error(U),
-        center_of_mass=system.pivot + np.einsum("ebij,bi->ebj", U, kin.com),
-        dipole_position=system.pivot[system.owner] + s,
+        center_of_mass=X + np.einsum("ebij,bi->ebj", U, kin.com),
+        dipole_position=X[:, system.owner] + s,
         dipole_moment=np.einsum("edij,di->edj", Ud, kin.dmom),
+        position=np.array(X, dtype=float),
+        linear_momentum=np.array(P, dtype=float),
+        velocity=v,
     )
 
 
@@ -288,7 +319,11 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     from . import compiled, scalar
 
     runner, load_s, kernels = None, 0.0, None
-    if compiled.supports(integ):
+    engine_note = None
+    if system.any_translating:
+        # The compiled and scalar engines have no translation in their state: numpy runs these scenes.
+        engine_note = "translating bodies run on the numpy engine (the compiled one has no translation yet)"
+    elif compiled.supports(integ):
         engine = "numba"
         # Compiling (first run) or loading the cached kernels is timed apart from the integration.
         t0 = _time.perf_counter()
@@ -329,7 +364,10 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
         info={"evaluations": getattr(integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s,
               "kernels": kernels},
-        friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss, **arrays)
+        friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
+        translating=system.translating.copy(), **arrays)
+    if engine_note is not None:
+        traj.info["engine_reason"] = engine_note
     if contacts is not None:
         traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contacts.py); "
                                  "the compiled engine does not run contact scenes yet")

@@ -73,7 +73,7 @@ class Kinematics:
 class System:
     names: list            # B names of the moving bodies
     scene_index: np.ndarray  # (B,) index of each moving body in scene.bodies
-    pivot: np.ndarray      # (B,3) m, lab
+    pivot: np.ndarray      # (B,3) m, lab: the centre of rotation (for a translating body: at t = 0)
     mass: np.ndarray       # (B,) kg
     kin_body: Kinematics
     kin_principal: Kinematics
@@ -99,6 +99,21 @@ class System:
     #: scalar above). member_friction (E,) N·m·s replaces ``friction``; member_field (E,3) T replaces ``field``.
     member_friction: np.ndarray | None = None
     member_field: np.ndarray | None = None
+    #: (B,) bool: the body's centre of mass moves (free body with ``translate``; theory §7). Its centre of
+    #: rotation is then the state's position x (E,B,3), starting at ``pivot``, with momentum p = M·velocity0.
+    translating: np.ndarray | None = None
+    velocity0: np.ndarray | None = None    # (B,3) m/s, lab; zero for bodies that do not translate
+
+    def __post_init__(self):
+        B = len(self.names)
+        if self.translating is None:
+            self.translating = np.zeros(B, dtype=bool)
+        if self.velocity0 is None:
+            self.velocity0 = np.zeros((B, 3))
+
+    @property
+    def any_translating(self) -> bool:
+        return bool(self.translating.any())
 
     @property
     def per_member(self) -> bool:
@@ -257,6 +272,7 @@ def compile_system(scene: Scene) -> System:
     """Arrays of a validated scene (call ``scene.checked()`` first)."""
     moving = [i for i, b in enumerate(scene.bodies) if b.moving]
     names, pivots, masses, coms, tensors, U0s, w0s, hinged, axes_h = [], [], [], [], [], [], [], [], []
+    translating, v0s = [], []
     owner, dpos, dmom = [], [], []
     for k, i in enumerate(moving):
         body = scene.bodies[i]
@@ -281,6 +297,8 @@ def compile_system(scene: Scene) -> System:
         U0s.append(U)
         w0s.append(np.asarray(body.angular_velocity, dtype=float))
         hinged.append(body.hinge is not None)
+        translating.append(body.translating)
+        v0s.append(np.asarray(body.velocity, dtype=float) if body.translating else np.zeros(3))
         axes_h.append(np.zeros(3) if body.hinge is None else np.asarray(body.hinge, dtype=float))
         for d in body.dipoles:
             owner.append(k)
@@ -339,4 +357,6 @@ def compile_system(scene: Scene) -> System:
         mu0=float(scene.mu0),
         friction=float(scene.friction),
         box=None if scene.periodic_box is None else np.asarray(scene.periodic_box, dtype=float),
+        translating=np.array(translating, dtype=bool),
+        velocity0=np.array(v0s).reshape(-1, 3),
     )

@@ -19,9 +19,14 @@ from .system import Kinematics, System
 
 @dataclass
 class TorqueResult:
-    """torque (E,B,3) N·m, lab, about the pivots; energies in J."""
+    """torque (E,B,3) N·m, lab, about the pivots (centres of mass of free bodies); energies in J.
+
+    force (E,B,3) N, lab: the total force on each body (gravity M·g plus the dipole forces), computed
+    only for systems with translating bodies (None otherwise; a pivot takes the force on a pendulum).
+    """
 
     torque: np.ndarray
+    force: np.ndarray | None = None
     gravity_energy: np.ndarray | None = None  # (E,B)
     field_energy: np.ndarray | None = None    # (E,B)
     dipole_energy: np.ndarray | None = None   # (E,) all dipole–dipole pairs, each counted once
@@ -117,8 +122,14 @@ def _all_pairs(system: System, r, p, rs, ms, k: float, energies: bool):
 
 def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
              sources: tuple[np.ndarray, np.ndarray] | None = None, *,
-             U_dipoles: np.ndarray | None = None, energies: bool = False) -> TorqueResult:
+             U_dipoles: np.ndarray | None = None, energies: bool = False,
+             X: np.ndarray | None = None) -> TorqueResult:
     """Torques (E,B,3) on every moving body at orientations U (E,B,3,3) and time t.
+
+    X: (E,B,3) m, lab centres of rotation (default ``system.pivot``); translating bodies' centres of
+    mass move, so a system with translating bodies passes its state's positions here. Torques are
+    about X (the dipole at r turns its body about x by (r − x) × F + p × B), and for such a system
+    the result also holds the forces (see :class:`TorqueResult`).
 
     sources: lab (r, m) of fixed/driven dipoles at t (default: exact kinematics).
     U_dipoles: orientations that place the dipoles for the dipole–dipole terms when they
@@ -129,8 +140,18 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     Rg = np.einsum("ebij,bi->ebj", U, kin.com)
     torque = system.mass[:, None] * cross(Rg, system.gravity)
     result = TorqueResult(torque)
+    translating = system.any_translating
+    centre = system.pivot if X is None else X
+    if translating:
+        result.force = np.broadcast_to(system.mass[:, None] * system.gravity, torque.shape).copy()
     if energies:
         result.gravity_energy = -system.mass * np.einsum("ebi,i->eb", Rg, system.gravity)
+        if translating:
+            # A translating body's height counts from the lab origin (its centre of rotation moves);
+            # other bodies keep theirs from the pivot, as always.
+            com = np.broadcast_to(centre, Rg.shape) + Rg
+            result.gravity_energy = np.where(system.translating, -system.mass * np.einsum(
+                "ebi,i->eb", com, system.gravity), result.gravity_energy)
         result.field_energy = np.zeros(torque.shape[:2])
         result.dipole_energy = np.zeros(E)
     D = system.n_dipoles
@@ -140,7 +161,7 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     Ud = (U if U_dipoles is None else U_dipoles)[:, system.owner]
     s = np.einsum("edij,di->edj", Ud, kin.dpos)
     p = np.einsum("edij,di->edj", Ud, kin.dmom)
-    r = system.pivot[system.owner] + s
+    r = centre[..., system.owner, :] + s
     Bext = system.external_field(t)
     k = system.mu0 / (4 * np.pi)
     # PEM turns a dipole in the external field with the body's own (corrected) frame U, while its
@@ -155,6 +176,8 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
             Td = cross(s, F) + cross(p, Bdd) + cross(pe, np.broadcast_to(Bext, pe.shape))
         if energies:
             result.dipole_energy = Ud_.sum(axis=1)
+        if translating:
+            result.force += plan.to_bodies(F)
     else:
         Td = cross(p if pe is None else pe, np.broadcast_to(Bext, p.shape))
     result.torque = torque + plan.to_bodies(Td)

@@ -28,14 +28,17 @@ from ..model.rotations import continuous_signs, matrix_to_quat
 def world_matrices(U: np.ndarray, pivot_m: np.ndarray, M0: np.ndarray, unit: float = 1.0) -> np.ndarray:
     """World matrices (N,4,4) of one body from its orientations U (N,3,3) (U[0] = pose of M0).
 
-    pivot_m: (3,) pivot in metres (the core's lab frame = Blender world × unit).
+    pivot_m: (3,) pivot in metres (the core's lab frame = Blender world × unit), or (N,3) the moving
+    centre of rotation of a translating body (``Trajectory.position[:, b]``); then
+    M(t) = T(P(t)) · A(t) · T(−P(0)) · M₀.
     """
     U = np.asarray(U, dtype=float)
     A = np.swapaxes(U, -1, -2) @ U[0]
     P = np.asarray(pivot_m, dtype=float) / unit
+    P0 = P if P.ndim == 1 else P[0]
     out = np.zeros(U.shape[:-2] + (4, 4))
     out[..., :3, :3] = A
-    out[..., :3, 3] = P - A @ P
+    out[..., :3, 3] = P - A @ P0
     out[..., 3, 3] = 1.0
     return out @ np.asarray(M0, dtype=float)
 

@@ -22,11 +22,15 @@ ARRAYS = ("t", "quaternion", "orientation", "omega", "omega_body", "angular_mome
           "angular_momentum_body", "torque", "kinetic_energy", "gravity_energy", "field_energy",
           "dipole_energy", "orthonormality", "pivot", "center_of_mass", "dipole_position",
           "dipole_moment", "dipole_owner")
+#: Written by this version, optional on reading (older files lack them): centres of rotation (…,R,B,3) m,
+#: linear momenta (…,R,B,3) kg·m/s and velocities (…,R,B,3) m/s of the bodies, which bodies translate (B,).
+MOTION_ARRAYS = ("position", "linear_momentum", "velocity", "translating")
 
 
 def write_npz(traj: Trajectory, path) -> None:
     """All trajectory arrays plus names and run facts in one compressed NPZ."""
     data = {k: getattr(traj, k) for k in ARRAYS}
+    data.update({k: getattr(traj, k) for k in MOTION_ARRAYS if getattr(traj, k) is not None})
     data["names"] = np.array(traj.names)
     data["total_energy"] = traj.total_energy
     meta = dict(method=traj.method, dt=traj.dt, steps=traj.steps, complete=traj.complete,
@@ -40,7 +44,8 @@ def write_npz(traj: Trajectory, path) -> None:
 
 
 def csv_columns(traj: Trajectory) -> tuple[list[str], np.ndarray]:
-    """Header and (R, C) table: per body quaternion, Euler angles, ω lab/body, L body, torque, energies."""
+    """Header and (R, C) table: per body quaternion, Euler angles, ω lab/body, L body, torque, energies;
+    a translating body adds its centre-of-mass position x (m) and linear momentum p (kg·m/s), lab."""
     if traj.ensemble:
         raise ValueError("CSV holds one scene; write ensemble members one at a time (traj.member(e))")
     cols, blocks = ["t"], [traj.t[:, None]]
@@ -59,6 +64,9 @@ def csv_columns(traj: Trajectory) -> tuple[list[str], np.ndarray]:
         add("energy", np.stack([traj.kinetic_energy[:, b], traj.gravity_energy[:, b],
                                 traj.field_energy[:, b]], -1), ("kinetic", "gravity", "field"))
         add("orthonormality", traj.orthonormality[:, b, None], ("err",))
+        if traj.translating is not None and traj.translating[b]:
+            add("x", traj.position[:, b], "xyz")
+            add("p", traj.linear_momentum[:, b], "xyz")
     cols += ["energy_dipole", "energy_total"]
     blocks += [traj.dipole_energy[:, None], traj.total_energy[:, None]]
     return cols, np.concatenate(blocks, axis=1)
@@ -95,6 +103,10 @@ def summary(traj: Trajectory) -> dict:
         "warnings": list(traj.info.get("warnings", [])),
         "orthonormality_error_max": float(np.max(traj.orthonormality)),
         "complete": traj.complete,
+        **({} if traj.translating is None or not traj.translating.any() else {
+            "translating": [n for n, m in zip(traj.names, traj.translating) if m],
+            "linear_momentum_final": traj.total_linear_momentum[..., -1, :].tolist(),
+            "angular_momentum_about_origin_final": traj.total_angular_momentum[..., -1, :].tolist()}),
         **({} if traj.events is None else {"events": traj.events.counts(), "impacts": len(traj.events),
                                            "impact_energy_loss_J": float(traj.events.energy_loss)}),
     }

@@ -62,7 +62,7 @@ SETTINGS_KEYS = ("method", "dt", "t_end", "record_interval", "rtol", "atol")
 ORIENTATION_KEYS = ("quaternion", "axes", "euler_deg")
 BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
     "angular_velocity", "angular_velocity_body", "hinge", "color", "shapes", "mass_properties", "dipoles",
-    "motion", "contacts", "restitution")
+    "motion", "contacts", "restitution", "translate", "velocity")
 CONTACT_KEYS = ("center", "radius")
 PAIR_KEYS = ("bodies", "restitution")
 WALL_KEYS = {"plane": ("kind", "name", "restitution", "point", "normal"),
@@ -505,7 +505,14 @@ def _body(d, path: str, index: int, u: Units, base_dir) -> Body:
         color=_get(d, "color", path, _color, default=None),
         contacts=tuple(_contact(c, f"{path}.contacts[{k}]", u) for k, c in enumerate(
             _get(d, "contacts", path, lambda x, p: _array_of_tables(x, p), default=[]))),
-        restitution=_get(d, "restitution", path, _restitution, default=None))
+        restitution=_get(d, "restitution", path, _restitution, default=None),
+        translate=_get(d, "translate", path, _boolean, default=False),
+        velocity=_get(d, "velocity", path, lambda x, p: _vector(x, p, u.velocity), default=np.zeros(3)))
+    if "translate" in d and role != "free":
+        raise ValidationError(f"{path}.translate", f"only free bodies translate (role is {role!r})")
+    if "velocity" in d and not body.translate:
+        raise ValidationError(f"{path}.velocity", "only a translating body has a velocity: add translate = true "
+                              "(to a free body)")
     if role in ("pendulum", "free") and body.mass_properties is None and shapes:
         # Catch overflowing sums (e.g. huge densities) here, before the model's eigen-decomposition sees them.
         with np.errstate(over="ignore", invalid="ignore"):
@@ -833,6 +840,9 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
     out["axes"] = _floats(b.orientation)
     if b.moving:
         out["angular_velocity"] = _floats(b.angular_velocity)
+    if b.translating:
+        out["translate"] = True
+        out["velocity"] = _floats(b.velocity)
     if b.hinge is not None:
         out["hinge"] = _floats(b.hinge)
     if b.color is not None:

@@ -471,6 +471,9 @@ class _Writer:
     def _check_scene(self):
         sc = self.scene
         for i, b in enumerate(sc.bodies):
+            if b.translating:
+                raise ValidationError(f"bodies[{i}].translate", f"PEM has no translation: {b.name!r} is a translating "
+                                      "free body, which a UDF file cannot express (write a TOML scene instead)")
             if b.contacts:
                 raise ValidationError(f"bodies[{i}].contacts", f"PEM has no contacts: {b.name!r} carries contact "
                                       "spheres, which a UDF file cannot express (write a TOML scene instead)")

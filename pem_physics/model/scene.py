@@ -185,6 +185,9 @@ class Body:
     role: ``pendulum`` rotates about its pivot ``position``; ``free`` rotates
     about its centre of mass; ``fixed`` magnets stay put; ``driven`` magnets
     follow ``motion``. Fixed and driven bodies only carry dipoles.
+    translate: a free body whose centre of mass also moves (6 DOF: gravity and dipole forces push it;
+    theory §7); False keeps it turning about a fixed centre of mass. velocity: (3,) m/s, lab, the initial
+    velocity of the centre of mass of a translating body.
     shapes: inertia shapes (:mod:`pem_physics.inertia`) in body coordinates;
     mass_properties: an override (PEM's ``analysis``) used instead of the shapes.
     hinge: a lab-frame axis; the body then only turns about it (1 DOF).
@@ -204,10 +207,17 @@ class Body:
     #: contact spheres (body coordinates) and the body's own restitution (None: the scene's)
     contacts: Sequence[ContactSphere] = ()
     restitution: float | None = None
+    translate: bool = False
+    velocity: Sequence[float] = (0.0, 0.0, 0.0)
 
     @property
     def moving(self) -> bool:
         return self.role in ("pendulum", "free")
+
+    @property
+    def translating(self) -> bool:
+        """Whether the body's centre of mass moves (a free body with ``translate``)."""
+        return self.role == "free" and bool(self.translate)
 
     def resolved_mass_properties(self, path: str = ""):
         """The mass properties the simulation uses (override, else the sum of the shapes)."""
@@ -240,6 +250,10 @@ class Body:
         if not isinstance(self.name, str) or not self.name:
             raise ValidationError(f"{path}.name", "expected a non-empty string")
         v.choice(self.role, f"{path}.role", ROLES)
+        if not isinstance(self.translate, (bool, np.bool_)):
+            raise ValidationError(f"{path}.translate", f"expected true or false, got {self.translate!r}")
+        if self.translate and self.role != "free":
+            raise ValidationError(f"{path}.translate", f"only free bodies translate (role is {self.role!r})")
         out = replace(
             self,
             position=v.vector(self.position, f"{path}.position"),
@@ -254,10 +268,17 @@ class Body:
                            for i, c in enumerate(self.contacts)),
             restitution=None if self.restitution is None
             else restitution_value(self.restitution, f"{path}.restitution"),
+            translate=bool(self.translate),
+            velocity=v.vector(self.velocity, f"{path}.velocity"),
         )
-        if out.contacts and self.role not in ("pendulum", "fixed"):
-            raise ValidationError(f"{path}.contacts", f"only pendulum and fixed bodies take part in contacts yet "
-                                  f"(role is {self.role!r}: it would need translation)")
+        if np.any(out.velocity) and not out.translating:
+            raise ValidationError(f"{path}.velocity", "only a translating body (a free body with translate = true) "
+                                  "has a velocity")
+        if out.translating and self.hinge is not None:
+            raise ValidationError(f"{path}.hinge", "a translating body cannot be hinged (a hinge is a fixed axis)")
+        if out.contacts and not (self.role in ("pendulum", "fixed") or out.translating):
+            raise ValidationError(f"{path}.contacts", "only pendulum, fixed and translating free bodies "
+                                  f"(translate = true) take part in contacts (role is {self.role!r}, not translating)")
         if self.role == "driven":
             if not isinstance(self.motion, (ConstantVelocity, EllipticOrbit)):
                 raise ValidationError(f"{path}.motion",

@@ -246,7 +246,7 @@ def test_bad_contact_input_is_named():
     scene = cradle()
     scene.bodies[0].role = "free"
     scene.bodies[0].hinge = None
-    with pytest.raises(ValidationError, match=r"^bodies\[0\]\.contacts: only pendulum and fixed bodies"):
+    with pytest.raises(ValidationError, match=r"^bodies\[0\]\.contacts: only pendulum, fixed and translating free "):
         scene.checked()
 
 

@@ -80,7 +80,7 @@ def test_scenes_without_contacts_are_written_as_before():
     assert "contacts" not in doc["bodies"][0]
 
 
-@pytest.mark.parametrize("name", ["newtons-cradle", "colliding-pendulums"])
+@pytest.mark.parametrize("name", ["newtons-cradle", "colliding-pendulums", "magnetic-marbles", "bouncing-ball"])
 def test_example_files_match_the_builders(name):
     scene = load_scene(SCENES / (name.replace("-", "_") + ".toml"))
     ref = examples.build(name)

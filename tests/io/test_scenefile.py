@@ -86,8 +86,8 @@ def assert_equivalent(a: Scene, b: Scene, atol: float = 1e-15, rtol: float = 1e-
     assert len(a.bodies) == len(b.bodies)
     for i, (x, y) in enumerate(zip(a.bodies, b.bodies)):
         p = f"bodies[{i}]"
-        assert (x.name, x.role) == (y.name, y.role), p
-        for key in ("position", "orientation", "angular_velocity"):
+        assert (x.name, x.role, x.translate) == (y.name, y.role, y.translate), p
+        for key in ("position", "orientation", "angular_velocity", "velocity"):
             _close(getattr(x, key), getattr(y, key), f"{p}.{key}", rtol, atol)
         for key in ("hinge", "color"):
             assert (getattr(x, key) is None) == (getattr(y, key) is None), f"{p}.{key}"
