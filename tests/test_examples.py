@@ -264,3 +264,16 @@ def test_bouncing_ball_rests_at_the_zeno_time(tmp_path):
     assert res["rest_at_s"] + res["flights_left_out_s"] == pytest.approx(t_rest, rel=1e-10)
     assert res["final_height_m"] == 0.0 and res["final_speed_m_s"] < 1e-12
     assert res["claim_holds"]
+
+
+def test_ball_in_ring_leaves_at_y_1_and_lands_at_the_bottom(tmp_path):
+    # Worked out here: leaving at θ = 120° (y = 1, x = √3) with v² = 7 − 2·1·(2 + 1) = 1 along
+    # (cos 120°, sin 120°), the parabola x = √3 − t/2, y = 1 + (√3/2)t − t²/2 reaches (0, −2) — the bottom of
+    # the ring — at t = 2√3.
+    res = load("ball_in_ring").main(outdir=tmp_path)
+    np.testing.assert_allclose(res["lift_off_at_m"], [np.sqrt(3.0), 1.0], atol=1e-8)
+    assert abs(res["flight_s"] - 2 * np.sqrt(3.0)) < 1e-8
+    np.testing.assert_allclose(res["strike_at_m"], [0.0, -2.0], atol=1e-8)
+    assert res["energy_drift_relative"] < 1e-9
+    assert (tmp_path / "ball_in_ring.png").is_file()
+    assert res["claim_holds"]
