@@ -184,3 +184,80 @@ def test_bad_run_arguments_are_refused_by_name(kw, words):
         edmd.run(s, **args)
     for word in words:
         assert word in str(exc.value)
+
+
+def morton_by_hand(c, d):
+    """Z-order code of one cell (d integer coordinates), bit by bit: bit b of axis k goes to d·b + d − 1 − k."""
+    code = 0
+    for b in range(21):
+        for k in range(d):
+            code |= ((int(c[k]) >> b) & 1) << (d * b + d - 1 - k)
+    return code
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_spatial_order_sorts_by_the_z_order_of_the_cells(d):
+    rng = np.random.default_rng(4)
+    nc = np.array([7, 5, 9][:d])
+    width = np.array([1.1, 0.9, 1.3][:d])
+    x = rng.uniform(0, nc * width, size=(300, d))
+    order = edmd.spatial_order(x, width, nc)
+    assert sorted(order.tolist()) == list(range(300))
+    codes = [morton_by_hand(np.floor(x[i] / width).astype(int), d) for i in order]
+    assert codes == sorted(codes)
+    # equal cells keep the given order (stable)
+    for a, b in zip(order[:-1], order[1:]):
+        ca = morton_by_hand(np.floor(x[a] / width).astype(int), d)
+        cb = morton_by_hand(np.floor(x[b] / width).astype(int), d)
+        assert ca < cb or a < b
+
+
+def test_particle_rows_start_a_cache_line():
+    for n in (1, 7, 4000):
+        a = edmd.aligned_zeros((n, 8))
+        assert a.shape == (n, 8) and a.ctypes.data % 64 == 0 and not a.any()
+
+
+@needs_numba
+def test_event_queue_pops_in_time_order():
+    import numba
+
+    @numba.njit
+    def drain(keys, heap, hpos, hkey):
+        # a 4-ary heap built by rescheduling every item from +inf, then emptied by moving the top to +inf
+        n = keys.shape[0]
+        for i in range(n):
+            heap[i] = i
+            hpos[i] = i
+            hkey[i] = np.inf
+        for i in range(n):
+            edmd._reheap(heap, hpos, hkey, i, keys[i])
+        out = np.empty(n)
+        for k in range(n):
+            i = heap[0]
+            out[k] = hkey[0]
+            edmd._reheap(heap, hpos, hkey, i, np.inf)
+        return out
+
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 5, 17, 1000):
+        keys = np.round(rng.exponential(size=n), 2)  # with ties
+        out = drain(keys, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n))
+        assert np.array_equal(out, np.sort(keys))
+
+
+@needs_numba
+def test_repeat_runs_are_bit_identical_and_logs_use_the_states_indices():
+    s = random_system(11, 120, 3, True, True)
+    a = edmd.run(s, 3.0, log=True)
+    b = edmd.run(s, 3.0, log=True)
+    assert np.array_equal(a.log.time, b.log.time) and np.array_equal(a.log.i, b.log.i)
+    assert np.array_equal(a.state.positions, b.state.positions) and a.virial == b.virial
+    # a logged pair was in contact at its time, in the state's numbering (the engine stores Z order)
+    eng = ReferenceEngine(s)
+    eng.advance(float(a.log.time[0]) - 1e-12, 10_000)
+    x = eng.positions_at(float(a.log.time[0]))
+    i, j = int(a.log.i[0]), int(a.log.j[0])
+    dr = x[i] - x[j]
+    dr -= s.box * np.round(dr / s.box)
+    assert np.linalg.norm(dr) == pytest.approx(s.radii[i] + s.radii[j], rel=1e-9)
