@@ -1,7 +1,8 @@
 """Blender data ↔ pem_physics: the only place that knows both (Bonsai's ``tool`` layer).
 
 Frames. Blender world coordinates are in Blender units (BU); the core's lab frame is the same
-axes in metres: x_lab = unit · x_world, ``unit`` = ``scene.unit_settings.scale_length``. A body's
+axes in metres: x_lab = unit · x_world, ``unit`` = ``scene.unit_settings.scale_length``; velocities
+are stored like lengths (BU/s: Blender shows them × scale_length, in m/s), v_lab = unit · v. A body's
 frame has the object's world rotation R (scale removed) as axes, so the core orientation is
 U = Rᵀ (rows = body axes in lab), and its origin at the reference point P: the pivot for a
 pendulum, the object origin otherwise. Body coordinates of a local point v:
@@ -406,6 +407,12 @@ def build_scene(context):
             mp, _ = mass_properties(obj, context, M)
             kw["mass_properties"] = mp.translated(offset)
             kw["angular_velocity"] = exact(p, "angular_velocity")
+            if role == "free" and p.translate:
+                if p.use_hinge:
+                    raise AddonError(f"Object '{obj.name}': Hinge and Translate are both on, but a translating body "
+                                     "cannot be hinged (a hinge is a fixed axis): turn one of them off")
+                kw["translate"] = True
+                kw["velocity"] = unit * exact(p, "velocity")
             if p.use_hinge:
                 axis = exact(p, "hinge_axis")
                 if not np.linalg.norm(axis) > 0:
@@ -415,7 +422,7 @@ def build_scene(context):
             raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
         if role == "driven":
             if p.motion == "CONSTANT_VELOCITY":
-                kw["motion"] = ConstantVelocity(exact(p, "velocity"))
+                kw["motion"] = ConstantVelocity(unit * exact(p, "velocity"))
             else:
                 kw["motion"] = EllipticOrbit(center=unit * exact(p, "orbit_center"), r1=unit * exact(p, "orbit_r1"),
                                              r2=unit * exact(p, "orbit_r2"), angular_velocity=exact(p, "orbit_omega"),
@@ -469,6 +476,8 @@ _BODY_FIELDS = {
     "angular_velocity": "Angular Velocity (Physics ▸ Magnetic Pendulum)",
     "hinge": "hinge axis (Physics ▸ Magnetic Pendulum)",
     "motion": "motion (Physics ▸ Magnetic Pendulum)",
+    "translate": "Translate (Physics ▸ Magnetic Pendulum)",
+    "velocity": "Velocity (Physics ▸ Magnetic Pendulum)",
 }
 
 
@@ -626,6 +635,9 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             if body.hinge is not None:
                 p.use_hinge = True
                 set_exact(p, "hinge_axis", tuple(np.asarray(body.hinge, float)))
+        if body.translating:
+            p.translate = True
+            set_exact(p, "velocity", tuple(np.asarray(body.velocity, float) / unit))
         if body.role == "pendulum":
             piv = bpy.data.objects.new(f"{body.name}_pivot", None)
             piv.empty_display_type = "SPHERE"
@@ -638,7 +650,7 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             m = body.motion
             if isinstance(m, ConstantVelocity):
                 p.motion = "CONSTANT_VELOCITY"
-                set_exact(p, "velocity", tuple(np.asarray(m.velocity, float)))
+                set_exact(p, "velocity", tuple(np.asarray(m.velocity, float) / unit))
             else:
                 p.motion = "ORBIT"
                 set_exact(p, "orbit_center", tuple(np.asarray(m.center) / unit))

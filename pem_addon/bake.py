@@ -16,6 +16,7 @@ import numpy as np
 
 from ..pem_physics.engine import checks
 from ..pem_physics.engine import contacts as contact_driver
+from ..pem_physics.engine.integrators import make_integrator
 from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
@@ -28,6 +29,12 @@ ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy
 
 #: A body may turn at most this much between consecutive keys (else sub-frame keys are written).
 MAX_KEY_ANGLE = np.radians(45.0)
+
+#: A translating body's keyed path (straight lines between keys) may stray from its simulated centre at most
+#: this fraction of the body's size (its radius of gyration about the centre of mass) between keys; else
+#: sub-frame keys are written. A free fall sags g·Δt²/8 between keys Δt apart (2.1 mm at 24 fps): a marble
+#: gets sub-frame keys, a football one per frame. Impacts are not sags: they get keys of their own.
+MAX_KEY_SAG = 0.05
 
 
 @dataclass
@@ -79,11 +86,16 @@ def prepare(context) -> Plan:
     try:  # meaningless scenes (dipoles of two bodies at one point, …) are refused before anything runs
         system = compile_system(core)
         checks.preflight(core, system)
+        if system.any_translating and core.settings.method.startswith("pem-"):
+            # PEM's schemes refuse translating bodies when built, which would be on the bake's thread: built
+            # here, the refusal comes before anything runs, in the panel's words
+            make_integrator(core.settings.method, system, core.settings.dt, system.U0[None], system.omega0[None])
         if core.has_contacts:  # a wrong integrator or spheres overlapping at the start: refused by name now
             contact_driver.check_method(core.settings.method)
             contact_driver.ContactModel(core, system).check_start(system.U0)
     except ValidationError as err:
-        raise AddonError(adapters.object_message(str(err), objects)) from err
+        walls = [o for o in adapters.pem_objects(scene) if o.pem.role == "WALL"]  # core.walls, in their order
+        raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
                 adapters.record_plan(fps, dt, substeps)[1], moved, parents)
 
@@ -97,15 +109,16 @@ def run(plan: Plan, progress=None, stop=None) -> Trajectory:
 MIN_IMPACT_KEY_GAP = 1e-3
 
 
-def impact_keys(plan: Plan, traj: Trajectory, t_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(times (K,) s, orientations (K,B,3,3)) of the impacts that get keys of their own: one per impact
-    instant (simultaneous impacts of a resolution share one), none within :data:`MIN_IMPACT_KEY_GAP` frames
-    of a regular key at ``t_keys`` (s) or of another impact key. The poses are the core's, at the located
-    impact time (:attr:`pem_physics.engine.contacts.EventLog.orientation`)."""
+def impact_keys(plan: Plan, traj: Trajectory, t_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times (K,) s, orientations (K,B,3,3), centres (K,B,3) m) of the impacts that get keys of their own:
+    one per impact instant (simultaneous impacts of a resolution share one), none within
+    :data:`MIN_IMPACT_KEY_GAP` frames of a regular key at ``t_keys`` (s) or of another impact key. The poses
+    are the core's, at the located impact time (:attr:`pem_physics.engine.contacts.EventLog.orientation` and
+    ``.position``: a translating body's centre there, the kink of its path)."""
     ev = traj.events
     B = traj.orientation.shape[1]
     if ev is None or not len(ev.t):
-        return np.empty(0), np.empty((0, B, 3, 3))
+        return np.empty(0), np.empty((0, B, 3, 3)), np.empty((0, B, 3))
     t_ev = np.asarray(ev.t, dtype=float)
     first = np.r_[0, np.flatnonzero(np.diff(t_ev) != 0) + 1]  # the rows of one resolution are consecutive
     gap = MIN_IMPACT_KEY_GAP / plan.fps
@@ -116,16 +129,76 @@ def impact_keys(plan: Plan, traj: Trajectory, t_keys: np.ndarray) -> tuple[np.nd
         if all(abs(t_ev[i] - x) > gap for x in near) and t_ev[i] < taken[-1]:
             keep.append(i)
             taken = np.insert(taken, k, t_ev[i])
-    return t_ev[keep], np.asarray([ev.orientation[i] for i in keep]).reshape(-1, B, 3, 3)
+    return (t_ev[keep], np.asarray([ev.orientation[i] for i in keep]).reshape(-1, B, 3, 3),
+            np.asarray([ev.position[i] for i in keep]).reshape(-1, B, 3))
+
+
+def _key_records(n: int, stride: int) -> np.ndarray:
+    """Indices of the records keyed at ``stride``: every stride-th, and the last."""
+    idx = np.arange(0, n, stride)
+    return idx if idx[-1] == n - 1 else np.r_[idx, n - 1]
+
+
+def path_sag(t: np.ndarray, x: np.ndarray, stride: int, t_events=()) -> float:
+    """Largest distance (m) between a record of the path x (R,3) at times t (R,) and the straight line between
+    the keys around it, keys at every ``stride``-th record. A key interval holding an event (its time strictly
+    inside) counts no sag: the event gets a key of its own (:func:`impact_keys`), which splits it at the kink."""
+    idx = _key_records(len(t), stride)
+    n = np.diff(idx)
+    a, b = np.repeat(idx[:-1], n), np.repeat(idx[1:], n)
+    i = np.arange(idx[0], idx[-1])
+    w = ((t[i] - t[a]) / (t[b] - t[a]))[:, None]
+    sag = np.linalg.norm(x[i] - (x[a] + w * (x[b] - x[a])), axis=-1)
+    ev = np.sort(np.asarray(t_events, dtype=float))
+    if len(ev):
+        sag[np.searchsorted(ev, t[a], side="right") < np.searchsorted(ev, t[b], side="left")] = 0.0
+    return float(sag.max(initial=0.0))
+
+
+def path_stride(t: np.ndarray, x: np.ndarray, per_frame: int, tol: float, t_events=()) -> int:
+    """Records to skip between keys (a power of two dividing per_frame, as :func:`key_stride`) so that the keyed
+    path of a translating body stays within ``tol`` (m) of its simulated path (:func:`path_sag`)."""
+    stride = per_frame
+    while stride > 1 and path_sag(t, x, stride, t_events) > tol:
+        stride //= 2
+    return stride
+
+
+def body_size(body) -> float:
+    """A moving body's size (m) for :data:`MAX_KEY_SAG`: its radius of gyration √(tr I / 2M) about the centre
+    of mass (0.77·r for a ball of radius r)."""
+    mp = body.resolved_mass_properties()
+    return float(np.sqrt(np.trace(np.asarray(mp.inertia, float)) / (2.0 * mp.mass)))
+
+
+def _translating(traj: Trajectory) -> np.ndarray:
+    """(B,) bool: which moving bodies of the trajectory move their centre (older trajectories: none)."""
+    B = traj.orientation.shape[1]
+    return np.zeros(B, bool) if traj.translating is None else np.asarray(traj.translating, bool)
+
+
+def key_stride(plan: Plan, traj: Trajectory) -> int:
+    """One stride for every body: no key-to-key turn over :data:`MAX_KEY_ANGLE`, no translating body's keyed
+    path further than :data:`MAX_KEY_SAG` of its size from the simulated one."""
+    q_all = traj.quaternion
+    stride = min(core_bake.key_stride(q_all[:, k], plan.per_frame, MAX_KEY_ANGLE) for k in range(q_all.shape[1]))
+    moving = [b for b in plan.core.bodies if b.moving]
+    t_ev = traj.events.t if traj.events is not None else ()
+    for k in np.flatnonzero(_translating(traj)):
+        body = next(b for b in moving if b.name == traj.names[k])
+        tol = MAX_KEY_SAG * body_size(body)
+        stride = min(stride, path_stride(traj.t, traj.position[:, k], stride, tol, t_ev))
+    return stride
 
 
 def _keys_for(plan: Plan, traj: Trajectory, stride: int):
     """{object: (frames, basis matrices)} for every object that moves: keys at every ``stride``-th record,
-    and at each impact instant (sub-frame keys with the pose there, so a strike is sharp at any frame rate)."""
-    idx = np.arange(0, len(traj.t), stride)
-    if idx[-1] != len(traj.t) - 1:
-        idx = np.r_[idx, len(traj.t) - 1]
-    t_ev, U_ev = impact_keys(plan, traj, traj.t[idx])
+    and at each impact instant (sub-frame keys with the pose there, so a strike is sharp at any frame rate).
+    A translating body's keys follow its moving centre (``Trajectory.position``); a pendulum's and a turning
+    free body's turn about their fixed pivot or centre of mass."""
+    idx = _key_records(len(traj.t), stride)
+    t_ev, U_ev, X_ev = impact_keys(plan, traj, traj.t[idx])
+    translating = _translating(traj)
     order = np.argsort(np.r_[traj.t[idx], t_ev], kind="stable")
     t = np.r_[traj.t[idx], t_ev][order]
     frames = plan.frame_start + t * plan.fps
@@ -135,7 +208,11 @@ def _keys_for(plan: Plan, traj: Trajectory, stride: int):
         if body.role in ("pendulum", "free"):
             k = moving[body.name]
             U = np.concatenate([traj.orientation[idx, k], U_ev[:, k]])[order]
-            W = core_bake.world_matrices(U, traj.pivot[k], M0, plan.unit)
+            if translating[k]:
+                X = np.concatenate([traj.position[idx, k], X_ev[:, k]])[order]
+                W = core_bake.world_matrices(U, X, M0, plan.unit)
+            else:
+                W = core_bake.world_matrices(U, traj.pivot[k], M0, plan.unit)
         elif body.role == "driven":
             U0 = np.asarray(body.orientation)
             P0 = np.asarray(body.position) / plan.unit
@@ -156,9 +233,7 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
     """Write the keys; returns the number of keys per channel. All-or-nothing."""
     if not traj.complete:
         raise AddonError("the simulation did not finish; nothing was baked")
-    q_all = traj.quaternion
-    stride = min(core_bake.key_stride(q_all[:, k], plan.per_frame, MAX_KEY_ANGLE) for k in range(q_all.shape[1]))
-    keys = _keys_for(plan, traj, stride)
+    keys = _keys_for(plan, traj, key_stride(plan, traj))
     decomposed = {}
     for obj, (frames, basis) in keys.items():  # all checks before any change
         try:
@@ -231,9 +306,11 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     rate = traj.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
     sp.last_engine = engine
     load = traj.info.get("compile_or_load_s", 0.0)
+    reason = traj.info.get("engine_reason")
     sp.status = (f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
                  f"{ENGINE_NAMES.get(engine, engine)} engine, {rate:.3g} steps/s"
-                 + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else ""))
+                 + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else "")
+                 + (f"; {reason}" if reason else ""))
     n = len(traj.t)
     pick = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(int))
     scene["pem_diagnostics"] = {
@@ -257,21 +334,40 @@ CONFIRM_SECONDS = 60.0
 PRIOR_RATE = {"numba": 1e5, "numpy": 500.0}
 
 
+#: Why a scene runs on numpy although numba is there (as the core says it: Trajectory.info["engine_reason"]).
+TRANSLATING_REASON = "translating bodies run on the numpy engine (the compiled one has no translation yet)"
+
+
+def expected_engine(context) -> tuple[str, str | None]:
+    """(engine a bake of the scene will run on, "numba" or "numpy"; why numpy, or None) from the panel's
+    settings alone (cheap enough for a redraw; never raises): translating free bodies run on numpy whatever
+    is installed."""
+    from ..pem_physics import jit
+
+    if any(o.pem.role == "FREE" and o.pem.translate for o in adapters.pem_objects(context.scene)):
+        return "numpy", TRANSLATING_REASON
+    if jit.installed():
+        return "numba", None
+    return "numpy", jit.unavailable_reason()
+
+
 def estimate(context) -> tuple[int, float, bool]:
     """(integration steps of a bake now, estimated seconds, whether the speed was measured).
 
     Seconds at the last bake's speed on this scene, or before any bake at :data:`PRIOR_RATE` of the
-    engine that will run, divided among the moving bodies.
+    engine that will run, divided among the moving bodies. A speed measured on the compiled engine is not
+    promised to a scene that will now run on numpy (Translate turned on since); the other way round the
+    measured speed errs long, and is kept.
     """
-    from ..pem_physics import jit
-
     fps, dt, substeps, t_end, _ = adapters.time_settings(context)
     steps = int(round(t_end / dt))
     sp = context.scene.pem
-    if sp.last_wall_time > 0 and sp.last_steps > 0:
+    engine, _ = expected_engine(context)
+    slower_now = engine != "numba" and sp.last_engine == "numba"
+    if sp.last_wall_time > 0 and sp.last_steps > 0 and not slower_now:
         return steps, steps * sp.last_wall_time / sp.last_steps, True
     moving = sum(1 for o in adapters.pem_objects(context.scene) if o.pem.role in ("PENDULUM", "FREE"))
-    rate = PRIOR_RATE["numba" if jit.installed() else "numpy"] / max(1, moving)
+    rate = PRIOR_RATE[engine] / max(1, moving)
     return steps, steps / rate, False
 
 

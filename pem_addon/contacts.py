@@ -1,4 +1,4 @@
-"""Contacts in Blender: contact spheres on pendulums and fixed bodies, wall objects, restitution.
+"""Contacts in Blender: contact spheres on pendulums, fixed and translating free bodies, wall objects, restitution.
 
 Contact spheres are stored per object (``Object.pem.contacts``: centre in object coordinates, radius in
 object units, both scaled with the object, whose scale must then be uniform). A wall is an object of role
@@ -49,10 +49,14 @@ def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: f
     p = obj.pem
     if not p.contacts:
         return ()
-    if p.role not in ("PENDULUM", "FIXED"):
-        role = {"FREE": "Free (top)", "DRIVEN": "Driven magnet"}.get(p.role, p.role)
-        raise AddonError(f"Object '{obj.name}' has contact spheres, but only pendulums and fixed bodies take part in "
-                         f"contacts (its role is {role}): remove them or change the role")
+    if p.role == "FREE" and not p.translate:
+        raise AddonError(f"Object '{obj.name}' has contact spheres, but it is a free body with Translate off: a body "
+                         "that only turns about its fixed centre of mass takes no part in contacts. Turn on "
+                         "Translate (Physics ▸ Magnetic Pendulum), or remove the contact spheres")
+    if p.role not in ("PENDULUM", "FIXED", "FREE"):
+        role = {"DRIVEN": "Driven magnet"}.get(p.role, p.role)
+        raise AddonError(f"Object '{obj.name}' has contact spheres, but only pendulums, fixed bodies and translating "
+                         f"free bodies take part in contacts (its role is {role}): remove them or change the role")
     out = []
     for k, c in enumerate(p.contacts):
         r = adapters.exact(c, "radius")
@@ -270,7 +274,9 @@ def draw_object(layout, obj) -> None:
             box.prop(p, "wall_inside")
         else:
             box.label(text="Spheres stay on the side of the object's local +Z")
-    elif p.role in ("PENDULUM", "FIXED"):
+    elif p.role in ("PENDULUM", "FIXED") or (p.role == "FREE" and (p.translate or p.contacts)):
+        if p.role == "FREE" and not p.translate:  # spheres left from before: say why the bake will refuse them
+            box.label(text="Contact spheres need Translate on (or remove them)", icon="ERROR")
         box.label(text="Contact spheres (object coordinates)")
         c = draw_list(box, p, "PEM_UL_contacts", "contacts", "active_contact",
                       (("pem.contact_add", "ADD"), ("pem.contact_remove", "REMOVE")), rows=2)
@@ -278,8 +284,11 @@ def draw_object(layout, obj) -> None:
             box.prop(c, "center")
             box.prop(c, "radius")
             box.operator("pem.contact_fit", icon="SPHERE")
+    elif p.role == "FREE":
+        box.label(text="A free body takes part in contacts when Translate is on")
+        return
     else:
-        box.label(text="Only pendulums, fixed bodies and walls take part in contacts")
+        box.label(text="Only pendulums, fixed bodies, translating free bodies and walls take part in contacts")
         return
     row = box.row()
     row.prop(p, "use_restitution")

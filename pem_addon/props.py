@@ -1,9 +1,10 @@
 """Blender properties: per object (``Object.pem``) and per scene (``Scene.pem``).
 
 Lengths the user types are in scene units (Blender units × ``unit_settings.scale_length`` =
-metres); masses kg, densities kg/m³, moments A·m², fields T, angular velocities rad/s, inertia
-kg·m². Dipole positions and moments are in object coordinates (they move and turn with the
-object; positions are scaled with it, moments are not).
+metres), and so are velocities (Blender units per second; Blender shows them × scale_length, in
+m/s); masses kg, densities kg/m³, moments A·m², fields T, angular velocities rad/s, inertia kg·m².
+Dipole positions and moments are in object coordinates (they move and turn with the object;
+positions are scaled with it, moments are not).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from ..pem_physics.model import DEFAULT_METHOD, METHODS, MU0
 
 ROLE_ITEMS = [
     ("PENDULUM", "Pendulum", "Rotates about a fixed pivot", "CON_PIVOT", 0),
-    ("FREE", "Free (top)", "Rotates freely about its centre of mass", "ORIENTATION_GIMBAL", 1),
+    ("FREE", "Free (top)",
+     "Rotates freely about its centre of mass; with Translate on it also flies, falls and bounces",
+     "ORIENTATION_GIMBAL", 1),
     ("FIXED", "Fixed magnet", "Stays put; its dipoles act on the moving bodies", "SNAP_ON", 2),
     ("DRIVEN", "Driven magnet", "Moves on a prescribed path (constant velocity or elliptic orbit)", "DRIVER", 3),
     ("WALL", "Wall", "A static wall for contact spheres (plane, sphere, cylinder or box fitted to the object)",
@@ -126,12 +129,22 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     angular_velocity: FloatVectorProperty(name="Angular Velocity", subtype="XYZ", size=3,
                                           description="Initial angular velocity, world axes, rad/s")
     use_hinge: BoolProperty(name="Hinge", description="Turn only about one axis", default=False)
+    translate: BoolProperty(
+        name="Translate", default=False, update=_tag_redraw,
+        description="Free bodies: the centre of mass moves too, pushed by gravity, magnetic forces and contacts "
+                    "(off: the body only turns about its fixed centre of mass)")
     hinge_axis: FloatVectorProperty(name="Hinge Axis", subtype="XYZ", size=3, default=(0.0, 0.0, 1.0),
                                     description="World axis")
     motion: EnumProperty(name="Motion", items=[
         ("CONSTANT_VELOCITY", "Constant Velocity", ""), ("ORBIT", "Elliptic Orbit", ""),
     ], default="ORBIT")
-    velocity: FloatVectorProperty(name="Velocity", subtype="VELOCITY", size=3, description="m/s")
+    # One velocity per object, read by the role that has one: a driven magnet's constant velocity, or a
+    # translating free body's initial centre-of-mass velocity. Both are the body's own velocity in world axes,
+    # so a role change keeps a value the user would otherwise type twice.
+    velocity: FloatVectorProperty(
+        name="Velocity", subtype="VELOCITY", size=3,
+        description="World axes: a driven magnet's constant velocity (Motion: Constant Velocity), or the initial "
+                    "velocity of a translating free body's centre of mass")
     orbit_center: FloatVectorProperty(name="Orbit Centre", subtype="XYZ", size=3, unit="LENGTH")
     orbit_r1: FloatVectorProperty(name="R1", subtype="XYZ", size=3, unit="LENGTH", default=(0.05, 0.0, 0.0))
     orbit_r2: FloatVectorProperty(name="R2", subtype="XYZ", size=3, unit="LENGTH", default=(0.0, 0.05, 0.0))
@@ -140,7 +153,7 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     # --- dipoles
     dipoles: CollectionProperty(type=PEM_PG_dipole)
     active_dipole: IntProperty(name="Active Dipole", default=0)
-    # --- contacts (pendulum and fixed bodies: spheres; wall role: the shape fitted to the object)
+    # --- contacts (pendulum, fixed and translating free bodies: spheres; wall role: the shape fitted to the object)
     contacts: CollectionProperty(type=PEM_PG_contact)
     active_contact: IntProperty(name="Active Contact Sphere", default=0)
     use_restitution: BoolProperty(name="Own Restitution", default=False,

@@ -84,11 +84,22 @@ def draw_object(layout, context, obj):
                 grid.label(text=f"  axis {k + 1}: {a[3 * k]:+.3f}, {a[3 * k + 1]:+.3f}, {a[3 * k + 2]:+.3f}")
         col = layout.column()
         col.prop(p, "angular_velocity")
+        translating = p.role == "FREE" and p.translate
         row = col.row()
+        row.enabled = not translating or p.use_hinge  # left editable when both are on, so it can be turned off
         row.prop(p, "use_hinge")
         sub = row.row()
         sub.enabled = p.use_hinge
         sub.prop(p, "hinge_axis", text="")
+        if p.role == "FREE":
+            col.prop(p, "translate")
+            sub = col.column()
+            sub.enabled = p.translate
+            sub.prop(p, "velocity", text="Initial Velocity (centre of mass)")
+            if translating and p.use_hinge:
+                col.label(text="A translating body cannot be hinged: turn Hinge or Translate off", icon="ERROR")
+            if translating:
+                col.label(text="Translating bodies bake on the numpy engine (slower than compiled)", icon="INFO")
     if p.role == "DRIVEN":
         col.prop(p, "motion")
         if p.motion == "CONSTANT_VELOCITY":
@@ -138,7 +149,7 @@ def draw_scene(layout, context):
     row.operator("pem.simulate_bake", icon="PLAY")
     row.operator("pem.clear_bake", icon="TRASH")
     layout.operator("pem.plot_diagnostics", icon="GRAPH")
-    _engine_line(layout)
+    _engine_line(layout, context)
     if sp.status:
         box = layout.box()
         box.label(text=sp.status, icon="INFO")
@@ -171,10 +182,16 @@ def _estimate_line(layout, context) -> None:
                  icon="ERROR" if long else "NONE")
 
 
-def _engine_line(layout) -> None:
-    """Which engine bakes run on: compiled (numba, bundled with the extension) or the numpy fallback."""
-    if jit.installed():
+def _engine_line(layout, context) -> None:
+    """Which engine this scene's bake runs on: compiled (numba, bundled with the extension) or numpy — the
+    fallback without numba, and the engine of translating bodies and contacts even with it."""
+    from . import bake
+
+    engine, reason = bake.expected_engine(context)
+    if engine == "numba":
         layout.label(text="Engine: compiled (numba)", icon="CHECKMARK")
+    elif jit.installed():
+        layout.label(text=f"Engine: numpy — {reason}; bakes are slower", icon="INFO")
     else:
         layout.label(text=f"Engine: Python/numpy — {jit.unavailable_reason()}; bakes are slower", icon="ERROR")
 

@@ -219,7 +219,9 @@ def test_bad_contact_input_is_named_and_changes_nothing(mods):
     expect_error(r"Object 'Ball\.002' contact sphere #0: the object's scale .* is not uniform")
     balls[1].scale = (1.0, 1.0, 1.0)
     balls[0].pem.role = "FREE"
-    expect_error(r"Object 'Ball\.001' has contact spheres, but only pendulums and fixed bodies")
+    expect_error(r"Object 'Ball\.001' has contact spheres, but it is a free body with Translate off")
+    balls[0].pem.role = "DRIVEN"
+    expect_error(r"Object 'Ball\.001' has contact spheres, but only pendulums, fixed bodies and translating free")
     balls[0].pem.role = "PENDULUM"
     scene.pem.method = "PEM_RK4"
     expect_error(r"Integrator .*splitting4")
