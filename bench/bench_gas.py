@@ -13,8 +13,9 @@ Ours and the peer run alternately ``--repeat`` times each (default 3) and the me
 is reported with the run-by-run ratios: the machine may be shared, and alternating exposes both to
 the same load.
 
-A scaling series follows (``--scaling``, on by default; ``--no-scaling`` skips it): N = 1e3, 4e3,
-3.2e4, 2.56e5, 1e6 at the same packing fraction, FCC start, each run for a time t that gives ~1e6
+A scaling series follows (``--scaling``, on by default; ``--no-scaling`` skips it): N = 864, 4e3,
+3.2e4, 2.56e5, 1.000188e6 (4k³, as the peer's FCC start needs; the peer runs each too) at the same
+packing fraction, FCC start, each run for a time t that gives ~1e6
 collisions (a few seconds), printing collisions per second of the event loop (the build of cells
 and the first events, O(N), timed apart) and the engine's bytes per particle. An event costs
 O(log N) (heap sifts) plus O(1) (neighbour cells), so collisions per second should fall slowly
@@ -99,7 +100,8 @@ def median_run(runs: list[dict]) -> dict:
     return sorted(runs, key=lambda r: r["collisions_per_s"])[(len(runs) - 1) // 2]
 
 
-SCALING_N = (1_000, 4_000, 32_000, 256_000, 1_000_000)
+#: N = 4k³ (an FCC lattice of k³ cells: the peer's start needs it), from ~10³ to ~10⁶
+SCALING_N = (864, 4_000, 32_000, 256_000, 1_000_188)
 
 
 def engine_bytes(eng) -> int:
@@ -107,8 +109,9 @@ def engine_bytes(eng) -> int:
     return sum(v.nbytes for v in vars(eng).values() if isinstance(v, np.ndarray))
 
 
-def run_scaling(eta: float, collisions: float = 1e6) -> list[dict]:
-    """One row per N of :data:`SCALING_N`: collisions/s of the event loop, build time, bytes per particle."""
+def run_scaling(eta: float, collisions: float = 1e6, with_peer: bool = True) -> list[dict]:
+    """One row per N of :data:`SCALING_N`: collisions/s of the event loop, build time, bytes per particle, and the
+    peer's collisions/s on the same N and time (its whole run: set-up included, ~1–10 % of it)."""
     rows = []
     edmd.run(make_gas(64, eta, 3, start="lattice", seed=0), 1.0)  # compile (or load the cache) outside the timing
     rate = measure.enskog_collision_rate(eta, 3) / 2  # collisions per particle-time / 2 = per-pair count rate
@@ -122,10 +125,18 @@ def run_scaling(eta: float, collisions: float = 1e6) -> list[dict]:
         while not eng.advance(t_run, 50_000_000):
             pass
         wall = time.perf_counter() - t0
-        rows.append({"n": n, "t": t_run, "collisions": eng.n_collisions, "wall_s": wall, "build_s": build,
-                     "collisions_per_s": eng.n_collisions / wall, "bytes_per_particle": engine_bytes(eng) / n,
-                     "ns_per_collision_per_log2n": float(wall / eng.n_collisions / np.log2(n) * 1e9)})
+        row = {"n": n, "t": t_run, "collisions": eng.n_collisions, "wall_s": wall, "build_s": build,
+               "collisions_per_s": eng.n_collisions / wall, "bytes_per_particle": engine_bytes(eng) / n,
+               "ns_per_collision_per_log2n": float(wall / eng.n_collisions / np.log2(n) * 1e9)}
         del eng, state
+        # the peer on the same N and time: its fall with N is what the best C code does on this machine
+        peer = run_peer(n, eta, t_run) if with_peer else "not asked"
+        if isinstance(peer, dict):
+            row.update(peer_collisions_per_s=peer["collisions_per_s"],
+                       ratio=row["collisions_per_s"] / peer["collisions_per_s"])
+        else:
+            row["peer_skipped"] = peer
+        rows.append(row)
     return rows
 
 
@@ -172,11 +183,13 @@ def main(argv=None) -> dict:
         rows = run_scaling(a.eta)
         print(f"\nscaling, packing fraction {a.eta}, ~1e6 collisions a row (event loop only; build timed apart)")
         print(f"{'N':>9s} {'t':>7s} {'collisions':>11s} {'wall s':>7s} {'build s':>7s} {'coll/s':>10s} "
-              f"{'B/particle':>10s} {'ns/coll/log2N':>13s}")
+              f"{'B/particle':>10s} {'ns/coll/log2N':>13s} {'peer coll/s':>11s} {'ratio':>6s}")
         for r in rows:
+            peer = (f"{r['peer_collisions_per_s']:11.3g} {r['ratio']:6.2f}" if "ratio" in r
+                    else f"  (peer: {r['peer_skipped']})")
             print(f"{r['n']:9d} {r['t']:7.3g} {r['collisions']:11d} {r['wall_s']:7.2f} {r['build_s']:7.2f} "
                   f"{r['collisions_per_s']:10.3g} {r['bytes_per_particle']:10.0f} "
-                  f"{r['ns_per_collision_per_log2n']:13.1f}")
+                  f"{r['ns_per_collision_per_log2n']:13.1f} {peer}")
         result["scaling"] = rows
     if a.json:
         write_json(a.json, result, indent=1)

@@ -173,10 +173,14 @@ def gas_section(gas) -> list:
     else:
         L += ["", f"Peer not run: {peer.get('skipped')}."]
     if gas.get("scaling"):
-        L += ["", "Scaling (~10⁶ collisions a row, the event loop timed):", "",
-              "| N | collisions/s | bytes/particle | ns per collision / log₂N |", "|---:|---:|---:|---:|"]
+        L += ["", "Scaling (~10⁶ collisions a row from an FCC start, our event loop timed; the peer on the same N and "
+              "time, its whole run):", "",
+              "| N | collisions/s | bytes/particle | ns per collision / log₂N | peer collisions/s | ratio |",
+              "|---:|---:|---:|---:|---:|---:|"]
         L += [f"| {r['n']:,} | {r['collisions_per_s']:.3g} | {r['bytes_per_particle']:.0f} | "
-              f"{r['ns_per_collision_per_log2n']:.0f} |" for r in gas["scaling"]]
+              f"{r['ns_per_collision_per_log2n']:.0f} | "
+              + (f"{r['peer_collisions_per_s']:.3g} | {r['ratio']:.2f} |" if "ratio" in r else "— | — |")
+              for r in gas["scaling"]]
         L += ["", "Up to N ≈ 8,000 the particles' rows (64 bytes each, aligned to cache lines, stored in Z order of "
               "their cells) stay in L2 and a collision costs what it costs at N = 1,000; beyond, the cost per "
               "collision grows with the cache level the rows come from (L3, then memory) more than with the depth "
