@@ -54,7 +54,7 @@ FORMAT_VERSION = 1
 # ---------------------------------------------------------------------------- the keys of each table
 
 TOP_KEYS = ("format", "version", "name", "units", "gravity", "mu0", "friction", "periodic_box", "field",
-            "settings", "bodies", "restitution", "pair_restitution", "walls")
+            "settings", "bodies", "restitution", "pair_restitution", "walls", "contact_friction")
 UNIT_KEYS = ("length", "mass", "time", "ampere")
 FIELD_KEYS = ("uniform", "rotating")
 ROTATING_KEYS = ("b1", "b2", "angular_velocity", "phase")
@@ -62,13 +62,14 @@ SETTINGS_KEYS = ("method", "dt", "t_end", "record_interval", "rtol", "atol")
 ORIENTATION_KEYS = ("quaternion", "axes", "euler_deg")
 BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
     "angular_velocity", "angular_velocity_body", "hinge", "color", "shapes", "mass_properties", "dipoles",
-    "motion", "contacts", "restitution", "translate", "velocity")
+    "motion", "contacts", "restitution", "contact_friction", "translate", "velocity")
 CONTACT_KEYS = ("center", "radius")
 PAIR_KEYS = ("bodies", "restitution")
-WALL_KEYS = {"plane": ("kind", "name", "restitution", "point", "normal"),
-             "sphere": ("kind", "name", "restitution", "center", "radius", "inside"),
-             "cylinder": ("kind", "name", "restitution", "point", "direction", "radius", "inside"),
-             "box": ("kind", "name", "restitution", "center", "half_sizes", "axes", "inside")}
+WALL_KEYS = {"plane": ("kind", "name", "restitution", "contact_friction", "point", "normal"),
+             "sphere": ("kind", "name", "restitution", "contact_friction", "center", "radius", "inside"),
+             "cylinder": ("kind", "name", "restitution", "contact_friction", "point", "direction", "radius",
+                          "inside"),
+             "box": ("kind", "name", "restitution", "contact_friction", "center", "half_sizes", "axes", "inside")}
 MASS_PROPERTY_KEYS = ("mass", "center_of_mass", "inertia")
 DIPOLE_KEYS = ("position", "moment")
 MOTION_KEYS = {"constant_velocity": ("kind", "velocity"),
@@ -359,6 +360,7 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
             _get(doc, "pair_restitution", "", lambda x, p: _array_of_tables(x, p), default=[]))),
         walls=tuple(_wall(x, f"walls[{k}]", k, u) for k, x in enumerate(
             _get(doc, "walls", "", lambda x, p: _array_of_tables(x, p), default=[]))),
+        contact_friction=_get(doc, "contact_friction", "", _contact_friction, default=0.0),
     )
     return scene.checked()
 
@@ -368,6 +370,13 @@ def _restitution(value, path) -> float:
     if not 0.0 <= e <= 1.0:
         raise ValidationError(path, f"expected 0 ≤ e ≤ 1, got {value!r}")
     return e
+
+
+def _contact_friction(value, path) -> float:
+    mu = _number(value, path)
+    if not 0.0 <= mu < float("inf"):
+        raise ValidationError(path, f"expected a friction coefficient μ ≥ 0, got {value!r}")
+    return mu
 
 
 def _contact(d, path, u: Units) -> ContactSphere:
@@ -395,7 +404,8 @@ def _wall(d, path, index: int, u: Units) -> StaticWall:
     L = lambda x, p: _vector(x, p, u.L)  # noqa: E731
     direction = lambda x, p: _vector(x, p, nonzero=True)  # noqa: E731
     kw = dict(kind=kind, name=_get(d, "name", path, _string, default=f"wall{index}"),
-              restitution=_get(d, "restitution", path, _restitution, default=None))
+              restitution=_get(d, "restitution", path, _restitution, default=None),
+              contact_friction=_get(d, "contact_friction", path, _contact_friction, default=None))
     if kind == "plane":
         kw.update(point=_get(d, "point", path, L, default=np.zeros(3)),
                   normal=_get(d, "normal", path, direction, expected="3 numbers: the normal into the allowed side"))
@@ -506,6 +516,7 @@ def _body(d, path: str, index: int, u: Units, base_dir) -> Body:
         contacts=tuple(_contact(c, f"{path}.contacts[{k}]", u) for k, c in enumerate(
             _get(d, "contacts", path, lambda x, p: _array_of_tables(x, p), default=[]))),
         restitution=_get(d, "restitution", path, _restitution, default=None),
+        contact_friction=_get(d, "contact_friction", path, _contact_friction, default=None),
         translate=_get(d, "translate", path, _boolean, default=False),
         velocity=_get(d, "velocity", path, lambda x, p: _vector(x, p, u.velocity), default=np.zeros(3)))
     if "translate" in d and role != "free":
@@ -812,6 +823,8 @@ def scene_to_dict(scene: Scene, base_dir: Path | None = None) -> dict:
                                    for p in s.pair_restitution]
     if s.walls:
         doc["walls"] = [_wall_to_dict(w) for w in s.walls]
+    if s.contact_friction:
+        doc["contact_friction"] = float(s.contact_friction)
     return doc
 
 
@@ -819,6 +832,8 @@ def _wall_to_dict(w: StaticWall) -> dict:
     out: dict = {"kind": w.kind, "name": w.name}
     if w.restitution is not None:
         out["restitution"] = float(w.restitution)
+    if w.contact_friction is not None:
+        out["contact_friction"] = float(w.contact_friction)
     if w.kind == "plane":
         out.update(point=_floats(w.point), normal=_floats(w.normal))
     elif w.kind == "sphere":
@@ -865,6 +880,8 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
         out["dipoles"] = [{"position": _floats(d.position), "moment": _floats(d.moment)} for d in b.dipoles]
     if b.restitution is not None:
         out["restitution"] = float(b.restitution)
+    if b.contact_friction is not None:
+        out["contact_friction"] = float(b.contact_friction)
     if b.contacts:
         out["contacts"] = [{"center": _floats(c.center), "radius": float(c.radius)} for c in b.contacts]
     return out

@@ -119,6 +119,15 @@ def restitution_value(e, path: str) -> float:
     return x
 
 
+def contact_friction_value(mu, path: str) -> float:
+    """A Coulomb friction coefficient μ of impacts as a float, or a ValidationError naming ``path`` when not a
+    finite number ≥ 0."""
+    x = v.number(mu, path)
+    if not (0.0 <= x < float("inf")):
+        raise ValidationError(path, f"expected a friction coefficient μ ≥ 0, got {mu!r}")
+    return x
+
+
 WALL_KINDS = ("plane", "sphere", "cylinder", "box")
 
 
@@ -130,7 +139,8 @@ class StaticWall:
     ``sphere``: ``center`` (3,) m, ``radius`` m; ``cylinder``: axis through ``point`` along
     ``direction`` (3,), ``radius`` m; ``box``: ``center``, ``half_sizes`` (3,) m, ``axes`` (3,3) rows
     = box axes in the lab (None: the lab axes). ``inside``: the sphere, cylinder or box is a
-    container (True) or an obstacle (False). ``restitution``: None for the scene's.
+    container (True) or an obstacle (False). ``restitution``, ``contact_friction`` (μ of impacts): None
+    for the scene's.
     """
 
     kind: str = "plane"
@@ -144,6 +154,7 @@ class StaticWall:
     axes: Sequence[Sequence[float]] | None = None
     inside: bool = True
     restitution: float | None = None
+    contact_friction: float | None = None
 
     def checked(self, path: str) -> StaticWall:
         if not isinstance(self.name, str) or not self.name:
@@ -159,7 +170,9 @@ class StaticWall:
                       half_sizes=v.vector(self.half_sizes, f"{path}.half_sizes"),
                       axes=None if self.axes is None else v.rotation(self.axes, f"{path}.axes"),
                       restitution=None if self.restitution is None
-                      else restitution_value(self.restitution, f"{path}.restitution"))
+                      else restitution_value(self.restitution, f"{path}.restitution"),
+                      contact_friction=None if self.contact_friction is None
+                      else contact_friction_value(self.contact_friction, f"{path}.contact_friction"))
         if kind in ("sphere", "cylinder"):
             r = v.number(self.radius, f"{path}.radius")
             if not r > 0:
@@ -204,9 +217,11 @@ class Body:
     hinge: Sequence[float] | None = None
     motion: ConstantVelocity | EllipticOrbit | None = None
     color: Sequence[float] | None = None
-    #: contact spheres (body coordinates) and the body's own restitution (None: the scene's)
+    #: contact spheres (body coordinates) and the body's own restitution and friction coefficient μ of impacts
+    #: (None: the scene's)
     contacts: Sequence[ContactSphere] = ()
     restitution: float | None = None
+    contact_friction: float | None = None
     translate: bool = False
     velocity: Sequence[float] = (0.0, 0.0, 0.0)
 
@@ -268,6 +283,8 @@ class Body:
                            for i, c in enumerate(self.contacts)),
             restitution=None if self.restitution is None
             else restitution_value(self.restitution, f"{path}.restitution"),
+            contact_friction=None if self.contact_friction is None
+            else contact_friction_value(self.contact_friction, f"{path}.contact_friction"),
             translate=bool(self.translate),
             velocity=v.vector(self.velocity, f"{path}.velocity"),
         )
@@ -375,10 +392,13 @@ class Scene:
     periodic_box: Sequence[float] | None = None
     settings: Settings = dc_field(default_factory=Settings)
     name: str = "scene"
-    #: contacts (theory §7): the default coefficient of restitution, per-pair overrides, static walls
+    #: contacts (theory §7): the default coefficient of restitution, per-pair overrides, static walls, and the
+    #: default Coulomb friction coefficient μ of impacts (0: frictionless; a pair takes the smaller of its two
+    #: sides' μ, as it takes the smaller restitution)
     restitution: float = 1.0
     pair_restitution: Sequence[PairRestitution] = ()
     walls: Sequence[StaticWall] = ()
+    contact_friction: float = 0.0
 
     @property
     def has_contacts(self) -> bool:
@@ -446,4 +466,5 @@ class Scene:
             if p.names[0] == p.names[1]:
                 raise ValidationError(f"{path}.names", f"a pair needs two different items, got {p.names[0]!r} twice")
             pairs.append(PairRestitution(tuple(p.names), restitution_value(p.restitution, f"{path}.restitution")))
-        return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls))
+        return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls),
+                    contact_friction=contact_friction_value(self.contact_friction, "contact_friction"))

@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 import json
 import tomllib
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from pem_physics import examples, simulate
 from pem_physics.cli import main as cli_main
+from pem_physics.engine import compiled
 from pem_physics.errors import ValidationError
 from pem_physics.io.scenefile import dumps, load_scene, loads
 from pem_physics.model.scene import PairRestitution, StaticWall
@@ -27,18 +29,19 @@ SCENES = ROOT / "examples" / "scenes"
 
 def assert_same_contacts(a, b):
     a, b = a.checked(), b.checked()
-    assert a.restitution == b.restitution
+    assert a.restitution == b.restitution and a.contact_friction == b.contact_friction
     assert [(p.names, p.restitution) for p in a.pair_restitution] == [(p.names, p.restitution)
                                                                       for p in b.pair_restitution]
     for x, y in zip(a.bodies, b.bodies, strict=True):
-        assert x.restitution == y.restitution
+        assert (x.restitution, x.contact_friction) == (y.restitution, y.contact_friction)
         assert len(x.contacts) == len(y.contacts)
         for c, d in zip(x.contacts, y.contacts):
             np.testing.assert_allclose(c.center, d.center, rtol=1e-12, atol=1e-15)
             assert c.radius == pytest.approx(d.radius, rel=1e-12)
     assert len(a.walls) == len(b.walls)
     for w, v in zip(a.walls, b.walls):
-        assert (w.kind, w.name, w.inside, w.restitution) == (v.kind, v.name, v.inside, v.restitution)
+        assert ((w.kind, w.name, w.inside, w.restitution, w.contact_friction)
+                == (v.kind, v.name, v.inside, v.restitution, v.contact_friction))
         keys = {"plane": ("point", "normal"), "sphere": ("center", "radius"),
                 "cylinder": ("point", "direction", "radius"), "box": ("center", "half_sizes")}[w.kind]
         for key in keys:
@@ -60,6 +63,9 @@ def contact_scene():
                               axes=((c, s, 0), (-s, c, 0), (0, 0, 1))))
     scene.pair_restitution = (PairRestitution(("ball1", "ball2"), 0.8), PairRestitution(("ball3", "floor"), 0.1))
     scene.bodies[2].restitution = 0.95
+    scene.contact_friction = 0.3
+    scene.bodies[1].contact_friction = 0.0
+    scene.walls = scene.walls[:3] + (replace(scene.walls[3], contact_friction=1.5),)
     return scene
 
 
@@ -69,6 +75,8 @@ def test_contacts_round_trip():
     doc = tomllib.loads(text)
     assert doc["restitution"] == 0.9 and [w["kind"] for w in doc["walls"]] == ["plane", "sphere", "cylinder", "box"]
     assert doc["bodies"][0]["contacts"] == [{"center": [0.0, 0.0, -0.3], "radius": 0.0125}]
+    assert doc["contact_friction"] == 0.3 and doc["walls"][3]["contact_friction"] == 1.5
+    assert doc["bodies"][1]["contact_friction"] == 0.0 and "contact_friction" not in doc["bodies"][0]
     back = loads(text)
     assert_same_contacts(scene, back)
     assert_same_contacts(back, loads(dumps(back)))
@@ -76,7 +84,7 @@ def test_contacts_round_trip():
 
 def test_scenes_without_contacts_are_written_as_before():
     doc = tomllib.loads(dumps(examples.compass()))
-    assert not {"restitution", "walls", "pair_restitution"} & set(doc)
+    assert not {"restitution", "walls", "pair_restitution", "contact_friction"} & set(doc)
     assert "contacts" not in doc["bodies"][0]
 
 
@@ -151,7 +159,8 @@ def test_run_writes_the_event_log(tmp_path):
     out = tmp_path / "run"
     assert cli_main(["run", "example:newtons-cradle", "-o", str(out), "--t-end", "0.3"]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["impacts"] == 4 and summary["events"] == {"impact": 4} and summary["engine"] == "numpy"
+    assert summary["impacts"] == 4 and summary["events"] == {"impact": 4}
+    assert summary["engine"] == ("numba" if compiled.available() else "numpy")
     assert abs(summary["impact_energy_loss_J"]) < 1e-15
     rows = list(csv.DictReader((out / "events.csv").open(encoding="utf-8")))
     assert [(r["body1"], r["body2"], r["kind"]) for r in rows] == [(f"ball{k}", f"ball{k + 1}", "impact")
@@ -172,3 +181,24 @@ def test_run_writes_the_event_log(tmp_path):
 def test_trajectory_without_contacts_has_no_event_log():
     traj = simulate(examples.pendulum(), t_end=0.01)
     assert traj.events is None and traj.impact_loss is None
+
+
+@pytest.mark.parametrize("where, text, message", [
+    ("contact_friction", "contact_friction = -0.1", r"contact_friction: expected a friction coefficient μ ≥ 0"),
+    ("bodies[0].contact_friction", "[[bodies]]\ncontact_friction = 'rough'", r"bodies\[0\]\.contact_friction"),
+    ("walls[0].contact_friction", "[[walls]]\nkind = 'plane'\ncontact_friction = inf",
+     r"walls\[0\]\.contact_friction: expected a finite number"),
+])
+def test_bad_contact_friction_is_named(where, text, message):
+    body = "" if "[[bodies]]" in text else "[[bodies]]\n"
+    doc = f'format = "pem-scene"\nversion = 1\n{text}\n{body}pivot = [0, 0, 1]\n' \
+          "mass_properties = {mass = 1, center_of_mass = [0, 0, -1], inertia = [[0, 0, 0], [0, 0, 0], [0, 0, 0]]}\n"
+    with pytest.raises(ValidationError, match=message):
+        loads(doc)
+
+
+def test_bad_contact_friction_in_the_python_api_is_named():
+    scene = examples.newtons_cradle(n=2)
+    scene.bodies[1].contact_friction = float("nan")
+    with pytest.raises(ValidationError, match=r"bodies\[1\]\.contact_friction: expected a finite number, got nan"):
+        scene.checked()
