@@ -402,7 +402,8 @@ def build_scene(context):
         S = object_frame_scale(obj, M, unit)
         offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
         dipoles = tuple(Dipole(S @ exact(d, "position") + offset, exact(d, "moment")) for d in p.dipoles)
-        kw = {"contacts": contacts.body_contacts(obj, M, S, offset, unit), "restitution": contacts.restitution_of(obj)}
+        kw = {"contacts": contacts.body_contacts(obj, M, S, offset, unit), "restitution": contacts.restitution_of(obj),
+              "contact_friction": contacts.contact_friction_of(obj)}
         if role in ("pendulum", "free"):
             mp, _ = mass_properties(obj, context, M)
             kw["mass_properties"] = mp.translated(offset)
@@ -439,6 +440,7 @@ def build_scene(context):
     core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
+                 contact_friction=exact(sp, "contact_friction"),
                  walls=tuple(contacts.wall_of(o, unit) for o in wall_objects))
     try:
         core = core.checked()
@@ -468,6 +470,7 @@ _PANEL_NAMES = (
     (r"mu0", "μ₀ (Scene ▸ Magnetic Pendulum)"),
     (r"periodic_box", "Periodic Box (Scene ▸ Magnetic Pendulum)"),
     (r"restitution", "Restitution (Scene ▸ Magnetic Pendulum)"),
+    (r"contact_friction", "Contact Friction μ (Scene ▸ Magnetic Pendulum)"),
 )
 _BODY_FIELDS = {
     "mass_properties": "mass properties (Physics ▸ Magnetic Pendulum ▸ Mass Properties)",
@@ -478,6 +481,8 @@ _BODY_FIELDS = {
     "motion": "motion (Physics ▸ Magnetic Pendulum)",
     "translate": "Translate (Physics ▸ Magnetic Pendulum)",
     "velocity": "Velocity (Physics ▸ Magnetic Pendulum)",
+    "restitution": "Own Restitution (Physics ▸ Magnetic Pendulum ▸ Contacts)",
+    "contact_friction": "Own Friction μ (Physics ▸ Magnetic Pendulum ▸ Contacts)",
 }
 
 
@@ -623,6 +628,9 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
         if body.restitution is not None:
             p.use_restitution = True
             set_exact(p, "restitution", body.restitution)
+        if body.contact_friction is not None:
+            p.use_contact_friction = True
+            set_exact(p, "contact_friction", body.contact_friction)
         if body.role in ("pendulum", "free"):
             mp = body.resolved_mass_properties()
             p.inertia_source = "MANUAL"
@@ -675,6 +683,7 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
         sp.field_mode = "NONE"
     set_exact(sp, "mu0", core.mu0)
     set_exact(sp, "restitution", core.restitution)
+    set_exact(sp, "contact_friction", core.contact_friction)
     set_exact(sp, "friction", core.friction)
     if core.periodic_box is not None:
         sp.use_periodic = True

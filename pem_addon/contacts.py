@@ -26,6 +26,12 @@ from .lists import OnSelectedItem, RemoveSelectedItem, add_item, draw_list
 UNIFORM_RTOL = 1e-4
 
 
+def contact_friction_of(obj) -> float | None:
+    """The object's own friction coefficient μ of impacts, or None for the scene's."""
+    p = obj.pem
+    return adapters.exact(p, "contact_friction") if p.use_contact_friction else None
+
+
 def restitution_of(obj) -> float | None:
     """The object's own coefficient of restitution, or None for the scene's."""
     p = obj.pem
@@ -114,7 +120,8 @@ def wall_geometry(obj, M: np.ndarray | None = None) -> dict:
 def wall_of(obj, unit: float) -> StaticWall:
     """The core StaticWall (lab, m) of an object of role Wall."""
     g = wall_geometry(obj)
-    kw = {"kind": g["kind"], "name": obj.name, "inside": bool(obj.pem.wall_inside), "restitution": restitution_of(obj)}
+    kw = {"kind": g["kind"], "name": obj.name, "inside": bool(obj.pem.wall_inside), "restitution": restitution_of(obj),
+          "contact_friction": contact_friction_of(obj)}
     if g["kind"] == "plane":
         kw.update(point=unit * g["point"], normal=g["normal"])
     elif g["kind"] == "sphere":
@@ -290,11 +297,13 @@ def draw_object(layout, obj) -> None:
     else:
         box.label(text="Only pendulums, fixed bodies, translating free bodies and walls take part in contacts")
         return
-    row = box.row()
-    row.prop(p, "use_restitution")
-    sub = row.row()
-    sub.enabled = p.use_restitution
-    sub.prop(p, "restitution", text="e")
+    for use, name, label in (("use_restitution", "restitution", "e"),
+                             ("use_contact_friction", "contact_friction", "μ")):
+        row = box.row()
+        row.prop(p, use)
+        sub = row.row()
+        sub.enabled = getattr(p, use)
+        sub.prop(p, name, text=label)
 
 
 classes = (PEM_UL_contacts, PEM_OT_contact_add, PEM_OT_contact_remove, PEM_OT_contact_fit)

@@ -161,6 +161,12 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
                                description="Coefficient of restitution e of this object's impacts (1 elastic, "
                                            "0 plastic); a pair takes the smaller of its two values")
+    use_contact_friction: BoolProperty(name="Own Friction", default=False,
+                                       description="Use a friction coefficient of this object's own instead of "
+                                                   "the scene's")
+    contact_friction: FloatProperty(name="Friction μ", default=0.0, min=0.0, soft_max=2.0, precision=3,
+                                    description="Coulomb friction coefficient μ of this object's impacts "
+                                                "(0 frictionless); a pair takes the smaller of its two values")
     wall_shape: EnumProperty(name="Wall Shape", items=[
         ("PLANE", "Plane", "Infinite plane through the origin; contact spheres stay on the side of local +Z"),
         ("SPHERE", "Sphere", "Sphere fitted to the bounding box (mean of the half-dimensions)"),
@@ -213,6 +219,9 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     use_periodic: BoolProperty(name="Periodic Box", default=False)
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
                                description="Default coefficient of restitution e of impacts (1 elastic, 0 plastic)")
+    contact_friction: FloatProperty(name="Contact Friction μ", default=0.0, min=0.0, soft_max=2.0, precision=3,
+                                    description="Default Coulomb friction coefficient μ of impacts (0 frictionless; "
+                                                "the tangential impulse at most μ times the normal one)")
     show_contacts: BoolProperty(name="Contacts", default=True, update=_tag_redraw,
                                 description="Draw contact spheres and walls")
     box: FloatVectorProperty(name="Box", size=3, subtype="XYZ", unit="LENGTH", default=(1.0, 1.0, 1.0))

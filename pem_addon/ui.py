@@ -145,6 +145,7 @@ def draw_scene(layout, context):
     if sp.use_periodic:
         col.prop(sp, "box")
     col.prop(sp, "restitution")
+    col.prop(sp, "contact_friction")
     row = layout.row(align=True)
     row.operator("pem.simulate_bake", icon="PLAY")
     row.operator("pem.clear_bake", icon="TRASH")
