@@ -7,10 +7,13 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     dimension = 3            # 2 (disks) or 3 (spheres)
     packing_fraction = 0.25  # η: volume (area) fraction of the balls
     temperature = 1.0        # k_B T, energy units (σ = m = k_B = 1 by default)
-    box = "periodic"         # or "walls" (hard mirrors)
+    box = "periodic"         # or "walls" (hard mirrors), "sphere" or "cylinder" (hard containers)
+    cylinder_axis = 2        # box = "cylinder": the axis (0, 1, 2) it lies along, closed by the box faces
+    cylinder_aspect = 1.0    # box = "cylinder": length / diameter
     restitution = 1.0        # e of pair collisions (walls stay mirrors)
     tc = 1e-5                # TC model time against inelastic collapse (default: picked when e < 1)
     gravity = 1.0            # g along −axis d−1 (a number) or a vector [gx, gy(, gz)]; needs box = "walls"
+                             # (a sphere or cylinder container refuses gravity)
     t_end = 100.0            # time units σ √(m / k_B T)
     record_interval = 1.0    # records of positions and velocities (default t_end / 100)
     blocks = 20              # time blocks for the pressure's error bar
@@ -20,11 +23,17 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     start = "auto"           # "random", "lattice" or "auto"
     state = "prev/gas.npz"   # start from a saved state instead (n, dimension, η, box come from it)
 
+Containers (``box`` "sphere", "cylinder"): hard walls, a random start; the packing fraction is counted
+on the container's whole volume ((4/3) π R_w³, π R_w² L), the box is its bounding box. The summary
+reports the container and the pressure on each wall from the momentum it took
+(:func:`pem_physics.gas.measure.wall_pressure`).
+
 ``example:hard-sphere-gas`` is the built-in scene :data:`EXAMPLE` (the same as the example file).
 Command-line options override the scene's values. Outputs (all written atomically):
 
 - ``gas.npz``: ``times`` (R,), ``positions`` (R, N, d), ``velocities`` (R, N, d), ``radii`` (N,),
-  ``masses`` (N,), ``box`` (d,), ``periodic``, ``gravity`` (d,), per record ``collisions``,
+  ``masses`` (N,), ``box`` (d,), ``periodic``, ``gravity`` (d,), the container (``container_kind``,
+  ``container_centre``, ``container_radius``, ``container_axis``, ``container_planes``), per record ``collisions``,
   ``virial``, ``kinetic``, ``potential`` (R,), and the exact final state ``final_positions``,
   ``final_velocities``, ``final_time`` (a later ``state =`` continues from it);
 - ``gas.csv``: per record the time, temperature, kinetic and potential energy, collisions so far
@@ -49,8 +58,11 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..gas import measure
-from ..gas.state import LATTICE_MAX, GasRun, GasState, make_gas
+from ..gas.state import LATTICE_MAX, Container, GasRun, GasState, make_gas
 from ..io.files import atomic_open
+
+#: ``box`` values: a periodic box, hard box faces, hard containers
+BOXES = ("periodic", "walls", "sphere", "cylinder")
 
 #: The built-in scene ``example:hard-sphere-gas`` (examples/scenes/hard_sphere_gas.toml holds the same).
 EXAMPLE = {"n": 4000, "dimension": 3, "packing_fraction": 0.25, "temperature": 1.0, "box": "periodic",
@@ -58,7 +70,8 @@ EXAMPLE = {"n": 4000, "dimension": 3, "packing_fraction": 0.25, "temperature": 1
            "start": "auto"}
 
 DEFAULTS = {"n": 1000, "dimension": 3, "packing_fraction": 0.25, "temperature": 1.0, "box": "periodic",
-            "restitution": 1.0, "tc": None, "gravity": None, "t_end": 10.0, "record_interval": None, "blocks": 20,
+            "cylinder_axis": 2, "cylinder_aspect": 1.0, "restitution": 1.0,
+            "tc": None, "gravity": None, "t_end": 10.0, "record_interval": None, "blocks": 20,
             "method": "event", "dt": None, "seed": 0, "start": "auto", "state": None}
 
 EXAMPLES = {"hard-sphere-gas": EXAMPLE}
@@ -110,7 +123,8 @@ def check_config(cfg: dict) -> dict:
             raise _err("state", f"no such file: {c['state']}")
         saved = load_state(c["state"])  # the start's size, dimension and box are the saved state's
         c.update(n=saved.n, dimension=saved.d, packing_fraction=saved.packing_fraction,
-                 box="periodic" if saved.periodic else "walls")
+                 box="periodic" if saved.periodic else ("walls" if saved.container.kind == "box"
+                                                        else saved.container.kind))
     c["n"] = _number(c, "n", integer=True)
     if c["n"] < 1:
         raise _err("n", f"expected an integer >= 1, got {c['n']}")
@@ -126,8 +140,16 @@ def check_config(cfg: dict) -> dict:
     c["temperature"] = _number(c, "temperature")
     if c["temperature"] <= 0:
         raise _err("temperature", f"expected a temperature > 0, got {c['temperature']:g}")
-    if c["box"] not in ("periodic", "walls"):
-        raise _err("box", f"expected 'periodic' or 'walls', got {c['box']!r}")
+    if c["box"] not in BOXES:
+        raise _err("box", f"expected one of {', '.join(repr(b) for b in BOXES)}, got {c['box']!r}")
+    if c["box"] == "cylinder" and d != 3:
+        raise _err("box", "a cylinder needs dimension 3 (in 2D use \"sphere\", a circle)")
+    c["cylinder_axis"] = _number(c, "cylinder_axis", integer=True)
+    if c["cylinder_axis"] not in (0, 1, 2):
+        raise _err("cylinder_axis", f"expected 0, 1 or 2, got {c['cylinder_axis']}")
+    c["cylinder_aspect"] = _number(c, "cylinder_aspect")
+    if not c["cylinder_aspect"] > 0:
+        raise _err("cylinder_aspect", f"expected a length / diameter > 0, got {c['cylinder_aspect']:g}")
     c["restitution"] = _number(c, "restitution")
     if not 0 <= c["restitution"] <= 1:
         raise _err("restitution", f"expected 0 ≤ e ≤ 1, got {c['restitution']:g}")
@@ -150,6 +172,9 @@ def check_config(cfg: dict) -> dict:
         if any(c["gravity"]) and c["box"] == "periodic":
             raise _err("gravity", "needs hard walls in its direction: set box = \"walls\""
                        + (" (the saved state's box is periodic)" if c["state"] is not None else ""))
+        if any(c["gravity"]) and c["box"] in ("sphere", "cylinder"):
+            raise _err("gravity", f"not supported with box = \"{c['box']}\" (a curved container): use box = "
+                                  f"\"walls\" or no gravity")
         if c["method"] == "timestep" and any(c["gravity"]):
             raise _err("gravity", "the timestep method has no gravity (use method = \"event\")")
     c["t_end"] = _number(c, "t_end")
@@ -168,6 +193,8 @@ def check_config(cfg: dict) -> dict:
         raise _err("blocks", f"expected an integer >= 1, got {c['blocks']}")
     if c["method"] not in ("event", "timestep"):
         raise _err("method", f"expected 'event' or 'timestep', got {c['method']!r}")
+    if c["method"] == "timestep" and c["box"] in ("sphere", "cylinder"):
+        raise _err("method", f"the timestep method has no {c['box']} container (use method = \"event\")")
     if c["dt"] is not None:
         c["dt"] = _number(c, "dt")
         if c["dt"] <= 0:
@@ -202,8 +229,18 @@ def load_state(path) -> GasState:
         else:
             raise _err("state", f"{path}: no positions and velocities")
         periodic = bool(data["periodic"]) if "periodic" in keys else True
+        container = None
+        if "container_kind" in keys:
+            kind = str(data["container_kind"])
+            planes = data["container_planes"] if "container_planes" in keys else None
+            try:
+                container = Container(kind, data["container_centre"] if kind != "box" else None,
+                                      float(data["container_radius"]) if kind != "box" else 0.0,
+                                      int(data["container_axis"]), planes)
+            except (ValueError, KeyError) as err:
+                raise _err("state", f"{path}: bad container ({err})") from err
         try:
-            return GasState(x, v, data["radii"], data["masses"], data["box"], periodic, t)
+            return GasState(x, v, data["radii"], data["masses"], data["box"], periodic, t, container=container)
         except ValueError as err:
             raise _err("state", f"{path}: {err}") from err
 
@@ -213,8 +250,11 @@ def initial_state(c: dict) -> GasState:
     if c["state"] is not None:
         return load_state(c["state"])
     try:
-        return make_gas(c["n"], c["packing_fraction"], c["dimension"], start=c["start"], seed=c["seed"],
-                        temperature=c["temperature"], periodic=c["box"] == "periodic")
+        curved = c["box"] in ("sphere", "cylinder")
+        return make_gas(c["n"], c["packing_fraction"], c["dimension"], start="random" if curved else c["start"],
+                        seed=c["seed"], temperature=c["temperature"], periodic=c["box"] == "periodic",
+                        container=c["box"] if curved else "box", axis=c["cylinder_axis"],
+                        aspect=c["cylinder_aspect"])
     except ValueError as err:
         raise _err("packing_fraction" if "packing_fraction" in str(err) else "start", str(err)) from err
 
@@ -246,8 +286,12 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
     eta = st.packing_fraction
     sig = 2.0 * float(np.mean(st.radii))
     nb = len(run.block_times) - 1
-    out = {"n": n, "dimension": d, "packing_fraction": eta, "box": "periodic" if st.periodic else "walls",
-           "box_lengths": st.box.tolist(), "method": c["method"], "engine": run.info.get("engine"),
+    cont = st.container
+    box_name = "periodic" if st.periodic else ("walls" if cont.kind == "box" else cont.kind)
+    out = {"n": n, "dimension": d, "packing_fraction": eta, "box": box_name,
+           "container": None if st.periodic else cont.to_dict(),
+           "accessible_volume": _finite(st.accessible_volume()), "box_lengths": st.box.tolist(),
+           "method": c["method"], "engine": run.info.get("engine"),
            "restitution": run.restitution, "tc": run.tc,
            "gravity": None if run.gravity is None or not np.any(run.gravity) else run.gravity.tolist(),
            "t_start": run.t_start, "t_end": run.t_end, "complete": run.complete,
@@ -278,8 +322,19 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
         notes.append("restitution < 1: the gas cools, it is not in equilibrium (the EOS and Maxwell do not apply)")
     if not st.periodic:
         notes.append("hard walls: the collision virial misses the walls' share; compare with care")
+        if c["method"] == "event" and run.duration > 0 and run.block_wall_impulse is not None:
+            w = measure.wall_pressure(run, skip_blocks=1 if nb >= 3 else 0)
+            out["wall_pressure"] = {name: {"P": float(p), "P_err": _finite(e), "area": float(a)}
+                                    for name, p, e, a in zip(w.names, w.P, w.P_err, w.area)
+                                    if math.isfinite(p)}
+            out["wall_pressure_ideal_gas"] = _finite(w.ideal)
     out["notes"] = notes
     return out
+
+
+def _finite(x):
+    """x as a float, None when it is not finite (summary.json has no nan)."""
+    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def write_gas_outputs(run: GasRun, c: dict, outdir, extra: dict | None = None) -> dict:
@@ -290,7 +345,11 @@ def write_gas_outputs(run: GasRun, c: dict, outdir, extra: dict | None = None) -
     rec = run.records
     arrays = {"radii": st.radii, "masses": st.masses, "box": st.box, "periodic": np.array(st.periodic),
               "gravity": np.zeros(st.d) if run.gravity is None else run.gravity,
-              "final_positions": st.positions, "final_velocities": st.velocities, "final_time": np.array(st.time)}
+              "final_positions": st.positions, "final_velocities": st.velocities, "final_time": np.array(st.time),
+              "container_kind": np.array(st.container.kind), "container_axis": np.array(st.container.axis),
+              "container_radius": np.array(st.container.radius),
+              "container_centre": np.zeros(st.d) if st.container.centre is None else st.container.centre,
+              "container_planes": st.container.planes.reshape(-1, st.d + 1)}
     if rec is not None:
         arrays.update(times=rec.times, positions=rec.positions, velocities=rec.velocities,
                       collisions=rec.collisions, virial=rec.virial, kinetic=rec.kinetic, potential=rec.potential)
@@ -338,7 +397,8 @@ class _Bar:
 
 #: command-line option → scene key
 OPTIONS = {"n": "n", "dimension": "dimension", "packing_fraction": "packing_fraction", "temperature": "temperature",
-           "box": "box", "restitution": "restitution", "tc": "tc", "gravity": "gravity", "t_end": "t_end",
+           "box": "box", "cylinder_axis": "cylinder_axis", "cylinder_aspect": "cylinder_aspect",
+           "restitution": "restitution", "tc": "tc", "gravity": "gravity", "t_end": "t_end",
            "record_interval": "record_interval", "blocks": "blocks", "method": "method", "dt": "dt", "seed": "seed",
            "start": "start", "state": "state"}
 
@@ -387,7 +447,9 @@ def add_gas_command(sub) -> None:
     p.add_argument("--dimension", "-d", type=int, choices=(2, 3), help="2 (disks) or 3 (spheres)")
     p.add_argument("--packing-fraction", "--eta", type=float, help="volume (area) fraction η")
     p.add_argument("--temperature", type=float, help="k_B T (energy units)")
-    p.add_argument("--box", choices=("periodic", "walls"))
+    p.add_argument("--box", choices=BOXES, help="periodic box, hard box faces, or a hard sphere / cylinder container")
+    p.add_argument("--cylinder-axis", type=int, choices=(0, 1, 2), help="--box cylinder: the axis it lies along")
+    p.add_argument("--cylinder-aspect", type=float, help="--box cylinder: length / diameter (default 1)")
     p.add_argument("--restitution", type=float, help="coefficient of restitution e of pair collisions (≤ 1)")
     p.add_argument("--tc", type=float, help="TC model time against inelastic collapse (default: picked for e < 1)")
     p.add_argument("--gravity", help="g along −axis d−1, or a vector 'gx,gy[,gz]' (needs --box walls)")

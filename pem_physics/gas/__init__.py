@@ -1,7 +1,8 @@
 """Hard-sphere gas: event-driven molecular dynamics of hard disks (d = 2) and spheres (d = 3).
 
 Between events the particles fly straight; events are elastic (or, with restitution e < 1,
-inelastic) pair collisions and mirror collisions with hard box walls. Units are the user's: a
+inelastic) pair collisions and mirror collisions with hard walls: the box faces, or a container
+(:class:`.state.Container`: a sphere, a cylinder, extra planes). Units are the user's: a
 length (usually the diameter σ), a mass m and an energy k_B T, so times are in σ √(m / k_B T)
 and k_B = 1 throughout.
 
@@ -17,6 +18,16 @@ and k_B = 1 throughout.
   path, speed distribution and its Kolmogorov–Smirnov test, equations of state.
 """
 
-from .state import EventLog, GasRecords, GasRun, GasState, make_gas, maxwell_boltzmann_velocities
+from .state import (
+    Container,
+    EventLog,
+    GasRecords,
+    GasRun,
+    GasState,
+    gas_in_container,
+    make_gas,
+    maxwell_boltzmann_velocities,
+)
 
-__all__ = ["GasRun", "GasState", "EventLog", "GasRecords", "make_gas", "maxwell_boltzmann_velocities"]
+__all__ = ["Container", "GasRun", "GasState", "EventLog", "GasRecords", "gas_in_container", "make_gas",
+           "maxwell_boltzmann_velocities"]

@@ -20,7 +20,13 @@ numba), organised for large N:
   Z order of their starting cells (``perm``; everything read from outside is in the state's
   order), so that a particle's neighbours are mostly near it in memory;
 - the case (d, gravity, periodic or hard walls) is part of the kernels' argument types
-  (:func:`spec_array`), so each case is compiled apart without those tests in its inner loops.
+  (:func:`spec_array`), so each case is compiled apart without those tests in its inner loops;
+- containers (:class:`.state.Container`: a sphere, a cylinder, extra planes) are runtime values
+  (:func:`container_arrays`) read only in the hard-wall cases: a wall hit is one more candidate of the
+  particle's event (the exit root of a quadratic for the sphere and cylinder, a linear or quadratic
+  reach for a plane), wall ids 2d, 2d + 1, … after the box faces; the cell grid still spans the box
+  (the container's bounding box). Event codes: ≥ 0 a partner, −1 − w wall w < W, then the cell
+  crossings −1 − W − (2a + dir).
 
 Measured against neighbour lists with a shell (the C peer's method: a list of the particles
 within σ + shell, rebuilt when a particle has moved shell/2): at N = 4000, packing fraction 0.25
@@ -264,17 +270,39 @@ if nb is not None:
             return h / u
         return np.inf
 
+    @_jit_inline
+    def _exit(y0, y1, y2, u0, u1, u2, rho):
+        """Time ≥ 0 for a centre at y (relative to the sphere's centre / the cylinder's axis) moving at u to
+        reach |y| = rho from inside: the exit root of |y + u t|² = rho², without cancellation (the
+        arithmetic of :func:`.reference.exit_time`); 0 a hair outside moving out, inf at rest."""
+        a = u0 * u0 + u1 * u1 + u2 * u2
+        if not a > 0.0:
+            return np.inf
+        b = y0 * u0 + y1 * u1 + y2 * u2
+        cg = y0 * y0 + y1 * y1 + y2 * y2 - rho * rho
+        if b > 0.0 and cg >= 0.0:
+            return 0.0
+        disc = b * b - a * cg
+        sq = math.sqrt(disc) if disc > 0.0 else 0.0
+        dt = -cg / (b + sq) if b > 0.0 else (sq - b) / a
+        return dt if dt > 0.0 else 0.0
+
     # inlined at its call sites (_events, _build): with the case fixed at compile time (spec), that
     # made the event loop ~15 % faster (N = 4000) for ~25 % more compile time per case
     @_jit_inline
     def _schedule(i, t, slab_axis, slab_dir, P, box, width, spec, ci, nc, head, nxt,
-                  ev_t, ev_p, col_t, col_p, col_cnt, cnt, g):
+                  ev_t, ev_p, col_t, col_p, col_cnt, cnt, g, cont, wpar):
         """Particle i's earliest event from time t into ev_t/ev_p (the heap is not touched).
 
         Its best collision (col_t, col_p, col_cnt) comes from a scan of the 3^d surrounding cells, or,
         with slab_axis ≥ 0 (after a cell crossing, trajectory unchanged and the stored collision still
-        valid), from the stored one and the slab of cells just entered on slab_axis (direction slab_dir)."""
+        valid), from the stored one and the slab of cells just entered on slab_axis (direction slab_dir).
+        cont, wpar: the container (:func:`container_arrays`), read only between hard walls."""
         d, grav, periodic = _flags(spec)
+        # walls: the 2d box faces, then the sphere or cylinder, then the planes (all hard walls: periodic has none)
+        nw = 2 * d if periodic else cont[3]
+        kind = 0 if periodic else cont[0]
+        cax = -1 if periodic else cont[1]
         dti = t - P[i, 6]
         if grav:
             xi0 = P[i, 0] + (P[i, 3] + 0.5 * g[0] * dti) * dti
@@ -290,40 +318,41 @@ if nb is not None:
             vi0 = P[i, 3]
             vi1 = P[i, 4]
             vi2 = P[i, 5] if d == 3 else 0.0
-        # cell crossings (codes -1-2d-(2a+dir)) and, between hard walls, wall hits (codes -1-(2a+side))
+        # cell crossings (codes -1-nw-(2a+dir)) and, between hard walls, wall hits (codes -1-wall)
         cross = np.inf
-        code = -1 - 4 * d  # "no event"
+        code = -1 - nw - 2 * d  # "no event"
         for k in range(d):
+            face = kind == 0 or k == cax  # the box faces on axis k are walls
             vk = vi0 if k == 0 else (vi1 if k == 1 else vi2)
             xk = xi0 if k == 0 else (xi1 if k == 1 else xi2)
             if grav and g[k] != 0.0:
                 # a parabola can reach either side of its cell (gravity needs hard walls: no wrap)
                 dt = _reach((ci[i, k] + 1) * width[k] - xk, vk, g[k])
-                c = -1 - 2 * d - (2 * k + 1)
+                c = -1 - nw - (2 * k + 1)
                 dw = _reach(box[k] - P[i, 7] - xk, vk, g[k])
-                if dw < dt:
+                if face and dw < dt:
                     dt = dw
                     c = -1 - (2 * k + 1)
                 dn = _reach(xk - ci[i, k] * width[k], -vk, -g[k])
                 if dn < dt:
                     dt = dn
-                    c = -1 - 2 * d - 2 * k
+                    c = -1 - nw - 2 * k
                 dw = _reach(xk - P[i, 7], -vk, -g[k])
-                if dw < dt:
+                if face and dw < dt:
                     dt = dw
                     c = -1 - 2 * k
             elif vk > 0.0:
                 dt = ((ci[i, k] + 1) * width[k] - xk) / vk
-                c = -1 - 2 * d - (2 * k + 1)
-                if not periodic:
+                c = -1 - nw - (2 * k + 1)
+                if not periodic and face:
                     dw = (box[k] - P[i, 7] - xk) / vk
                     if dw < dt:
                         dt = dw
                         c = -1 - (2 * k + 1)
             elif vk < 0.0:
                 dt = (ci[i, k] * width[k] - xk) / vk
-                c = -1 - 2 * d - 2 * k
-                if not periodic:
+                c = -1 - nw - 2 * k
+                if not periodic and face:
                     dw = (P[i, 7] - xk) / vk
                     if dw < dt:
                         dt = dw
@@ -335,6 +364,42 @@ if nb is not None:
             if dt < cross:
                 cross = dt
                 code = c
+        if not periodic:
+            if kind != 0:
+                # the sphere (cylinder: the same in the plane across its axis)
+                y0 = xi0 - wpar[0, 0]
+                y1 = xi1 - wpar[0, 1]
+                y2 = xi2 - wpar[0, 2] if d == 3 else 0.0
+                u0 = vi0
+                u1 = vi1
+                u2 = vi2
+                if cax == 0:
+                    y0 = 0.0
+                    u0 = 0.0
+                elif cax == 1:
+                    y1 = 0.0
+                    u1 = 0.0
+                elif cax == 2:
+                    y2 = 0.0
+                    u2 = 0.0
+                dt = _exit(y0, y1, y2, u0, u1, u2, wpar[0, 3] - P[i, 7])
+                if dt < cross:
+                    cross = dt
+                    code = -1 - 2 * d
+            for q in range(cont[2]):
+                # plane q: the gap n·x − h − R closes at −n·v (−n·g under gravity)
+                row = 1 + q
+                gap = wpar[row, 0] * xi0 + wpar[row, 1] * xi1 + wpar[row, 2] * xi2 - wpar[row, 3] - P[i, 7]
+                w = wpar[row, 0] * vi0 + wpar[row, 1] * vi1 + wpar[row, 2] * vi2
+                if grav:
+                    dt = _reach(gap, -w, -(wpar[row, 0] * g[0] + wpar[row, 1] * g[1] + wpar[row, 2] * g[2]))
+                elif w < 0.0:
+                    dt = (gap if gap > 0.0 else 0.0) / -w
+                else:
+                    continue
+                if dt < cross:
+                    cross = dt
+                    code = -1 - (2 * d + int(kind != 0) + q)
         # collisions with particles in the cells to scan
         if slab_axis >= 0:
             best = col_t[i]
@@ -411,22 +476,23 @@ if nb is not None:
     @_jit
     def _advance(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, nxt, prv,
                  ev_t, ev_p, col_t, col_p, col_cnt, cnt, heap, hpos, hkey, acc, wall_imp, counts, log_t, log_i, log_j,
-                 keep_log, g, tc, tlast):
+                 keep_log, g, tc, tlast, cont, wpar):
         """Run events up to t_stop, at most max_events heap pops. acc = [time, virial];
         counts = [collisions, wall events, crossings, invalidated, logged, made elastic by t_c].
-        spec: the case (spec_array); g (3,) gravity; tc the TC model's time, tlast (N,) last collisions.
-        Returns REACHED/MAX_EVENTS/LOG_FULL."""
+        spec: the case (spec_array); g (3,) gravity; tc the TC model's time, tlast (N,) last collisions;
+        cont, wpar: the container (:func:`container_arrays`). Returns REACHED/MAX_EVENTS/LOG_FULL."""
         return _events(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, nxt, prv,
                        ev_t, ev_p, col_t, col_p, col_cnt, cnt, heap, hpos, hkey, acc, wall_imp, counts, log_t, log_i,
-                       log_j, keep_log, g, tc, tlast)
+                       log_j, keep_log, g, tc, tlast, cont, wpar)
 
     @_borrowed
     def _events(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, nxt, prv,
                 ev_t, ev_p, col_t, col_p, col_cnt, cnt, heap, hpos, hkey, acc, wall_imp, counts, log_t, log_i, log_j,
-                keep_log, g, tc, tlast):
+                keep_log, g, tc, tlast, cont, wpar):
         """The event loop of :func:`_advance` on the scratch arrays it is given (no allocation, so compiled
         without reference counting: numba otherwise counts every array argument of every call)."""
         d, grav, periodic = _flags(spec)
+        nw = 2 * d if periodic else cont[3]
         for _ in range(max_events):
             i = heap[0]
             t = ev_t[i]
@@ -504,7 +570,7 @@ if nb is not None:
                     counts[4] = n + 1
                 r0 = i
                 r1 = p
-            elif p >= -2 * d:
+            elif p >= -nw:
                 if keep_log and counts[4] >= log_t.shape[0]:
                     return 2
                 acc[0] = t
@@ -518,8 +584,36 @@ if nb is not None:
                     else:
                         P[i, k] += P[i, 3 + k] * (t - P[i, 6])
                 P[i, 6] = t
-                wall_imp[wall] += 2.0 * m[i] * abs(P[i, 3 + a])
-                P[i, 3 + a] = -P[i, 3 + a]
+                if wall < 2 * d:
+                    wall_imp[wall] += 2.0 * m[i] * abs(P[i, 3 + a])
+                    P[i, 3 + a] = -P[i, 3 + a]
+                else:
+                    # mirror about the wall's normal n at the contact point
+                    if wall == 2 * d and cont[0] != 0:
+                        n0 = P[i, 0] - wpar[0, 0]
+                        n1 = P[i, 1] - wpar[0, 1]
+                        n2 = P[i, 2] - wpar[0, 2] if d == 3 else 0.0
+                        if cont[1] == 0:
+                            n0 = 0.0
+                        elif cont[1] == 1:
+                            n1 = 0.0
+                        elif cont[1] == 2:
+                            n2 = 0.0
+                        ln = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+                        n0 /= ln
+                        n1 /= ln
+                        n2 /= ln
+                    else:
+                        row = 1 + wall - 2 * d - int(cont[0] != 0)
+                        n0 = wpar[row, 0]
+                        n1 = wpar[row, 1]
+                        n2 = wpar[row, 2]
+                    vn = P[i, 3] * n0 + P[i, 4] * n1 + (P[i, 5] * n2 if d == 3 else 0.0)
+                    wall_imp[wall] += 2.0 * m[i] * abs(vn)
+                    P[i, 3] -= 2.0 * vn * n0
+                    P[i, 4] -= 2.0 * vn * n1
+                    if d == 3:
+                        P[i, 5] -= 2.0 * vn * n2
                 cnt[i] += 1
                 counts[1] += 1
                 if keep_log:
@@ -529,9 +623,9 @@ if nb is not None:
                     log_j[n] = p
                     counts[4] = n + 1
                 r0 = i
-            elif p >= -4 * d:
+            elif p >= -nw - 2 * d:
                 acc[0] = t
-                code = -1 - 2 * d - p
+                code = -1 - nw - p
                 a = code // 2
                 c_old = cell[i]
                 if code % 2 == 1:
@@ -570,13 +664,13 @@ if nb is not None:
                 q = r0 if r == 0 else r1
                 if q >= 0:
                     _schedule(q, t, slab_axis, slab_dir, P, box, width, spec, ci, nc, head, nxt,
-                              ev_t, ev_p, col_t, col_p, col_cnt, cnt, g)
+                              ev_t, ev_p, col_t, col_p, col_cnt, cnt, g, cont, wpar)
                     _reheap(heap, hpos, hkey, q, ev_t[q])
         return 1
 
     @_jit
     def _build(P, box, width, spec, ci, cell, nc, head, nxt, prv, ev_t, ev_p, col_t, col_p,
-               col_cnt, cnt, heap, hpos, hkey, t, g):
+               col_cnt, cnt, heap, hpos, hkey, t, g, cont, wpar):
         """Cell lists, every particle's first event and the heap."""
         n = P.shape[0]
         d, grav, periodic = _flags(spec)
@@ -588,7 +682,7 @@ if nb is not None:
             _link(head, nxt, prv, cell[i], i)
         for i in range(n):
             _schedule(i, t, -1, 0, P, box, width, spec, ci, nc, head, nxt,
-                      ev_t, ev_p, col_t, col_p, col_cnt, cnt, g)
+                      ev_t, ev_p, col_t, col_p, col_cnt, cnt, g, cont, wpar)
         for k in range(n):
             heap[k] = k
             hpos[k] = k
@@ -624,6 +718,26 @@ def spec_array(d: int, gravity: bool, periodic: bool) -> np.ndarray:
     kernels the case they run (:func:`_flags`): numba compiles one version per case, without the
     tests on d, gravity and walls in the inner loops."""
     return np.zeros((1,) * (1 + (d == 3) + 2 * bool(gravity) + 4 * bool(periodic)))
+
+
+def container_arrays(container, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The container as the kernels read it: ``cont`` int64 [kind (0 box, 1 sphere, 2 cylinder), cylinder
+    axis (−1 otherwise), planes P, walls W], and ``wpar`` (1 + P, 4): row 0 the centre (3, zero-padded) and
+    R_w, then each plane's normal (3, zero-padded) and offset h. Runtime values, not types: every
+    container runs in the one compiled hard-wall case."""
+    from .state import KIND_CODE
+
+    npl = len(container.planes)
+    cont = np.array([KIND_CODE[container.kind], container.axis if container.kind == "cylinder" else -1, npl,
+                     container.n_walls(d)], np.int64)
+    wpar = np.zeros((1 + npl, 4))
+    if container.curved:
+        wpar[0, :d] = container.centre
+        wpar[0, 3] = container.radius
+    if npl:
+        wpar[1:, :d] = container.planes[:, :d]
+        wpar[1:, 3] = container.planes[:, d]
+    return cont, wpar
 
 
 def cell_grid(box: np.ndarray, sigma_max: float, periodic: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -673,7 +787,9 @@ class CompiledEngine:
         self.P[:, 7] = state.radii[self.perm]
         self.m = state.masses[self.perm]
         self.acc = np.array([state.time, 0.0])
-        self.wall_impulse = np.zeros(2 * d)
+        self.container = state.container
+        self.cont, self.wpar = container_arrays(state.container, d)
+        self.wall_impulse = np.zeros(int(self.cont[3]))
         self.counts = np.zeros(6, np.int64)
         self.keep_log = log
         cap = log_capacity if log else 1
@@ -694,7 +810,7 @@ class CompiledEngine:
         self.col_p = np.zeros(n, np.int64)
         _build(self.P, self.box, self.width, self.spec, self.ci, self.cell, self.nc, self.head,
                self.nxt, self.prv, self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt,
-               self.cnt, self.heap, self.hpos, self.hkey, state.time, self.g3)
+               self.cnt, self.heap, self.hpos, self.hkey, state.time, self.g3, self.cont, self.wpar)
 
     @property
     def x(self) -> np.ndarray:
@@ -736,7 +852,7 @@ class CompiledEngine:
                             self.width, self.ci, self.cell, self.nc, self.head, self.nxt, self.prv,
                             self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt, self.cnt, self.heap,
                             self.hpos, self.hkey, self.acc, self.wall_impulse, self.counts, self.log_t, self.log_i,
-                            self.log_j, self.keep_log, self.g3, self.tc, self.tlast)
+                            self.log_j, self.keep_log, self.g3, self.tc, self.tlast, self.cont, self.wpar)
             if code != LOG_FULL:
                 return code == REACHED
             grow = len(self.log_t)
@@ -755,7 +871,7 @@ class CompiledEngine:
 
     def snapshot(self) -> GasState:
         return GasState(self.positions_at(self.time), self.velocities_at(self.time), self.rad, self.masses, self.box,
-                        self.periodic, self.time, validate=False)
+                        self.periodic, self.time, validate=False, container=self.container)
 
     def kinetic_energy(self) -> float:
         v = self.velocities_at(self.time)

@@ -8,6 +8,9 @@ diameter (2 × the mean radius unless given).
   K this is P = ρ k_B T + W / (d V t). The error bar is the standard error over the run's time
   blocks (``blocks`` of the engines' ``run``), which are long compared with the collision time
   and so nearly independent;
+- wall pressure (:func:`wall_pressure`, hard walls): the momentum each wall took per unit time per
+  unit area of the surface the centres touch, from the engines' per-block wall impulses; a dilute gas
+  gives N k T / V_acc (V_acc the volume the centres reach), a denser one k T × the contact density;
 - reduced pressure βPσ^d = P σ^d / T; compressibility factor Z = βP/ρ;
 - equations of state: Carnahan–Starling (3D) βP/ρ = (1 + η + η² − η³)/(1 − η)³ and Henderson
   (2D) βP/ρ = (1 + η²/8)/(1 − η)², with the contact values g(σ) they imply for the Enskog
@@ -109,6 +112,54 @@ def pressure(run: GasRun, sigma: float | None = None, skip_blocks: int = 0) -> P
     rho = n / vol
     return Pressure(P=p, P_err=err, T=T, reduced=p * sig ** d / T, reduced_err=err * sig ** d / T,
                     Z=p / (rho * T), Z_err=err / (rho * T), blocks=int(p_blocks.size))
+
+
+@dataclass
+class WallPressure:
+    """Pressure on each hard wall of a run (:func:`wall_pressure`), all (W,) over the wall ids of
+    :class:`.state.Container`: ``P`` (energy / volume) and its standard error ``P_err`` over the run's
+    time blocks, the ``area`` used (length in 2D), the wall ``names``; ``ideal`` = N T / V_acc, the ideal
+    gas's value with the volume the centres reach, and ``T`` the mean temperature of the blocks."""
+
+    P: np.ndarray
+    P_err: np.ndarray
+    area: np.ndarray
+    names: list
+    ideal: float
+    T: float
+
+
+def wall_pressure(run: GasRun, skip_blocks: int = 0) -> WallPressure:
+    """Momentum given to each wall per unit area per unit time, over the blocks after ``skip_blocks``.
+
+    The area is that of the surface the centres touch (the wall moved in by the largest radius r:
+    4π(R_w − r)² for a sphere, 2π(R_w − r)(L − 2r) for a cylinder's side, π(R_w − r)² for its caps,
+    the face minus r at each edge for a box), so that a dilute gas gives P = N k T / V_acc on every wall,
+    V_acc the volume the centres reach; a denser gas gives k T times the centres' density at contact
+    (the contact theorem), which is the bulk pressure for a flat wall and differs by O(σ / R_w) on a
+    curved one. Walls without an area here (faces a curved wall replaces, oblique planes) give nan.
+    """
+    st = run.state
+    d = st.d
+    if st.periodic:
+        raise ValueError("a periodic box has no walls: no wall pressure (use pressure(), the virial)")
+    if run.block_wall_impulse is None or len(run.block_wall_impulse) == 0:
+        raise ValueError("the run has no per-block wall impulses (run it with an event-driven engine)")
+    dt = np.diff(run.block_times)[skip_blocks:]
+    imp = run.block_wall_impulse[skip_blocks:]
+    kin = run.block_kinetic[skip_blocks:]
+    if dt.size == 0 or np.any(dt <= 0):
+        raise ValueError(f"skip_blocks = {skip_blocks} leaves no block of positive duration in the run")
+    r = float(st.radii.max())
+    area = st.container.wall_areas(r, st.box)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_blocks = imp / (area[None, :] * dt[:, None])
+    p = np.sum(p_blocks * dt[:, None], axis=0) / np.sum(dt)
+    err = (np.std(p_blocks, axis=0, ddof=1) / math.sqrt(p_blocks.shape[0]) if p_blocks.shape[0] > 1
+           else np.full(p.shape, math.nan))
+    T = float(np.sum(2.0 * kin / (d * st.n) * dt) / np.sum(dt))
+    return WallPressure(P=p, P_err=err, area=area, names=st.container.wall_names(d),
+                        ideal=st.n * T / st.container.accessible_volume(r, st.box), T=T)
 
 
 def collision_rate(run: GasRun) -> float:

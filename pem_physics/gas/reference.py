@@ -16,6 +16,12 @@ Events (shapes: N particles, d dimensions; units as in :mod:`.state`):
   the virial gains J·r = m_i Δv_i · r_ij;
 - hard wall 2a (x_a = 0) or 2a + 1 (x_a = L_a): the centre reaches R_i or L_a − R_i, v_a → −v_a
   (a mirror), the wall takes 2 m |v_a|;
+- sphere or cylinder container (wall 2d, :class:`.state.Container`): with y the centre's offset from
+  the sphere's centre (from the cylinder's axis, the axis component dropped) and u its velocity (the
+  same components), the exit root of |y + u t|² = (R_w − R_i)² (:func:`exit_time`); the velocity is
+  mirrored about the normal y/|y| at contact, the wall takes 2 m |v·n|. No gravity with these;
+- plane (n, h) (walls 2d + …): the gap n·x − h − R_i closes at −n·v (a quadratic reach under gravity),
+  mirror about n;
 - gravity g (d,) (hard walls only): every particle flies on a parabola x + v h + g h²/2, so relative
   motion is still straight and the pair formula holds with r, v taken at the search time; a wall
   is reached at the first root of a quadratic (:func:`reach_time`);
@@ -67,6 +73,30 @@ def reach_time(h, u, a) -> np.ndarray:
     return out
 
 
+def _dot(a, b) -> float:
+    """a · b summed left to right, as the compiled engine does (np.dot may sum in another order)."""
+    out = 0.0
+    for k in range(len(a)):
+        out += float(a[k]) * float(b[k])
+    return out
+
+
+def exit_time(y, u, rho) -> np.ndarray:
+    """Times ≥ 0 (N,) for centres at y (N, k) relative to a sphere's centre (the cylinder's axis, the axis
+    component left out), moving at u (N, k), to reach the sphere |y| = rho (N,) from inside: the larger
+    root of |y + u t|² = rho², taken without cancellation; 0 for one a hair outside moving out, inf at rest.
+    The same arithmetic as the compiled engine."""
+    a = np.sum(u * u, axis=1)
+    b = np.sum(y * u, axis=1)
+    cg = np.sum(y * y, axis=1) - rho * rho
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sq = np.sqrt(np.maximum(b * b - a * cg, 0.0))
+        out = np.where(b > 0.0, -cg / (b + sq), (sq - b) / a)
+    out = np.where((b > 0.0) & (cg >= 0.0), 0.0, out)
+    out = np.where(a > 0.0, np.maximum(out, 0.0), np.inf)
+    return out
+
+
 class ReferenceEngine:
     """Event-driven hard spheres in numpy; advance in chunks with :meth:`advance`, read with :meth:`snapshot`."""
 
@@ -86,7 +116,9 @@ class ReferenceEngine:
         self.periodic, self.e, self.time = state.periodic, float(restitution), state.time
         self.n_collisions = self.n_wall_events = 0
         self.virial = 0.0
-        self.wall_impulse = np.zeros(2 * state.d)
+        self.container = state.container
+        self.wall_impulse = np.zeros(state.container.n_walls(state.d))
+        self._faces = state.container.face_active(state.d)
         self.keep_log = log
         self._log: tuple[list, list, list] = ([], [], [])
         n = state.n
@@ -133,13 +165,36 @@ class ReferenceEngine:
                 up[:, ax] = reach_time((self.box - self.radii[:, None] - r)[:, ax], v[:, ax], self.gravity[ax])
                 down[:, ax] = reach_time((r - self.radii[:, None])[:, ax], -v[:, ax], -self.gravity[ax])
             walls = np.maximum(np.stack([down, up], axis=-1), 0.0)  # (N, d, 2): wall 2a + side
+            walls[:, ~self._faces, :] = np.inf
+            walls = np.concatenate([walls.reshape(len(r), -1), self._container_times(r, v)], axis=1)
             k = int(np.argmin(walls))
             if walls.flat[k] < best:
-                i, rest = divmod(k, walls.shape[1] * 2)
+                i, rest = divmod(k, walls.shape[1])
                 best, bi, bj = float(walls.flat[k]), i, -1 - rest
         if not math.isfinite(best):
             return math.inf, -1, -1
         return t + best, bi, bj
+
+    def _container_times(self, r, v) -> np.ndarray:
+        """(N, W − 2d) times from now to the curved wall (if any) and each plane, positions r, velocities v (N, d)."""
+        cont, d = self.container, self.box.size
+        cols = []
+        if cont.curved:
+            y = r - cont.centre
+            u = v.copy()
+            if cont.kind == "cylinder":
+                y[:, cont.axis] = 0.0
+                u[:, cont.axis] = 0.0
+            cols.append(exit_time(y, u, cont.radius - self.radii))
+        for row in cont.planes:
+            gap = r @ row[:d] - row[d] - self.radii
+            w = v @ row[:d]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.where(w < 0.0, np.maximum(gap, 0.0) / -w, np.inf)
+            if self.grav:
+                t = reach_time(gap, -w, -float(self.gravity @ row[:d]))
+            cols.append(t)
+        return np.stack(cols, axis=1) if cols else np.zeros((len(r), 0))
 
     def horizon(self) -> float:
         """How far ahead the minimum images stay the only ones in reach (inf between hard walls).
@@ -184,9 +239,24 @@ class ReferenceEngine:
             self.n_collisions += 1
         else:
             wall = -1 - j
-            a = wall // 2
-            self.wall_impulse[wall] += 2.0 * self.masses[i] * abs(self.v[i, a])
-            self.v[i, a] = -self.v[i, a]
+            d = self.box.size
+            if wall < 2 * d:
+                a = wall // 2
+                self.wall_impulse[wall] += 2.0 * self.masses[i] * abs(self.v[i, a])
+                self.v[i, a] = -self.v[i, a]
+            else:
+                # mirror about the wall's normal at the contact point (elastic, like the box faces)
+                cont = self.container
+                if cont.curved and wall == 2 * d:
+                    y = self.x[i] - cont.centre
+                    if cont.kind == "cylinder":
+                        y[cont.axis] = 0.0
+                    nrm = y / math.sqrt(_dot(y, y))
+                else:
+                    nrm = cont.planes[wall - 2 * d - int(cont.curved), :d]
+                vn = _dot(self.v[i], nrm)
+                self.wall_impulse[wall] += 2.0 * self.masses[i] * abs(vn)
+                self.v[i] -= 2.0 * vn * nrm
             self.n_wall_events += 1
         if self.keep_log:
             for lst, val in zip(self._log, (t, i, j)):
@@ -210,7 +280,7 @@ class ReferenceEngine:
     def snapshot(self) -> GasState:
         """The state at the current time (positions wrapped into a periodic box)."""
         return GasState(self.positions_at(self.time), self.velocities_at(self.time), self.radii, self.masses,
-                        self.box, self.periodic, self.time, validate=False)
+                        self.box, self.periodic, self.time, validate=False, container=self.container)
 
     def kinetic_energy(self) -> float:
         v = self.velocities_at(self.time)
@@ -242,12 +312,13 @@ def drive(engine, state: GasState, t_end: float, *, blocks: int = 1, chunk_event
     rec_t = record_times(t0, t_end, record_interval) if record_interval is not None else np.zeros(0)
     # every stop: (time, kind) with kind 0 a record, 1 a block's end; a record at a block's end comes first
     stops = sorted([(float(t), 0) for t in rec_t] + [(float(t), 1) for t in edges[1:]])
-    b_vir, b_coll, b_kin, reached = [], [], [], [t0]
+    b_vir, b_coll, b_kin, b_wall, reached = [], [], [], [], [t0]
     recs: dict[str, list] = {k: [] for k in ("times", "positions", "velocities", "collisions", "virial",
                                             "kinetic", "potential")}
     complete = True
     wall0 = _time.perf_counter()
     vir0, coll0 = engine.virial, engine.n_collisions
+    wall0_imp = engine.wall_impulse.copy()
     try:
         for t_stop, kind in stops:
             while not engine.advance(t_stop, chunk_events):
@@ -259,8 +330,10 @@ def drive(engine, state: GasState, t_end: float, *, blocks: int = 1, chunk_event
                 b_vir.append(engine.virial - vir0)
                 b_coll.append(engine.n_collisions - coll0)
                 b_kin.append(engine.kinetic_energy())
+                b_wall.append(engine.wall_impulse - wall0_imp)
                 reached.append(engine.time)
                 vir0, coll0 = engine.virial, engine.n_collisions
+                wall0_imp = engine.wall_impulse.copy()
             if progress is not None:
                 progress(engine.time)
     except KeyboardInterrupt:
@@ -270,6 +343,7 @@ def drive(engine, state: GasState, t_end: float, *, blocks: int = 1, chunk_event
             b_vir.append(engine.virial - vir0)
             b_coll.append(engine.n_collisions - coll0)
             b_kin.append(engine.kinetic_energy())
+            b_wall.append(engine.wall_impulse - wall0_imp)
             reached.append(engine.time)
     wall = _time.perf_counter() - wall0
     info = {"engine": engine.name, "wall_time": wall, "events": engine.n_collisions + engine.n_wall_events}
@@ -290,7 +364,8 @@ def drive(engine, state: GasState, t_end: float, *, blocks: int = 1, chunk_event
                   block_collisions=np.array(b_coll, dtype=np.int64), block_kinetic=np.array(b_kin, dtype=np.float64),
                   log=engine.event_log() if engine.keep_log else None, complete=complete, info=info,
                   records=records, gravity=np.array(getattr(engine, "gravity", np.zeros(state.d)), dtype=np.float64),
-                  restitution=float(getattr(engine, "e", 1.0)), tc=float(getattr(engine, "tc", 0.0)))
+                  restitution=float(getattr(engine, "e", 1.0)), tc=float(getattr(engine, "tc", 0.0)),
+                  block_wall_impulse=np.array(b_wall, dtype=np.float64).reshape(len(b_wall), -1))
 
 
 def _record(engine, state: GasState, t: float, recs: dict) -> None:

@@ -135,6 +135,10 @@ def run_timestep(state: GasState, t_end: float, dt: float | None = None, *, rest
     ``info``: ``"method": "timestep"``, the step, the steps done.
     """
     check_run_args(state, t_end, restitution, blocks)
+    if not state.container.trivial:
+        raise ValueError(f"the timestep method has only the box (periodic or hard faces), not a "
+                         f"{state.container.kind} container{' with planes' if len(state.container.planes) else ''}; "
+                         f"use the event-driven engine")
     if dt is None:
         dt = default_dt(state)
     if not (math.isfinite(dt) and dt > 0):
