@@ -51,15 +51,19 @@ import io
 import json
 import math
 import sys
-import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ValidationError
-from ..gas import measure
-from ..gas.state import LATTICE_MAX, Container, GasRun, GasState, make_gas
 from ..io.files import atomic_open
+
+if TYPE_CHECKING:
+    from ..gas.state import GasRun, GasState
+
+# The gas modules (and tomllib) are imported by the functions that use them: the command line registers
+# this command on every start, and ``run`` need not load them.
 
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
@@ -91,6 +95,8 @@ def load_gas_scene(source: str) -> dict:
     path = Path(source)
     if not path.is_file():
         raise ValidationError(str(path), "no such scene file")
+    import tomllib
+
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
@@ -114,6 +120,8 @@ def _number(cfg, key, *, integer=False):
 
 def check_config(cfg: dict) -> dict:
     """The scene's values over :data:`DEFAULTS`, checked; every error names the item (``gas.KEY``)."""
+    from ..gas.state import LATTICE_MAX
+
     unknown = sorted(set(cfg) - set(DEFAULTS))
     if unknown:
         raise _err(unknown[0], f"unknown key; the keys are {', '.join(DEFAULTS)}")
@@ -209,6 +217,8 @@ def load_state(path) -> GasState:
     """A state from an npz file: a gas run's ``gas.npz`` (its exact final state, else its last record) or a
     file with ``positions`` (N, d), ``velocities`` (N, d), ``radii``, ``masses``, ``box`` (and optionally
     ``periodic``, ``time``)."""
+    from ..gas.state import Container, GasState
+
     path = Path(path)
     try:
         data = np.load(path, allow_pickle=False)
@@ -247,6 +257,8 @@ def load_state(path) -> GasState:
 
 def initial_state(c: dict) -> GasState:
     """The start: the saved state, or ``make_gas`` from the checked config."""
+    from ..gas.state import make_gas
+
     if c["state"] is not None:
         return load_state(c["state"])
     try:
@@ -281,6 +293,8 @@ def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasR
 
 def summarize(run: GasRun, c: dict, extra: dict) -> dict:
     """summary.json's content (see the module docstring)."""
+    from ..gas import measure
+
     st = run.state
     d, n = st.d, st.n
     eta = st.packing_fraction
