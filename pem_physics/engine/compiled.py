@@ -4,7 +4,10 @@ The same step as :mod:`pem_physics.engine.integrators` (the numpy reference, whi
 fallback and the definition), for any number of pendulum, free and hinged bodies, any number of
 dipoles per body, fixed and driven magnets (constant velocity, elliptic orbit — and PEM's own
 bookkeeping of them for ``pem-*``), uniform and rotating fields, periodic boxes, friction, and
-per-member friction and field. A single scene is an ensemble of one; members run in parallel
+per-member friction and field, and (splitting, a single scene whose bodies do not translate) contact
+spheres and walls: the kernels check every gap after each step and stop at the start of a step that
+ends overlapping, for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
+A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
 whatever the thread count.
 
@@ -43,8 +46,19 @@ METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler")
 #: Set False to force the numpy path (tests compare both).
 ENABLED = True
 
-#: Status codes written by the kernels, per member: (code, steps done, body).
-OK, NONFINITE, NOT_ORTHONORMAL = 0, 1, 2
+#: Status codes written by the kernels, per member: (code, steps done, body). CONTACT (scenes with contacts):
+#: a gap overlapped at the end of step ``steps done + 1``; the state is restored to that step's start and
+#: the third entry is the pair (index into ContactModel.pairs) that overlapped first.
+OK, NONFINITE, NOT_ORTHONORMAL, CONTACT = 0, 1, 2, 3
+
+#: The kernels hand a step to the numpy contact driver when a gap ends it below −CONTACT_RTOL·(r_a + r_b):
+#: half the driver's own threshold (contacts.GAP_RTOL), so that the rounding by which the two engines'
+#: states differ never skips a step the driver would call an impact. A step handed over that the driver
+#: finds clear it simply takes as it is.
+CONTACT_RTOL = 0.5e-12
+
+#: Wall kinds in Model.wall_kind (contacts.make_wall / engine.walls).
+WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
 
 #: Scene constants the kernels read. Body-frame vectors are in one choice of body axes (the
 #: user's for pem-*, the principal frames for splitting). Driven-body kinds: 0 fixed,
@@ -57,6 +71,16 @@ Model = namedtuple("Model", [
     "sb_omega", "sb_phase", "sb_axis", "sb_spin",                        # (K,) (K,) (K,3) unit r1×r2, (K,3) ω·axis
     "static_sources", "gravity", "rf_on", "rf_b1", "rf_b2", "rf_omega", "rf_phase",
     "k", "pairs", "periodic", "box", "orth_limit"])
+
+#: The contact geometry the splitting kernels check after each step (contacts.ContactModel; empty arrays
+#: without): C spheres, P pairs, W walls, B moving bodies. An argument of its own, not Model fields: every
+#: function that takes the Model gets its fields as arguments, and a larger Model costs seconds of first
+#: compile; this tuple goes only to the step loop and the gap check.
+ContactArrays = namedtuple("ContactArrays", [
+    "owner", "center", "radius", "pivot",                                # (C,) body or −1, (C,3), (C,), (B,3)
+    "pair", "spheres", "limit",                                          # (P,2), sphere pairs first, (P,) m
+    "wall_kind", "wall_sign", "wall_point", "wall_dir", "wall_radius",   # (W,) (W,) (W,3) (W,3) (W,)
+    "wall_axes", "wall_half"])                                           # (W,3,3) (W,3)
 
 
 def available() -> bool:
@@ -75,6 +99,55 @@ def _f(a, shape=None) -> np.ndarray:
     """A writable, C-contiguous float64 copy (one array type per argument, so one compiled variant)."""
     a = np.array(a, dtype=np.float64, order="C", copy=True)
     return a.reshape(shape) if shape is not None else a
+
+
+def contact_arrays(contacts, axes, pivot) -> ContactArrays:
+    """The :class:`ContactArrays` of a :class:`~.contacts.ContactModel` (None: no contacts), sphere centres of
+    moving bodies turned into the body axes ``axes`` (B,3,3) (columns: those axes in the user's body
+    coordinates; identities for the user's own axes); ``pivot`` (B,3) m.
+
+    center (C,3) m: body coordinates about the pivot (moving owner ≥ 0) or lab (fixed, owner −1);
+    limit (P,) m: a pair whose gap ends a step below it stops the kernel (−CONTACT_RTOL·scale).
+    Walls: kind (WALL_*); sign +1 inside (a container) / −1 (an obstacle) for spheres, cylinders and boxes;
+    point: plane point, sphere or box centre, point on a cylinder's axis; dir: plane normal (into the
+    allowed side) or cylinder direction; radius; axes (rows: box axes in lab); half sizes.
+    """
+    if contacts is None:
+        C = W = 0
+        owner, center, radius = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
+        pair, n_sphere, limit = np.zeros((0, 2), np.int64), 0, np.zeros(0)
+        walls = []
+    else:
+        C, W = len(contacts.radius), len(contacts.walls)
+        owner = np.array(contacts.owner, dtype=np.int64)
+        center = _f(contacts.center, (-1, 3))
+        for q in range(C):
+            if owner[q] >= 0:
+                center[q] = contacts.center[q] @ axes[owner[q]]
+        radius = _f(contacts.radius)
+        pair = np.array(contacts.pairs, dtype=np.int64).reshape(-1, 2)
+        n_sphere = int(contacts.n_sphere_pairs)
+        limit = -CONTACT_RTOL * _f(contacts.scale)
+        walls = contacts.walls
+    kind, sign, point, direc = np.zeros(W, np.int64), np.ones(W), np.zeros((W, 3)), np.zeros((W, 3))
+    wr, waxes, half = np.zeros(W), np.broadcast_to(np.eye(3), (W, 3, 3)).copy(), np.zeros((W, 3))
+    from . import walls as wallmod
+
+    for w, wall in enumerate(walls):
+        if isinstance(wall, wallmod.Plane):
+            kind[w], point[w], direc[w] = WALL_PLANE, wall.point, wall.n
+        elif isinstance(wall, wallmod.Sphere):
+            kind[w], point[w], wr[w], sign[w] = WALL_SPHERE, wall.centre, wall.radius, wall.sign
+        elif isinstance(wall, wallmod.Cylinder):
+            kind[w], point[w], direc[w], wr[w], sign[w] = WALL_CYLINDER, wall.point, wall.a, wall.radius, wall.sign
+        elif isinstance(wall, wallmod.Box):
+            kind[w], point[w], waxes[w], half[w] = WALL_BOX, wall.centre, wall.R, wall.h
+            sign[w] = 1.0 if wall.inside else -1.0
+        else:
+            raise TypeError(f"no compiled gap for wall {wall!r}")
+    return ContactArrays(owner=owner, center=center, radius=radius, pivot=_f(pivot, (-1, 3)), pair=pair,
+                         spheres=n_sphere, limit=_f(limit), wall_kind=kind, wall_sign=_f(sign), wall_point=_f(point),
+                         wall_dir=_f(direc), wall_radius=_f(wr), wall_axes=_f(waxes), wall_half=_f(half))
 
 
 def build_model(system, kin, orth_limit: float) -> Model:
@@ -153,7 +226,14 @@ class Runner:
         self.field = _f(f, (E, 3))
         if isinstance(integ, Splitting):
             self.kind = "splitting"
+            #: the scene's contact geometry (a contacts.ContactModel) or None; with it, the kernel stops at the
+            #: start of any step that ends with an overlap (status CONTACT) and contacts.run_compiled takes over
+            self.contacts = getattr(integ, "contacts", None)
             self.model = build_model(sys_, sys_.kin_principal, orth_limit)
+            self.contact = contact_arrays(self.contacts, sys_.axes, sys_.pivot)
+            self.no_contact = contact_arrays(None, sys_.axes, sys_.pivot)
+            #: the torques do not depend on time (static sources, no rotating field): :meth:`step` may run
+            self.time_free = bool(self.model.static_sources and not self.model.rf_on)
             plan, inv1 = integ._plan
             free = integ.free
             coef = np.zeros((len(plan), B))
@@ -193,7 +273,7 @@ class Runner:
             Q, L, T = _f(integ.Q), _f(integ.L), _f(integ.T)
             J = _f(np.broadcast_to(integ.J, (E, B)))
             args = (self.model, Q, L, T, J, self.friction, self.damped, self.field, float(integ.dt), steps0, marks,
-                    self.check_every, *self.split, self.axes, *out, status)
+                    self.check_every, *self.split, self.axes, *out, status, self.contact)
             return args, (Q, L, T)
         drv = integ.driver
         K = len(drv.frames)
@@ -207,13 +287,14 @@ class Runner:
     def advance_to(self, marks) -> tuple:
         """Run through ``marks`` (increasing absolute step counts); returns (U, L, w, status).
 
-        U (E,R,B,3,3), L and w (E,R,B,3) at each mark reached (rows past a blow-up are unset);
-        status (E,3) int: code (OK, NONFINITE, NOT_ORTHONORMAL), steps done, body index.
+        U (E,R,B,3,3), L and w (E,R,B,3) at each mark reached (rows past a blow-up or a contact are unset);
+        status (E,3) int: code (OK, NONFINITE, NOT_ORTHONORMAL, CONTACT), steps done, body index (the pair
+        for CONTACT).
         """
         integ = self.integ
         args, state = self._args(marks)
         E = integ.L.shape[0]
-        out_U, out_L, out_w, status = args[-4:]
+        out_U, out_L, out_w, status = args[-5:-1] if self.kind == "splitting" else args[-4:]
         if E == 1:
             member = _member(self.kind, args)
             if self.aot is not None:
@@ -236,6 +317,20 @@ class Runner:
             drv.updates = int(status[:, 1].min()) + 1
         integ.steps_done = int(status[:, 1].min())
         return out_U, out_L, out_w, status
+
+    def step(self, Q, L, T, J, h: float) -> None:
+        """One splitting step of length h (s) from principal frames Q (B,3,3), momenta L and torques T (B,3),
+        hinge inertias J (B,) — all of one member, updated in place — for a scene whose torques do not depend
+        on time (:attr:`time_free`: the kernel's clock starts at 0). No gap check: the contact driver's trial
+        steps (:func:`.contacts.run_compiled`)."""
+        args = list(self._args([1])[0])
+        args[1:5] = Q[None], L[None], T[None], J[None]
+        args[8], args[9] = float(h), 0
+        args[-1] = self.no_contact
+        member = _member(self.kind, tuple(args))
+        if self.aot is not None:
+            self.aot.check(self.kind, member)
+        self._single()(*member)
 
     def _single(self):
         """The single-scene kernel: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""
@@ -274,9 +369,12 @@ def supports(integ) -> bool:
     (:mod:`.aot`), else numba."""
     if not (ENABLED and getattr(integ, "name", "") in METHODS):
         return False
-    if getattr(integ, "contacts", None) is not None:  # impacts restart steps: the numpy contact driver runs them
-        return False
     sys_ = integ.system
+    if getattr(integ, "contacts", None) is not None:
+        # The kernels find the step of an impact and hand it to the numpy contact driver (contacts.run_compiled);
+        # they have no translation (translating bodies also rest on each other: the driver holds those).
+        if integ.name not in ("splitting4", "splitting2") or integ.L.shape[0] != 1 or sys_.any_translating:
+            return False
     if sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) >= MAX_PAIRS:
         return False
     if integ.L.shape[0] == 1 and aot.load() is not None:

@@ -24,6 +24,13 @@ cradle: one in → one out, two in → two out (see the impulses module for why 
 depend on the order). The rest of the step is then integrated from the impact time with one step of
 the remaining length, and the gaps are checked again.
 
+On the compiled engine (:func:`run_compiled`, scenes whose bodies do not translate) the kernels step
+between impacts without returning to Python, evaluating every gap after each step; the first step that
+ends overlapping is handed back, from its start, to this driver's step (:func:`_advance_step`), which
+stays the one definition of what happens at an impact, and the kernels go on from its end. In scenes whose
+torques do not depend on time, that step's trial integrations (Brent's) run on the kernel too: the same
+step to rounding, and most of an impact step's cost in numpy.
+
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact
 pair that received an impulse in a resolution, its impulses summed). Limits: a grazing contact whose
 gap is positive at both ends of a step is missed (choose dt short against the time a sphere takes to
@@ -134,9 +141,10 @@ class ContactModel:
 
     def __init__(self, scene, system):
         moving = {int(i): k for k, i in enumerate(system.scene_index)}
-        owner, center, radius, labels, names, e_item = [], [], [], [], [], []
+        owner, center, radius, labels, names, e_item, mu_item = [], [], [], [], [], [], []
         for i, body in enumerate(scene.bodies):
             e_b = scene.restitution if body.restitution is None else body.restitution
+            mu_b = scene.contact_friction if body.contact_friction is None else body.contact_friction
             # a free body turns about its centre of mass: its spheres are kept relative to that (as its dipoles)
             shift = (np.asarray(body.resolved_mass_properties(f"bodies[{i}]").center_of_mass, float)
                      if body.contacts and body.role == "free" else np.zeros(3))
@@ -149,6 +157,7 @@ class ContactModel:
                 labels.append(f"bodies[{i}].contacts[{k}]")
                 names.append(body.name)
                 e_item.append(e_b)
+                mu_item.append(mu_b)
         self.system = system
         self.owner = np.array(owner, dtype=np.intp)
         self.center = np.array(center, dtype=float).reshape(-1, 3)
@@ -158,14 +167,18 @@ class ContactModel:
         self.wall_names = [w.name for w in scene.walls]
         pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
         wall_e = [scene.restitution if w.restitution is None else w.restitution for w in scene.walls]
+        # Coulomb μ of impacts: a pair takes the smaller of its two sides' (as it takes the smaller e)
+        wall_mu = [scene.contact_friction if w.contact_friction is None else w.contact_friction
+                   for w in scene.walls]
         S = len(radius)
-        pairs, e, scale = [], [], []
+        pairs, e, mu, scale = [], [], [], []
         for a in range(S):
             for b in range(a + 1, S):
                 if names[a] == names[b] or (owner[a] < 0 and owner[b] < 0):
                     continue
                 pairs.append((a, b))
                 e.append(pair_e.get(frozenset((names[a], names[b])), min(e_item[a], e_item[b])))
+                mu.append(min(mu_item[a], mu_item[b]))
                 scale.append(radius[a] + radius[b])
         self.n_sphere_pairs = len(pairs)
         for a in range(S):
@@ -174,9 +187,11 @@ class ContactModel:
             for w in range(len(self.walls)):
                 pairs.append((a, w))
                 e.append(pair_e.get(frozenset((names[a], self.wall_names[w])), min(e_item[a], wall_e[w])))
+                mu.append(min(mu_item[a], wall_mu[w]))
                 scale.append(radius[a])
         self.pairs = pairs
         self.e = np.array(e, dtype=float)
+        self.mu = np.array(mu, dtype=float)
         self.scale = np.array(scale, dtype=float)
         self.warnings: list = []
         #: resting contacts (pair indices; see ``_hold``) and the run's step (s), set by :func:`run`
@@ -240,10 +255,10 @@ class ContactModel:
             n = n / np.linalg.norm(n)
             point = X[b] + (self.radius[b] + 0.5 * gap) * n
             if oa < 0:  # the moving sphere is side 1
-                return Contact(ob, None, point, -n, float(self.e[p]))
-            return Contact(oa, None if ob < 0 else ob, point, n, float(self.e[p]))
+                return Contact(ob, None, point, -n, float(self.e[p]), float(self.mu[p]))
+            return Contact(oa, None if ob < 0 else ob, point, n, float(self.e[p]), float(self.mu[p]))
         nw = self.walls[b].normal(X[a])
-        return Contact(oa, None, X[a] + self.radius[a] * nw, -nw, float(self.e[p]))
+        return Contact(oa, None, X[a] + self.radius[a] * nw, -nw, float(self.e[p]), float(self.mu[p]))
 
     def other_name(self, p: int, ct: Contact) -> str:
         a, b = self.pairs[p]
@@ -480,9 +495,10 @@ def _approaching(model: ContactModel, state, pairs) -> list:
     return out
 
 
-def _advance_step(model: ContactModel, state, t_end: float, log: EventLog):
+def _advance_step(model: ContactModel, state, t_end: float, log: EventLog, _step=_step):
     """The state at t_end from ``state`` (at state.t, inside the step), impacts on the way resolved and
-    resting contacts held (:func:`_hold`; they are not events)."""
+    resting contacts held (:func:`_hold`; they are not events). ``_step(state, h)``: the integrator's step
+    (default the numpy one; :func:`run_compiled` passes the compiled kernel's, the same step to rounding)."""
     def keep(trial, held):
         loss, lifted = held
         log.energy_loss += loss
@@ -581,3 +597,95 @@ def run(model: ContactModel, integ, marks: list, record, check, progress=None, s
         times.append(integ.t)
         loss.append(log.energy_loss)
     return times, records, complete, log, np.array(loss)
+
+
+def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup, progress=None, stop=None,
+                 call_seconds: float = 0.1, check_every: int = 64):
+    """:func:`run` with the steps between impacts on the compiled engine (``runner``: a
+    :class:`~pem_physics.engine.compiled.Runner` of ``integ`` built with ``integ.contacts`` = ``model``).
+
+    Each kernel call runs through record marks until a step ends with a gap below
+    −:data:`~pem_physics.engine.compiled.CONTACT_RTOL`·(r_a + r_b) (status CONTACT, the state back at that
+    step's start); that one step is then :func:`_advance_step`'s, exactly as in :func:`run` (its trial
+    steps on the kernel when ``runner.time_free``), and the kernels continue from its end. ``check(integ)``
+    raises on a blow-up after a numpy step, ``blowup(status)`` on a kernel's blow-up status (E,3). Calls are
+    sized to about ``call_seconds`` of wall time (the first to ``check_every`` steps) so progress and
+    ``stop()`` are polled as by the compiled driver of :mod:`.simulate`; every kernel step is synchronised,
+    so where the calls end does not change the numbers.
+
+    Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), complete, log, impact_loss (R,) J) — the
+    states at the records (orientations in the user's body axes, lab momenta and angular velocities).
+    """
+    import time as _time
+
+    from . import compiled
+
+    log = EventLog()
+    dt = integ.dt
+    model.dt = dt
+    step = _step
+    if runner.time_free:
+        # Brent's trial steps on the kernel too (most of an impact step's cost in numpy): the same step to
+        # rounding, so the driver still decides everything; the kernel's clock starts at 0, hence time-free only
+        def step(state, h):
+            out = _state(state, state.t)
+            if h > 0:
+                runner.step(out.Q[0], out.L[0], out.T[0], np.ascontiguousarray(out.J[0], dtype=float), h)
+                out.dt, out.steps_done = h, 1
+            return out
+
+    U, L, w = [integ.orientation()[:, None]], [integ.momentum()[:, None]], [integ.angular_velocity()[:, None]]
+    times, loss = [0.0], [0.0]
+    steps = marks[-1]
+    complete = True
+    per_call = check_every
+    i = 1
+
+    def keep(cU, cL, cw, ts):
+        U.append(cU)
+        L.append(cL)
+        w.append(cw)
+        times.extend(ts)
+        loss.extend([log.energy_loss] * len(ts))
+
+    while i < len(marks):
+        start = integ.steps_done
+        if model.resting:  # pairs held closed (translating bodies only): the numpy driver's step, every step
+            status = None
+        else:
+            j = i
+            while j < len(marks) and marks[j] <= start + per_call:
+                j += 1
+            call = list(marks[i:j]) if j > i else [start + per_call]
+            t0 = _time.perf_counter()
+            cU, cL, cw, status = runner.advance_to(call)
+            elapsed = _time.perf_counter() - t0
+            code = int(status[0, 0])
+            if code not in (compiled.OK, compiled.CONTACT):
+                blowup(status)
+            reached = int(status[0, 1])
+            n_rec = sum(1 for m in call[:j - i] if m <= reached)
+            keep(cU[:, :n_rec], cL[:, :n_rec], cw[:, :n_rec], [m * dt for m in call[:n_rec]])
+            i += n_rec
+            done = reached - start
+            if elapsed > 0 and done > 0:
+                per_call = int(min(max(1, done * call_seconds / elapsed), 4 * done + 1))
+        if status is None or int(status[0, 0]) == compiled.CONTACT:
+            k = integ.steps_done + 1
+            state = _advance_step(model, _state(integ, (k - 1) * dt), k * dt, log, step)
+            _commit(integ, state, k)
+            check(integ)
+            if i < len(marks) and marks[i] == k:
+                keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
+                     [integ.t])
+                i += 1
+        if progress is not None:
+            progress(integ.steps_done / max(steps, 1))
+        if stop is not None and stop() and integ.steps_done < steps:
+            complete = False
+            if times[-1] != integ.t:
+                keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
+                     [integ.t])
+            break
+    U, L, w = (np.concatenate(x, axis=1) for x in (U, L, w))
+    return times, U, L, w, complete, log, np.array(loss)

@@ -17,8 +17,10 @@ from ..jit import numba as _numba
 
 nb = _numba()
 
-#: Status codes (the same numbers as compiled.OK, NONFINITE, NOT_ORTHONORMAL).
-OK, NONFINITE, NOT_ORTHONORMAL = 0, 1, 2
+#: Status codes (the same numbers as compiled.OK, NONFINITE, NOT_ORTHONORMAL, CONTACT).
+OK, NONFINITE, NOT_ORTHONORMAL, CONTACT = 0, 1, 2, 3
+#: Wall kinds (compiled.WALL_PLANE, …).
+WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
 
 if nb is None:
     raise ImportError("numba is not available (not installed, or PEM_NUMBA=0)")
@@ -383,6 +385,67 @@ def _omega_one(I, U, L, w, b):
     for j in range(3):
         w[b, j] = U[b, 0, j] * c0 + U[b, 1, j] * c1 + U[b, 2, j] * c2
 
+# ------------------------------------------------------------------ contacts (contacts.ContactModel.gaps)
+
+@_jit_inline
+def _wall_gap(C, w, x0, x1, x2, rad):
+    """Gap (m) of a sphere of radius ``rad`` centred at x to static wall w (engine.walls: gap = −f − r)."""
+    kind = C.wall_kind[w]
+    p0, p1, p2 = x0 - C.wall_point[w, 0], x1 - C.wall_point[w, 1], x2 - C.wall_point[w, 2]
+    if kind == WALL_PLANE:
+        return (C.wall_dir[w, 0] * p0 + C.wall_dir[w, 1] * p1 + C.wall_dir[w, 2] * p2) - rad
+    if kind == WALL_SPHERE:
+        return -(C.wall_sign[w] * (np.sqrt(p0 * p0 + p1 * p1 + p2 * p2) - C.wall_radius[w])) - rad
+    if kind == WALL_CYLINDER:  # ρ = (𝟙 − a aᵀ)(x − p), as walls.Cylinder forms it
+        a0, a1, a2 = C.wall_dir[w, 0], C.wall_dir[w, 1], C.wall_dir[w, 2]
+        r0 = (1.0 - a0 * a0) * p0 + (-(a0 * a1)) * p1 + (-(a0 * a2)) * p2
+        r1 = (-(a1 * a0)) * p0 + (1.0 - a1 * a1) * p1 + (-(a1 * a2)) * p2
+        r2 = (-(a2 * a0)) * p0 + (-(a2 * a1)) * p1 + (1.0 - a2 * a2) * p2
+        return -(C.wall_sign[w] * (np.sqrt(r0 * r0 + r1 * r1 + r2 * r2) - C.wall_radius[w])) - rad
+    # box: y = R (x − c), q = |y| − h; a container's f is max q, an obstacle's minus the signed distance
+    qmax, m2 = -np.inf, 0.0
+    for i in range(3):
+        y = C.wall_axes[w, i, 0] * p0 + C.wall_axes[w, i, 1] * p1 + C.wall_axes[w, i, 2] * p2
+        q = abs(y) - C.wall_half[w, i]
+        qmax = max(qmax, q)
+        if q > 0.0:
+            m2 += q * q
+    if C.wall_sign[w] > 0:
+        return -qmax - rad
+    return (np.sqrt(m2) + min(qmax, 0.0)) - rad
+
+@_jit_borrowed
+def _overlap(C, Q, X):
+    """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays) whose gap at the
+    principal frames Q (B,3,3) is below its C.limit, or −1. X (spheres, 3) scratch: their lab centres (m)."""
+    for q in range(C.owner.shape[0]):
+        b = C.owner[q]
+        c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
+        if b < 0:
+            X[q, 0], X[q, 1], X[q, 2] = c0, c1, c2
+            continue
+        for j in range(3):
+            X[q, j] = C.pivot[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+    for k in range(C.pair.shape[0]):
+        a, o = C.pair[k, 0], C.pair[k, 1]
+        if k < C.spheres:
+            d0, d1, d2 = X[a, 0] - X[o, 0], X[a, 1] - X[o, 1], X[a, 2] - X[o, 2]
+            g = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
+        else:
+            g = _wall_gap(C, o, X[a, 0], X[a, 1], X[a, 2], C.radius[a])
+        if g < C.limit[k]:
+            return k
+    return -1
+
+@_jit_borrowed
+def _copy_state(Q, L, T, Qc, Lc, Tc):
+    """Qc, Lc, Tc ← Q (B,3,3), L, T (B,3): the state at a step's start, kept to undo the step."""
+    for b in range(L.shape[0]):
+        for x in range(3):
+            Lc[b, x], Tc[b, x] = L[b, x], T[b, x]
+            for y in range(3):
+                Qc[b, x, y] = Q[b, x, y]
+
 @_jit_borrowed
 def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
                  plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td):
@@ -416,14 +479,22 @@ def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, i
 
 @_jit
 def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
-                      inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, oU, oL, ow, st):
-    """One member of :func:`run_splitting` (its arrays without the member axis)."""
+                      inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, oU, oL, ow, st, C):
+    """One member of :func:`run_splitting` (its arrays without the member axis).
+
+    With contact pairs in C (compiled.ContactArrays) the steps run one at a time, the gaps checked after each
+    (:func:`_overlap`), and the run stops with status CONTACT (steps done, pair) at the start of the first
+    step that ends overlapping; the state is then that step's start (a copy, :func:`_copy_state`). Both
+    paths call the unchanged :func:`_split_chunk` from one site: a second call site, or a contact branch
+    inside its step loop, made its first compile 50–100 % longer."""
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
     org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
     rs, ms = np.empty((S, 3)), np.empty((S, 3))
     s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
     w = np.empty((B, 3))
+    Q0, L0, T0, X = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((C.owner.shape[0], 3))
+    contacts = C.pair.shape[0] > 0
     if M.static_sources:
         _sources_exact(M, 0.0, org, Rs, rs, ms)
     steps = steps0
@@ -432,9 +503,22 @@ def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check
         mark = marks[i]
         while steps < mark:
             n = min(check_every, mark - steps)
+            if contacts:
+                # one step a call: its kicks are not merged with the next step's, so each step ends synchronised,
+                # as the numpy contact driver's do, and can be undone from the copy
+                n = 1
+                _copy_state(Qe, Le, Te, Q0, L0, T0)
             _split_chunk(M, Qe, Le, Te, Je, n, steps, dt, c, damped, fe, drifts, kicks,
                          inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
+            if contacts:
+                pair = _overlap(C, Qe, X)
+                if pair >= 0:
+                    _copy_state(Q0, L0, T0, Qe, Le, Te)
+                    code, body = CONTACT, pair
+                    break
             steps += n
+            if contacts and steps < mark and (steps - steps0) % check_every:
+                continue  # one step a call: the blow-up check keeps its cadence of one per check_every steps
             code, body = _check(M, Qe, Le)
             if code != OK:
                 break
@@ -452,19 +536,20 @@ def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check
 
 @_jit_par
 def run_splitting(M, Q, L, T, J, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
-                  inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U, out_L, out_w, status):
+                  inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U, out_L, out_w, status, C):
     """Advance every member through ``marks`` (absolute step counts) from ``steps0``; record at each mark.
 
     Q (E,B,3,3) principal frames, L (E,B,3), T (E,B,3) the torque at the current state, J (E,B)
     hinge inertias — all updated in place. friction (E,), field (E,3) per member; ``damped``
     selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
-    axes (axes (B,3,3)), out_L, out_w (E,R,B,3). status (E,3): code, steps done, body.
+    axes (axes (B,3,3)), out_L, out_w (E,R,B,3). status (E,3): code, steps done, body. C: the contact
+    geometry (compiled.ContactArrays; empty here: ensembles have no contacts).
     Members run in parallel; a single scene calls ``_member_splitting`` directly.
     """
     for e in prange(L.shape[0]):
         _member_splitting(M, Q[e], L[e], T[e], J[e], friction[e], damped, field[e], dt, steps0, marks, check_every,
                           drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U[e], out_L[e],
-                          out_w[e], status[e])
+                          out_w[e], status[e], C)
 
 # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
 

@@ -309,7 +309,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         U0, w0 = ensemble.arrays(system)
         system = ensemble.system(system)
     integ = make_integrator(settings.method, system, settings.dt, U0, w0, rtol=settings.rtol, atol=settings.atol)
-    integ.contacts = contacts  # the compiled and scalar engines do not run contact scenes (they check this)
+    # the engines check this: the scalar one declines contact scenes, the compiled one stops at impacts
+    integ.contacts = contacts
     steps, every = settings.steps, settings.record_every
     marks = list(range(0, steps + 1, every))
     if marks[-1] != steps:
@@ -342,7 +343,12 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         runner = scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
     wall0 = _time.perf_counter()
     events = impact_loss = None
-    if runner is not None:
+    if runner is not None and contacts is not None:
+        times, U, L, w, complete, events, impact_loss = contact_mod.run_compiled(
+            contacts, integ, runner, marks, lambda ig: _check(system, ig, False),
+            lambda status: _raise_blowup(system, integ, status, False), progress, stop, CALL_SECONDS, CHECK_EVERY)
+        arrays = _records(system, U, L, w, np.array(times))
+    elif runner is not None:
         times, arrays, complete = _run_compiled(system, integ, runner, marks, ensemble is not None, progress, stop)
     elif contacts is not None:
         times, records, complete, events, impact_loss = contact_mod.run(
@@ -369,8 +375,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     if engine_note is not None:
         traj.info["engine_reason"] = engine_note
     if contacts is not None:
-        traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contacts.py); "
-                                 "the compiled engine does not run contact scenes yet")
+        traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contacts.py)"
+                                 + ("; the steps between them on the compiled engine" if engine == "numba" else ""))
         warnings = warnings + contacts.warnings
     traj.info["warnings"] = warnings + checks.postflight(system, traj)
     return traj
@@ -437,18 +443,8 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
         t0 = _time.perf_counter()
         cU, cL, cw, status = runner.advance_to(call)
         elapsed = _time.perf_counter() - t0
-        bad = status[:, 0] != compiled.OK
-        if bad.any():
-            first = int(status[bad, 1].min())
-            e = int(np.flatnonzero(bad & (status[:, 1] == first))[0])
-            b = int(status[e, 2])
-            what = ("non-finite angular momentum" if status[e, 0] == compiled.NONFINITE
-                    else f"orientation no longer orthonormal (‖UUᵀ−I‖ > {ORTHONORMALITY_LIMIT:g})")
-            t_bad = first * integ.dt
-            who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
-            raise SimulationError(
-                f"blow-up at t = {t_bad:.6g} s: {what} for {who}; try a smaller dt or another method",
-                time=t_bad, body=system.names[b], member=e if ensemble else None)
+        if (status[:, 0] != compiled.OK).any():
+            _raise_blowup(system, integ, status, ensemble)
         n_rec = j - i
         U.append(cU[:, :n_rec])
         L.append(cL[:, :n_rec])
@@ -470,6 +466,23 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
             per_call = int(min(max(1, done * CALL_SECONDS / elapsed), 4 * done + 1))
     U, L, w = (np.concatenate(x, axis=1) for x in (U, L, w))
     return times, _records(system, U, L, w, np.array(times)), complete
+
+
+def _raise_blowup(system: System, integ, status: np.ndarray, ensemble: bool) -> None:
+    """Raise the SimulationError of the first member whose kernel status (E,3) reports a blow-up."""
+    from . import compiled
+
+    bad = status[:, 0] != compiled.OK
+    first = int(status[bad, 1].min())
+    e = int(np.flatnonzero(bad & (status[:, 1] == first))[0])
+    b = int(status[e, 2])
+    what = ("non-finite angular momentum" if status[e, 0] == compiled.NONFINITE
+            else f"orientation no longer orthonormal (‖UUᵀ−I‖ > {ORTHONORMALITY_LIMIT:g})")
+    t_bad = first * integ.dt
+    who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
+    raise SimulationError(
+        f"blow-up at t = {t_bad:.6g} s: {what} for {who}; try a smaller dt or another method",
+        time=t_bad, body=system.names[b], member=e if ensemble else None)
 
 
 def _sync_point(marks: list, i: int, start: int, want: int) -> int:

@@ -247,12 +247,13 @@ def test_failed_or_cancelled_contact_bake_changes_nothing_and_clear_restores(mod
     add_bake = mods["pem_addon.bake"]
     calls = {"n": 0}
 
-    def stop():
+    def stop():  # Esc at the first poll: the compiled engine polls once per call of its kernels (the first: 64 steps)
         calls["n"] += 1
-        return calls["n"] > 2
+        return True
 
     with pytest.raises(add_bake.AddonError, match="did not finish"):
         add_bake.bake(bpy.context, stop=stop)
+    assert calls["n"] >= 1
     assert fingerprint() == before
     kf = mods["pem_addon.keyframes"]
     real = kf.write_transform_keys

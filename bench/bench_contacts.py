@@ -1,0 +1,156 @@
+"""Scenes with contacts on the compiled engine: do they keep its speed?
+
+Measures, in one run on this machine (steps/s, best of ``--repeat``; compile or cache load excluded by a
+short warm-up run first):
+- Newton's cradle (5 balls) and the colliding pendulums with their contacts on the compiled engine (the
+  kernels check every gap after each step and hand each impact step to the numpy contact driver), the same
+  scenes with the contact spheres and walls removed (compiled: the speed to keep), with the contact spheres
+  moved out of the plane of the swing so that they never touch (compiled: the cost of the in-kernel gap
+  check and of unmerged kicks alone), and with contacts
+  on the numpy contact driver alone (compiled engine off); ratios contacts/no contacts and compiled/numpy,
+  and the wall time of one impact step (the driver's Brent search and resolution) derived from them;
+- a box of 100 marbles (translating free spheres, no gravity, elastic, 4950 sphere pairs + 100 sphere–wall
+  pairs) with contacts against the same box without contact spheres and walls. Translating bodies run on the
+  numpy engine only (the compiled one has no translation), so both rows are numpy, and the output says so.
+
+    python bench/bench_contacts.py [--repeat N] [--scale S] [--json PATH]
+
+``--scale`` multiplies every run's simulated time (0.1 for a quick look).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import finish  # noqa: E402
+
+from pem_physics import examples, simulate  # noqa: E402
+from pem_physics.engine import compiled  # noqa: E402
+from pem_physics.model.inertia import Sphere  # noqa: E402
+from pem_physics.model.scene import Body, ContactSphere, Scene, Settings, StaticWall  # noqa: E402
+
+#: Simulated seconds of each run (before --scale): the compiled engine, the numpy contact driver, the marble box.
+T_COMPILED, T_NUMPY, T_MARBLES = 20.0, 2.0, 0.05
+
+
+def without_contacts(scene: Scene) -> Scene:
+    """The same scene with no contact spheres and no walls (the bodies pass through each other)."""
+    return replace(scene, bodies=[replace(b, contacts=()) for b in scene.bodies], walls=())
+
+
+def never_touching(scene: Scene) -> Scene:
+    """The same scene with body k's contact spheres moved 0.2·(k + 1) m along its y axis, out of the x–z plane
+    the pendulums swing in (the spheres carry no mass): the kernels check every gap after each step, but no
+    impact comes — the in-kernel check's own cost."""
+    def moved(k, c):
+        return replace(c, center=(c.center[0], c.center[1] + 0.2 * (k + 1), c.center[2]))
+
+    return replace(scene, bodies=[replace(b, contacts=tuple(moved(k, c) for c in b.contacts))
+                                  for k, b in enumerate(scene.bodies)])
+
+
+def marble_box(n: int = 100, radius: float = 0.005, mass: float = 0.004, speed: float = 0.2, seed: int = 0) -> Scene:
+    """``n`` marbles (translating free spheres) on a grid 2.5 radii apart with random velocities of ``speed`` m/s,
+    in a box container just larger than the grid; no gravity, no dipoles, e = 1 (an elastic gas)."""
+    rng = np.random.default_rng(seed)
+    side = int(np.ceil(n ** (1 / 3)))
+    spacing = 5 * radius
+    bodies = []
+    for k in range(n):
+        i, j, m = k % side, (k // side) % side, k // (side * side)
+        v = rng.normal(size=3)
+        bodies.append(Body(name=f"marble{k}", role="free", translate=True,
+                           position=tuple(spacing * (np.array([i, j, m]) - (side - 1) / 2)),
+                           velocity=tuple(speed * v / np.linalg.norm(v)), shapes=(Sphere(radius=radius, mass=mass),),
+                           contacts=(ContactSphere((0.0, 0.0, 0.0), radius),)))
+    half = spacing * side / 2 + radius
+    box = StaticWall(kind="box", name="box", center=(0.0, 0.0, 0.0), half_sizes=(half, half, half))
+    return Scene(name=f"{n}-marble box", bodies=bodies, gravity=(0.0, 0.0, 0.0), restitution=1.0, walls=(box,),
+                 settings=Settings(method="splitting2", dt=1e-3, t_end=T_MARBLES, record_interval=1e-2))
+
+
+def rate(scene: Scene, engine: str, t_end: float, repeat: int) -> dict:
+    """Best steps/s of ``scene`` over ``t_end`` s on ``engine`` ("numba": the compiled engine allowed, "numpy":
+    turned off), with the engine the run reports and its number of impacts."""
+    compiled.ENABLED = engine == "numba"
+    try:
+        simulate(scene, t_end=10 * scene.settings.dt)  # compiles or loads the kernels
+        best, traj = 0.0, None
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            traj = simulate(scene, t_end=t_end, record_interval=0.01)
+            best = max(best, traj.steps / (time.perf_counter() - t0))
+    finally:
+        compiled.ENABLED = True
+    return {"engine": traj.info["engine"], "steps": traj.steps, "steps_per_s": best,
+            "events": 0 if traj.events is None else len(traj.events),
+            "impact_steps": 0 if traj.events is None else len({int(np.ceil(t / scene.settings.dt))
+                                                               for t in traj.events.t})}
+
+
+def pendulum_scenes(repeat: int, scale: float) -> list:
+    rows = []
+    for name, scene in (("newtons-cradle (5 balls)", examples.newtons_cradle()),
+                        ("colliding-pendulums", examples.colliding_pendulums())):
+        with_c = rate(scene, "numba", T_COMPILED * scale, repeat)
+        free = rate(without_contacts(scene), "numba", T_COMPILED * scale, repeat)
+        idle = rate(never_touching(scene), "numba", T_COMPILED * scale, repeat)
+        numpy_c = rate(scene, "numpy", T_NUMPY * scale, repeat)
+        row = {"scene": name, "contacts_compiled": with_c, "no_contacts_compiled": free,
+               "never_touching_compiled": idle, "contacts_numpy": numpy_c,
+               "ratio_contacts_vs_no_contacts": with_c["steps_per_s"] / free["steps_per_s"],
+               "ratio_never_touching_vs_no_contacts": idle["steps_per_s"] / free["steps_per_s"],
+               "ratio_compiled_vs_numpy": with_c["steps_per_s"] / numpy_c["steps_per_s"],
+               "impact_step_ms": 1e3 * (1 / with_c["steps_per_s"] - 1 / idle["steps_per_s"]) * with_c["steps"]
+               / max(with_c["impact_steps"], 1)}
+        rows.append(row)
+        print(f"{name}")
+        for label, r in (("contacts", with_c), ("no contacts", free), ("contacts never touching", idle),
+                         ("contacts, numpy driver", numpy_c)):
+            print(f"  {label:24s} {r['engine']:5s} {r['steps_per_s']:10.4g} steps/s  ({r['steps']} steps, "
+                  f"{r['events']} events in {r['impact_steps']} impact steps)")
+        print(f"  ratios: contacts/no contacts {row['ratio_contacts_vs_no_contacts']:5.2f}, never touching/no contacts "
+              f"{row['ratio_never_touching_vs_no_contacts']:5.2f}, compiled/numpy driver "
+              f"{row['ratio_compiled_vs_numpy']:6.1f}; one impact step (numpy driver) ≈ {row['impact_step_ms']:.1f} ms")
+    return rows
+
+
+def marbles(repeat: int, scale: float) -> dict:
+    scene = marble_box()
+    with_c = rate(scene, "numba", T_MARBLES * scale, repeat)
+    free = rate(without_contacts(scene), "numba", T_MARBLES * scale, repeat)
+    ratio = with_c["steps_per_s"] / free["steps_per_s"]
+    print(f"{scene.name}")
+    for label, r in (("contacts", with_c), ("no contacts", free)):
+        print(f"  {label:24s} {r['engine']:5s} {r['steps_per_s']:10.4g} steps/s  ({r['steps']} steps, "
+              f"{r['events']} events)")
+    print(f"  ratio contacts/no contacts {ratio:5.2f} — marbles translate: both runs are on the numpy engine "
+          "(the compiled one has no translation)")
+    return {"scene": scene.name, "contacts": with_c, "no_contacts": free, "ratio_contacts_vs_no_contacts": ratio,
+            "note": "translating bodies: numpy engine for both"}
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    if not compiled.available():
+        print("numba is not installed: nothing to measure for the compiled engine")
+        return {}
+    res = {"pendulums": pendulum_scenes(args.repeat, args.scale), "marble_box": marbles(args.repeat, args.scale)}
+    return finish(res, start, args.json, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""Contact scenes on the compiled engine (kernels step between impacts, engine/contacts.run_compiled) against the
+numpy contact driver alone (engine/contacts.run, compiled.ENABLED = False).
+
+Oracles:
+- the numpy-only run: the kernels' steps are the numpy steps to rounding and every impact step is the numpy
+  driver's own, so the events (times, kinds, bodies, impulses) and the records agree to ~1e-12;
+- the kernels' gap check (kernels._overlap) against ContactModel.gaps for every wall kind, pair by pair;
+- Newton's cradle one-in-one-out on the compiled engine against momentum and energy (test_contact_sim's
+  closed forms: elliptic-integral quarter period, energy of the last ball);
+- the ahead-of-time build against the JIT kernels, bit for bit, for one contact scene.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_contact_sim import CRADLE, body_energy, cradle_oracle
+
+from pem_physics import examples, simulate
+from pem_physics.engine import compiled, contacts
+from pem_physics.engine.integrators import make_integrator
+from pem_physics.engine.system import compile_system
+from pem_physics.model.scene import Body, ContactSphere, Dipole, RotatingField, StaticWall
+
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
+
+#: Recorded arrays compared between the engines (relative to each array's largest magnitude).
+ARRAYS = ("orientation", "omega", "angular_momentum", "kinetic_energy", "gravity_energy", "center_of_mass",
+          "torque")
+RTOL = 1e-12
+
+
+def both(scene, **kw):
+    """(compiled, numpy-only) trajectories of ``scene``."""
+    fast = simulate(scene, **kw)
+    compiled.ENABLED = False
+    try:
+        ref = simulate(scene, **kw)
+    finally:
+        compiled.ENABLED = True
+    assert fast.info["engine"] == "numba" and ref.info["engine"] == "numpy"
+    assert "compiled engine" in fast.info["contacts"]
+    return fast, ref
+
+
+def assert_same_run(fast, ref, rtol=RTOL):
+    ev, er = fast.events, ref.events
+    assert len(ev) == len(er) > 0
+    assert (ev.body1, ev.body2, ev.kind) == (er.body1, er.body2, er.kind)
+    t_scale = max(er.t)
+    np.testing.assert_allclose(ev.t, er.t, rtol=0, atol=rtol * t_scale)
+    j_scale = np.max(np.abs(er.impulse))
+    np.testing.assert_allclose(ev.impulse, er.impulse, rtol=0, atol=rtol * j_scale)
+    np.testing.assert_allclose(ev.point, er.point, rtol=0, atol=rtol * np.max(np.abs(er.point)))
+    np.testing.assert_allclose(ev.normal, er.normal, rtol=0, atol=rtol)
+    E_scale = np.max(np.abs(ref.total_energy))
+    assert abs(ev.energy_loss - er.energy_loss) <= rtol * E_scale
+    np.testing.assert_allclose(fast.impact_loss, ref.impact_loss, rtol=0, atol=rtol * E_scale)
+    np.testing.assert_array_equal(fast.t, ref.t)
+    for k in ARRAYS:
+        a, b = getattr(fast, k), getattr(ref, k)
+        scale = np.max(np.abs(b))
+        assert np.max(np.abs(a - b)) <= rtol * scale, (k, np.max(np.abs(a - b)) / scale)
+    assert fast.info["warnings"] == ref.info["warnings"]
+
+
+def swinging_ball(*walls, t_end=0.8):
+    """One cradle ball (hinged about y) released at 30° from −x, with ``walls``."""
+    scene = examples.newtons_cradle(n=1, t_end=t_end, dt=1e-3, **CRADLE)
+    scene.walls = walls
+    return scene
+
+
+# The ball hangs at (0, 0, 0.0625), radius 0.0125; released from (−0.15, 0, 0.1027) it swings to +x.
+WALLS = {
+    "plane": (StaticWall(kind="plane", name="stop", point=(0.0125, 0.0, 0.0), normal=(-1.0, 0.0, 0.0),
+                         restitution=0.5),),
+    "sphere obstacle": (StaticWall(kind="sphere", name="knob", center=(0.03, 0.0, 0.07), radius=0.01, inside=False,
+                                   restitution=0.8),),
+    "sphere container": (StaticWall(kind="sphere", name="bowl", center=(-0.01, 0.0, 0.2), radius=0.19),),
+    "cylinder": (StaticWall(kind="cylinder", name="rod", point=(0.035, 0.0, 0.075), direction=(0.0, 1.0, 0.0),
+                            radius=0.008, inside=False, restitution=0.9),),
+    "box container": (StaticWall(kind="box", name="case", center=(-0.01, 0.0, 0.1), half_sizes=(0.17, 0.05, 0.1),
+                                 axes=((np.cos(0.1), 0.0, -np.sin(0.1)), (0.0, 1.0, 0.0),
+                                       (np.sin(0.1), 0.0, np.cos(0.1))), restitution=0.7),),
+    "box obstacle": (StaticWall(kind="box", name="block", center=(0.045, 0.0, 0.06), half_sizes=(0.01, 0.02, 0.02),
+                                inside=False),),
+    "plane and box": (StaticWall(kind="plane", name="stop", point=(0.03, 0.0, 0.0), normal=(-1.0, 0.0, 0.0)),
+                      StaticWall(kind="box", name="case", center=(0.0, 0.0, 0.1), half_sizes=(0.17, 0.05, 0.1))),
+}
+
+
+# ---------------------------------------------------------------------------- the gap check
+
+def gap_model(scene):
+    scene = scene.checked()
+    system = compile_system(scene)
+    model = contacts.ContactModel(scene, system)
+    integ = make_integrator("splitting4", system, 1e-3, system.U0[None], system.omega0[None])
+    return system, model, integ
+
+
+@pytest.mark.parametrize("walls", sorted(WALLS))
+def test_gap_check_matches_the_contact_model(walls, rng):
+    """_overlap reports a pair exactly when its numpy gap is below the limit, at random poses of the ball."""
+    from pem_physics.engine import kernels
+    from pem_physics.model.rotations import axis_angle_matrix
+
+    scene = swinging_ball(*WALLS[walls])
+    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
+                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    system, model, integ = gap_model(scene)
+    arrays = compiled.contact_arrays(model, system.axes, system.pivot)
+    X = np.empty((len(model.radius), 3))
+    for _ in range(20):
+        U = axis_angle_matrix(np.array([0.0, 1.0, 0.0]), rng.uniform(-1.2, 1.2))[None]
+        Q = np.einsum("bji,bjk->bik", system.axes, U)  # as Splitting keeps it
+        g = model.gaps(U)
+        for k in range(len(g)):
+            for below, expect in ((1e-13, k), (-1e-13, -1)):
+                limit = np.full(len(g), -np.inf)
+                limit[k] = g[k] + below * model.scale[k]
+                assert kernels._overlap(arrays._replace(limit=limit), Q, X) == expect, (walls, k, g[k])
+
+
+# ---------------------------------------------------------------------------- compiled against numpy
+
+def test_newtons_cradle_matches_the_numpy_driver():
+    fast, ref = both(examples.newtons_cradle(t_end=2.0, dt=1e-3, **CRADLE), record_interval=2e-3)
+    assert len(set(ref.events.t)) == 4  # one impact group every half period
+    assert_same_run(fast, ref)
+
+
+def test_cradle_two_in_two_out_matches_the_numpy_driver():
+    fast, ref = both(examples.newtons_cradle(raised=2, t_end=1.0, dt=1e-3, **CRADLE), record_interval=2e-3)
+    assert_same_run(fast, ref)
+
+
+def test_colliding_pendulums_match_the_numpy_driver():
+    fast, ref = both(examples.colliding_pendulums(t_end=3.0), record_interval=5e-3)
+    assert len(ref.events) >= 3
+    assert_same_run(fast, ref)
+
+
+@pytest.mark.parametrize("walls", sorted(WALLS))
+def test_a_pendulum_striking_walls_matches_the_numpy_driver(walls):
+    fast, ref = both(swinging_ball(*WALLS[walls]), record_interval=2e-3)
+    assert {b for b in ref.events.body2} <= {w.name for w in WALLS[walls]}
+    assert_same_run(fast, ref)
+
+
+def test_fixed_body_spheres_and_splitting2():
+    scene = examples.newtons_cradle(n=2, t_end=1.0, dt=1e-3, **CRADLE)
+    r, L = CRADLE["radius"], CRADLE["length"]
+    z = scene.bodies[0].position[2] - L
+    scene.bodies.append(Body(name="post", role="fixed", position=(4 * r, 0.0, z),
+                             contacts=(ContactSphere((0, 0, 0), r),)))
+    for method in ("splitting4", "splitting2"):
+        fast, ref = both(scene, method=method, record_interval=2e-3)
+        assert "post" in ref.events.body2
+        assert_same_run(fast, ref)
+
+
+def test_time_dependent_torques_keep_numpy_trial_steps():
+    """A rotating field on a magnetised bob: the kernels' clock cannot start mid-step, so Brent's trial steps stay
+    numpy ones (compiled.Runner.time_free); the run still matches the numpy driver."""
+    scene = examples.colliding_pendulums(t_end=1.5)
+    scene.bodies[0] = replace(scene.bodies[0], dipoles=(Dipole((0.0, 0.0, -0.5), (0.5, 0.0, 0.0)),))
+    scene.rotating_field = RotatingField((0.0, 0.0, 2e-2), (2e-2, 0.0, 0.0), angular_velocity=3.0)
+    fast, ref = both(scene, record_interval=5e-3)
+    assert_same_run(fast, ref)
+
+
+# ---------------------------------------------------------------------------- independent oracles
+
+def test_cradle_one_in_one_out_on_the_compiled_engine():
+    """Momentum and energy across the first impact: ball 1 stops, ball 5 leaves with all the energy."""
+    scene = examples.newtons_cradle(t_end=0.33, dt=1e-3, **CRADLE)
+    traj = simulate(scene, record_interval=1e-3)
+    assert traj.info["engine"] == "numba"
+    J, w_in, t_quarter, E0 = cradle_oracle(**CRADLE)
+    ev = traj.events
+    assert [(a, b) for a, b in zip(ev.body1, ev.body2)] == [(f"ball{k}", f"ball{k + 1}") for k in range(1, 5)]
+    assert len(set(ev.t)) == 1 and abs(ev.t[0] - t_quarter) < 1e-12
+    after = traj.t > ev.t[0]
+    w = traj.omega[after][:, :, 1]
+    assert np.max(np.abs(w[:, :4])) <= 1e-12 * w_in
+    E5 = body_energy(traj, 4, CRADLE["mass"], J, traj.pivot[4, 2] - CRADLE["length"])[after]
+    assert np.max(np.abs(E5 - E0)) < 1e-12 * E0
+    assert abs(ev.energy_loss) <= 1e-14 * E0 and traj.energy_balance() < 1e-12
+
+
+def test_stop_ends_a_compiled_contact_run_on_a_partial_record():
+    seen = []
+    traj = simulate(examples.newtons_cradle(t_end=1.0), progress=seen.append, stop=lambda: len(seen) >= 2,
+                    record_interval=1e-3)
+    assert traj.info["engine"] == "numba" and not traj.complete and len(seen) == 2
+    assert traj.t[-1] == traj.steps * 1e-3 and len(traj.t) == len(traj.impact_loss)
+    np.testing.assert_allclose(np.diff(traj.t[:-1]), 1e-3, rtol=1e-9)
+
+
+def test_translating_bodies_stay_on_numpy():
+    traj = simulate(examples.build("magnetic-marbles"), t_end=0.05)
+    assert traj.info["engine"] == "numpy"
+
+
+# ---------------------------------------------------------------------------- ahead of time
+
+@pytest.mark.slow
+def test_ahead_of_time_build_runs_contact_scenes_bit_for_bit(tmp_path, monkeypatch):
+    compiled.build_aot(tmp_path, log=lambda *_: None)
+    scene = examples.newtons_cradle(t_end=1.0, dt=1e-3)
+    monkeypatch.setenv("PEM_AOT", "0")
+    jit = simulate(scene, record_interval=2e-3)
+    monkeypatch.setenv("PEM_AOT", "1")
+    monkeypatch.setenv("PEM_AOT_DIR", str(tmp_path))
+    ahead = simulate(scene, record_interval=2e-3)
+    assert jit.info["kernels"] == "jit" and ahead.info["kernels"] == "ahead-of-time"
+    assert jit.events.t == ahead.events.t and jit.events.body2 == ahead.events.body2
+    np.testing.assert_array_equal(np.array(jit.events.impulse), np.array(ahead.events.impulse))
+    for k in ARRAYS:
+        assert np.array_equal(getattr(jit, k), getattr(ahead, k)), k
