@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis.gas_command import add_gas_command
 from .analysis.sweep_parameters import PARAMETERS as SWEEP_PARAMETERS
 from .errors import PemError, SimulationError, ValidationError
 from .io.loading import load_mesh, load_scene
@@ -282,9 +281,7 @@ def add_sweep_command(sub) -> None:
     s.set_defaults(func=cmd_sweep)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="pem", description="PEM physics: pendulums, tops and magnets.")
-    sub = ap.add_subparsers(dest="command", required=True)
+def add_run_command(sub) -> None:
     r = sub.add_parser("run", help="simulate a scene and write trajectory.npz/.csv and summary.json")
     r.add_argument("scene", help="scene file (.toml, PEM .udf, .py defining 'scene') or example:NAME")
     r.add_argument("-o", "--outdir", required=True, help="output folder")
@@ -294,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--record-interval", type=float, help="time between records, s (a multiple of dt)")
     r.add_argument("-q", "--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
+
+
+def add_inertia_command(sub) -> None:
     i = sub.add_parser("inertia", help="mass properties of a closed triangle mesh, as JSON")
     i.add_argument("mesh", help="OBJ/STL/PLY file")
     g = i.add_mutually_exclusive_group(required=True)
@@ -301,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--mass", type=float, help="kg")
     i.add_argument("--scale", type=float, default=1.0, help="multiply coordinates by this (e.g. 0.001 for mm)")
     i.set_defaults(func=cmd_inertia)
+
+
+def add_convert_command(sub) -> None:
     c = sub.add_parser("convert", help="write a scene (PEM .udf, .toml, .py, example:NAME) as a TOML scene file "
                                        "or as a PEM UDF input file")
     c.add_argument("scene", help="input scene: PEM .udf, .toml, .py defining 'scene', or example:NAME")
@@ -311,18 +314,39 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--udf-version", choices=("1.0", "1.1", "1.2", "1.3"), help=".udf: PEM def version (default 1.3)")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_convert)
+
+
+def add_build_engine_command(sub) -> None:
     e = sub.add_parser("build-engine", help="compile the single-scene kernels ahead of time (needs numba and a C "
                                             "compiler): later runs start without loading numba")
     e.add_argument("--force", action="store_true", help="build again even if a build for this source exists")
     e.add_argument("--dir", help="where to keep the build (default: the compile cache's aot folder, or PEM_AOT_DIR)")
     e.set_defaults(func=cmd_build_engine)
-    add_plot_command(sub)
-    add_info_command(sub)
-    add_basin_command(sub)
-    add_sweep_command(sub)
-    add_gas_command(sub)
-    for extra in EXTRA_COMMANDS:
-        extra(sub)
+
+
+def add_gas_command(sub) -> None:
+    from .analysis.gas_command import add_gas_command as add
+
+    add(sub)
+
+
+#: Sub-command name → the function that adds it to the parser, in the order of ``pem --help``.
+COMMANDS = {"run": add_run_command, "inertia": add_inertia_command, "convert": add_convert_command,
+            "build-engine": add_build_engine_command, "plot": add_plot_command, "info": add_info_command,
+            "basin": add_basin_command, "sweep": add_sweep_command, "gas": add_gas_command}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; ``only`` (a sub-command's name) adds just that sub-command: argparse spends
+    ~1 ms per option on help texts and translations, a noticeable part of a short ``run``'s start-up."""
+    ap = argparse.ArgumentParser(prog="pem", description="PEM physics: pendulums, tops and magnets.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name, add in COMMANDS.items():
+        if only is None or name == only:
+            add(sub)
+    if only is None:
+        for extra in EXTRA_COMMANDS:
+            extra(sub)
     return ap
 
 
@@ -331,7 +355,10 @@ EXTRA_COMMANDS: list = []
 
 
 def main(argv=None) -> int:
-    ap = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the first word names the sub-command (no option takes effect before it); anything else — help, a
+    # misspelt command — gets the whole parser and its messages
+    ap = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = ap.parse_args(argv)
     try:
         return args.func(args)
