@@ -543,12 +543,12 @@ def make_gas(n: int, packing_fraction: float, d: int = 3, *, start: str = "auto"
                              f"{n} particles: the centres reach only {acc:.4g} of its volume "
                              f"{cont.accessible_volume(0.0, box):.4g}, a packing fraction {eta_acc:.3f} there, past "
                              f"the {RANDOM_JAM[d]} random insertion reaches (use more particles or a lower η)")
-        pos = _random_insertion(n, radius, box, False, packing_fraction, rng, container=cont)
+        pos = random_insertion(n, radius, box, False, packing_fraction, rng, container=cont)
         vel = maxwell_boltzmann_velocities(masses, temperature, d, rng)
         return GasState(pos, vel, radii, masses, box, False, validate=n <= VALIDATE_MAX, container=cont)
     if start == "random":
         box = _box_lengths(n, radius, packing_fraction, d)
-        pos = _random_insertion(n, radius, box, periodic, packing_fraction, rng)
+        pos = random_insertion(n, radius, box, periodic, packing_fraction, rng)
     else:
         sites, aspect, nn = _lattice_sites(lattice, n, d)
         box = _box_lengths(n, radius, packing_fraction, d, aspect)
@@ -588,7 +588,7 @@ def gas_in_container(container: Container, box, n: int, *, radius: float = 0.5, 
         raise ValueError(f"{n} balls of radius {radius:g} fill {eta_acc:.3f} of the volume their centres reach "
                          f"in this {container.kind}, past the {RANDOM_JAM.get(d)} random insertion reaches")
     rng = np.random.default_rng(seed)
-    pos = _random_insertion(n, float(radius), box, False, eta_acc, rng, container=container)
+    pos = random_insertion(n, float(radius), box, False, eta_acc, rng, container=container)
     masses = np.full(n, float(mass))
     vel = maxwell_boltzmann_velocities(masses, temperature, d, rng)
     return GasState(pos, vel, np.full(n, float(radius)), masses, box, False, validate=n <= VALIDATE_MAX,
@@ -615,7 +615,7 @@ def _container_for(kind: str, n: int, radius: float, eta: float, d: int, axis: i
     return box, Container("cylinder", box / 2, rw, axis)
 
 
-def _random_insertion(n, radius, box, periodic, eta, rng, max_tries: int = 2000, container=None):
+def random_insertion(n, radius, box, periodic, eta, rng, max_tries: int = 2000, container=None):
     """Random sequential insertion of n balls of ``radius`` (a cell grid keeps each try O(1)); with a
     non-box ``container``, tries are drawn in the bounding box of the region the centres reach and the
     ones outside it are rejected."""

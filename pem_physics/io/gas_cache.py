@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import Interrupted
 from ..gas import GasState, maxwell_boltzmann_velocities
-from ..gas.state import OVERLAP_TOL, RANDOM_MAX, _random_insertion
+from ..gas.state import OVERLAP_TOL, RANDOM_MAX, random_insertion
 
 #: Packing fraction of random close packing of equal spheres: a disordered start cannot be denser.
 RANDOM_CLOSE_PACKING = 0.64
@@ -77,7 +77,7 @@ def gas_in_box(n: int, packing_fraction: float, box, *, periodic: bool = True, t
                          f"it must be {need}; use more particles or a lower packing fraction")
     rng = np.random.default_rng(seed)
     if packing_fraction <= RANDOM_MAX[3]:
-        pos = _random_insertion(n, radius, b, periodic, packing_fraction, rng)
+        pos = random_insertion(n, radius, b, periodic, packing_fraction, rng)
     else:
         pos = _fcc_start(n, radius, b, periodic, packing_fraction, rng)
     masses = np.full(n, float(mass))
