@@ -306,11 +306,9 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     rate = traj.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
     sp.last_engine = engine
     load = traj.info.get("compile_or_load_s", 0.0)
-    reason = traj.info.get("engine_reason")
     sp.status = (f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
                  f"{ENGINE_NAMES.get(engine, engine)} engine, {rate:.3g} steps/s"
-                 + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else "")
-                 + (f"; {reason}" if reason else ""))
+                 + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else ""))
     n = len(traj.t)
     pick = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(int))
     scene["pem_diagnostics"] = {
@@ -334,18 +332,12 @@ CONFIRM_SECONDS = 60.0
 PRIOR_RATE = {"numba": 1e5, "numpy": 500.0}
 
 
-#: Why a scene runs on numpy although numba is there (as the core says it: Trajectory.info["engine_reason"]).
-TRANSLATING_REASON = "translating bodies run on the numpy engine (the compiled one has no translation yet)"
-
-
 def expected_engine(context) -> tuple[str, str | None]:
     """(engine a bake of the scene will run on, "numba" or "numpy"; why numpy, or None) from the panel's
-    settings alone (cheap enough for a redraw; never raises): translating free bodies run on numpy whatever
-    is installed."""
+    settings alone (cheap enough for a redraw; never raises): every scene runs compiled where numba loads
+    (translating bodies and contacts included)."""
     from ..pem_physics import jit
 
-    if any(o.pem.role == "FREE" and o.pem.translate for o in adapters.pem_objects(context.scene)):
-        return "numpy", TRANSLATING_REASON
     if jit.installed():
         return "numba", None
     return "numpy", jit.unavailable_reason()
@@ -356,8 +348,8 @@ def estimate(context) -> tuple[int, float, bool]:
 
     Seconds at the last bake's speed on this scene, or before any bake at :data:`PRIOR_RATE` of the
     engine that will run, divided among the moving bodies. A speed measured on the compiled engine is not
-    promised to a scene that will now run on numpy (Translate turned on since); the other way round the
-    measured speed errs long, and is kept.
+    promised when the bake will now run on numpy (numba no longer loads); the other way round the measured
+    speed errs long, and is kept.
     """
     fps, dt, substeps, t_end, _ = adapters.time_settings(context)
     steps = int(round(t_end / dt))

@@ -98,8 +98,6 @@ def draw_object(layout, context, obj):
             sub.prop(p, "velocity", text="Initial Velocity (centre of mass)")
             if translating and p.use_hinge:
                 col.label(text="A translating body cannot be hinged: turn Hinge or Translate off", icon="ERROR")
-            if translating:
-                col.label(text="Translating bodies bake on the numpy engine (slower than compiled)", icon="INFO")
     if p.role == "DRIVEN":
         col.prop(p, "motion")
         if p.motion == "CONSTANT_VELOCITY":
@@ -185,7 +183,7 @@ def _estimate_line(layout, context) -> None:
 
 def _engine_line(layout, context) -> None:
     """Which engine this scene's bake runs on: compiled (numba, bundled with the extension) or numpy — the
-    fallback without numba, and the engine of translating bodies and contacts even with it."""
+    fallback without numba."""
     from . import bake
 
     engine, reason = bake.expected_engine(context)

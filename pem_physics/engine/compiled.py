@@ -4,9 +4,10 @@ The same step as :mod:`pem_physics.engine.integrators` (the numpy reference, whi
 fallback and the definition), for any number of pendulum, free and hinged bodies, any number of
 dipoles per body, fixed and driven magnets (constant velocity, elliptic orbit — and PEM's own
 bookkeeping of them for ``pem-*``), uniform and rotating fields, periodic boxes, friction, and
-per-member friction and field, and (splitting, a single scene whose bodies do not translate) contact
-spheres and walls: the kernels check every gap after each step and stop at the start of a step that
-ends overlapping, for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
+per-member friction and field, translating free bodies (splitting: centre-of-mass positions and momenta
+kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
+scene) contact spheres and walls: the kernels check every gap after each step and stop at the start of a
+step that ends overlapping, for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
 whatever the thread count.
@@ -19,8 +20,9 @@ compiled and cached on disk). A single scene may instead run the same kernels bu
 One call of the kernels advances every member through a run of record marks without returning
 to Python: it steps, checks for blow-ups at the same points as the numpy driver (every
 ``check_every`` steps and at each mark) and stores the raw state (orientation in the user's body
-axes, lab L, lab ω) at each mark. The driver in :mod:`pem_physics.engine.simulate` calls it for
-chunks of marks sized to a bounded wall time, for progress bars and Ctrl-C / Esc.
+axes, lab L, lab ω; centre positions and linear momenta) at each mark. The driver in
+:mod:`pem_physics.engine.simulate` calls it for chunks of marks sized to a bounded wall time, for
+progress bars and Ctrl-C / Esc.
 
 The arithmetic follows the numpy code operation for operation where that is cheap (same
 formulas, same association); sums may run in another order, so the two agree to rounding
@@ -73,11 +75,12 @@ Model = namedtuple("Model", [
     "k", "pairs", "periodic", "box", "orth_limit"])
 
 #: The contact geometry the splitting kernels check after each step (contacts.ContactModel; empty arrays
-#: without): C spheres, P pairs, W walls, B moving bodies. An argument of its own, not Model fields: every
+#: without): C spheres, P pairs, W walls. An argument of its own, not Model fields: every
 #: function that takes the Model gets its fields as arguments, and a larger Model costs seconds of first
-#: compile; this tuple goes only to the step loop and the gap check.
+#: compile; this tuple goes only to the step loop and the gap check. The moving spheres' centres of rotation
+#: are not in it: they are the state's positions X (pivots, or translating bodies' centres of mass).
 ContactArrays = namedtuple("ContactArrays", [
-    "owner", "center", "radius", "pivot",                                # (C,) body or −1, (C,3), (C,), (B,3)
+    "owner", "center", "radius",                                         # (C,) body or −1, (C,3), (C,)
     "pair", "spheres", "limit",                                          # (P,2), sphere pairs first, (P,) m
     "wall_kind", "wall_sign", "wall_point", "wall_dir", "wall_radius",   # (W,) (W,) (W,3) (W,3) (W,)
     "wall_axes", "wall_half"])                                           # (W,3,3) (W,3)
@@ -101,12 +104,12 @@ def _f(a, shape=None) -> np.ndarray:
     return a.reshape(shape) if shape is not None else a
 
 
-def contact_arrays(contacts, axes, pivot) -> ContactArrays:
+def contact_arrays(contacts, axes) -> ContactArrays:
     """The :class:`ContactArrays` of a :class:`~.contacts.ContactModel` (None: no contacts), sphere centres of
     moving bodies turned into the body axes ``axes`` (B,3,3) (columns: those axes in the user's body
-    coordinates; identities for the user's own axes); ``pivot`` (B,3) m.
+    coordinates; identities for the user's own axes).
 
-    center (C,3) m: body coordinates about the pivot (moving owner ≥ 0) or lab (fixed, owner −1);
+    center (C,3) m: body coordinates about the centre of rotation (moving owner ≥ 0) or lab (fixed, owner −1);
     limit (P,) m: a pair whose gap ends a step below it stops the kernel (−CONTACT_RTOL·scale).
     Walls: kind (WALL_*); sign +1 inside (a container) / −1 (an obstacle) for spheres, cylinders and boxes;
     point: plane point, sphere or box centre, point on a cylinder's axis; dir: plane normal (into the
@@ -145,7 +148,7 @@ def contact_arrays(contacts, axes, pivot) -> ContactArrays:
             sign[w] = 1.0 if wall.inside else -1.0
         else:
             raise TypeError(f"no compiled gap for wall {wall!r}")
-    return ContactArrays(owner=owner, center=center, radius=radius, pivot=_f(pivot, (-1, 3)), pair=pair,
+    return ContactArrays(owner=owner, center=center, radius=radius, pair=pair,
                          spheres=n_sphere, limit=_f(limit), wall_kind=kind, wall_sign=_f(sign), wall_point=_f(point),
                          wall_dir=_f(direc), wall_radius=_f(wr), wall_axes=_f(waxes), wall_half=_f(half))
 
@@ -192,7 +195,7 @@ def build_model(system, kin, orth_limit: float) -> Model:
 
 #: Positions of the per-member arrays in the arguments of run_splitting / run_pem: a single scene
 #: passes their one member straight to the member function (no parallel machinery to load).
-_SPLIT_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 7, 20, 21, 22, 23))
+_SPLIT_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 8, 10, 24, 25, 26, 27, 28, 29))
 _PEM_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 17, 18))
 
 
@@ -230,8 +233,11 @@ class Runner:
             #: start of any step that ends with an overlap (status CONTACT) and contacts.run_compiled takes over
             self.contacts = getattr(integ, "contacts", None)
             self.model = build_model(sys_, sys_.kin_principal, orth_limit)
-            self.contact = contact_arrays(self.contacts, sys_.axes, sys_.pivot)
-            self.no_contact = contact_arrays(None, sys_.axes, sys_.pivot)
+            self.contact = contact_arrays(self.contacts, sys_.axes)
+            self.no_contact = contact_arrays(None, sys_.axes)
+            #: (B,) which bodies translate (none: the kernels leave X and P alone)
+            self.moving = np.array(sys_.translating, dtype=np.bool_)
+            self.translating = bool(self.moving.any())
             #: the torques do not depend on time (static sources, no rotating field): :meth:`step` may run
             self.time_free = bool(self.model.static_sources and not self.model.rf_on)
             plan, inv1 = integ._plan
@@ -272,9 +278,12 @@ class Runner:
         if self.kind == "splitting":
             Q, L, T = _f(integ.Q), _f(integ.L), _f(integ.T)
             J = _f(np.broadcast_to(integ.J, (E, B)))
-            args = (self.model, Q, L, T, J, self.friction, self.damped, self.field, float(integ.dt), steps0, marks,
-                    self.check_every, *self.split, self.axes, *out, status, self.contact)
-            return args, (Q, L, T)
+            # the force is part of the state only where bodies translate (Splitting._torque): else any array
+            X, P, F = _f(integ.X), _f(integ.P), _f(integ.F) if self.translating else np.zeros((E, B, 3))
+            out_XP = np.zeros((E, R, B, 3)), np.zeros((E, R, B, 3))
+            args = (self.model, Q, L, T, J, X, P, F, self.friction, self.damped, self.field, float(integ.dt), steps0,
+                    marks, self.check_every, *self.split, self.moving, self.axes, *out, *out_XP, status, self.contact)
+            return args, (Q, L, T, X, P, F)
         drv = integ.driver
         K = len(drv.frames)
         frames = _f(np.broadcast_to(np.array(drv.frames).reshape(K, 3, 3), (E, K, 3, 3)))
@@ -285,16 +294,22 @@ class Runner:
         return args, (U, Ud, L, w, frames, dtime)
 
     def advance_to(self, marks) -> tuple:
-        """Run through ``marks`` (increasing absolute step counts); returns (U, L, w, status).
+        """Run through ``marks`` (increasing absolute step counts); returns (U, L, w, X, P, status).
 
         U (E,R,B,3,3), L and w (E,R,B,3) at each mark reached (rows past a blow-up or a contact are unset);
-        status (E,3) int: code (OK, NONFINITE, NOT_ORTHONORMAL, CONTACT), steps done, body index (the pair
-        for CONTACT).
+        X, P (E,R,B,3): centres of rotation (m) and linear momenta (kg·m/s) there — None when no body
+        translates (pivots and zero: nothing to record); status (E,3) int: code (OK, NONFINITE,
+        NOT_ORTHONORMAL, CONTACT), steps done, body index (the pair for CONTACT).
         """
         integ = self.integ
         args, state = self._args(marks)
         E = integ.L.shape[0]
-        out_U, out_L, out_w, status = args[-5:-1] if self.kind == "splitting" else args[-4:]
+        if self.kind == "splitting":
+            out_U, out_L, out_w, out_X, out_P, status = args[-7:-1]
+            if not self.translating:
+                out_X = out_P = None
+        else:
+            (out_U, out_L, out_w, status), out_X, out_P = args[-4:], None, None
         if E == 1:
             member = _member(self.kind, args)
             if self.aot is not None:
@@ -304,7 +319,9 @@ class Runner:
             k = _kernels()
             (k.run_splitting if self.kind == "splitting" else k.run_pem)(*args)
         if self.kind == "splitting":
-            integ.Q, integ.L, integ.T = state
+            integ.Q, integ.L, integ.T, integ.X, integ.P, F = state
+            if self.translating:
+                integ.F = F
         else:
             U, Ud, L, w, frames, dtime = state
             if E == 1:
@@ -316,16 +333,17 @@ class Runner:
             drv.time = float(dtime[0])
             drv.updates = int(status[:, 1].min()) + 1
         integ.steps_done = int(status[:, 1].min())
-        return out_U, out_L, out_w, status
+        return out_U, out_L, out_w, out_X, out_P, status
 
-    def step(self, Q, L, T, J, h: float) -> None:
+    def step(self, Q, L, T, J, X, P, F, h: float) -> None:
         """One splitting step of length h (s) from principal frames Q (B,3,3), momenta L and torques T (B,3),
-        hinge inertias J (B,) — all of one member, updated in place — for a scene whose torques do not depend
-        on time (:attr:`time_free`: the kernel's clock starts at 0). No gap check: the contact driver's trial
-        steps (:func:`.contacts.run_compiled`)."""
+        hinge inertias J (B,), centres of rotation X (m), linear momenta P and forces F (B,3) — all of one
+        member, updated in place (X, P only for translating bodies; F any (B,3) array where none translates) —
+        for a scene whose torques do not depend on time (:attr:`time_free`: the kernel's clock starts at 0).
+        No gap check: the contact driver's trial steps (:func:`.contacts.run_compiled`)."""
         args = list(self._args([1])[0])
-        args[1:5] = Q[None], L[None], T[None], J[None]
-        args[8], args[9] = float(h), 0
+        args[1:8] = Q[None], L[None], T[None], J[None], X[None], P[None], F[None]
+        args[11], args[12] = float(h), 0
         args[-1] = self.no_contact
         member = _member(self.kind, tuple(args))
         if self.aot is not None:
@@ -371,9 +389,8 @@ def supports(integ) -> bool:
         return False
     sys_ = integ.system
     if getattr(integ, "contacts", None) is not None:
-        # The kernels find the step of an impact and hand it to the numpy contact driver (contacts.run_compiled);
-        # they have no translation (translating bodies also rest on each other: the driver holds those).
-        if integ.name not in ("splitting4", "splitting2") or integ.L.shape[0] != 1 or sys_.any_translating:
+        # The kernels find the step of an impact and hand it to the numpy contact driver (contacts.run_compiled)
+        if integ.name not in ("splitting4", "splitting2") or integ.L.shape[0] != 1:
             return False
     if sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) >= MAX_PAIRS:
         return False

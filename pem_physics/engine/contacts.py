@@ -16,6 +16,19 @@ inertia about the pivot, ``a aᵀ/(a·I·a)`` through a hinge; ``K = 𝟙/M − 
 mass of a translating body, whose momentum p takes the impulse J as its L takes r × J; fixed bodies and
 walls K = 0).
 
+Grazing contacts (:func:`_dips`): a pair apart at both ends of a step may still have overlapped in between (a
+sphere flying past another or past a box edge, a ball's apex poking through a ceiling). After every step each
+such pair is interpolated by the cubic Hermite polynomial of its values and rates at both ends (rates from the
+sphere-centre velocities v + ω × (x − C), :func:`_gap_rates`): of the squared centre distance (g + σ)² for
+sphere pairs, sphere and cylinder obstacles and boxes from outside (σ = r_a + r_b, r + R, r), which is
+quadratic in time on straight lines — the cubic is then exact, however long the step — and of the gap g itself
+for planes (linear or quadratic in time under constant forces: exact again) and containers. When the cubic's
+minimum inside the step is below the −:data:`GAP_RTOL`·(r_a + r_b) limit, the real gaps are evaluated at that
+time by one trial step from the step start; a pair overlapping there has its first contact located by Brent's
+method on [t_c, that time] and is resolved like any other impact. A cheap bound comes first (the cubic can only
+dip that far when min(g0, g1) is small against dt times bounds on the end rates from |p|/M and |L|), so steps
+with no pair close to touching pay a few vector operations and no rates.
+
 Deterministic order of simultaneous contacts: sphere pairs sorted by (first sphere, second sphere)
 in scene order (bodies in order, each body's contact spheres in order), then sphere–wall pairs
 (sphere, wall) in scene order; the sweeps re-check every approach velocity after each impulse until
@@ -24,24 +37,31 @@ cradle: one in → one out, two in → two out (see the impulses module for why 
 depend on the order). The rest of the step is then integrated from the impact time with one step of
 the remaining length, and the gaps are checked again.
 
-On the compiled engine (:func:`run_compiled`, scenes whose bodies do not translate) the kernels step
+On the compiled engine (:func:`run_compiled`; translating bodies too, their x and p in the kernels) the kernels step
 between impacts without returning to Python, evaluating every gap after each step; the first step that
 ends overlapping is handed back, from its start, to this driver's step (:func:`_advance_step`), which
 stays the one definition of what happens at an impact, and the kernels go on from its end. In scenes whose
 torques do not depend on time, that step's trial integrations (Brent's) run on the kernel too: the same
 step to rounding, and most of an impact step's cost in numpy.
 
-Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact
-pair that received an impulse in a resolution, its impulses summed). Limits: a grazing contact whose
-gap is positive at both ends of a step is missed (choose dt short against the time a sphere takes to
-cross its own size). Resting contacts (theory §7, Zeno): when an impact involving a translating body would
-rebound too slowly to leave for a step (e·|v_n| ≤ a_n·dt, a_n the normal acceleration with which the
-forces press the sides together), it is resolved with e = 0 (event kind ``"rest"``) and the pair is held
-closed from then on (:func:`_hold`: after each step overlaps are pushed apart along the normal, the
-translating sides sharing it by 1/M, and approach velocities removed with e = 0 impulses; the energy this
-takes is booked with the impacts'), frictionless, so a resting body slides freely along the surface,
-until the gap opens by itself after a step (event ``"lift-off"``). Contacts between pendulums and fixed
-bodies cannot rest: one that keeps pressing is passed through with a warning.
+Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
+that received an impulse in a resolution, its impulses summed). Limits of the grazing check (none arise while
+dt is short against the time a sphere takes to cross its own size): it finds a dip only where the cubic puts
+one, so it misses (i) a dip the cubic does not reproduce: one shallower than the cubic's interpolation error,
+or whose real minimum lies so far from the cubic's that the real gap is positive at the cubic's minimum time —
+a path far from a straight line or a parabola within the step (a pendulum turning through a large angle, a
+fast-spinning body, a force varying on the step's time scale), or a box edge passed in a step several times
+longer than the ball faces the edge (the squared distance to a box is quadratic only piecewise); (ii) a second
+dip of the same pair inside the same step (a cubic has one interior minimum); (iii) a dip less than
+GAP_RTOL·(r_a + r_b) deep, which is no event. The compiled kernels (:func:`run_compiled`) hand back only steps
+that end overlapping, so between impacts they do not look for dips yet. Resting contacts (theory §7, Zeno):
+when an impact involving a translating body would rebound too slowly to leave for a step (e·|v_n| ≤ a_n·dt,
+a_n the normal acceleration with which the forces press the sides together), it is resolved with e = 0 (event
+kind ``"rest"``) and the pair is held closed from then on (:func:`_hold`: after each step overlaps are pushed
+apart along the normal, the translating sides sharing it by 1/M, and approach velocities removed with e = 0
+impulses; the energy this takes is booked with the impacts'), frictionless, so a resting body slides freely
+along the surface, until the gap opens by itself after a step (event ``"lift-off"``). Contacts between
+pendulums and fixed bodies cannot rest: one that keeps pressing is passed through with a warning.
 """
 
 from __future__ import annotations
@@ -511,13 +531,11 @@ def _advance_step(model: ContactModel, state, t_end: float, log: EventLog, _step
 
     for _ in range(MAX_EVENTS_PER_STEP):
         tc = state.t
+        g0 = _gaps_of(model, state)  # before g1: the memo holds the previous step's end, this step's start
         trial = _step(state, t_end - tc)
         held = _hold(model, trial)
-        g1 = model.gaps(*_pose(trial))
+        g1 = _gaps_of(model, trial)
         hit = [int(p) for p in np.flatnonzero(g1 < -GAP_RTOL * model.scale) if p not in model.resting]
-        if not hit:
-            return keep(trial, held)
-        g0 = model.gaps(*_pose(state))
         inside = [p for p in hit if g0[p] < 0]
         if inside and _approaching(model, state, inside):
             t_hit = tc  # touching at the start and approaching: the impact is now
@@ -525,13 +543,20 @@ def _advance_step(model: ContactModel, state, t_end: float, log: EventLog, _step
             if inside:
                 _persistent(model, inside, tc)
             crossing = [p for p in hit if g0[p] >= 0]
-            if not crossing:
-                return keep(trial, held)
+            # pairs apart at both ends whose gap dips below zero inside the step (grazing contacts)
+            dip = _dips(model, state, trial, g0, g1, hit, _step)
+            if dip is None:
+                if not crossing:
+                    return keep(trial, held)
+                pairs, t_b, g_b = crossing, t_end, g1
+            else:  # the bracket ends at the earliest dip found, before any later crossing
+                t_b, g_b, dipping = dip
+                pairs, hit = crossing + dipping, hit + dipping
 
-            def g(t, crossing=crossing, tc=tc, start=state):
-                return float(np.min(model.gaps(*_pose(_step(start, t - tc)))[crossing]))
+            def g(t, pairs=pairs, tc=tc, start=state):
+                return float(np.min(model.gaps(*_pose(_step(start, t - tc)))[pairs]))
 
-            t_hit = brent(g, tc, t_end, float(np.min(g0[crossing])), float(np.min(g1[crossing])), side="a")
+            t_hit = brent(g, tc, t_b, float(np.min(g0[pairs])), float(np.min(g_b[pairs])), side="a")
             state = _step(state, t_hit - tc)
         if not _resolve(model, state, t_hit, log):
             # nothing approaches at the contact: it presses without an impact (not modelled); let it through
@@ -543,6 +568,238 @@ def _advance_step(model: ContactModel, state, t_end: float, log: EventLog, _step
     raise SimulationError(f"more than {MAX_EVENTS_PER_STEP} impacts within one step before t = {t_end:.6g} s: "
                           "the contacts chatter (a resting contact between pendulums, not modelled); try e closer to 1",
                           time=t_end)
+
+
+#: |h10(s)| = s(1 − s)² and |h11(s)| = s²(1 − s), the weights of the end rates in the cubic Hermite
+#: interpolant, never exceed 4/27 on [0, 1] (their maximum, at s = 1/3 and 2/3).
+_HERMITE_RATE_MAX = 4.0 / 27.0
+
+
+def _gaps_of(model: ContactModel, state) -> np.ndarray:
+    """:meth:`ContactModel.gaps` of the state, remembering the last result: a step's start is the state the
+    previous step ended in (the same Q and X), so its gaps come for free. Keyed by the bytes of Q and X, on
+    which alone the gaps depend."""
+    key = state.Q.tobytes() + state.X.tobytes()
+    memo = getattr(model, "_gap_memo", None)
+    if memo is not None and memo[0] == key:
+        return memo[1].copy()
+    g = model.gaps(*_pose(state))
+    model._gap_memo = (key, g.copy())
+    return g
+
+
+def _dips(model: ContactModel, state, trial, g0: np.ndarray, g1: np.ndarray, skip, _step=_step):
+    """A grazing contact inside the step from ``state`` (at t_c) to ``trial`` (at t_c + h): a pair apart at
+    both ends (g0 ≥ 0, g1 ≥ −GAP_RTOL·scale; not resting, not in ``skip``) whose gap goes below
+    −:data:`GAP_RTOL`·scale in between. Returns (t_m, gaps (P,) at t_m, the pairs below that limit there)
+    for the earliest t_m found, or None.
+
+    Each pair's gap g is interpolated by a cubic Hermite polynomial from its values and rates
+    (:func:`_gap_rates`) at both ends: g itself, or, for a pair with a distance offset σ (:func:`_dip_index`:
+    sphere pairs, sphere and cylinder obstacles, a box from outside), the squared distance q = (g + σ)²,
+    q̇ = 2(g + σ)ġ, which is quadratic in time — so the cubic is exact — while the centres move on straight
+    lines (for a sphere pair q = |x_a − x_b|²), where g itself has a kink-like hyperbolic dip that a cubic
+    cannot follow once a step is long against the time the dip takes. Where the cubic's interior minimum is
+    below the limit (g < −tol, i.e. q < (σ − tol)²), the real gaps are evaluated at the minimum's time t_m by
+    one step of length t_m − t_c from the step start (the same trial step as Brent's), and the eligible pairs
+    below the limit there are returned. Candidates are visited by (t_m, pair index): deterministic.
+
+    Cheap filter first: the cubic is a convex combination of its end values plus the end rates times h with
+    weights of at most 4/27, so g's can only dip below −tol when min(g0, g1) + tol < 4/27·h·(S0 + S1), S a
+    bound on |ġ| (:func:`_speed_bound`), and q's below (σ − tol)² only when
+    (m + tol)(2σ + m − tol) < 4/27·h·2(σ + max(g0, g1))(S0 + S1), m = min(g0, g1); rates are computed only
+    for the pairs that pass.
+    """
+    h = trial.t - state.t
+    if not h > 0 or not len(g0):
+        return None
+    tol = GAP_RTOL * model.scale
+    M, unbounded, sigma, s_eff = _dip_index(model, state)
+    # twice the bound: a margin for rounding (the filter only has to keep every pair the cubic could flag)
+    bound = M @ _speed_bound(state, trial) * (2.0 * _HERMITE_RATE_MAX * h)
+    if len(unbounded):
+        bound[unbounded] = np.inf
+    m = np.minimum(g0, g1)
+    # squared distances: (m + tol)(2σ + m − tol) < bound·2(σ + max(g0, g1)), i.e. m + tol < bound·ρ with
+    # ρ = (σ + max)/(σ + (m − tol)/2) (m ≥ −tol for every eligible pair); for g itself s_eff = 1e300: ρ = 1
+    rho = (s_eff + np.maximum(g0, g1)) / (s_eff + 0.5 * (np.maximum(m, -tol) - tol))
+    near = m + tol < bound * rho
+    if not near.any():
+        return None
+    excluded = model.resting.union(skip)
+    cand = [int(p) for p in np.flatnonzero(near) if p not in excluded and g0[p] >= 0 and g1[p] >= -tol[p]]
+    if not cand:
+        return None
+    r0, r1 = _gap_rates(model, state, cand), _gap_rates(model, trial, cand)
+    tc = state.t
+    times = []
+    for k, p in enumerate(cand):
+        s = float(sigma[p])
+        if s > 0:  # the squared distance and its limit (σ − tol)²
+            d0, d1 = float(g0[p]) + s, float(g1[p]) + s
+            low = _hermite_min(d0 * d0, d1 * d1, 2.0 * d0 * r0[k], 2.0 * d1 * r1[k], h)
+            below = low is not None and low[1] < (s - tol[p]) ** 2
+        else:
+            low = _hermite_min(float(g0[p]), float(g1[p]), r0[k], r1[k], h)
+            below = low is not None and low[1] < -tol[p]
+        if below:
+            times.append((tc + float(low[0]) * h, p))
+    eligible = None
+    last = None
+    for t_m, _p in sorted(times):
+        if t_m == last or not tc < t_m < trial.t:
+            continue
+        last = t_m
+        if eligible is None:
+            eligible = (g0 >= 0) & (g1 >= -tol)
+            eligible[list(excluded)] = False
+        gm = model.gaps(*_pose(_step(state, t_m - tc)))
+        dipping = [int(q) for q in np.flatnonzero(eligible & (gm < -tol))]
+        if dipping:
+            return t_m, gm, dipping
+    return None
+
+
+def _speed_bound(state, trial) -> np.ndarray:
+    """(4B,): |p_b|, |L_b| of every body (kg·m/s, kg·m²/s) at the step's start, then at its end;
+    :func:`_dip_index`'s matrix turns them into the sum of the bounds on a pair's |dg/dt| at both ends."""
+    PL = np.concatenate((state.P[0], state.L[0], trial.P[0], trial.L[0]))
+    return np.sqrt(np.einsum("ki,ki->k", PL, PL))
+
+
+def _dip_index(model: ContactModel, state):
+    """(M (P, 4B), unbounded pairs, σ (P,) m, σ or 1e300 where σ = 0 (for :func:`_dips`' filter)), cached on
+    the model.
+
+    M @ :func:`_speed_bound` bounds each pair's |dg/dt| (m/s) at the step's start plus that at its end, except
+    for the unbounded pairs. A sphere centre moves at |v + ω × r| ≤ |p|/M + k·|L| (|p|/M only for a translating
+    body; r = Uᵀc its lever arm, c in body axes): with ω = Uᵀ I⁺ U L, ω × r = Uᵀ (I⁺ L_body × c), so
+    k = ‖[c]× I⁺‖₂, the same at every orientation (a pendulum's bob gets the transverse 1/I, not the tiny
+    inertia about its string); through a hinge, ω = (a·L)/J a and k = |a × r|/J, constant as the body turns
+    about a. A sphere pair's gap changes no faster than the sum of its two spheres' speeds; a sphere's gap to
+    a signed-distance wall (|∇f| = 1) no faster than the sphere moves; any other wall: no bound.
+
+    σ: g + σ ≥ 0 is a distance whose square is quadratic in time along straight lines: r_a + r_b for a sphere
+    pair (|x_a − x_b|), r + R for a sphere or cylinder obstacle (the distance to its centre or axis), r for a box
+    from outside (the distance to the box); 0 (interpolate g itself) for a plane, whose g is already linear or
+    quadratic in time, and for containers, whose g has no such form.
+    """
+    cached = getattr(model, "_dip_matrix", None)
+    if cached is not None:
+        return cached
+    sys_ = model.system
+    B = sys_.n_bodies
+    inv_mass = np.divide(1.0, sys_.mass, out=np.zeros(B), where=sys_.translating & (sys_.mass > 0))
+    U = _pose(state)[0]
+
+    def lever(s: int, o: int) -> float:  # k of sphere s on moving body o (see above)
+        c = model.center[s]
+        if sys_.hinged[o]:
+            J = float(state.J[0, o])
+            return float(np.linalg.norm(np.cross(U[o] @ sys_.hinge_axis[o], c))) / J if J > 0 else np.inf
+        return float(np.linalg.norm(np.cross(c, sys_.kin_body.inv_inertia[o].T).T, 2))  # ‖[c]× I⁺‖₂
+
+    M = np.zeros((len(model.pairs), 2 * B))
+    sigma = np.zeros(len(model.pairs))
+    unbounded = []
+    for p, (a, b) in enumerate(model.pairs):
+        sides = (a, b) if p < model.n_sphere_pairs else (a,)
+        for s in sides:
+            o = int(model.owner[s])
+            if o >= 0:
+                M[p, o] += inv_mass[o]
+                M[p, B + o] += lever(s, o)
+        if p < model.n_sphere_pairs:
+            sigma[p] = model.radius[a] + model.radius[b]
+        else:
+            wall, r = model.walls[b], float(model.radius[a])
+            if type(wall) in (wallmod.Sphere, wallmod.Cylinder) and wall.sign < 0:
+                sigma[p] = r + wall.radius
+            elif type(wall) is wallmod.Box and not wall.inside:
+                sigma[p] = r
+            if not wall.distance:
+                unbounded.append(p)
+        if not np.all(np.isfinite(M[p])):
+            unbounded.append(p)
+    M[unbounded] = 0.0
+    cached = model._dip_matrix = (np.concatenate((M, M), axis=1), np.array(sorted(set(unbounded)), dtype=np.intp),
+                                  sigma, np.where(sigma > 0, sigma, 1e300))
+    return cached
+
+
+def _gap_rates(model: ContactModel, state, pairs) -> list:
+    """dg/dt (m/s) of ``pairs`` at the state. A sphere centre moves at v_c = v + ω × (x − C) (v = p/M of a
+    translating body, 0 for a pendulum; v_c = 0 on a fixed body), as :meth:`ContactBody.velocity_at`; sphere
+    pairs: d|x_a − x_b|/dt = n·(v_a − v_b), n = (x_a − x_b)/|x_a − x_b|; a sphere against a wall, gap = −f − r
+    for a signed-distance f: −(∇f·v_a + ∂f/∂t), and for any other f, gap = −f/|∇f| − r, its full derivative.
+    The driver's walls are static (:func:`make_wall`, and :meth:`ContactModel.gaps` evaluates them at their
+    default time), so ∂f/∂t = 0; the ∂t terms, at the state's time, are there for a moving one."""
+    X, V = _sphere_motion(model, state)
+    t = float(state.t)
+    out = []
+    for p in pairs:
+        a, b = model.pairs[p]
+        if p < model.n_sphere_pairs:
+            d = X[a] - X[b]
+            out.append(float(d @ (V[a] - V[b])) / float(np.linalg.norm(d)))
+            continue
+        wall, x = model.walls[b], X[a]
+        grad = wall.gradient(x, t)
+        fdot = float(grad @ V[a]) + wall.dt(x, t)
+        if wall.distance:
+            out.append(-fdot)
+        else:
+            ng = float(np.linalg.norm(grad))
+            gdot = float(grad @ (wall.hessian(x, t) @ V[a] + wall.dt_gradient(x, t)))
+            out.append(-fdot / ng + wall.value(x, t) * gdot / ng**3)
+    return out
+
+
+def _sphere_motion(model: ContactModel, state) -> tuple[np.ndarray, np.ndarray]:
+    """Lab sphere centres X (S,3) m and their velocities V (S,3) m/s at the state, remembering the last result
+    (keyed by the bytes of Q, L, X and P; a step's end is the next step's start)."""
+    key = state.Q.tobytes() + state.L.tobytes() + state.X.tobytes() + state.P.tobytes()
+    memo = getattr(model, "_motion_memo", None)
+    if memo is not None and memo[0] == key:
+        return memo[1], memo[2]
+    sys_ = model.system
+    U, C = _pose(state)
+    X = model.positions(U, C)
+    w = state.angular_velocity()[0]
+    P = state.P[0]
+    v = np.divide(P, sys_.mass[:, None], out=np.zeros_like(P), where=sys_.translating[:, None])
+    V = np.zeros_like(X)
+    moving = model.owner >= 0
+    o = model.owner[moving]
+    V[moving] = v[o] + np.cross(w[o], X[moving] - C[o])
+    model._motion_memo = (key, X, V)
+    return X, V
+
+
+def _hermite_min(g0: float, g1: float, r0: float, r1: float, h: float):
+    """(s, p(s)) at the interior minimum, 0 < s < 1, of the cubic Hermite interpolant p of a quantity (a gap,
+    m, or a squared distance, m²) over a step of length h s (s = (t − t_c)/h; p(0) = g0, p(1) = g1,
+    p'(0) = h·r0, p'(1) = h·r1, r0 and r1 its time derivatives at the ends), or None when p has no local
+    minimum inside."""
+    c = h * r0
+    b = 3.0 * (g1 - g0) - 2.0 * h * r0 - h * r1
+    a = 2.0 * (g0 - g1) + h * r0 + h * r1
+    A, B = 3.0 * a, 2.0 * b  # p'(s) = A s² + B s + c; its minimum where p'' = 2A s + B > 0
+    if A == 0.0:
+        if not B > 0:
+            return None
+        s = -c / B
+    else:
+        D = B * B - 4.0 * A * c
+        if not D > 0:
+            return None
+        root = D**0.5
+        # s = (−B + √D)/(2A) (there p'' = √D > 0), written without cancellation
+        s = (-B + root) / (2.0 * A) if B < 0 else 2.0 * c / (-B - root)
+    if not 0.0 < s < 1.0:
+        return None
+    u = 1.0 - s
+    return s, g0 * u * u * (1.0 + 2.0 * s) + g1 * s * s * (3.0 - 2.0 * s) + h * (r0 * s * u * u - r1 * s * s * u)
 
 
 def _persistent(model: ContactModel, pairs, t: float) -> None:
@@ -613,8 +870,13 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     ``stop()`` are polled as by the compiled driver of :mod:`.simulate`; every kernel step is synchronised,
     so where the calls end does not change the numbers.
 
-    Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), complete, log, impact_loss (R,) J) — the
-    states at the records (orientations in the user's body axes, lab momenta and angular velocities).
+    Translating bodies are stepped by the kernels too (their positions and momenta go back and forth with
+    the orientations and angular momenta); while a resting contact is held (``model.resting``) every step is
+    the numpy driver's, which holds it after each step (:func:`_hold`; the kernels have no hold).
+
+    Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), X (1,R,B,3), P (1,R,B,3), complete, log,
+    impact_loss (R,) J) — the states at the records (orientations in the user's body axes, lab momenta and
+    angular velocities, centres of rotation in m and linear momenta in kg·m/s).
     """
     import time as _time
 
@@ -630,27 +892,40 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
         def step(state, h):
             out = _state(state, state.t)
             if h > 0:
-                runner.step(out.Q[0], out.L[0], out.T[0], np.ascontiguousarray(out.J[0], dtype=float), h)
+                # the force is state only where bodies translate (_state copies it then): else a scratch array
+                F = out.F[0] if len(out.moving_x) else np.zeros_like(out.X[0])
+                runner.step(out.Q[0], out.L[0], out.T[0], np.ascontiguousarray(out.J[0], dtype=float), out.X[0],
+                            out.P[0], F, h)
                 out.dt, out.steps_done = h, 1
             return out
 
     U, L, w = [integ.orientation()[:, None]], [integ.momentum()[:, None]], [integ.angular_velocity()[:, None]]
+    X, P = [integ.position()[:, None].copy()], [integ.linear_momentum()[:, None].copy()]
     times, loss = [0.0], [0.0]
     steps = marks[-1]
     complete = True
     per_call = check_every
     i = 1
 
-    def keep(cU, cL, cw, ts):
+    def keep(cU, cL, cw, cX, cP, ts):
         U.append(cU)
         L.append(cL)
         w.append(cw)
+        X.append(cX)
+        P.append(cP)
         times.extend(ts)
         loss.extend([log.energy_loss] * len(ts))
 
+    def keep_integ():
+        """Record the integrator's state (after a step of this driver's, or where a stop leaves it)."""
+        keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
+             integ.position()[:, None].copy(), integ.linear_momentum()[:, None].copy(), [integ.t])
+
     while i < len(marks):
         start = integ.steps_done
-        if model.resting:  # pairs held closed (translating bodies only): the numpy driver's step, every step
+        if model.resting:
+            # pairs held closed (translating bodies only): the numpy driver's step, every step — it holds them
+            # after each step (_hold), which the kernels do not (their steps still run its trial steps)
             status = None
         else:
             j = i
@@ -658,14 +933,18 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
                 j += 1
             call = list(marks[i:j]) if j > i else [start + per_call]
             t0 = _time.perf_counter()
-            cU, cL, cw, status = runner.advance_to(call)
+            cU, cL, cw, cX, cP, status = runner.advance_to(call)
             elapsed = _time.perf_counter() - t0
             code = int(status[0, 0])
             if code not in (compiled.OK, compiled.CONTACT):
                 blowup(status)
             reached = int(status[0, 1])
             n_rec = sum(1 for m in call[:j - i] if m <= reached)
-            keep(cU[:, :n_rec], cL[:, :n_rec], cw[:, :n_rec], [m * dt for m in call[:n_rec]])
+            if cX is None:  # no body translates: the centres stay at the pivots, no linear momenta
+                cX = np.broadcast_to(integ.position()[:, None], cU.shape[:3] + (3,))
+                cP = np.zeros(cX.shape)
+            keep(cU[:, :n_rec], cL[:, :n_rec], cw[:, :n_rec], cX[:, :n_rec], cP[:, :n_rec],
+                 [m * dt for m in call[:n_rec]])
             i += n_rec
             done = reached - start
             if elapsed > 0 and done > 0:
@@ -676,16 +955,14 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
             _commit(integ, state, k)
             check(integ)
             if i < len(marks) and marks[i] == k:
-                keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
-                     [integ.t])
+                keep_integ()
                 i += 1
         if progress is not None:
             progress(integ.steps_done / max(steps, 1))
         if stop is not None and stop() and integ.steps_done < steps:
             complete = False
             if times[-1] != integ.t:
-                keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
-                     [integ.t])
+                keep_integ()
             break
-    U, L, w = (np.concatenate(x, axis=1) for x in (U, L, w))
-    return times, U, L, w, complete, log, np.array(loss)
+    U, L, w, X, P = (np.concatenate(x, axis=1) for x in (U, L, w, X, P))
+    return times, U, L, w, X, P, complete, log, np.array(loss)

@@ -126,15 +126,20 @@ def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
             f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
 
 @_jit_inline
-def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
-    """Torques T (B,3) about the pivots at orientations U (gravity) with dipoles placed by Ud.
+def _torque(M, U, Ud, split, bext, rs, ms, X, T, F, s, p, r, Td):
+    """Torques T (B,3) N·m about the centres X (B,3) m at orientations U (gravity) with dipoles placed by Ud,
+    and the total forces F (B,3) N on the bodies (gravity M·g plus the dipole forces: torques.evaluate's
+    force, which only translating bodies use).
 
+    X: the pivots, or for translating bodies their centres of mass now (the state's positions; rows of the
+    other bodies hold their pivots, so a scene without translation gets the numbers it got from M.pivot).
     bext: the uniform external field (3-tuple); rs, ms (S,3) source dipoles in the lab;
-    s, p, r (D,3) and Td (B,3) scratch. Friction is not included (torques.evaluate).
+    s, p, r (D,3) and Td (B,3) scratch. Friction is not included. The dipole forces are added to M·g one by
+    one (torques.evaluate sums a body's dipoles first: the same to rounding).
     ``split`` (PEM's schemes): the external field turns each dipole as the frame U carries it,
     the dipole–dipole terms use the dipoles as Ud placed them (torques.evaluate with U_dipoles).
     """
-    com, mass, gravity, owner, dpos, dmom, pivot = M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom, M.pivot
+    com, mass, gravity, owner, dpos, dmom = M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom
     pairs, k, periodic, box = M.pairs, M.k, M.periodic, M.box
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
     for b in range(U.shape[0]):
@@ -146,6 +151,9 @@ def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
         T[b, 0] = m * (rg1 * g2 - rg2 * g1)
         T[b, 1] = m * (rg2 * g0 - rg0 * g2)
         T[b, 2] = m * (rg0 * g1 - rg1 * g0)
+        F[b, 0] = m * g0
+        F[b, 1] = m * g1
+        F[b, 2] = m * g2
         Td[b, 0] = Td[b, 1] = Td[b, 2] = 0.0
     D = owner.shape[0]
     if D == 0:
@@ -155,7 +163,7 @@ def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
         for j in range(3):
             s[d, j] = Ud[b, 0, j] * dpos[d, 0] + Ud[b, 1, j] * dpos[d, 1] + Ud[b, 2, j] * dpos[d, 2]
             p[d, j] = Ud[b, 0, j] * dmom[d, 0] + Ud[b, 1, j] * dmom[d, 1] + Ud[b, 2, j] * dmom[d, 2]
-            r[d, j] = pivot[b, j] + s[d, j]
+            r[d, j] = X[b, j] + s[d, j]
     bx, by, bz = bext
     for a in range(D):
         ax, ay, az = p[a, 0], p[a, 1], p[a, 2]
@@ -190,6 +198,10 @@ def _torque(M, U, Ud, split, bext, rs, ms, T, s, p, r, Td):
                 t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)
                 t1 = (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz)
                 t2 = (s0 * Fy - s1 * Fx) + (ax * By - ay * Bx)
+            # the force on the dipole's body: summed here, in the one pair loop (a second loop costs compile time)
+            F[oa, 0] += Fx
+            F[oa, 1] += Fy
+            F[oa, 2] += Fz
         else:
             t0, t1, t2 = ey * bz - ez * by, ez * bx - ex * bz, ex * by - ey * bx
         b = owner[a]
@@ -258,9 +270,13 @@ def _decayed(Q, L, T, inv_m, b, i, c, h):
     return lp * e + tp * g
 
 @_jit_inline
-def _kick(M, Q, L, T, J, h, c, damped, inv_m):
-    """L ← exact solution over h of dL/dt = T − c·ω, orientation frozen (Splitting._kick)."""
+def _kick(M, Q, L, T, J, P, F, moving, h, c, damped, inv_m):
+    """L ← exact solution over h of dL/dt = T − c·ω, orientation frozen, and P ← P + h·F (kg·m/s) for the
+    translating bodies (``moving`` (B,) True) (Splitting._kick)."""
     for b in range(L.shape[0]):
+        if moving[b]:  # in this loop, not one of its own: each statement inlined costs compile time
+            for j in range(3):
+                P[b, j] += h * F[b, j]
         if M.hinged[b]:
             a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
             tau = T[b, 0] * a0 + T[b, 1] * a1 + T[b, 2] * a2
@@ -295,9 +311,14 @@ def _kick(M, Q, L, T, J, h, c, damped, inv_m):
                 L[b, j] = Q[b, 0, j] * x0 + Q[b, 1, j] * x1 + Q[b, 2, j] * x2
 
 @_jit_inline
-def _drift(M, Q, L, J, h, inv1, plan_axis, plan_frac, plan_coef):
-    """Exact free rotation over h (Splitting._drift / _turn_free); hinged bodies turn about their axis."""
+def _drift(M, Q, L, J, X, P, moving, h, inv1, plan_axis, plan_frac, plan_coef):
+    """Exact free rotation over h (Splitting._drift / _turn_free); hinged bodies turn about their axis; the
+    translating bodies (``moving`` (B,) True) fly: X ← X + (h/M)·P (m)."""
     for b in range(Q.shape[0]):
+        if moving[b]:  # a translating body is never hinged
+            hm = h / M.mass[b]
+            for j in range(3):
+                X[b, j] += hm * P[b, j]
         if M.hinged[b]:
             a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
             ell = L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2
@@ -415,9 +436,10 @@ def _wall_gap(C, w, x0, x1, x2, rad):
     return (np.sqrt(m2) + min(qmax, 0.0)) - rad
 
 @_jit_borrowed
-def _overlap(C, Q, X):
+def _overlap(C, Q, Xb, X):
     """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays) whose gap at the
-    principal frames Q (B,3,3) is below its C.limit, or −1. X (spheres, 3) scratch: their lab centres (m)."""
+    principal frames Q (B,3,3) and centres of rotation Xb (B,3) m (pivots; a translating body's centre of
+    mass where it is now) is below its C.limit, or −1. X (spheres, 3) scratch: their lab centres (m)."""
     for q in range(C.owner.shape[0]):
         b = C.owner[q]
         c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
@@ -425,7 +447,7 @@ def _overlap(C, Q, X):
             X[q, 0], X[q, 1], X[q, 2] = c0, c1, c2
             continue
         for j in range(3):
-            X[q, j] = C.pivot[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+            X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
     for k in range(C.pair.shape[0]):
         a, o = C.pair[k, 0], C.pair[k, 1]
         if k < C.spheres:
@@ -438,18 +460,24 @@ def _overlap(C, Q, X):
     return -1
 
 @_jit_borrowed
-def _copy_state(Q, L, T, Qc, Lc, Tc):
-    """Qc, Lc, Tc ← Q (B,3,3), L, T (B,3): the state at a step's start, kept to undo the step."""
+def _copy_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
+    """Qc, Lc, Tc, Xc, Pc, Fc ← Q (B,3,3), L, T, X, P, F (B,3): the state at a step's start, kept to undo the
+    step (positions, momenta and forces too: translating bodies carry them like Q, L and T). Both ways by
+    the order of the arguments: a flag for the direction, a constant at each call site, compiled it twice."""
     for b in range(L.shape[0]):
         for x in range(3):
             Lc[b, x], Tc[b, x] = L[b, x], T[b, x]
+            Xc[b, x], Pc[b, x], Fc[b, x] = X[b, x], P[b, x], F[b, x]
             for y in range(3):
                 Qc[b, x, y] = Q[b, x, y]
 
 @_jit_borrowed
-def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
+def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
                  plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td):
-    """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk)."""
+    """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk).
+
+    X, P, F (B,3): centres of rotation (m), linear momenta (kg·m/s) and forces (N, at the state, as T is
+    the torque) — moved only for the translating bodies (``moving`` (B,) True), in the same kicks and drifts."""
     sa = drifts.shape[0]
     for step in range(n):
         t0 = (steps + step) * dt
@@ -464,7 +492,7 @@ def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, i
                 coef = kicks[0]
             else:
                 i = j - 1
-                _drift(M, Q, L, J, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
+                _drift(M, Q, L, J, X, P, moving, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
                 tau += drifts[i]
                 last = i == sa - 1
                 coef = kicks[i + 1] + (kicks[0] if last and step < n - 1 else 0.0)
@@ -472,14 +500,14 @@ def _split_chunk(M, Q, L, T, J, n, steps, dt, c, damped, field, drifts, kicks, i
                     t = t0 + tau * dt
                     if not M.static_sources:
                         _sources_exact(M, t, org, Rs, rs, ms)
-                    _torque(M, Q, Q, False, _external(M, field, t), rs, ms, T, s, p, r, Td)
+                    _torque(M, Q, Q, False, _external(M, field, t), rs, ms, X, T, F, s, p, r, Td)
             if coef != 0.0:
-                _kick(M, Q, L, T, J, coef * dt, c, damped, inv_m)
+                _kick(M, Q, L, T, J, P, F, moving, coef * dt, c, damped, inv_m)
         _newton_schulz(Q)
 
 @_jit
-def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
-                      inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, oU, oL, ow, st, C):
+def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
+                      inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, st, C):
     """One member of :func:`run_splitting` (its arrays without the member axis).
 
     With contact pairs in C (compiled.ContactArrays) the steps run one at a time, the gaps checked after each
@@ -493,7 +521,8 @@ def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check
     rs, ms = np.empty((S, 3)), np.empty((S, 3))
     s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
     w = np.empty((B, 3))
-    Q0, L0, T0, X = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((C.owner.shape[0], 3))
+    Q0, L0, T0 = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
+    X0, P0, F0, Xs = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((C.owner.shape[0], 3))
     contacts = C.pair.shape[0] > 0
     if M.static_sources:
         _sources_exact(M, 0.0, org, Rs, rs, ms)
@@ -507,13 +536,13 @@ def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check
                 # one step a call: its kicks are not merged with the next step's, so each step ends synchronised,
                 # as the numpy contact driver's do, and can be undone from the copy
                 n = 1
-                _copy_state(Qe, Le, Te, Q0, L0, T0)
-            _split_chunk(M, Qe, Le, Te, Je, n, steps, dt, c, damped, fe, drifts, kicks,
+                _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
+            _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
                          inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
             if contacts:
-                pair = _overlap(C, Qe, X)
+                pair = _overlap(C, Qe, Xe, Xs)
                 if pair >= 0:
-                    _copy_state(Q0, L0, T0, Qe, Le, Te)
+                    _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                     code, body = CONTACT, pair
                     break
             steps += n
@@ -532,24 +561,29 @@ def _member_splitting(M, Qe, Le, Te, Je, c, damped, fe, dt, steps0, marks, check
                                       + axes[b, x, 2] * Qe[b, 2, y])
                 oL[i, b, x] = Le[b, x]
                 ow[i, b, x] = w[b, x]
+                oX[i, b, x] = Xe[b, x]
+                oP[i, b, x] = Pe[b, x]
     st[0], st[1], st[2] = code, steps, body
 
 @_jit_par
-def run_splitting(M, Q, L, T, J, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
-                  inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U, out_L, out_w, status, C):
+def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
+                  inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, out_U, out_L, out_w, out_X, out_P,
+                  status, C):
     """Advance every member through ``marks`` (absolute step counts) from ``steps0``; record at each mark.
 
     Q (E,B,3,3) principal frames, L (E,B,3), T (E,B,3) the torque at the current state, J (E,B)
-    hinge inertias — all updated in place. friction (E,), field (E,3) per member; ``damped``
+    hinge inertias, X (E,B,3) m centres of rotation, P (E,B,3) kg·m/s linear momenta, F (E,B,3) N the
+    forces at the current state — all updated in place; only the translating bodies (``moving`` (B,) bool)
+    change X and P. friction (E,), field (E,3) per member; ``damped``
     selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
-    axes (axes (B,3,3)), out_L, out_w (E,R,B,3). status (E,3): code, steps done, body. C: the contact
-    geometry (compiled.ContactArrays; empty here: ensembles have no contacts).
+    axes (axes (B,3,3)), out_L, out_w, out_X, out_P (E,R,B,3). status (E,3): code, steps done, body.
+    C: the contact geometry (compiled.ContactArrays; empty here: ensembles have no contacts).
     Members run in parallel; a single scene calls ``_member_splitting`` directly.
     """
     for e in prange(L.shape[0]):
-        _member_splitting(M, Q[e], L[e], T[e], J[e], friction[e], damped, field[e], dt, steps0, marks, check_every,
-                          drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, axes, out_U[e], out_L[e],
-                          out_w[e], status[e], C)
+        _member_splitting(M, Q[e], L[e], T[e], J[e], X[e], P[e], F[e], friction[e], damped, field[e], dt, steps0,
+                          marks, check_every, drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, moving,
+                          axes, out_U[e], out_L[e], out_w[e], out_X[e], out_P[e], status[e], C)
 
 # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
 
@@ -576,7 +610,7 @@ def _dU(w, U, dt, out, k):
 
 @_jit_borrowed
 def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on, field,
-               org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G):
+               org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G):
     """``n`` steps of PemScheme.advance from ``steps`` steps done; returns the driver's new time.
 
     A function of its own, called once per chunk, not inlined into the loop of :func:`_pem_marks`:
@@ -586,8 +620,9 @@ def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on,
     stage k starts from Un + a_k·(dU, dL of stage k−1), a = (0, ½, ½, 1), at times t₁, t₂, t₂, t₄;
     the first stage places the dipoles by the previous step's uncorrected frame (PEM's order).
     Euler is the first stage alone, with U advanced by the new ω.
-    Scratch: T, Ln (B,3); Un, Us, Up (B,3,3); dL (4,B,3); dU (4,B,3,3); G (1,3,3) — separate arrays, not
-    slices of one: a view made in the step loop costs a reference count each time.
+    Scratch: T, F, Ln, Td (B,3); Un, Us, Up (B,3,3); dL (4,B,3); dU (4,B,3,3); G (1,3,3) — separate
+    arrays, not slices of one: a view made in the step loop costs a reference count each time. PEM's schemes
+    do not translate: torques about the pivots, forces (F) unused.
     """
     for step in range(steps, steps + n):
         i = step + 1
@@ -611,7 +646,7 @@ def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on,
                     for x in range(3):
                         for y in range(3):
                             Up[b, x, y] = Us[b, x, y]
-            _torque(M, Us, Up, True, _external(M, field, t), rs, ms, T, s, p, r, Td)
+            _torque(M, Us, Up, True, _external(M, field, t), rs, ms, M.pivot, T, F, s, p, r, Td)
             if friction_on:
                 for b in range(B):
                     T[b, 0] = T[b, 0] - c * w[b, 0]
@@ -674,18 +709,18 @@ def _member_pem(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4,
     org = np.empty((K, 3))
     rs, ms = np.empty((S, 3)), np.empty((S, 3))
     s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
-    T, Ln = np.empty((B, 3)), np.empty((B, 3))  # scratch of _pem_chunk
+    T, F, Ln = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))  # scratch of _pem_chunk
     Un, Us, Up = np.empty((B, 3, 3)), np.empty((B, 3, 3)), np.empty((B, 3, 3))
     dL, dU, G = np.empty((4, B, 3)), np.empty((4, B, 3, 3)), np.empty((1, 3, 3))
     if S:
         _sources_pem(M, 1, 0.0, dt, fe, org, rs, ms)
     return _pem_marks(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
-                      oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G)
+                      oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G)
 
 
 @_jit_borrowed
 def _pem_marks(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
-               oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G):
+               oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G):
     """The step loop of :func:`_member_pem` through ``marks``, on scratch arrays it is given."""
     B = Le.shape[0]
     steps = steps0
@@ -695,7 +730,7 @@ def _pem_marks(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, 
         while steps < mark:
             n = min(check_every, mark - steps)
             dtime = _pem_chunk(M, Ue, Ude, Le, we, fe, dtime, steps, n, dt, rk4, c, friction_on, field_e,
-                               org, rs, ms, s, p, r, Td, T, Un, Us, Up, Ln, dL, dU, G)
+                               org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G)
             steps += n
             code, body = _check(M, Ue, Le)
             if code != OK:

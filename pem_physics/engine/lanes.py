@@ -550,7 +550,8 @@ if nb is not None:
 
 def supported(integ) -> bool:
     """Whether the lanes kernels run this integrator object: numba; splitting4/2 or pem-rk4; an ensemble
-    of at least MIN_MEMBERS; one moving body, not hinged; static sources; no rotating field or box."""
+    of at least MIN_MEMBERS; one moving body, not hinged, not translating; static sources; no rotating field or
+    box."""
     from .integrators import PemScheme, Splitting
 
     if nb is None or not ENABLED:
@@ -559,7 +560,7 @@ def supported(integ) -> bool:
         return False
     sys_ = integ.system
     return (integ.L.shape[0] >= MIN_MEMBERS and sys_.n_bodies == 1 and not sys_.hinged.any()
-            and sys_.box is None and sys_.rotating_field is None and sys_.static_sources)
+            and sys_.box is None and sys_.rotating_field is None and sys_.static_sources and not sys_.any_translating)
 
 
 def _c(a, dtype=np.float64) -> np.ndarray:
@@ -605,7 +606,8 @@ class Lanes:
             self.args = (float(integ.dt), bool(sys_.has_friction), _c(kin.inv_inertia[0]), *scene, float(orth_limit))
 
     def advance_to(self, marks) -> tuple:
-        """As compiled.Runner.advance_to: (U (E,R,1,3,3), L, w (E,R,1,3), status (E,3))."""
+        """As compiled.Runner.advance_to: (U (E,R,1,3,3), L, w (E,R,1,3), None, None, status (E,3)) — no
+        positions and linear momenta: the body does not translate."""
         integ = self.integ
         marks = np.ascontiguousarray(marks, dtype=np.int64)
         E = integ.L.shape[0]
@@ -636,4 +638,4 @@ class Lanes:
             drv.time = (done * dt + 0.5 * dt) + 0.5 * dt
             drv.updates = done + 1
         integ.steps_done = done
-        return out_U, out_L, out_w, status
+        return out_U, out_L, out_w, None, None, status

@@ -28,7 +28,7 @@ FORCE = False
 
 def supported(integ) -> bool:
     """Whether this path runs the integrator: no numba (or FORCE), splitting, one member, one moving body that
-    is not hinged, static sources, no rotating field or periodic box."""
+    is not hinged and does not translate, static sources, no rotating field or periodic box."""
     from ..jit import installed
     from .integrators import Splitting
 
@@ -40,7 +40,8 @@ def supported(integ) -> bool:
         return False
     sys_ = integ.system
     return (integ.L.shape[0] == 1 and sys_.n_bodies == 1 and not sys_.hinged.any() and sys_.box is None
-            and sys_.rotating_field is None and sys_.static_sources and not sys_.per_member)
+            and sys_.rotating_field is None and sys_.static_sources and not sys_.per_member
+            and not sys_.any_translating)
 
 
 def _t(a) -> tuple:
@@ -218,7 +219,8 @@ class Runner:
         return 0 if math.sqrt(acc) < self.orth_limit else 2
 
     def advance_to(self, marks) -> tuple:
-        """As compiled.Runner.advance_to: (U (1,R,1,3,3), L, w (1,R,1,3), status (1,3))."""
+        """As compiled.Runner.advance_to: (U (1,R,1,3,3), L, w (1,R,1,3), None, None, status (1,3)) — no
+        positions and linear momenta: the body does not translate."""
         integ = self.integ
         R = len(marks)
         out_U, out_L, out_w = np.zeros((1, R, 1, 3, 3)), np.zeros((1, R, 1, 3)), np.zeros((1, R, 1, 3))
@@ -245,4 +247,4 @@ class Runner:
         integ.L = np.array(L).reshape(1, 1, 3)
         integ.T = np.array(T).reshape(1, 1, 3)
         integ.steps_done = steps
-        return out_U, out_L, out_w, np.array([[code, steps, 0]], np.int64)
+        return out_U, out_L, out_w, None, None, np.array([[code, steps, 0]], np.int64)

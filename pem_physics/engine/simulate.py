@@ -320,11 +320,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     from . import compiled, scalar
 
     runner, load_s, kernels = None, 0.0, None
-    engine_note = None
-    if system.any_translating:
-        # The compiled and scalar engines have no translation in their state: numpy runs these scenes.
-        engine_note = "translating bodies run on the numpy engine (the compiled one has no translation yet)"
-    elif compiled.supports(integ):
+    if compiled.supports(integ):
         engine = "numba"
         # Compiling (first run) or loading the cached kernels is timed apart from the integration.
         t0 = _time.perf_counter()
@@ -344,10 +340,10 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     wall0 = _time.perf_counter()
     events = impact_loss = None
     if runner is not None and contacts is not None:
-        times, U, L, w, complete, events, impact_loss = contact_mod.run_compiled(
+        times, U, L, w, X, P, complete, events, impact_loss = contact_mod.run_compiled(
             contacts, integ, runner, marks, lambda ig: _check(system, ig, False),
             lambda status: _raise_blowup(system, integ, status, False), progress, stop, CALL_SECONDS, CHECK_EVERY)
-        arrays = _records(system, U, L, w, np.array(times))
+        arrays = _records(system, U, L, w, np.array(times), X, P)
     elif runner is not None:
         times, arrays, complete = _run_compiled(system, integ, runner, marks, ensemble is not None, progress, stop)
     elif contacts is not None:
@@ -372,8 +368,6 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
               "kernels": kernels},
         friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
         translating=system.translating.copy(), **arrays)
-    if engine_note is not None:
-        traj.info["engine_reason"] = engine_note
     if contacts is not None:
         traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contacts.py)"
                                  + ("; the steps between them on the compiled engine" if engine == "numba" else ""))
@@ -423,6 +417,9 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
     U = [integ.orientation()[:, None]]
     L = [integ.momentum()[:, None]]
     w = [integ.angular_velocity()[:, None]]
+    # positions and linear momenta: recorded where bodies translate (the runner returns None where none does)
+    X = [integ.position()[:, None]] if system.any_translating else None
+    P = [integ.linear_momentum()[:, None]] if system.any_translating else None
     times = [0.0]
     steps = marks[-1]
     E, B = integ.L.shape[:2]
@@ -441,7 +438,7 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
         if not call or call[-1] < target:
             call.append(target)  # an intermediate mark: reached, not recorded (unless we stop there)
         t0 = _time.perf_counter()
-        cU, cL, cw, status = runner.advance_to(call)
+        cU, cL, cw, cX, cP, status = runner.advance_to(call)
         elapsed = _time.perf_counter() - t0
         if (status[:, 0] != compiled.OK).any():
             _raise_blowup(system, integ, status, ensemble)
@@ -449,6 +446,9 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
         U.append(cU[:, :n_rec])
         L.append(cL[:, :n_rec])
         w.append(cw[:, :n_rec])
+        if X is not None:
+            X.append(cX[:, :n_rec])
+            P.append(cP[:, :n_rec])
         times.extend(m * integ.dt for m in call[:n_rec])
         i = j
         if progress is not None:
@@ -459,13 +459,18 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
                 U.append(cU[:, -1:])
                 L.append(cL[:, -1:])
                 w.append(cw[:, -1:])
+                if X is not None:
+                    X.append(cX[:, -1:])
+                    P.append(cP[:, -1:])
                 times.append(integ.t)
             break
         done = integ.steps_done - start
         if elapsed > 0 and done > 0:
             per_call = int(min(max(1, done * CALL_SECONDS / elapsed), 4 * done + 1))
     U, L, w = (np.concatenate(x, axis=1) for x in (U, L, w))
-    return times, _records(system, U, L, w, np.array(times)), complete
+    if X is not None:
+        X, P = np.concatenate(X, axis=1), np.concatenate(P, axis=1)
+    return times, _records(system, U, L, w, np.array(times), X, P), complete
 
 
 def _raise_blowup(system: System, integ, status: np.ndarray, ensemble: bool) -> None:
@@ -505,8 +510,9 @@ def _sync_point(marks: list, i: int, start: int, want: int) -> int:
     return point
 
 
-def _records(system: System, U, L, w, t) -> dict:
-    """Recorded arrays (E,R,...) from states (E,R,B,...) at times t (R,).
+def _records(system: System, U, L, w, t, X=None, P=None) -> dict:
+    """Recorded arrays (E,R,...) from states (E,R,B,...) at times t (R,); X, P (E,R,B,3) the centres of
+    rotation (m) and linear momenta (kg·m/s), None where no body translates (pivots and zero).
 
     A scene whose torques do not depend on time (no rotating field, no driven magnet) is
     evaluated in one vectorised call over all members and records; otherwise record by record.
@@ -519,10 +525,13 @@ def _records(system: System, U, L, w, t) -> dict:
             c, f = system.member_friction, system.member_field
             flat = system.with_members(friction=None if c is None else np.repeat(c, R, axis=0),
                                        field=None if f is None else np.repeat(f, R, axis=0))
-        rec = _record_state(flat, U.reshape((E * R,) + U.shape[2:]), L.reshape((E * R,) + L.shape[2:]),
-                            w.reshape((E * R,) + w.shape[2:]), 0.0)
+        def flat_(a):
+            return None if a is None else a.reshape((E * R,) + a.shape[2:])
+
+        rec = _record_state(flat, flat_(U), flat_(L), flat_(w), 0.0, flat_(X), flat_(P))
         return {k: v.reshape((E, R) + v.shape[1:]) for k, v in rec.items()}
-    per = [_record_state(system, U[:, r], L[:, r], w[:, r], float(t[r])) for r in range(R)]
+    per = [_record_state(system, U[:, r], L[:, r], w[:, r], float(t[r]), None if X is None else X[:, r],
+                         None if P is None else P[:, r]) for r in range(R)]
     return {k: np.stack([p[k] for p in per], axis=1) for k in per[0]}
 
 

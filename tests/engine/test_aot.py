@@ -52,6 +52,22 @@ def test_build_gives_the_jit_kernels_numbers_bit_for_bit(feature, method, build_
         assert np.array_equal(getattr(jit, k), getattr(ahead, k)), k
 
 
+@pytest.mark.parametrize("method", ["splitting4", "splitting2"])
+def test_build_runs_translating_scenes_bit_for_bit(method, build_dir, monkeypatch):
+    """Translating bodies (positions, momenta and forces in the kernels' state), without and with contacts."""
+    from test_compiled_translation import TRANSLATION, mixed_scene
+
+    for scene in (mixed_scene(), mixed_scene(rotating=False, contacts=True), examples.build("magnetic-marbles")):
+        jit = run(scene, monkeypatch, None, method)
+        ahead = run(scene, monkeypatch, build_dir, method)
+        assert jit.info["kernels"] == "jit" and ahead.info["kernels"] == "ahead-of-time"
+        for k in ARRAYS + TRANSLATION:
+            assert np.array_equal(getattr(jit, k), getattr(ahead, k)), (scene.name, k)
+        if jit.events is not None:
+            assert len(jit.events) > 0 and jit.events.t == ahead.events.t and jit.events.kind == ahead.events.kind
+            np.testing.assert_array_equal(np.array(jit.events.impulse), np.array(ahead.events.impulse))
+
+
 def test_a_run_on_the_build_does_not_import_numba(build_dir, tmp_path):
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
             "from pem_physics import examples, simulate\n"

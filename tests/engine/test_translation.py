@@ -67,7 +67,7 @@ def test_projectile_follows_the_parabola(method):
     np.testing.assert_allclose(traj.omega[:, 0], np.broadcast_to([0, 0, 3.0], traj.omega[:, 0].shape), atol=1e-12)
     E = 0.5 * 0.1 * (v0 @ v0) + 0.5 * 0.4 * 0.1 * 0.01**2 * 9.0 + 0.1 * g * com0[2]
     np.testing.assert_allclose(traj.total_energy, E, rtol=1e-12)
-    assert traj.info["engine"] == "numpy" and "translating" in traj.info["engine_reason"]
+    assert "engine_reason" not in traj.info  # the compiled engine translates too (test_compiled_translation.py)
     assert traj.translating.tolist() == [True]
 
 
