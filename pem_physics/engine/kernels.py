@@ -462,8 +462,8 @@ def _overlap(C, Q, Xb, X):
 @_jit_borrowed
 def _copy_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
     """Qc, Lc, Tc, Xc, Pc, Fc ← Q (B,3,3), L, T, X, P, F (B,3): the state at a step's start, kept to undo the
-    step (positions, momenta and forces too: translating bodies carry them like Q, L and T). Both ways by
-    the order of the arguments: a flag for the direction, a constant at each call site, compiled it twice."""
+    step (positions, momenta and forces too: translating bodies carry them like Q, L and T). It restores too,
+    called with the arguments swapped: a direction flag, constant at each call site, would compile it twice."""
     for b in range(L.shape[0]):
         for x in range(3):
             Lc[b, x], Tc[b, x] = L[b, x], T[b, x]
