@@ -109,7 +109,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
     ap.add_argument("--render-only", action="store_true", help="rewrite the report from docs/bench/results.json")
-    ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas) into the "
+    ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas, contacts) into the "
                                    "existing results.json, the report saying which and when")
     args = ap.parse_args(argv)
     quick = args.quick
@@ -131,8 +131,12 @@ def main(argv=None):
                 import bench_gas
 
                 res["gas"] = bench_gas.main(["--repeat", "3"])
+            elif name == "contacts":
+                import bench_contacts
+
+                res["contacts"] = bench_contacts.main(["--repeat", "3"])
             else:
-                raise SystemExit(f"--only: unknown section {name!r} (engine, gas)")
+                raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts)")
             res.setdefault("remeasured", {})[name] = (f"{time.strftime('%Y-%m-%d')}, "
                                                       f"{(time.perf_counter() - t0) / 60:.1f} min")
         write_json(raw, res, indent=1, default=str)
@@ -160,6 +164,10 @@ def main(argv=None):
         import bench_gas
 
         res["gas"] = bench_gas.main(["--repeat", "1" if quick else "3"] + (["--no-scaling"] if quick else []))
+        import bench_contacts
+
+        res["contacts"] = bench_contacts.main(["--repeat", "1" if quick else "3"]
+                                              + (["--scale", "0.2"] if quick else []))
         res["minutes"] = (time.perf_counter() - t_start) / 60
         res["machine"] = f"{cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; " \
                          f"Python {platform.python_version()}; {versions()}"
@@ -208,6 +216,42 @@ def gas_section(gas) -> list:
               "growth beyond N log N from ~3·10⁴ on is memory latency. Neighbour lists with a shell (the peer's "
               "method) were tried and ran at 0.6–0.7× the cell lists here (twice as many list rebuilds, each a "
               "27-cell search, as cell crossings, each a 9-cell slab)."]
+    return L
+
+
+def contacts_section(con) -> list:
+    """Contacts on the compiled engine (issue "contacts"): scenes with impacts against the same scenes without."""
+    if not con:
+        return []
+    L = ["", "## Contacts on the compiled engine (`pem_physics/engine/contacts.py`, `bench/bench_contacts.py`)", "",
+         "The kernels step between impacts, checking every gap after each step and looking for grazing contacts "
+         "(pairs apart at both ends of a step that overlap in between); each step that ends overlapping or may "
+         "dip goes to the numpy contact driver (Brent's search for the impact time, the impulses, the event "
+         "log; its trial steps on the kernel), and the kernels go on from its end. Steps/s, best of the repeats; "
+         "\"never touching\": the same scene with the contact spheres moved out of the plane of the swing (the cost "
+         "of the checks alone).", "",
+         "| scene | contacts, compiled | no contacts, compiled | never touching, compiled | contacts, numpy "
+         "driver | contacts ÷ no contacts | never touching ÷ no contacts | compiled ÷ numpy | one impact step |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in con.get("pendulums", []):
+        c = r["contacts_compiled"]
+        L.append(f"| {r['scene']} ({c['impact_steps']} impact steps) | {c['steps_per_s']:,.0f} | "
+                 f"{r['no_contacts_compiled']['steps_per_s']:,.0f} | "
+                 f"{r['never_touching_compiled']['steps_per_s']:,.0f} | "
+                 f"{r['contacts_numpy']['steps_per_s']:,.0f} | {r['ratio_contacts_vs_no_contacts']:.2f} | "
+                 f"{r['ratio_never_touching_vs_no_contacts']:.2f} | {r['ratio_compiled_vs_numpy']:.0f} | "
+                 f"{r['impact_step_ms']:.1f} ms |")
+    m = con.get("marble_box")
+    if m:
+        c = m["contacts"]
+        L.append(f"| {m['scene']} ({c['impact_steps']} impact steps of {c['steps']}) | {c['steps_per_s']:,.0f} | "
+                 f"{m['no_contacts']['steps_per_s']:,.0f} | — | {m['contacts_numpy']['steps_per_s']:,.0f} | "
+                 f"{m['ratio_contacts_vs_no_contacts']:.3f} | — | {m['ratio_compiled_vs_numpy']:.1f} | "
+                 f"{m['impact_step_ms']:.1f} ms |")
+        L += ["", "The marble box is the other extreme: a third of its steps hold an impact, and each impact step "
+              "is Python (the numpy driver) around ~10 trial steps on the kernel, a few ms — so its speed is that "
+              "of the driver, not of the kernels. Gases of many spheres at scale have their own event-driven "
+              "engine (the hard-sphere gas section above)."]
     return L
 
 
@@ -353,6 +397,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += [f"| {g} | {m} | {met(ok)} |" for g, m, ok in goals]
     L += engine_section(res.get("engine"))
     L += gas_section(res.get("gas"))
+    L += contacts_section(res.get("contacts"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

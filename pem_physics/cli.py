@@ -81,9 +81,9 @@ def cmd_run(args) -> int:
 
 
 def cmd_build_engine(args) -> int:
-    from .engine import compiled
+    from .engine import prebuild
 
-    compiled.build_aot(args.dir, force=args.force)
+    prebuild.build(args.dir, force=args.force)
     return 0
 
 

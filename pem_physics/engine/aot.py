@@ -3,9 +3,10 @@
 numba compiles :mod:`.kernels` on first use and caches the machine code on disk, but every new
 process still imports numba (~0.3 s) and initialises its compiler to load that cache (~0.5 s) —
 longer than the whole run of a PEM sample (1e5 RK4 steps, ~0.3 s). ``pem build-engine``
-(:func:`build`) compiles the two single-scene kernels (``member_splitting``, ``member_pem``: the very
-functions the JIT path calls, every method and every scene feature) once more, with numba's
-ahead-of-time compiler, into a Python extension module that needs only numpy at run time. A
+(:func:`build`) compiles the single-scene kernels (``member_splitting``, ``member_pem``: the very
+functions the JIT path calls, every method and every scene feature; the splitting kernel twice, without and
+with contact geometry, :data:`ENTRIES`) once more, with numba's ahead-of-time compiler, into a Python
+extension module that needs only numpy at run time. A
 single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
 results, no numba import. Ensembles keep the JIT kernels (parallel, SIMD lanes).
 
@@ -38,7 +39,9 @@ import numpy as np
 from ..errors import PemError
 from ..jit import cache_dir
 
-KINDS = ("splitting", "pem")
+#: The entries of a build and the kernels they export: a contact scene's splitting kernel is an entry of its
+#: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code).
+ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
 _loaded: dict = {}
 
 
@@ -64,6 +67,8 @@ def module_name() -> str:
 
 def spec(x):
     """A JSON-able description of an argument's compiled type (what the build's wrapper assumes)."""
+    if x is None:
+        return "none"
     if isinstance(x, np.ndarray):
         return ["array", x.dtype.str, x.ndim, bool(x.flags.c_contiguous)]
     if isinstance(x, (bool, np.bool_)):
@@ -122,9 +127,9 @@ def load(where: Path | None = None) -> Build | None:
 
 
 def build(probes, where: Path | None = None, force: bool = False, log=print) -> Path:
-    """Compile ``member_splitting`` and ``member_pem`` ahead of time into ``where`` (default :func:`folder`).
+    """Compile the :data:`ENTRIES` ahead of time into ``where`` (default :func:`folder`).
 
-    ``probes`` yields (kind, args) of one kernel call of each kind (:func:`.compiled.aot_probes`): the build
+    ``probes`` yields (kind, args) of one kernel call of each kind (:func:`.prebuild.probes`): the build
     is compiled for those argument types. Returns the module's path. Needs numba and a C compiler; raises
     :class:`PemError` saying which is missing.
     """
@@ -156,7 +161,7 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
         cc.verbose = False
         specs = {}
         for kind, args in probes:
-            disp = getattr(kernels, "_member_" + kind)
+            disp = getattr(kernels, ENTRIES[kind])
             types = tuple(nb.typeof(a) for a in args)
             disp.compile(types)
             sig = disp.overloads[types].signature

@@ -83,7 +83,11 @@ ContactArrays = namedtuple("ContactArrays", [
     "owner", "center", "radius",                                         # (C,) body or −1, (C,3), (C,)
     "pair", "spheres", "limit",                                          # (P,2), sphere pairs first, (P,) m
     "wall_kind", "wall_sign", "wall_point", "wall_dir", "wall_radius",   # (W,) (W,) (W,3) (W,3) (W,)
-    "wall_axes", "wall_half"])                                           # (W,3,3) (W,3)
+    "wall_axes", "wall_half",                                            # (W,3,3) (W,3)
+    # the grazing check (kernels._grazing; contacts.SpeedBounds): per sphere 1/M of a translating owner and
+    # lever k; per pair whether its speed is bounded, σ (m), and the numpy driver's limit tol = GAP_RTOL·scale;
+    # graze: whether to look for dips at all
+    "inv_mass", "lever", "bounded", "sigma", "tol", "graze"])
 
 
 def available() -> bool:
@@ -104,8 +108,13 @@ def _f(a, shape=None) -> np.ndarray:
     return a.reshape(shape) if shape is not None else a
 
 
-def contact_arrays(contacts, axes) -> ContactArrays:
-    """The :class:`ContactArrays` of a :class:`~.contacts.ContactModel` (None: no contacts), sphere centres of
+#: Whether the kernels look for grazing contacts (pairs apart at both ends of a step that overlap in between,
+#: kernels._grazing) and hand their steps to the numpy driver; off only to show what it catches.
+GRAZING = True
+
+
+def contact_arrays(contacts, axes, U, J) -> ContactArrays:
+    """The :class:`ContactArrays` of a :class:`~.contacts.ContactModel`, sphere centres of
     moving bodies turned into the body axes ``axes`` (B,3,3) (columns: those axes in the user's body
     coordinates; identities for the user's own axes).
 
@@ -114,28 +123,25 @@ def contact_arrays(contacts, axes) -> ContactArrays:
     Walls: kind (WALL_*); sign +1 inside (a container) / −1 (an obstacle) for spheres, cylinders and boxes;
     point: plane point, sphere or box centre, point on a cylinder's axis; dir: plane normal (into the
     allowed side) or cylinder direction; radius; axes (rows: box axes in lab); half sizes.
+    The grazing constants (:class:`.contacts.SpeedBounds`) need the orientations U (B,3,3) (user's body axes)
+    and hinge inertias J (B,) of a state of the run.
     """
-    if contacts is None:
-        C = W = 0
-        owner, center, radius = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
-        pair, n_sphere, limit = np.zeros((0, 2), np.int64), 0, np.zeros(0)
-        walls = []
-    else:
-        C, W = len(contacts.radius), len(contacts.walls)
-        owner = np.array(contacts.owner, dtype=np.int64)
-        center = _f(contacts.center, (-1, 3))
-        for q in range(C):
-            if owner[q] >= 0:
-                center[q] = contacts.center[q] @ axes[owner[q]]
-        radius = _f(contacts.radius)
-        pair = np.array(contacts.pairs, dtype=np.int64).reshape(-1, 2)
-        n_sphere = int(contacts.n_sphere_pairs)
-        limit = -CONTACT_RTOL * _f(contacts.scale)
-        walls = contacts.walls
+    from . import walls as wallmod
+    C, W = len(contacts.radius), len(contacts.walls)
+    owner = np.array(contacts.owner, dtype=np.int64)
+    center = _f(contacts.center, (-1, 3))
+    for q in range(C):
+        if owner[q] >= 0:
+            center[q] = contacts.center[q] @ axes[owner[q]]
+    radius = _f(contacts.radius)
+    pair = np.array(contacts.pairs, dtype=np.int64).reshape(-1, 2)
+    n_sphere = int(contacts.n_sphere_pairs)
+    limit = -CONTACT_RTOL * _f(contacts.scale)
+    walls = contacts.walls
+    sb = contacts.speed_bounds(U, J)
+    tol = _f(contacts.gap_tol)
     kind, sign, point, direc = np.zeros(W, np.int64), np.ones(W), np.zeros((W, 3)), np.zeros((W, 3))
     wr, waxes, half = np.zeros(W), np.broadcast_to(np.eye(3), (W, 3, 3)).copy(), np.zeros((W, 3))
-    from . import walls as wallmod
-
     for w, wall in enumerate(walls):
         if isinstance(wall, wallmod.Plane):
             kind[w], point[w], direc[w] = WALL_PLANE, wall.point, wall.n
@@ -150,7 +156,10 @@ def contact_arrays(contacts, axes) -> ContactArrays:
             raise TypeError(f"no compiled gap for wall {wall!r}")
     return ContactArrays(owner=owner, center=center, radius=radius, pair=pair,
                          spheres=n_sphere, limit=_f(limit), wall_kind=kind, wall_sign=_f(sign), wall_point=_f(point),
-                         wall_dir=_f(direc), wall_radius=_f(wr), wall_axes=_f(waxes), wall_half=_f(half))
+                         wall_dir=_f(direc), wall_radius=_f(wr), wall_axes=_f(waxes), wall_half=_f(half),
+                         inv_mass=_f(sb.inv_mass), lever=_f(sb.lever),
+                         bounded=np.array(sb.bounded, dtype=np.bool_), sigma=_f(sb.sigma), tol=_f(tol),
+                         graze=bool(GRAZING and len(pair)))
 
 
 def build_model(system, kin, orth_limit: float) -> Model:
@@ -233,8 +242,9 @@ class Runner:
             #: start of any step that ends with an overlap (status CONTACT) and contacts.run_compiled takes over
             self.contacts = getattr(integ, "contacts", None)
             self.model = build_model(sys_, sys_.kin_principal, orth_limit)
-            self.contact = contact_arrays(self.contacts, sys_.axes)
-            self.no_contact = contact_arrays(None, sys_.axes)
+            #: its ContactArrays, or None (the kernels then compile without any contact code)
+            self.contact = None if self.contacts is None else contact_arrays(
+                self.contacts, sys_.axes, integ.orientation()[0], np.broadcast_to(integ.J, (E, B))[0])
             #: (B,) which bodies translate (none: the kernels leave X and P alone)
             self.moving = np.array(sys_.translating, dtype=np.bool_)
             self.translating = bool(self.moving.any())
@@ -259,13 +269,18 @@ class Runner:
             self.friction_on = bool(sys_.has_friction)
         else:
             raise TypeError(f"no compiled counterpart for {type(integ).__name__}")
+        #: :meth:`step`'s kernel arguments, made at its first call
+        self._step_args = None
+        #: the single-scene kernel's entry in an ahead-of-time build (:data:`.aot.ENTRIES`): a contact scene's
+        #: is its own (the same function compiled with its ContactArrays; the plain one has no contact code)
+        self.entry = "splitting_contacts" if getattr(self, "contact", None) is not None else self.kind
 
     def member_call(self, marks) -> tuple:
         """(kind, args) of the single-scene kernel call through ``marks`` (ints): what
         :meth:`advance_to` passes to ``member_splitting`` / ``member_pem`` for an ensemble of one —
         also how :mod:`.aot` learns the kernels' argument types."""
         args, _ = self._args(marks)
-        return self.kind, _member(self.kind, args)
+        return self.entry, _member(self.kind, args)
 
     def _args(self, marks) -> tuple:
         integ = self.integ
@@ -313,8 +328,8 @@ class Runner:
         if E == 1:
             member = _member(self.kind, args)
             if self.aot is not None:
-                self.aot.check(self.kind, member)
-            r = self._single()(*member)
+                self.aot.check(self.entry, member)
+            r = self._single(self.entry)(*member)
         else:
             k = _kernels()
             (k.run_splitting if self.kind == "splitting" else k.run_pem)(*args)
@@ -341,44 +356,38 @@ class Runner:
         member, updated in place (X, P only for translating bodies; F any (B,3) array where none translates) —
         for a scene whose torques do not depend on time (:attr:`time_free`: the kernel's clock starts at 0).
         No gap check: the contact driver's trial steps (:func:`.contacts.run_compiled`)."""
-        args = list(self._args([1])[0])
-        args[1:8] = Q[None], L[None], T[None], J[None], X[None], P[None], F[None]
-        args[11], args[12] = float(h), 0
-        args[-1] = self.no_contact
-        member = _member(self.kind, tuple(args))
-        if self.aot is not None:
-            self.aot.check(self.kind, member)
-        self._single()(*member)
+        state = (Q, L, T, J, X, P, F)
+        member = self._step_args
+        if member is None:  # the first call: the whole argument list, checked once (Brent calls this ~10× an impact)
+            args = list(self._args([1])[0])
+            args[1:8] = (a[None] for a in state)
+            args[12] = 0
+            args[-1] = None  # no gap check (the kernels' variant without contact code)
+            member = self._step_args = list(_member(self.kind, tuple(args)))
+            if self.aot is not None:
+                self.aot.check(self.kind, member)
+        else:
+            # later calls change only the state and h: the state must keep the checked types (the compiled
+            # code does not check them)
+            for a, b in zip(state, member[1:8]):
+                if a.dtype != b.dtype or a.shape != b.shape or not a.flags.c_contiguous:
+                    raise TypeError(f"Runner.step: a state array of {a.dtype} {a.shape} where {b.dtype} {b.shape} "
+                                    "(C-contiguous) is compiled")
+            member[1:8] = state
+        member[11] = float(h)
+        self._single(self.kind)(*member)
 
-    def _single(self):
-        """The single-scene kernel: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""
+    def _single(self, entry: str):
+        """The single-scene kernel ``entry``: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""
         if self.aot is not None:
-            return getattr(self.aot.module, "member_" + self.kind)
-        return getattr(_kernels(), "_member_" + self.kind)
+            return getattr(self.aot.module, "member_" + entry)
+        return getattr(_kernels(), aot.ENTRIES[entry])
 
 
 #: From this many dipole pairs per member on, a step is all-pairs work: the numpy driver with the
 #: parallel, vectorised pair sweep of :mod:`.pairs` is faster than this engine, whose members evaluate
 #: their pairs serially (1024 needles: ~8 ms against ~100 ms per RK4 step).
 MAX_PAIRS = 1 << 14
-
-
-def aot_probes():
-    """(kind, args) of a single-scene kernel call of each kind, for :func:`.aot.build` to take the types from."""
-    from ..examples import build
-    from .integrators import make_integrator
-    from .system import compile_system
-
-    scene = build("three-magnet").checked()
-    system = compile_system(scene)
-    for method in ("splitting4", "pem-rk4"):
-        integ = make_integrator(method, system, scene.settings.dt, system.U0[None], system.omega0[None])
-        yield Runner(integ, 1e-6, 1000).member_call([0])
-
-
-def build_aot(where=None, force: bool = False, log=print):
-    """``pem build-engine``: the single-scene kernels built ahead of time (:mod:`.aot`); returns the module path."""
-    return aot.build(aot_probes(), where, force, log)
 
 
 def supports(integ) -> bool:

@@ -38,9 +38,11 @@ depend on the order). The rest of the step is then integrated from the impact ti
 the remaining length, and the gaps are checked again.
 
 On the compiled engine (:func:`run_compiled`; translating bodies too, their x and p in the kernels) the kernels step
-between impacts without returning to Python, evaluating every gap after each step; the first step that
-ends overlapping is handed back, from its start, to this driver's step (:func:`_advance_step`), which
-stays the one definition of what happens at an impact, and the kernels go on from its end. In scenes whose
+between impacts without returning to Python, evaluating every gap after each step and running the same
+grazing check (bound, then cubic; ``kernels._grazing``, with half the limit so that it flags a superset of
+the pairs flagged here); the first step that ends overlapping or may dip is handed back, from its start, to
+this driver's step (:func:`_advance_step`), which stays the one definition of what happens at an impact
+(and decides whether a flagged dip is one), and the kernels go on from its end. In scenes whose
 torques do not depend on time, that step's trial integrations (Brent's) run on the kernel too: the same
 step to rounding, and most of an impact step's cost in numpy.
 
@@ -53,9 +55,8 @@ a path far from a straight line or a parabola within the step (a pendulum turnin
 fast-spinning body, a force varying on the step's time scale), or a box edge passed in a step several times
 longer than the ball faces the edge (the squared distance to a box is quadratic only piecewise); (ii) a second
 dip of the same pair inside the same step (a cubic has one interior minimum); (iii) a dip less than
-GAP_RTOL·(r_a + r_b) deep, which is no event. The compiled kernels (:func:`run_compiled`) hand back only steps
-that end overlapping, so between impacts they do not look for dips yet. Resting contacts (theory §7, Zeno):
-when an impact involving a translating body would rebound too slowly to leave for a step (e·|v_n| ≤ a_n·dt,
+GAP_RTOL·(r_a + r_b) deep, which is no event. The kernels' check has the same limits. Resting contacts (theory
+§7, Zeno): when an impact involving a translating body would rebound too slowly to leave for a step (e·|v_n| ≤ a_n·dt,
 a_n the normal acceleration with which the forces press the sides together), it is resolved with e = 0 (event
 kind ``"rest"``) and the pair is held closed from then on (:func:`_hold`: after each step overlaps are pushed
 apart along the normal, the translating sides sharing it by 1/M, and approach velocities removed with e = 0
@@ -68,6 +69,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -210,13 +212,27 @@ class ContactModel:
                 mu.append(min(mu_item[a], wall_mu[w]))
                 scale.append(radius[a])
         self.pairs = pairs
+        ab = np.array(pairs, dtype=np.intp).reshape(-1, 2)
+        #: (P,) the pairs' first sphere, and their second (sphere pairs) or −1 (walls)
+        self.side_a = ab[:, 0].copy()
+        self.side_b = np.where(np.arange(len(pairs)) < self.n_sphere_pairs, ab[:, 1], -1)
+        #: per wall: (its pair indices, their spheres), for :meth:`gaps` to evaluate a wall's pairs at once
+        self.wall_pairs = [(np.flatnonzero((self.side_b < 0) & (ab[:, 1] == w)),
+                            ab[(self.side_b < 0) & (ab[:, 1] == w), 0]) for w in range(len(self.walls))]
         self.e = np.array(e, dtype=float)
         self.mu = np.array(mu, dtype=float)
         self.scale = np.array(scale, dtype=float)
+        #: (P,) m: a gap below −gap_tol at a step's end, or dipping below it inside, is an impact (GAP_RTOL·scale)
+        self.gap_tol = GAP_RTOL * self.scale
         self.warnings: list = []
         #: resting contacts (pair indices; see ``_hold``) and the run's step (s), set by :func:`run`
         self.resting: set = set()
         self.dt = 0.0
+        # what the contact driver remembers between steps (a step's end is the next step's start):
+        # (key, gaps) of _gaps_of, (key, X, V) of _sphere_motion, and the SpeedBounds (see speed_bounds)
+        self._gap_memo = None
+        self._motion_memo = None
+        self._bounds = None
 
     # ------------------------------------------------------------------ geometry
     def positions(self, U: np.ndarray, C: np.ndarray | None = None) -> np.ndarray:
@@ -230,20 +246,34 @@ class ContactModel:
             X[mv] = C[o] + np.einsum("sij,si->sj", U[o], self.center[mv])
         return X
 
-    def gaps(self, U: np.ndarray, C: np.ndarray | None = None) -> np.ndarray:
+    def gaps(self, U: np.ndarray, C: np.ndarray | None = None, pairs=None) -> np.ndarray:
         """Gaps (P,) m of every pair at orientations U (B,3,3), centres C (B,3): positive apart, negative
-        overlapping."""
+        overlapping; with ``pairs`` (a list of pair indices) only theirs, in that order (Brent's search)."""
         X = self.positions(U, C)
+        if pairs is not None:
+            out = np.empty(len(pairs))
+            for k, p in enumerate(pairs):
+                a, b = self.side_a[p], self.side_b[p]
+                out[k] = (float(np.linalg.norm(X[a] - X[b])) - self.radius[a] - self.radius[b] if b >= 0
+                          else self.walls[self.pairs[p][1]].gap(X[a], self.radius[a]))
+            return out
         out = np.empty(len(self.pairs))
         n = self.n_sphere_pairs
         if n:
-            ab = np.array(self.pairs[:n])
-            d = np.linalg.norm(X[ab[:, 0]] - X[ab[:, 1]], axis=1)
-            out[:n] = d - self.radius[ab[:, 0]] - self.radius[ab[:, 1]]
-        for p in range(n, len(self.pairs)):
-            a, w = self.pairs[p]
-            out[p] = self.walls[w].gap(X[a], self.radius[a])
+            a, b = self.side_a[:n], self.side_b[:n]
+            d = X[a] - X[b]
+            out[:n] = np.sqrt(np.einsum("pi,pi->p", d, d)) - self.radius[a] - self.radius[b]
+        for wall, (pairs, spheres) in zip(self.walls, self.wall_pairs):
+            if len(pairs):
+                out[pairs] = wall.gaps(X[spheres], self.radius[spheres])
         return out
+
+    def speed_bounds(self, U: np.ndarray, J: np.ndarray) -> SpeedBounds:
+        """The grazing check's :class:`SpeedBounds` (computed once a run: they do not change; U (B,3,3) and
+        J (B,) of any state of it)."""
+        if self._bounds is None:
+            self._bounds = speed_bounds(self, U, J)
+        return self._bounds
 
     def pair_label(self, p: int) -> tuple[str, str]:
         a, b = self.pairs[p]
@@ -334,13 +364,15 @@ def _pose(state) -> tuple[np.ndarray, np.ndarray]:
     return state.orientation()[0], state.X[0]
 
 
-def _contact_bodies(model: ContactModel, state) -> list:
-    """ContactBody of each moving body at the state: pendulum (hinged or not) or, translating, free."""
+def _contact_bodies(model: ContactModel, state, contacts) -> dict:
+    """{body index: ContactBody} at the state of the moving bodies the ``contacts`` (a list of
+    :class:`Contact`) touch: pendulum (hinged or not) or, translating, free (only those: a box of many
+    marbles has one or two at an impact)."""
     sys_ = model.system
     U, C = _pose(state)
     w = state.angular_velocity()[0]
-    out = []
-    for b in range(sys_.n_bodies):
+    out = {}
+    for b in sorted({ct.i for ct in contacts} | {ct.j for ct in contacts if ct.j is not None}):
         if sys_.hinged[b]:
             a = sys_.hinge_axis[b]
             W = np.outer(a, a) / float(state.J[0, b])
@@ -348,9 +380,9 @@ def _contact_bodies(model: ContactModel, state) -> list:
             W = U[b].T @ sys_.kin_body.inv_inertia[b] @ U[b]
         if sys_.translating[b]:
             M = float(sys_.mass[b])
-            out.append(ContactBody("free", M, C[b], W, state.P[0, b] / M, w[b], sys_.names[b]))
+            out[b] = ContactBody("free", M, C[b], W, state.P[0, b] / M, w[b], sys_.names[b])
         else:
-            out.append(ContactBody("pendulum", np.inf, C[b], W, np.zeros(3), w[b], sys_.names[b]))
+            out[b] = ContactBody("pendulum", np.inf, C[b], W, np.zeros(3), w[b], sys_.names[b])
     return out
 
 
@@ -404,8 +436,8 @@ def _resolve(model: ContactModel, state, t: float, log: EventLog) -> int:
     touch = [int(p) for p in np.flatnonzero(g <= TOUCH_RTOL * model.scale)]
     if not touch:
         return 0
-    bodies = _contact_bodies(model, state)
     contacts = [model.contact(p, X, float(g[p])) for p in touch]
+    bodies = _contact_bodies(model, state, contacts)
     settle = []
     for k, p in enumerate(touch):
         ct = contacts[k]
@@ -494,7 +526,7 @@ def _hold(model: ContactModel, state) -> tuple[float, list]:
         ct = model.contact(p, X, float(g[p]))
         ct.e = 0.0
         contacts.append(ct)
-    for k, J in resolve_contacts(_contact_bodies(model, state), contacts):
+    for k, J in resolve_contacts(_contact_bodies(model, state, contacts), contacts):
         _apply(model, state, contacts[k], J, C)
     state.T = state._torque(state.t)  # the closing kick's torque and force, at the corrected positions
     return E0 - _energy(state), lifted
@@ -505,10 +537,10 @@ def _approaching(model: ContactModel, state, pairs) -> list:
     U, C = _pose(state)
     X = model.positions(U, C)
     g = model.gaps(U, C)
-    bodies = _contact_bodies(model, state)
+    cts = [model.contact(p, X, float(g[p])) for p in pairs]
+    bodies = _contact_bodies(model, state, cts)
     out = []
-    for p in pairs:
-        ct = model.contact(p, X, float(g[p]))
+    for p, ct in zip(pairs, cts):
         v2 = np.zeros(3) if ct.j is None else bodies[ct.j].velocity_at(ct.point)
         if float(ct.normal @ (bodies[ct.i].velocity_at(ct.point) - v2)) < 0:
             out.append(p)
@@ -554,7 +586,7 @@ def _advance_step(model: ContactModel, state, t_end: float, log: EventLog, _step
                 pairs, hit = crossing + dipping, hit + dipping
 
             def g(t, pairs=pairs, tc=tc, start=state):
-                return float(np.min(model.gaps(*_pose(_step(start, t - tc)))[pairs]))
+                return float(np.min(model.gaps(*_pose(_step(start, t - tc)), pairs=pairs)))
 
             t_hit = brent(g, tc, t_b, float(np.min(g0[pairs])), float(np.min(g_b[pairs])), side="a")
             state = _step(state, t_hit - tc)
@@ -580,7 +612,7 @@ def _gaps_of(model: ContactModel, state) -> np.ndarray:
     previous step ended in (the same Q and X), so its gaps come for free. Keyed by the bytes of Q and X, on
     which alone the gaps depend."""
     key = state.Q.tobytes() + state.X.tobytes()
-    memo = getattr(model, "_gap_memo", None)
+    memo = model._gap_memo
     if memo is not None and memo[0] == key:
         return memo[1].copy()
     g = model.gaps(*_pose(state))
@@ -595,7 +627,7 @@ def _dips(model: ContactModel, state, trial, g0: np.ndarray, g1: np.ndarray, ski
     for the earliest t_m found, or None.
 
     Each pair's gap g is interpolated by a cubic Hermite polynomial from its values and rates
-    (:func:`_gap_rates`) at both ends: g itself, or, for a pair with a distance offset σ (:func:`_dip_index`:
+    (:func:`_gap_rates`) at both ends: g itself, or, for a pair with a distance offset σ (:class:`SpeedBounds`:
     sphere pairs, sphere and cylinder obstacles, a box from outside), the squared distance q = (g + σ)²,
     q̇ = 2(g + σ)ġ, which is quadratic in time — so the cubic is exact — while the centres move on straight
     lines (for a sphere pair q = |x_a − x_b|²), where g itself has a kink-like hyperbolic dip that a cubic
@@ -606,22 +638,22 @@ def _dips(model: ContactModel, state, trial, g0: np.ndarray, g1: np.ndarray, ski
 
     Cheap filter first: the cubic is a convex combination of its end values plus the end rates times h with
     weights of at most 4/27, so g's can only dip below −tol when min(g0, g1) + tol < 4/27·h·(S0 + S1), S a
-    bound on |ġ| (:func:`_speed_bound`), and q's below (σ − tol)² only when
+    bound on |ġ| (:func:`_pair_speeds`), and q's below (σ − tol)² only when
     (m + tol)(2σ + m − tol) < 4/27·h·2(σ + max(g0, g1))(S0 + S1), m = min(g0, g1); rates are computed only
     for the pairs that pass.
     """
     h = trial.t - state.t
     if not h > 0 or not len(g0):
         return None
-    tol = GAP_RTOL * model.scale
-    M, unbounded, sigma, s_eff = _dip_index(model, state)
+    tol = model.gap_tol
+    sb = model.speed_bounds(_pose(state)[0], state.J[0])
     # twice the bound: a margin for rounding (the filter only has to keep every pair the cubic could flag)
-    bound = M @ _speed_bound(state, trial) * (2.0 * _HERMITE_RATE_MAX * h)
-    if len(unbounded):
-        bound[unbounded] = np.inf
+    bound = _pair_speeds(model, sb, state, trial) * (2.0 * _HERMITE_RATE_MAX * h)
     m = np.minimum(g0, g1)
     # squared distances: (m + tol)(2σ + m − tol) < bound·2(σ + max(g0, g1)), i.e. m + tol < bound·ρ with
     # ρ = (σ + max)/(σ + (m − tol)/2) (m ≥ −tol for every eligible pair); for g itself s_eff = 1e300: ρ = 1
+    s_eff = np.where(sb.sigma > 0, sb.sigma, 1e300)
+    sigma = sb.sigma
     rho = (s_eff + np.maximum(g0, g1)) / (s_eff + 0.5 * (np.maximum(m, -tol) - tol))
     near = m + tol < bound * rho
     if not near.any():
@@ -660,71 +692,80 @@ def _dips(model: ContactModel, state, trial, g0: np.ndarray, g1: np.ndarray, ski
     return None
 
 
-def _speed_bound(state, trial) -> np.ndarray:
-    """(4B,): |p_b|, |L_b| of every body (kg·m/s, kg·m²/s) at the step's start, then at its end;
-    :func:`_dip_index`'s matrix turns them into the sum of the bounds on a pair's |dg/dt| at both ends."""
-    PL = np.concatenate((state.P[0], state.L[0], trial.P[0], trial.L[0]))
-    return np.sqrt(np.einsum("ki,ki->k", PL, PL))
+class SpeedBounds(NamedTuple):
+    """Constants of the grazing check (:func:`_dips`, and the compiled kernels' copy of it), fixed for a run.
 
+    A sphere centre moves at |v + ω × r| ≤ inv_mass·|p| + lever·|L| (p, L its body's momenta): inv_mass (S,)
+    1/M of a translating owner (else 0), and lever (S,) k with ω × r = Uᵀ (I⁺ L_body × c) (c the sphere's centre
+    in body axes), so k = ‖[c]× I⁺‖₂, the same at every orientation (a pendulum's bob gets the transverse 1/I,
+    not the tiny inertia about its string); through a hinge ω = (a·L)/J a and k = |a × r|/J, constant as the
+    body turns about a; 0 on fixed bodies. A sphere pair's gap changes no faster than the sum of its two
+    spheres' speeds; a sphere's gap to a signed-distance wall (|∇f| = 1) no faster than the sphere moves; any
+    other wall, or a hinge with J = 0: no bound (bounded (P,) False).
 
-def _dip_index(model: ContactModel, state):
-    """(M (P, 4B), unbounded pairs, σ (P,) m, σ or 1e300 where σ = 0 (for :func:`_dips`' filter)), cached on
-    the model.
-
-    M @ :func:`_speed_bound` bounds each pair's |dg/dt| (m/s) at the step's start plus that at its end, except
-    for the unbounded pairs. A sphere centre moves at |v + ω × r| ≤ |p|/M + k·|L| (|p|/M only for a translating
-    body; r = Uᵀc its lever arm, c in body axes): with ω = Uᵀ I⁺ U L, ω × r = Uᵀ (I⁺ L_body × c), so
-    k = ‖[c]× I⁺‖₂, the same at every orientation (a pendulum's bob gets the transverse 1/I, not the tiny
-    inertia about its string); through a hinge, ω = (a·L)/J a and k = |a × r|/J, constant as the body turns
-    about a. A sphere pair's gap changes no faster than the sum of its two spheres' speeds; a sphere's gap to
-    a signed-distance wall (|∇f| = 1) no faster than the sphere moves; any other wall: no bound.
-
-    σ: g + σ ≥ 0 is a distance whose square is quadratic in time along straight lines: r_a + r_b for a sphere
-    pair (|x_a − x_b|), r + R for a sphere or cylinder obstacle (the distance to its centre or axis), r for a box
-    from outside (the distance to the box); 0 (interpolate g itself) for a plane, whose g is already linear or
-    quadratic in time, and for containers, whose g has no such form.
+    sigma (P,) m: g + σ ≥ 0 is a distance whose square is quadratic in time along straight lines: r_a + r_b
+    for a sphere pair (|x_a − x_b|), r + R for a sphere or cylinder obstacle (the distance to its centre or
+    axis), r for a box from outside (the distance to the box); 0 (interpolate g itself) for a plane, whose g
+    is already linear or quadratic in time, and for containers, whose g has no such form.
     """
-    cached = getattr(model, "_dip_matrix", None)
-    if cached is not None:
-        return cached
+
+    inv_mass: np.ndarray
+    lever: np.ndarray
+    bounded: np.ndarray
+    sigma: np.ndarray
+
+
+def speed_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> SpeedBounds:
+    """The :class:`SpeedBounds` of ``model`` for a state at orientations U (B,3,3) with hinge inertias J (B,)
+    kg·m² (a hinged body's axis in body coordinates is U's image of the lab axis: the same at any U that
+    turns about it)."""
     sys_ = model.system
-    B = sys_.n_bodies
-    inv_mass = np.divide(1.0, sys_.mass, out=np.zeros(B), where=sys_.translating & (sys_.mass > 0))
-    U = _pose(state)[0]
-
-    def lever(s: int, o: int) -> float:  # k of sphere s on moving body o (see above)
-        c = model.center[s]
+    S, P = len(model.radius), len(model.pairs)
+    inv_mass, lever = np.zeros(S), np.zeros(S)
+    finite = np.ones(S, dtype=bool)
+    for q in range(S):
+        o = int(model.owner[q])
+        if o < 0:
+            continue
+        c = model.center[q]
+        if sys_.translating[o] and sys_.mass[o] > 0:
+            inv_mass[q] = 1.0 / float(sys_.mass[o])
         if sys_.hinged[o]:
-            J = float(state.J[0, o])
-            return float(np.linalg.norm(np.cross(U[o] @ sys_.hinge_axis[o], c))) / J if J > 0 else np.inf
-        return float(np.linalg.norm(np.cross(c, sys_.kin_body.inv_inertia[o].T).T, 2))  # ‖[c]× I⁺‖₂
-
-    M = np.zeros((len(model.pairs), 2 * B))
-    sigma = np.zeros(len(model.pairs))
-    unbounded = []
+            Jo = float(J[o])
+            if Jo > 0:
+                lever[q] = float(np.linalg.norm(np.cross(U[o] @ sys_.hinge_axis[o], c))) / Jo
+            else:
+                finite[q] = False
+        else:
+            lever[q] = float(np.linalg.norm(np.cross(c, sys_.kin_body.inv_inertia[o].T).T, 2))  # ‖[c]× I⁺‖₂
+    sigma = np.zeros(P)
+    bounded = finite[model.side_a] & np.where(model.side_b >= 0, finite[model.side_b], True)
     for p, (a, b) in enumerate(model.pairs):
-        sides = (a, b) if p < model.n_sphere_pairs else (a,)
-        for s in sides:
-            o = int(model.owner[s])
-            if o >= 0:
-                M[p, o] += inv_mass[o]
-                M[p, B + o] += lever(s, o)
         if p < model.n_sphere_pairs:
             sigma[p] = model.radius[a] + model.radius[b]
-        else:
-            wall, r = model.walls[b], float(model.radius[a])
-            if type(wall) in (wallmod.Sphere, wallmod.Cylinder) and wall.sign < 0:
-                sigma[p] = r + wall.radius
-            elif type(wall) is wallmod.Box and not wall.inside:
-                sigma[p] = r
-            if not wall.distance:
-                unbounded.append(p)
-        if not np.all(np.isfinite(M[p])):
-            unbounded.append(p)
-    M[unbounded] = 0.0
-    cached = model._dip_matrix = (np.concatenate((M, M), axis=1), np.array(sorted(set(unbounded)), dtype=np.intp),
-                                  sigma, np.where(sigma > 0, sigma, 1e300))
-    return cached
+            continue
+        wall, r = model.walls[b], float(model.radius[a])
+        if type(wall) in (wallmod.Sphere, wallmod.Cylinder) and wall.sign < 0:
+            sigma[p] = r + wall.radius
+        elif type(wall) is wallmod.Box and not wall.inside:
+            sigma[p] = r
+        if not wall.distance:
+            bounded[p] = False
+    return SpeedBounds(inv_mass, lever, bounded, sigma)
+
+
+def _pair_speeds(model: ContactModel, sb: SpeedBounds, state, trial) -> np.ndarray:
+    """(P,) m/s: the bounds on each pair's |dg/dt| at the step's start plus those at its end (inf: no bound),
+    from |p| and |L| of every body at both (:class:`SpeedBounds`)."""
+    owner = np.where(model.owner >= 0, model.owner, 0)
+    speed = np.zeros(len(model.radius))
+    for st in (state, trial):
+        P, L = st.P[0], st.L[0]
+        speed += (sb.inv_mass * np.sqrt(np.einsum("bi,bi->b", P, P))[owner]
+                  + sb.lever * np.sqrt(np.einsum("bi,bi->b", L, L))[owner])
+    out = speed[model.side_a] + np.where(model.side_b >= 0, speed[model.side_b], 0.0)
+    out[~sb.bounded] = np.inf
+    return out
 
 
 def _gap_rates(model: ContactModel, state, pairs) -> list:
@@ -759,7 +800,7 @@ def _sphere_motion(model: ContactModel, state) -> tuple[np.ndarray, np.ndarray]:
     """Lab sphere centres X (S,3) m and their velocities V (S,3) m/s at the state, remembering the last result
     (keyed by the bytes of Q, L, X and P; a step's end is the next step's start)."""
     key = state.Q.tobytes() + state.L.tobytes() + state.X.tobytes() + state.P.tobytes()
-    memo = getattr(model, "_motion_memo", None)
+    memo = model._motion_memo
     if memo is not None and memo[0] == key:
         return memo[1], memo[2]
     sys_ = model.system

@@ -387,12 +387,17 @@ def _newton_schulz(Q):
 def _omega_principal(M, Q, L, J, w):
     """ω lab (B,3) from Q (principal frames) and L (integrators.omega_lab with the principal kinematics)."""
     for b in range(L.shape[0]):
-        if M.hinged[b]:
-            a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
-            f = (L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2) / J[b]
-            w[b, 0], w[b, 1], w[b, 2] = f * a0, f * a1, f * a2
-            continue
-        _omega_one(M.inv_inertia, Q, L, w, b)
+        _omega_one_or_hinge(M, Q, L, J, w, b)
+
+@_jit_inline
+def _omega_one_or_hinge(M, Q, L, J, w, b):
+    """w[b]: body b's lab ω, through its hinge (J (B,) the inertias about the axes) or :func:`_omega_one`."""
+    if M.hinged[b]:
+        a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
+        f = (L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2) / J[b]
+        w[b, 0], w[b, 1], w[b, 2] = f * a0, f * a1, f * a2
+        return
+    _omega_one(M.inv_inertia, Q, L, w, b)
 
 @_jit_inline
 def _omega_one(I, U, L, w, b):
@@ -436,10 +441,11 @@ def _wall_gap(C, w, x0, x1, x2, rad):
     return (np.sqrt(m2) + min(qmax, 0.0)) - rad
 
 @_jit_borrowed
-def _overlap(C, Q, Xb, X):
+def _overlap(C, Q, Xb, X, g):
     """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays) whose gap at the
     principal frames Q (B,3,3) and centres of rotation Xb (B,3) m (pivots; a translating body's centre of
-    mass where it is now) is below its C.limit, or −1. X (spheres, 3) scratch: their lab centres (m)."""
+    mass where it is now) is below its C.limit, or −1. Fills X (spheres, 3) with the lab sphere centres (m)
+    and g (pairs,) with every pair's gap (m)."""
     for q in range(C.owner.shape[0]):
         b = C.owner[q]
         c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
@@ -448,14 +454,139 @@ def _overlap(C, Q, Xb, X):
             continue
         for j in range(3):
             X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+    first = -1
     for k in range(C.pair.shape[0]):
         a, o = C.pair[k, 0], C.pair[k, 1]
         if k < C.spheres:
             d0, d1, d2 = X[a, 0] - X[o, 0], X[a, 1] - X[o, 1], X[a, 2] - X[o, 2]
-            g = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
+            g[k] = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
         else:
-            g = _wall_gap(C, o, X[a, 0], X[a, 1], X[a, 2], C.radius[a])
-        if g < C.limit[k]:
+            g[k] = _wall_gap(C, o, X[a, 0], X[a, 1], X[a, 2], C.radius[a])
+        if first < 0 and g[k] < C.limit[k]:
+            first = k
+    return first
+
+@_jit_borrowed
+def _sphere_velocity(C, q, X, Xb, P, w):
+    """Lab velocity (m/s) of sphere q's centre: p/M of a translating owner plus ω × (x − x_b); 0 on a fixed body.
+    X (spheres,3), Xb, P, w (B,3): sphere centres, centres of rotation, linear momenta, angular velocities."""
+    b = C.owner[q]
+    if b < 0:
+        return 0.0, 0.0, 0.0
+    r0, r1, r2 = X[q, 0] - Xb[b, 0], X[q, 1] - Xb[b, 1], X[q, 2] - Xb[b, 2]
+    f = C.inv_mass[q]
+    return (f * P[b, 0] + (w[b, 1] * r2 - w[b, 2] * r1), f * P[b, 1] + (w[b, 2] * r0 - w[b, 0] * r2),
+            f * P[b, 2] + (w[b, 0] * r1 - w[b, 1] * r0))
+
+@_jit_borrowed
+def _graze_rate(C, k, X, Xb, P, w):
+    """The rate of pair k's interpolated quantity (contacts._dips): d/dt of the squared distance (m²/s) where
+    C.sigma[k] > 0 (sphere pairs, sphere and cylinder obstacles, a box from outside), else of the gap (m/s)."""
+    a, o = C.pair[k, 0], C.pair[k, 1]
+    v0, v1, v2 = _sphere_velocity(C, a, X, Xb, P, w)
+    if k < C.spheres:
+        u0, u1, u2 = _sphere_velocity(C, o, X, Xb, P, w)
+        return 2.0 * ((X[a, 0] - X[o, 0]) * (v0 - u0) + (X[a, 1] - X[o, 1]) * (v1 - u1)
+                      + (X[a, 2] - X[o, 2]) * (v2 - u2))
+    kind = C.wall_kind[o]
+    p0, p1, p2 = X[a, 0] - C.wall_point[o, 0], X[a, 1] - C.wall_point[o, 1], X[a, 2] - C.wall_point[o, 2]
+    if kind == WALL_PLANE:
+        return C.wall_dir[o, 0] * v0 + C.wall_dir[o, 1] * v1 + C.wall_dir[o, 2] * v2
+    if kind == WALL_CYLINDER:  # ρ·v (ρ ⊥ a, so ρ·(𝟙 − a aᵀ)v = ρ·v)
+        a0, a1, a2 = C.wall_dir[o, 0], C.wall_dir[o, 1], C.wall_dir[o, 2]
+        along = a0 * p0 + a1 * p1 + a2 * p2
+        p0, p1, p2 = p0 - along * a0, p1 - along * a1, p2 - along * a2
+    if kind == WALL_SPHERE or kind == WALL_CYLINDER:
+        pv = p0 * v0 + p1 * v1 + p2 * v2
+        if C.sigma[k] > 0.0:  # an obstacle: the squared distance to its centre or axis
+            return 2.0 * pv
+        return -pv / np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)  # a container: g = R − |p| − r
+    # box: y = R p, q = |y| − h; a container's g = −max q − r, an obstacle's (outside) squared distance Σ q₊²
+    best, rate, sq = -np.inf, 0.0, 0.0
+    for i in range(3):
+        y = C.wall_axes[o, i, 0] * p0 + C.wall_axes[o, i, 1] * p1 + C.wall_axes[o, i, 2] * p2
+        yd = C.wall_axes[o, i, 0] * v0 + C.wall_axes[o, i, 1] * v1 + C.wall_axes[o, i, 2] * v2
+        if y < 0.0:
+            yd = -yd
+        q = abs(y) - C.wall_half[o, i]
+        if q > best:
+            best, rate = q, -yd
+        if q > 0.0:
+            sq += 2.0 * q * yd
+    return rate if C.wall_sign[o] > 0 else sq
+
+@_jit_borrowed
+def _hermite_below(v0, v1, r0, r1, h, limit):
+    """Whether the cubic Hermite interpolant p of v over a step of length h (p(0) = v0, p(1) = v1, rates
+    r0, r1 at the ends; s = (t − t_c)/h) has an interior minimum below ``limit`` (contacts._hermite_min)."""
+    c = h * r0
+    b = 3.0 * (v1 - v0) - 2.0 * h * r0 - h * r1
+    a = 2.0 * (v0 - v1) + h * r0 + h * r1
+    A, B = 3.0 * a, 2.0 * b
+    if A == 0.0:
+        if not B > 0.0:
+            return False
+        s = -c / B
+    else:
+        D = B * B - 4.0 * A * c
+        if not D > 0.0:
+            return False
+        root = np.sqrt(D)
+        s = (-B + root) / (2.0 * A) if B < 0.0 else 2.0 * c / (-B - root)
+    if not (0.0 < s < 1.0):
+        return False
+    u = 1.0 - s
+    return v0 * u * u * (1.0 + 2.0 * s) + v1 * s * s * (3.0 - 2.0 * s) + h * (r0 * s * u * u - r1 * s * s * u) < limit
+
+@_jit_borrowed
+def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, nb, w0, w1):
+    """The first pair apart at both ends of a step whose gap may dip below its limit inside it (a grazing
+    contact, contacts._dips), or −1. The state at the step's start: Q0, L0, X0, P0, sphere centres S0 and gaps
+    g0; at its end: Q, L, X, P, S1, g1 (shapes as :func:`_overlap`'s); h (s) the step; scratch nb (B,4) and
+    w0, w1 (B,3).
+
+    The same cheap bound and cubic Hermite interpolant as the numpy driver's, with half its limit (a pair
+    flagged here has its step taken by that driver, which decides with the full limit and finds the contact
+    time): a superset of the pairs it would flag, up to rounding."""
+    B = L.shape[0]
+    for b in range(B):
+        nb[b, 0] = np.sqrt(P0[b, 0] * P0[b, 0] + P0[b, 1] * P0[b, 1] + P0[b, 2] * P0[b, 2])
+        nb[b, 1] = np.sqrt(L0[b, 0] * L0[b, 0] + L0[b, 1] * L0[b, 1] + L0[b, 2] * L0[b, 2])
+        nb[b, 2] = np.sqrt(P[b, 0] * P[b, 0] + P[b, 1] * P[b, 1] + P[b, 2] * P[b, 2])
+        nb[b, 3] = np.sqrt(L[b, 0] * L[b, 0] + L[b, 1] * L[b, 1] + L[b, 2] * L[b, 2])
+    fac = 2.0 * (4.0 / 27.0) * h
+    have_w = False
+    for k in range(C.pair.shape[0]):
+        G0, G1, tol = g0[k], g1[k], C.tol[k]
+        if G0 < 0.0 or G1 < -tol:
+            continue
+        m, big, sg = min(G0, G1), max(G0, G1), C.sigma[k]
+        if C.bounded[k]:
+            a, o = C.pair[k, 0], C.pair[k, 1]
+            speed = 0.0
+            for side in range(2 if k < C.spheres else 1):
+                q = a if side == 0 else o
+                b = C.owner[q]
+                if b >= 0:
+                    speed += C.inv_mass[q] * (nb[b, 0] + nb[b, 2]) + C.lever[q] * (nb[b, 1] + nb[b, 3])
+            s_eff = sg if sg > 0.0 else 1e300
+            rho = (s_eff + big) / (s_eff + 0.5 * (max(m, -tol) - tol))
+            if not m + tol < speed * fac * rho:
+                continue
+        if not have_w:
+            for b in range(B):
+                for side in range(2):
+                    _omega_one_or_hinge(M, Q0 if side == 0 else Q, L0 if side == 0 else L, J,
+                                        w0 if side == 0 else w1, b)
+            have_w = True
+        r0 = _graze_rate(C, k, S0, X0, P0, w0)
+        r1 = _graze_rate(C, k, S1, X, P, w1)
+        half = 0.5 * tol
+        if sg > 0.0:
+            d0, d1 = G0 + sg, G1 + sg
+            if _hermite_below(d0 * d0, d1 * d1, r0, r1, h, (sg - half) * (sg - half)):
+                return k
+        elif _hermite_below(G0, G1, r0, r1, h, -half):
             return k
     return -1
 
@@ -511,8 +642,9 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     """One member of :func:`run_splitting` (its arrays without the member axis).
 
     With contact pairs in C (compiled.ContactArrays) the steps run one at a time, the gaps checked after each
-    (:func:`_overlap`), and the run stops with status CONTACT (steps done, pair) at the start of the first
-    step that ends overlapping; the state is then that step's start (a copy, :func:`_copy_state`). Both
+    (:func:`_overlap`) and, with C.graze, the pairs apart at both ends for a dip in between
+    (:func:`_grazing`); the run stops with status CONTACT (steps done, pair) at the start of the first step
+    that ends overlapping or may dip; the state is then that step's start (a copy, :func:`_copy_state`). Both
     paths call the unchanged :func:`_split_chunk` from one site: a second call site, or a contact branch
     inside its step loop, made its first compile 50–100 % longer."""
     B = Le.shape[0]
@@ -522,8 +654,20 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
     w = np.empty((B, 3))
     Q0, L0, T0 = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
-    X0, P0, F0, Xs = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((C.owner.shape[0], 3))
-    contacts = C.pair.shape[0] > 0
+    X0, P0, F0 = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
+    # C is None: numba prunes every `C is None` branch at compile time, so a scene without contacts compiles
+    # none of the contact code (its first compile ~2-4 s shorter); a contact scene compiles its own variant
+    if C is None:
+        nS, nP = 0, 0
+    else:
+        nS, nP = C.owner.shape[0], C.pair.shape[0]
+    # sphere centres and gaps at the step's start (S0, g0) and end (S1, g1): swapped after each step
+    S0, S1, g0, g1 = np.empty((nS, 3)), np.empty((nS, 3)), np.empty(nP), np.empty(nP)
+    nb, w0, w1 = np.empty((B, 4)), np.empty((B, 3)), np.empty((B, 3))
+    contacts = nP > 0
+    if C is not None:
+        if contacts:
+            _overlap(C, Qe, Xe, S0, g0)
     if M.static_sources:
         _sources_exact(M, 0.0, org, Rs, rs, ms)
     steps = steps0
@@ -539,12 +683,16 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                 _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
             _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
                          inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
-            if contacts:
-                pair = _overlap(C, Qe, Xe, Xs)
+            if C is not None:
+                pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
+                if pair < 0 and C.graze:
+                    pair = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, dt, nb, w0, w1)
                 if pair >= 0:
                     _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                     code, body = CONTACT, pair
                     break
+                S0, S1 = S1, S0
+                g0, g1 = g1, g0
             steps += n
             if contacts and steps < mark and (steps - steps0) % check_every:
                 continue  # one step a call: the blow-up check keeps its cadence of one per check_every steps
@@ -577,7 +725,7 @@ def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, m
     change X and P. friction (E,), field (E,3) per member; ``damped``
     selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
     axes (axes (B,3,3)), out_L, out_w, out_X, out_P (E,R,B,3). status (E,3): code, steps done, body.
-    C: the contact geometry (compiled.ContactArrays; empty here: ensembles have no contacts).
+    C: the contact geometry (compiled.ContactArrays), None without (always for ensembles).
     Members run in parallel; a single scene calls ``_member_splitting`` directly.
     """
     for e in prange(L.shape[0]):

@@ -105,6 +105,11 @@ class Wall:
             self.normal(x, t)  # raises with the wall's name
         return -self.value(x, t) / n - r
 
+    def gaps(self, X, r) -> np.ndarray:
+        """:meth:`gap` at t = 0 of spheres centred at X (n,3) m with radii r (n,) m: (n,) m. The static walls
+        evaluate all of them at once (the contact driver asks after every trial step); others loop."""
+        return np.array([self.gap(x, float(ri)) for x, ri in zip(X, r)], dtype=float)
+
     def offset(self, r: float) -> Wall:
         """The wall the centre of a sphere of radius r touches: f + r (signed-distance walls only)."""
         if r == 0.0:
@@ -176,6 +181,9 @@ class Plane(Wall):
     def hessian(self, x, t=0.0):
         return _ZERO33.copy()
 
+    def gaps(self, X, r):
+        return (np.asarray(X, float) - self.point) @ self.n - r
+
 
 class Sphere(Wall):
     """Spherical wall, centre (3,) m, radius m; ``inside=True``: a container, else an obstacle."""
@@ -204,6 +212,10 @@ class Sphere(Wall):
             return _ZERO33.copy()
         u = rel / d
         return self.sign * (np.eye(3) - np.outer(u, u)) / d
+
+    def gaps(self, X, r):
+        rel = np.asarray(X, float) - self.centre
+        return -(self.sign * (np.sqrt(np.einsum("ni,ni->n", rel, rel)) - self.radius)) - r
 
 
 class Cylinder(Wall):
@@ -234,6 +246,10 @@ class Cylinder(Wall):
             return _ZERO33.copy()
         u = rho / d
         return self.sign * (self.P - np.outer(u, u)) / d
+
+    def gaps(self, X, r):
+        rho = (np.asarray(X, float) - self.point) @ self.P  # P is symmetric
+        return -(self.sign * (np.sqrt(np.einsum("ni,ni->n", rho, rho)) - self.radius)) - r
 
 
 class Box(Wall):
@@ -293,6 +309,14 @@ class Box(Wall):
         u = m / nm
         Hy = (np.diag(act) - np.outer(u, u)) / nm * np.outer(s, s)
         return -(self.R.T @ Hy @ self.R)
+
+    def gaps(self, X, r):
+        q = np.abs((np.asarray(X, float) - self.centre) @ self.R.T) - self.h
+        qmax = q.max(axis=1)
+        if self.inside:
+            return -qmax - r
+        m = np.maximum(q, 0.0)
+        return np.sqrt(np.einsum("ni,ni->n", m, m)) + np.minimum(qmax, 0.0) - r
 
 
 class UserWall(Wall):

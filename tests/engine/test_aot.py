@@ -17,7 +17,7 @@ import pytest
 from test_compiled import ARRAYS, FEATURES
 
 from pem_physics import Ensemble, examples, simulate
-from pem_physics.engine import aot, compiled
+from pem_physics.engine import aot, compiled, prebuild
 
 from conftest import ROOT
 
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.skipif(not compiled.available(), reason="numba is not 
 @pytest.fixture(scope="module")
 def build_dir(tmp_path_factory):
     where = tmp_path_factory.mktemp("aot")
-    compiled.build_aot(where, log=lambda *_: None)
+    prebuild.build(where, log=lambda *_: None)
     return where
 
 
@@ -88,7 +88,7 @@ def test_ensembles_keep_the_jit_kernels(build_dir, monkeypatch):
 
 def test_arguments_of_another_type_are_refused(build_dir):
     build = aot.load(build_dir)
-    kind, args = next(compiled.aot_probes())
+    kind, args = next(prebuild.probes())
     build.check(kind, args)  # the probe's own arguments fit
     bad = list(args)
     bad[1] = bad[1].astype(np.float32)

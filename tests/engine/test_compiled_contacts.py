@@ -19,7 +19,7 @@ import pytest
 from test_contact_sim import CRADLE, body_energy, cradle_oracle
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled, contacts
+from pem_physics.engine import compiled, contacts, prebuild
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.system import compile_system
 from pem_physics.model.scene import Body, ContactSphere, Dipole, RotatingField, StaticWall
@@ -114,7 +114,7 @@ def test_gap_check_matches_the_contact_model(walls, rng):
     scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
                              contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
     system, model, integ = gap_model(scene)
-    arrays = compiled.contact_arrays(model, system.axes)
+    arrays = compiled.contact_arrays(model, system.axes, integ.orientation()[0], integ.J[0])
     X = np.empty((len(model.radius), 3))
     for _ in range(20):
         U = axis_angle_matrix(np.array([0.0, 1.0, 0.0]), rng.uniform(-1.2, 1.2))[None]
@@ -124,8 +124,70 @@ def test_gap_check_matches_the_contact_model(walls, rng):
             for below, expect in ((1e-13, k), (-1e-13, -1)):
                 limit = np.full(len(g), -np.inf)
                 limit[k] = g[k] + below * model.scale[k]
-                got = kernels._overlap(arrays._replace(limit=limit), Q, system.pivot, X)
+                gk = np.empty(len(g))
+                got = kernels._overlap(arrays._replace(limit=limit), Q, system.pivot, X, gk)
                 assert got == expect, (walls, k, g[k])
+                np.testing.assert_allclose(gk, g, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("walls", sorted(WALLS))
+def test_gaps_of_some_pairs_equal_those_of_all(walls, rng):
+    """ContactModel.gaps for a subset of pairs (Brent's search: sphere by sphere, Wall.gap) = the same entries of
+    the whole vector (sphere pairs at once, each wall's spheres at once: Wall.gaps)."""
+    from pem_physics.model.rotations import axis_angle_matrix
+
+    scene = swinging_ball(*WALLS[walls])
+    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
+                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    _, model, _ = gap_model(scene)
+    for _ in range(10):
+        U = axis_angle_matrix(np.array([0.0, 1.0, 0.0]), rng.uniform(-1.2, 1.2))[None]
+        every = model.gaps(U)
+        some = [int(p) for p in rng.permutation(len(every))[: max(1, len(every) // 2)]]
+        np.testing.assert_allclose(model.gaps(U, pairs=some), every[some], rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("walls", sorted(WALLS))
+def test_grazing_rates_match_finite_differences(walls, rng):
+    """The rates the kernels' grazing check interpolates with (kernels._graze_rate: d/dt of the squared distance
+    (g + σ)² where σ > 0, else of the gap g) against central differences of ContactModel.gaps along the swing,
+    for every pair apart, at random angles and rates."""
+    from pem_physics.engine import kernels
+    from pem_physics.model.rotations import axis_angle_matrix
+
+    scene = swinging_ball(*WALLS[walls])
+    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
+                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    system, model, integ = gap_model(scene)
+    arrays = compiled.contact_arrays(model, system.axes, integ.orientation()[0], integ.J[0])
+    sigma = arrays.sigma
+    y = np.array([0.0, 1.0, 0.0])
+
+    def pose(theta):
+        U = axis_angle_matrix(y, theta)[None]
+        return U, np.einsum("bji,bjk->bik", system.axes, U)
+
+    checked = 0
+    for _ in range(12):
+        theta, rate, eps = rng.uniform(-1.2, 1.2), rng.uniform(-6.0, 6.0), 1e-6
+        U, Q = pose(theta)
+        X = model.positions(U)
+        # the angular velocity of the swing: the sign for which ω × (x − pivot) is the centre's velocity
+        dX = (model.positions(pose(theta + eps)[0]) - model.positions(pose(theta - eps)[0])) / (2 * eps) * rate
+        w = next(s * rate * y for s in (1.0, -1.0)
+                 if np.allclose(np.cross(s * rate * y, X[0] - system.pivot[0]), dX[0], rtol=1e-6, atol=1e-9))
+        S, g = np.empty((len(model.radius), 3)), np.empty(len(model.pairs))
+        kernels._overlap(arrays, Q, system.pivot, S, g)
+        g_hi, g_lo = model.gaps(pose(theta + eps)[0]), model.gaps(pose(theta - eps)[0])
+        for k in range(len(model.pairs)):
+            if g[k] <= 1e-4:
+                continue
+            q_hi, q_lo = (g_hi[k] + sigma[k]) ** 2, (g_lo[k] + sigma[k]) ** 2
+            fd = ((q_hi - q_lo) if sigma[k] > 0 else (g_hi[k] - g_lo[k])) / (2 * eps) * rate
+            got = kernels._graze_rate(arrays, k, S, system.pivot, np.zeros((1, 3)), w[None])
+            assert got == pytest.approx(fd, rel=1e-6, abs=1e-9), (walls, k, theta)
+            checked += 1
+    assert checked >= 12
 
 
 # ---------------------------------------------------------------------------- compiled against numpy
@@ -208,7 +270,7 @@ def test_stop_ends_a_compiled_contact_run_on_a_partial_record():
 
 @pytest.mark.slow
 def test_ahead_of_time_build_runs_contact_scenes_bit_for_bit(tmp_path, monkeypatch):
-    compiled.build_aot(tmp_path, log=lambda *_: None)
+    prebuild.build(tmp_path, log=lambda *_: None)
     scene = examples.newtons_cradle(t_end=1.0, dt=1e-3)
     monkeypatch.setenv("PEM_AOT", "0")
     jit = simulate(scene, record_interval=2e-3)

@@ -1,5 +1,7 @@
 """Grazing contacts: surfaces that overlap only in the middle of a step, both step ends apart (engine/contacts.py,
-``_dips``). The runs go through simulate() on the numpy contact driver (compiled.ENABLED = False).
+``_dips``, and the compiled kernels' copy of its check, ``kernels._grazing``, which hands such a step to that
+driver). Every test runs twice through simulate(): on the numpy contact driver (compiled.ENABLED = False) and on
+the compiled engine (the kernels step between impacts).
 
 Oracles, derived here independently of the engine:
 - a sphere flying on the straight line x(t) = x₀ + v t at impact parameter b past a sphere (fixed, or free and at
@@ -29,15 +31,20 @@ from pem_physics.model.inertia import Sphere
 from pem_physics.model.scene import Body, ContactSphere, Scene, Settings, StaticWall
 
 
-@pytest.fixture(autouse=True)
-def numpy_driver(monkeypatch):
-    # the compiled contact path (run_compiled) does not look for dips yet: these runs use the numpy driver
-    monkeypatch.setattr(compiled, "ENABLED", False)
+@pytest.fixture(autouse=True, params=["numpy", "numba"])
+def engine(request, monkeypatch):
+    """The engine every test of this module runs on: the numpy contact driver alone, or the compiled kernels
+    between impacts (which must find the grazing step themselves: they hand back only steps they flag)."""
+    if request.param == "numba" and not compiled.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(compiled, "ENABLED", request.param == "numba")
+    return request.param
 
 
 def no_dips(monkeypatch):
-    """The old driver: gaps only at the step ends."""
+    """The old drivers: gaps only at the step ends (numpy driver and kernels)."""
     monkeypatch.setattr(contacts, "_dips", lambda *a, **k: None)
+    monkeypatch.setattr(compiled, "GRAZING", False)
 
 
 def ball(name, position, velocity, radius, mass=0.1):
@@ -79,7 +86,7 @@ def flyby_oracle(ra, rb, b, v, t_star, e=1.0, m1=0.1, m2=None):
 # ---------------------------------------------------------------------------- (a) a sphere flying past a sphere
 
 @pytest.mark.parametrize("e", [1.0, 0.7])
-def test_sphere_grazing_a_fixed_sphere_mid_step(e, monkeypatch):
+def test_sphere_grazing_a_fixed_sphere_mid_step(e, monkeypatch, engine):
     ra, rb, v, dt = 0.01, 0.02, 2.0, 0.05
     s = ra + rb
     b = 0.97 * s  # overlap while |x| < √(s² − b²) = 7.3 mm, i.e. for 7.3 ms of the 50 ms step
@@ -89,7 +96,7 @@ def test_sphere_grazing_a_fixed_sphere_mid_step(e, monkeypatch):
     assert np.all(g_grid > 0.02 * s), g_grid  # every step end well apart: the overlap is inside one step
     scene = fly_by(ra, rb, b, v, dt, t_star, 6, e)
     traj = simulate(scene)
-    assert traj.info["engine"] == "numpy"
+    assert traj.info["engine"] == engine
     t_hit, n, want, _ = flyby_oracle(ra, rb, b, v, t_star, e)
     ev = traj.events
     assert len(ev) == 1 and list(ev.kind) == ["impact"] and (ev.body1[0], ev.body2[0]) == ("ball", "post")
@@ -105,6 +112,9 @@ def test_sphere_grazing_a_fixed_sphere_mid_step(e, monkeypatch):
     assert np.all(np.linalg.norm(traj.position[:, 0], axis=1) >= s * (1 - 1e-12))
     assert ev.energy_loss == pytest.approx(0.5 * 0.1 * (v * v - want @ want), rel=1e-9, abs=1e-15)
 
+    if engine == "numba":  # the driver sees only the steps the kernels hand back: their own check finds this one
+        monkeypatch.setattr(compiled, "GRAZING", False)
+        assert len(simulate(scene).events) == 0
     # the same run with gaps only at the step ends: no event, the ball flies straight through the post
     no_dips(monkeypatch)
     old = simulate(scene)
@@ -112,7 +122,7 @@ def test_sphere_grazing_a_fixed_sphere_mid_step(e, monkeypatch):
     np.testing.assert_allclose(old.velocity[-1, 0], [v, 0.0, 0.0], rtol=0, atol=1e-15)
 
 
-def test_sphere_grazing_a_free_sphere_far_inside_a_step():
+def test_sphere_grazing_a_free_sphere_far_inside_a_step(engine):
     """The step is 10× the time the overlap lasts and 5× the time the ball takes to cross the contact distance:
     the dip of the gap is far too narrow for a cubic in g, but the squared centre distance is exactly quadratic."""
     ra, rb, v, m2 = 0.01, 0.015, 3.0, 0.25
@@ -123,6 +133,7 @@ def test_sphere_grazing_a_free_sphere_far_inside_a_step():
     t_star = 1.55 * dt
     assert np.all(straight_line_gaps(ra, rb, b, v, t_star, np.arange(4) * dt) > s)
     traj = simulate(fly_by(ra, rb, b, v, dt, t_star, 3, 0.8, target_mass=m2))
+    assert traj.info["engine"] == engine
     t_hit, n, want1, want2 = flyby_oracle(ra, rb, b, v, t_star, 0.8, 0.1, m2)
     assert len(traj.events) == 1
     assert abs(traj.events.t[0] - t_hit) <= 1e-9 * t_hit
@@ -134,7 +145,7 @@ def test_sphere_grazing_a_free_sphere_far_inside_a_step():
 # ---------------------------------------------------------------------------- (b) walls
 
 @pytest.mark.parametrize("e", [1.0, 0.5])
-def test_apex_pokes_through_a_ceiling_mid_step(e, monkeypatch):
+def test_apex_pokes_through_a_ceiling_mid_step(e, monkeypatch, engine):
     """Thrown up at u, the ball's apex u²/2g is 1 mm above the height H − r at which it touches the ceiling;
     that lasts ±√(2·1mm/g) = ±14 ms about the apex at u/g = 0.3 s, in the middle of the step [0.28, 0.32] s."""
     g, r, dt = 9.81, 0.01, 0.04
@@ -147,7 +158,7 @@ def test_apex_pokes_through_a_ceiling_mid_step(e, monkeypatch):
                   walls=(StaticWall(kind="plane", name="ceiling", point=(0.0, 0.0, H), normal=(0.0, 0.0, -1.0)),),
                   settings=Settings(dt=dt, t_end=15 * dt))
     traj = simulate(scene)
-    assert traj.info["engine"] == "numpy"
+    assert traj.info["engine"] == engine
     t_hit = (u - np.sqrt(u * u - 2 * g * (H - r))) / g
     w_up = u - g * t_hit
     ev = traj.events
@@ -164,7 +175,7 @@ def test_apex_pokes_through_a_ceiling_mid_step(e, monkeypatch):
     assert len(old.events) == 0  # the old driver let the ball through the ceiling and back
 
 
-def test_sphere_grazing_a_box_edge():
+def test_sphere_grazing_a_box_edge(engine):
     """A ball passes the box edge (x, y) = (h, h) along (1, −1)/√2 at closest distance 0.8 r: it touches the edge
     (not a face) at t = t* − √(r² − b²)/v, mid-step, and is reflected about the edge normal (e = 1).
 
@@ -187,6 +198,7 @@ def test_sphere_grazing_a_box_edge():
     box = StaticWall(kind="box", name="box", center=(0.0, 0.0, 0.0), half_sizes=(h, h, h), inside=False)
     traj = simulate(Scene(bodies=[ball("ball", tuple(start), tuple(v * along), r)], gravity=(0, 0, 0),
                           restitution=1.0, walls=(box,), settings=Settings(dt=dt, t_end=4 * dt)))
+    assert traj.info["engine"] == engine
     t_hit = t_star - np.sqrt(r * r - bb * bb) / v
     assert v * (t_star - t_hit) < bb  # still facing the edge at the contact
     n = bb * across + v * (t_hit - t_star) * along
@@ -237,28 +249,31 @@ def test_grazing_impacts_are_found_at_their_time(ra, ratio, b_frac, v, k, phase,
 # ---------------------------------------------------------------------------- (d) no contact, no trigger
 
 @pytest.mark.parametrize("b_frac", [1.001, 1.0 + 1e-7, 3.0])
-def test_a_miss_is_no_event_and_costs_no_trial_step(b_frac, monkeypatch):
+def test_a_miss_is_no_event_and_costs_no_trial_step(b_frac, monkeypatch, engine):
     """b > r_a + r_b: no event, the ball flies on unchanged, and the dip search never takes a trial step (the
-    squared distance is exactly quadratic on a straight line, so its cubic's minimum b² is not below s²)."""
+    squared distance is exactly quadratic on a straight line, so its cubic's minimum b² is not below s²): the
+    numpy driver steps once per grid step, and the kernels hand no step back to it (no trial step on them)."""
     ra, rb, v, dt = 0.01, 0.02, 2.0, 0.05
     s = ra + rb
     calls = []
-    real = integrators.Splitting.advance
+    cls, name = (integrators.Splitting, "advance") if engine == "numpy" else (compiled.Runner, "step")
+    real = getattr(cls, name)
 
-    def counting(self, n):
-        calls.append(n)
-        return real(self, n)
+    def counting(self, *args):
+        calls.append(args)
+        return real(self, *args)
 
-    monkeypatch.setattr(integrators.Splitting, "advance", counting)
+    monkeypatch.setattr(cls, name, counting)
     traj = simulate(fly_by(ra, rb, b_frac * s, v, dt, 2.4 * dt, 6))
-    assert len(traj.events) == 0
+    assert len(traj.events) == 0 and traj.info["engine"] == engine
     np.testing.assert_allclose(traj.velocity[-1, 0], [v, 0, 0], rtol=0, atol=1e-15)
-    assert len(calls) == 6  # one integrator step per grid step: no trial step anywhere
+    # numpy: one integrator step per grid step; compiled: no step of the driver's, so no trial step either
+    assert len(calls) == (6 if engine == "numpy" else 0)
 
 
 # ---------------------------------------------------------------------------- a pendulum bob on its circle
 
-def test_pendulum_bob_skims_a_fixed_ball_mid_step(monkeypatch):
+def test_pendulum_bob_skims_a_fixed_ball_mid_step(monkeypatch, engine):
     """No gravity: a bob hinged about y turns at constant ω, its centre on the circle p + l(−sin θ, 0, −cos θ),
     θ = ω t. A fixed ball at distance d from the pivot, at angle φ, is touched when the centres are s apart:
     l² + d² − 2 l d cos(φ − θ) = s², θ = φ − Δ, Δ = arccos((l² + d² − s²)/(2 l d)). One degree of freedom
@@ -280,7 +295,7 @@ def test_pendulum_bob_skims_a_fixed_ball_mid_step(monkeypatch):
     assert all(gap(w * t) > 1e-4 for t in np.arange(9) * dt)  # apart at every step end
     scene = Scene(bodies=[bob, target], gravity=(0, 0, 0), restitution=e, settings=Settings(dt=dt, t_end=8 * dt))
     traj = simulate(scene)
-    assert traj.info["engine"] == "numpy"
+    assert traj.info["engine"] == engine
     t_hit = (phi - np.arccos((l * l + d * d - s * s) / (2 * l * d))) / w
     ev = traj.events
     assert len(ev) == 1 and (ev.body1[0], ev.body2[0]) == ("bob", "post") and 4 * dt < ev.t[0] < 5 * dt

@@ -106,6 +106,17 @@ def test_gaps_are_distances(seed, r):
         assert np.isclose(w.offset(r).value(x), -w.gap(x, r), atol=1e-14)
 
 
+@given(st.integers(0, 2**31))
+@property_settings(30)
+def test_vectorised_gaps_equal_the_point_by_point_gaps(seed):
+    """Wall.gaps (all spheres of a wall at once: the contact driver's) = Wall.gap sphere by sphere, every kind."""
+    rng = np.random.default_rng(seed)
+    X, r = rng.uniform(-2.5, 2.5, (17, 3)), rng.uniform(0.0, 0.3, 17)
+    for w in _walls(seed):
+        want = np.array([w.gap(x, ri) for x, ri in zip(X, r)])
+        np.testing.assert_allclose(w.gaps(X, r), want, rtol=0, atol=1e-14 * (1 + np.abs(want).max()), err_msg=w.name)
+
+
 def test_user_wall_gap_is_first_order_distance_and_static_defaults():
     w = W.UserWall(lambda x, t: x @ x - 4.0, lambda x, t: 2 * x, lambda x, t: 2 * np.eye(3), name="circle")
     x = np.array([0.0, 1.9, 0.0])
