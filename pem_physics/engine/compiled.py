@@ -6,8 +6,10 @@ dipoles per body, fixed and driven magnets (constant velocity, elliptic orbit �
 bookkeeping of them for ``pem-*``), uniform and rotating fields, periodic boxes, friction, and
 per-member friction and field, translating free bodies (splitting: centre-of-mass positions and momenta
 kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
-scene) contact spheres and walls: the kernels check every gap after each step and stop at the start of a
-step that ends overlapping, for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
+scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
+they take themselves where they can (scenes whose torques do not depend on time; frictionless impacts that do not
+settle: kernels._resolve_impacts, a port of the numpy driver's impact step) and otherwise stop at its start, for
+the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
 whatever the thread count.
@@ -51,7 +53,9 @@ ENABLED = True
 #: Status codes written by the kernels, per member: (code, steps done, body). CONTACT (scenes with contacts):
 #: a gap overlapped at the end of step ``steps done + 1``; the state is restored to that step's start and
 #: the third entry is the pair (index into ContactModel.pairs) that overlapped first.
-OK, NONFINITE, NOT_ORTHONORMAL, CONTACT = 0, 1, 2, 3
+#: EVENTS_FULL: the events of the kernel's impact steps (ContactArrays' buffers) would overflow at step
+#: ``steps done + 1``; the state is that step's start: flush the buffers and call again.
+OK, NONFINITE, NOT_ORTHONORMAL, CONTACT, EVENTS_FULL = 0, 1, 2, 3, 4
 
 #: The kernels hand a step to the numpy contact driver when a gap ends it below −CONTACT_RTOL·(r_a + r_b):
 #: half the driver's own threshold (contacts.GAP_RTOL), so that the rounding by which the two engines'
@@ -87,7 +91,21 @@ ContactArrays = namedtuple("ContactArrays", [
     # the grazing check (kernels._grazing; contacts.SpeedBounds): per sphere 1/M of a translating owner and
     # lever k; per pair whether its speed is bounded, σ (m), and the numpy driver's limit tol = GAP_RTOL·scale;
     # graze: whether to look for dips at all
-    "inv_mass", "lever", "bounded", "sigma", "tol", "graze"])
+    "inv_mass", "lever", "bounded", "sigma", "tol", "graze",
+    # the impact step in the kernel (kernels._resolve_impacts; contacts._advance_step): per pair the touch limit
+    # TOUCH_RTOL·scale (m), restitution and friction; impact: whether the kernels take impact steps at all (also
+    # only in time-free scenes); and the event buffers the kernel fills and the driver empties after each call:
+    # count (1,) int, loss (1,) J the running energy loss (the driver sets it before a call), per event (N,)
+    # time, pair, side-1 body, step number, running loss after its resolution; (N,3) impulse, point, normal;
+    # (N,B,3,3) orientations (user's body axes), (N,B,3) centres of rotation
+    "touch", "e", "mu", "impact", "ev_count", "loss", "ev_t", "ev_pair", "ev_body", "ev_step", "ev_loss",
+    "ev_J", "ev_point", "ev_normal", "ev_U", "ev_X"])
+
+#: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
+#: handing every one to the numpy contact driver; off only to compare the two.
+IMPACTS = True
+#: Events the kernel's buffers hold (a call stops with EVENTS_FULL before they overflow).
+EVENT_CAPACITY = 256
 
 
 def available() -> bool:
@@ -127,7 +145,9 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
     and hinge inertias J (B,) of a state of the run.
     """
     from . import walls as wallmod
+    from .contacts import TOUCH_RTOL
     C, W = len(contacts.radius), len(contacts.walls)
+    N, B = EVENT_CAPACITY, len(axes)
     owner = np.array(contacts.owner, dtype=np.int64)
     center = _f(contacts.center, (-1, 3))
     for q in range(C):
@@ -159,7 +179,12 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          wall_dir=_f(direc), wall_radius=_f(wr), wall_axes=_f(waxes), wall_half=_f(half),
                          inv_mass=_f(sb.inv_mass), lever=_f(sb.lever),
                          bounded=np.array(sb.bounded, dtype=np.bool_), sigma=_f(sb.sigma), tol=_f(tol),
-                         graze=bool(GRAZING and len(pair)))
+                         graze=bool(GRAZING and len(pair)), touch=_f(TOUCH_RTOL * _f(contacts.scale)),
+                         e=_f(contacts.e), mu=_f(contacts.mu), impact=bool(IMPACTS and len(pair)),
+                         ev_count=np.zeros(1, np.int64), loss=np.zeros(1), ev_t=np.zeros(N),
+                         ev_pair=np.zeros(N, np.int64), ev_body=np.zeros(N, np.int64), ev_step=np.zeros(N, np.int64),
+                         ev_loss=np.zeros(N), ev_J=np.zeros((N, 3)), ev_point=np.zeros((N, 3)),
+                         ev_normal=np.zeros((N, 3)), ev_U=np.zeros((N, B, 3, 3)), ev_X=np.zeros((N, B, 3)))
 
 
 def build_model(system, kin, orth_limit: float) -> Model:
@@ -238,8 +263,9 @@ class Runner:
         self.field = _f(f, (E, 3))
         if isinstance(integ, Splitting):
             self.kind = "splitting"
-            #: the scene's contact geometry (a contacts.ContactModel) or None; with it, the kernel stops at the
-            #: start of any step that ends with an overlap (status CONTACT) and contacts.run_compiled takes over
+            #: the scene's contact geometry (a contacts.ContactModel) or None; with it, the kernel takes the impact
+            #: steps it can (time-free scenes) and stops at the start of any other step that ends with an overlap
+            #: (status CONTACT), where contacts.run_compiled takes over
             self.contacts = getattr(integ, "contacts", None)
             self.model = build_model(sys_, sys_.kin_principal, orth_limit)
             #: its ContactArrays, or None (the kernels then compile without any contact code)

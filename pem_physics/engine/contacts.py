@@ -44,7 +44,14 @@ the pairs flagged here); the first step that ends overlapping or may dip is hand
 this driver's step (:func:`_advance_step`), which stays the one definition of what happens at an impact
 (and decides whether a flagged dip is one), and the kernels go on from its end. In scenes whose
 torques do not depend on time, that step's trial integrations (Brent's) run on the kernel too: the same
-step to rounding, and most of an impact step's cost in numpy.
+step to rounding, and most of an impact step's cost in numpy. In those scenes the kernels take the common
+impact step themselves (``kernels._member_splitting``'s impact search and ``kernels._resolve_impacts``, a port
+of this driver's crossing branch, :func:`_resolve` and :func:`~.impulses.resolve_contacts`: the same trial steps,
+Brent's method, contacts, sweeps and impulses, to rounding), their events returned in buffers
+(``compiled.ContactArrays``) that :func:`run_compiled` appends to the log as :func:`_log` would; they hand to
+this driver, from its start, every impact step they do not take: a pair overlapping at an impact's start, a
+grazing dip flagged beside a crossing, a contact with friction or one that would settle (rest), no effective
+mass or wall normal, nothing approaching, more than MAX_EVENTS_PER_STEP impacts.
 
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
 that received an impulse in a resolution, its impulses summed). Limits of the grazing check (none arise while
@@ -903,8 +910,10 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     :class:`~pem_physics.engine.compiled.Runner` of ``integ`` built with ``integ.contacts`` = ``model``).
 
     Each kernel call runs through record marks until a step ends with a gap below
-    −:data:`~pem_physics.engine.compiled.CONTACT_RTOL`·(r_a + r_b) (status CONTACT, the state back at that
-    step's start); that one step is then :func:`_advance_step`'s, exactly as in :func:`run` (its trial
+    −:data:`~pem_physics.engine.compiled.CONTACT_RTOL`·(r_a + r_b) that the kernel does not resolve itself
+    (status CONTACT, the state back at that step's start; with ``runner.time_free`` the kernel takes the
+    frictionless impacts that do not settle, logged here from its buffers after each call, status EVENTS_FULL
+    when they are full); that one step is then :func:`_advance_step`'s, exactly as in :func:`run` (its trial
     steps on the kernel when ``runner.time_free``), and the kernels continue from its end. ``check(integ)``
     raises on a blow-up after a numpy step, ``blowup(status)`` on a kernel's blow-up status (E,3). Calls are
     sized to about ``call_seconds`` of wall time (the first to ``check_every`` steps) so progress and
@@ -948,14 +957,45 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     per_call = check_every
     i = 1
 
-    def keep(cU, cL, cw, cX, cP, ts):
+    def keep(cU, cL, cw, cX, cP, ts, losses=None):
         U.append(cU)
         L.append(cL)
         w.append(cw)
         X.append(cX)
         P.append(cP)
         times.extend(ts)
-        loss.extend([log.energy_loss] * len(ts))
+        loss.extend([log.energy_loss] * len(ts) if losses is None else losses)
+
+    arrays = runner.contact
+
+    def flush(recorded) -> list:
+        """Append the events of the kernel's impact steps (kernels._resolve_impacts) to the log as _log does, take
+        its running energy loss, and return the loss at each of the ``recorded`` marks (step numbers)."""
+        sys_ = model.system
+        before = log.energy_loss
+        n = int(arrays.ev_count[0])
+        for e in range(n):
+            p, i = int(arrays.ev_pair[e]), int(arrays.ev_body[e])
+            ct = Contact(i, None, arrays.ev_point[e].copy(), arrays.ev_normal[e].copy())
+            log.t.append(float(arrays.ev_t[e]))
+            log.body1.append(sys_.names[i])
+            log.body2.append(model.other_name(p, ct))
+            log.kind.append("impact")
+            log.impulse.append(arrays.ev_J[e].copy())
+            log.point.append(ct.point)
+            log.normal.append(ct.normal)
+            log.orientation.append(arrays.ev_U[e].copy())
+            log.position.append(arrays.ev_X[e].copy())
+        if n:
+            log.energy_loss = float(arrays.loss[0])
+        out, e, current = [], 0, before
+        for m in recorded:
+            while e < n and arrays.ev_step[e] <= m:
+                current = float(arrays.ev_loss[e])
+                e += 1
+            out.append(current)
+        arrays.ev_count[0] = 0
+        return out
 
     def keep_integ():
         """Record the integrator's state (after a step of this driver's, or where a stop leaves it)."""
@@ -974,18 +1014,21 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
                 j += 1
             call = list(marks[i:j]) if j > i else [start + per_call]
             t0 = _time.perf_counter()
+            arrays.ev_count[0] = 0
+            arrays.loss[0] = log.energy_loss  # the kernel adds its impacts' losses to the log's, in order
             cU, cL, cw, cX, cP, status = runner.advance_to(call)
             elapsed = _time.perf_counter() - t0
             code = int(status[0, 0])
-            if code not in (compiled.OK, compiled.CONTACT):
-                blowup(status)
             reached = int(status[0, 1])
             n_rec = sum(1 for m in call[:j - i] if m <= reached)
+            losses = flush(call[:n_rec])
+            if code not in (compiled.OK, compiled.CONTACT, compiled.EVENTS_FULL):
+                blowup(status)
             if cX is None:  # no body translates: the centres stay at the pivots, no linear momenta
                 cX = np.broadcast_to(integ.position()[:, None], cU.shape[:3] + (3,))
                 cP = np.zeros(cX.shape)
             keep(cU[:, :n_rec], cL[:, :n_rec], cw[:, :n_rec], cX[:, :n_rec], cP[:, :n_rec],
-                 [m * dt for m in call[:n_rec]])
+                 [m * dt for m in call[:n_rec]], losses)
             i += n_rec
             done = reached - start
             if elapsed > 0 and done > 0:

@@ -17,8 +17,8 @@ from ..jit import numba as _numba
 
 nb = _numba()
 
-#: Status codes (the same numbers as compiled.OK, NONFINITE, NOT_ORTHONORMAL, CONTACT).
-OK, NONFINITE, NOT_ORTHONORMAL, CONTACT = 0, 1, 2, 3
+#: Status codes (the same numbers as compiled.OK, NONFINITE, NOT_ORTHONORMAL, CONTACT, EVENTS_FULL).
+OK, NONFINITE, NOT_ORTHONORMAL, CONTACT, EVENTS_FULL = 0, 1, 2, 3, 4
 #: Wall kinds (compiled.WALL_PLANE, …).
 WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
 
@@ -636,6 +636,344 @@ def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field,
                 _kick(M, Q, L, T, J, P, F, moving, coef * dt, c, damped, inv_m)
         _newton_schulz(Q)
 
+# ------------------------------------------------------------------ impacts in the kernel (contacts._advance_step)
+
+@_jit_borrowed
+def _brent(bs, f):
+    """One evaluation of events.brent (side="a", xtol 0, maxiter 200) in reverse communication: ``bs`` (10,)
+    holds its state (a, b, c, fa, fb, fc, d, e, sign of g(a), iterations; set by :func:`_brent_start`), ``f``
+    is g at the point it asked for last. Returns (done, t): the root (done) or the next point to evaluate g at.
+    The same sequence of evaluations and the same result as events.brent."""
+    a, b, c, fa, fc, d, e = bs[0], bs[1], bs[2], bs[3], bs[5], bs[6], bs[7]
+    fb = f
+    sign_a = bs[8] > 0.0
+    it = bs[9]
+    eps = 2.220446049250313e-16
+    while True:  # once: a loop only to leave it by break
+        if it >= 200.0:
+            break
+        it += 1.0
+        if (fb > 0) == (fc > 0) and fb != 0.0:
+            c, fc = a, fa
+            d = e = b - a
+        if abs(fc) < abs(fb):
+            a, b, c = b, c, b
+            fa, fb, fc = fb, fc, fb
+        tol = 2.0 * eps * abs(b) + 0.5 * 0.0 + 1e-300
+        m = 0.5 * (c - b)
+        if abs(m) <= tol or fb == 0.0:
+            break
+        if abs(e) >= tol and abs(fa) > abs(fb):
+            s = fb / fa
+            if a == c:
+                p, q = 2.0 * m * s, 1.0 - s
+            else:
+                q, r = fa / fc, fb / fc
+                p = s * (2.0 * m * q * (q - r) - (b - a) * (r - 1.0))
+                q = (q - 1.0) * (r - 1.0) * (s - 1.0)
+            if p > 0:
+                q = -q
+            else:
+                p = -p
+            if 2.0 * p < min(3.0 * m * q - abs(tol * q), abs(e * q)):
+                e, d = d, p / q
+            else:
+                d = e = m
+        else:
+            d = e = m
+        a, fa = b, fb
+        b = b + d if abs(d) > tol else b + (tol if m > 0 else -tol)
+        bs[0], bs[1], bs[2], bs[3], bs[4], bs[5], bs[6], bs[7], bs[9] = a, b, c, fa, fb, fc, d, e, it
+        return False, b
+    if fb == 0.0:
+        return True, (b if abs(fb) <= abs(fc) else c)
+    on_a = (fb > 0) == sign_a
+    return True, (b if on_a else c)
+
+@_jit_borrowed
+def _brent_start(bs, a, b, fa, fb):
+    """Start :func:`_brent` on [a, b] from g(a) = fa ≥ 0 > g(b) = fb: (done, t) as it returns."""
+    if fa == 0.0:
+        return True, a
+    if fb == 0.0:
+        return True, b
+    bs[0], bs[1], bs[2], bs[3], bs[4], bs[5] = a, b, a, fa, fb, fa
+    bs[6] = bs[7] = b - a
+    bs[8] = 1.0 if fa > 0 else -1.0
+    bs[9] = 0.0
+    return _brent(bs, fb)
+
+@_jit_borrowed
+def _wall_normal(C, w, x0, x1, x2):
+    """The unit normal of static wall w at x into its forbidden side (walls.Wall.normal: ∇f/|∇f|), and whether
+    it has one (a zero gradient: the numpy driver raises)."""
+    kind = C.wall_kind[w]
+    p0, p1, p2 = x0 - C.wall_point[w, 0], x1 - C.wall_point[w, 1], x2 - C.wall_point[w, 2]
+    if kind == WALL_PLANE:
+        n0, n1, n2 = -C.wall_dir[w, 0], -C.wall_dir[w, 1], -C.wall_dir[w, 2]
+    elif kind == WALL_SPHERE or kind == WALL_CYLINDER:
+        if kind == WALL_CYLINDER:
+            a0, a1, a2 = C.wall_dir[w, 0], C.wall_dir[w, 1], C.wall_dir[w, 2]
+            r0 = (1.0 - a0 * a0) * p0 + (-(a0 * a1)) * p1 + (-(a0 * a2)) * p2
+            r1 = (-(a1 * a0)) * p0 + (1.0 - a1 * a1) * p1 + (-(a1 * a2)) * p2
+            r2 = (-(a2 * a0)) * p0 + (-(a2 * a1)) * p1 + (1.0 - a2 * a2) * p2
+            p0, p1, p2 = r0, r1, r2
+        d = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+        if not d > 0.0:
+            return 0.0, 0.0, 0.0, False
+        sg = C.wall_sign[w]
+        n0, n1, n2 = sg * p0 / d, sg * p1 / d, sg * p2 / d
+    else:  # box: y = R (x − c), q = |y| − h
+        y0 = C.wall_axes[w, 0, 0] * p0 + C.wall_axes[w, 0, 1] * p1 + C.wall_axes[w, 0, 2] * p2
+        y1 = C.wall_axes[w, 1, 0] * p0 + C.wall_axes[w, 1, 1] * p1 + C.wall_axes[w, 1, 2] * p2
+        y2 = C.wall_axes[w, 2, 0] * p0 + C.wall_axes[w, 2, 1] * p1 + C.wall_axes[w, 2, 2] * p2
+        q0, q1, q2 = abs(y0) - C.wall_half[w, 0], abs(y1) - C.wall_half[w, 1], abs(y2) - C.wall_half[w, 2]
+        s0 = 1.0 if y0 >= 0 else -1.0
+        s1 = 1.0 if y1 >= 0 else -1.0
+        s2 = 1.0 if y2 >= 0 else -1.0
+        m0, m1, m2 = max(q0, 0.0), max(q1, 0.0), max(q2, 0.0)
+        nm = np.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
+        g0 = g1 = g2 = 0.0
+        if C.wall_sign[w] < 0 and nm > 0:
+            g0, g1, g2 = s0 * m0 / nm, s1 * m1 / nm, s2 * m2 / nm
+        else:  # a container, or inside an obstacle: the face of the largest q (the first of equal ones)
+            k = 0 if (q0 >= q1 and q0 >= q2) else (1 if q1 >= q2 else 2)
+            if k == 0:
+                g0 = s0
+            elif k == 1:
+                g1 = s1
+            else:
+                g2 = s2
+        sg = 1.0 if C.wall_sign[w] > 0 else -1.0
+        n0 = sg * (C.wall_axes[w, 0, 0] * g0 + C.wall_axes[w, 1, 0] * g1 + C.wall_axes[w, 2, 0] * g2)
+        n1 = sg * (C.wall_axes[w, 0, 1] * g0 + C.wall_axes[w, 1, 1] * g1 + C.wall_axes[w, 2, 1] * g2)
+        n2 = sg * (C.wall_axes[w, 0, 2] * g0 + C.wall_axes[w, 1, 2] * g1 + C.wall_axes[w, 2, 2] * g2)
+    nn = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    if not nn > 0.0:
+        return 0.0, 0.0, 0.0, False
+    return n0 / nn, n1 / nn, n2 / nn, True
+
+@_jit_borrowed
+def _kinetic(M, Q, L, P, J, w):
+    """Kinetic energy (J): ½(Σ ω·L + Σ |p|²/M) (contacts._kinetic); w (B,3) scratch, left holding ω."""
+    rot, tr = 0.0, 0.0
+    for b in range(L.shape[0]):
+        _omega_one_or_hinge(M, Q, L, J, w, b)
+        rot += w[b, 0] * L[b, 0] + w[b, 1] * L[b, 1] + w[b, 2] * L[b, 2]
+        tr += (P[b, 0] * P[b, 0] + P[b, 1] * P[b, 1] + P[b, 2] * P[b, 2]) * (1.0 / M.mass[b])
+    return 0.5 * (rot + tr)
+
+@_jit_borrowed
+def _point_velocity(bv, bw, X, b, c0, c1, c2):
+    """Velocity (m/s) of the point c of body b (ContactBody.velocity_at): v + ω × (c − centre); b < 0: at rest."""
+    if b < 0:
+        return 0.0, 0.0, 0.0
+    r0, r1, r2 = c0 - X[b, 0], c1 - X[b, 1], c2 - X[b, 2]
+    return (bv[b, 0] + (bw[b, 1] * r2 - bw[b, 2] * r1), bv[b, 1] + (bw[b, 2] * r0 - bw[b, 0] * r2),
+            bv[b, 2] + (bw[b, 0] * r1 - bw[b, 1] * r0))
+
+@_jit_borrowed
+def _knn(M, bW, X, moving, b, c0, c1, c2, n0, n1, n2):
+    """n·K n of body b at the point c (ContactBody.K: K = −[r]× W [r]× (+ 𝟙/M translating)); 0 for b < 0."""
+    if b < 0:
+        return 0.0
+    r0, r1, r2 = c0 - X[b, 0], c1 - X[b, 1], c2 - X[b, 2]
+    # −[r]× W [r]× n = r × (W (r × n)): n·K n = (r × n)·W (r × n)
+    u0, u1, u2 = r1 * n2 - r2 * n1, r2 * n0 - r0 * n2, r0 * n1 - r1 * n0
+    out = 0.0
+    for x in range(3):
+        ux = u0 if x == 0 else (u1 if x == 1 else u2)
+        out += ux * (bW[b, x, 0] * u0 + bW[b, x, 1] * u1 + bW[b, x, 2] * u2)
+    if moving[b]:
+        out += (n0 * n0 + n1 * n1 + n2 * n2) / M.mass[b]
+    return out
+
+@_jit_borrowed
+def _kick_body(bv, bw, bW, X, moving, mass, b, c0, c1, c2, j0, j1, j2):
+    """ContactBody.apply of the impulse j at c to body b's velocities bv, bw (nothing for b < 0)."""
+    if b < 0:
+        return
+    r0, r1, r2 = c0 - X[b, 0], c1 - X[b, 1], c2 - X[b, 2]
+    d0, d1, d2 = r1 * j2 - r2 * j1, r2 * j0 - r0 * j2, r0 * j1 - r1 * j0
+    for x in range(3):
+        bw[b, x] += bW[b, x, 0] * d0 + bW[b, x, 1] * d1 + bW[b, x, 2] * d2
+    if moving[b]:
+        bv[b, 0] += j0 / mass[b]
+        bv[b, 1] += j1 / mass[b]
+        bv[b, 2] += j2 / mass[b]
+
+@_jit_borrowed
+def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci, cf, order, w, bv, bw, bW, used):
+    """contacts._resolve for the frictionless, non-settling case at the state Q, L, X, P, F (forces), J (hinge
+    inertias) with sphere centres S and gaps g (its :func:`_overlap`): every pair with g ≤ C.touch is a contact
+    (ContactModel.contact), resolved as impulses.resolve_contacts does (sweeps in pair order until none
+    approaches; frictionless impulses −(1+e) v_n/(n·K n) n), the summed impulse per contact applied to L and P
+    (contacts._apply), the events appended to C's buffers (time t, step number ``step``) and the kinetic energy
+    taken added to C.loss[0]. Returns the number of events; −1 when the numpy driver must take the step (no
+    contact, one with friction or that would settle, no effective mass, no wall normal, nothing approaching),
+    −2 when the event buffers are full. Scratch: ci (P,4) int, cf (P,10), order (P,) int, w, bv, bw (B,3),
+    bW (B,3,3), used (B,) bool."""
+    B = L.shape[0]
+    nc = 0
+    for p in range(C.pair.shape[0]):
+        if not g[p] <= C.touch[p]:
+            continue
+        if C.mu[p] != 0.0:
+            return -1
+        a, o = C.pair[p, 0], C.pair[p, 1]
+        oa = C.owner[a]
+        if p < C.spheres:
+            ob = C.owner[o]
+            n0, n1, n2 = S[a, 0] - S[o, 0], S[a, 1] - S[o, 1], S[a, 2] - S[o, 2]
+            nn = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+            n0, n1, n2 = n0 / nn, n1 / nn, n2 / nn
+            f = C.radius[o] + 0.5 * g[p]
+            c0, c1, c2 = S[o, 0] + f * n0, S[o, 1] + f * n1, S[o, 2] + f * n2
+            if oa < 0:  # the moving sphere is side 1
+                i, j, n0, n1, n2 = ob, -1, -n0, -n1, -n2
+            else:
+                i, j = oa, ob
+        else:
+            m0, m1, m2, ok = _wall_normal(C, o, S[a, 0], S[a, 1], S[a, 2])
+            if not ok:
+                return -1
+            r = C.radius[a]
+            c0, c1, c2 = S[a, 0] + r * m0, S[a, 1] + r * m1, S[a, 2] + r * m2
+            i, j, n0, n1, n2 = oa, -1, -m0, -m1, -m2
+        ci[nc, 0], ci[nc, 1], ci[nc, 2], ci[nc, 3] = p, i, j, 0
+        cf[nc, 0], cf[nc, 1], cf[nc, 2], cf[nc, 3], cf[nc, 4], cf[nc, 5] = c0, c1, c2, n0, n1, n2
+        cf[nc, 6] = cf[nc, 7] = cf[nc, 8] = 0.0
+        cf[nc, 9] = C.e[p]
+        nc += 1
+    if nc == 0:
+        return -1
+    # the contact bodies (contacts._contact_bodies): velocities and lab inverse inertias about their centres
+    E0 = _kinetic(M, Q, L, P, J, w)
+    for b in range(B):
+        used[b] = False
+    for k in range(nc):
+        for side in range(2):
+            b = ci[k, 1 + side]
+            if b < 0 or used[b]:
+                continue
+            used[b] = True
+            for x in range(3):
+                bv[b, x] = P[b, x] / M.mass[b] if moving[b] else 0.0
+                bw[b, x] = w[b, x]
+            if M.hinged[b]:
+                for x in range(3):
+                    for y in range(3):
+                        bW[b, x, y] = M.hinge_axis[b, x] * M.hinge_axis[b, y] / J[b]
+            else:  # Qᵀ I⁺ Q (principal frames: the user's Uᵀ I⁺ U)
+                for x in range(3):
+                    for y in range(3):
+                        acc = 0.0
+                        for u in range(3):
+                            acc += Q[b, u, x] * (M.inv_inertia[b, u, 0] * Q[b, 0, y] + M.inv_inertia[b, u, 1]
+                                                 * Q[b, 1, y] + M.inv_inertia[b, u, 2] * Q[b, 2, y])
+                        bW[b, x, y] = acc
+    # a contact that would settle (contacts._resolve: e·|v_n| ≤ a_n·dt with the forces pressing) is the driver's
+    speed = 0.0
+    for k in range(nc):
+        i, j = ci[k, 1], ci[k, 2]
+        c0, c1, c2, n0, n1, n2 = cf[k, 0], cf[k, 1], cf[k, 2], cf[k, 3], cf[k, 4], cf[k, 5]
+        v0, v1, v2 = _point_velocity(bv, bw, X, i, c0, c1, c2)
+        u0, u1, u2 = _point_velocity(bv, bw, X, j, c0, c1, c2)
+        speed = max(speed, np.sqrt(v0 * v0 + v1 * v1 + v2 * v2), np.sqrt(u0 * u0 + u1 * u1 + u2 * u2))
+        free = False
+        a0 = a1 = a2 = 0.0
+        for side in range(2):
+            b = i if side == 0 else j
+            if b >= 0 and moving[b]:
+                sg = 1.0 if side == 0 else -1.0
+                a0 += sg * F[b, 0] / M.mass[b]
+                a1 += sg * F[b, 1] / M.mass[b]
+                a2 += sg * F[b, 2] / M.mass[b]
+                free = True
+        if free:
+            a_n = -(n0 * a0 + n1 * a1 + n2 * a2)
+            if a_n > 0:
+                v_n = n0 * (v0 - u0) + n1 * (v1 - u1) + n2 * (v2 - u2)
+                if cf[k, 9] * max(-v_n, 0.0) <= a_n * dt:
+                    return -1
+    tol = 1e-12 * speed
+    nJ = 0
+    for _sweep in range(100_000):
+        hit = False
+        for k in range(nc):
+            i, j = ci[k, 1], ci[k, 2]
+            c0, c1, c2, n0, n1, n2 = cf[k, 0], cf[k, 1], cf[k, 2], cf[k, 3], cf[k, 4], cf[k, 5]
+            v0, v1, v2 = _point_velocity(bv, bw, X, i, c0, c1, c2)
+            u0, u1, u2 = _point_velocity(bv, bw, X, j, c0, c1, c2)
+            vn = n0 * (v0 - u0) + n1 * (v1 - u1) + n2 * (v2 - u2)
+            if not vn < -tol:
+                continue
+            knn = (_knn(M, bW, X, moving, i, c0, c1, c2, n0, n1, n2)
+                   + _knn(M, bW, X, moving, j, c0, c1, c2, n0, n1, n2))
+            if not knn > 0.0:
+                return -1
+            jm = -(1.0 + cf[k, 9]) * vn / knn
+            j0, j1, j2 = jm * n0, jm * n1, jm * n2
+            _kick_body(bv, bw, bW, X, moving, M.mass, i, c0, c1, c2, j0, j1, j2)
+            _kick_body(bv, bw, bW, X, moving, M.mass, j, c0, c1, c2, -j0, -j1, -j2)
+            if ci[k, 3] == 0:  # its first impulse: contacts._resolve's dict keeps this order
+                ci[k, 3] = 1
+                order[nJ] = k
+                nJ += 1
+            cf[k, 6] += j0
+            cf[k, 7] += j1
+            cf[k, 8] += j2
+            hit = True
+        if not hit:
+            break
+    else:
+        return -1
+    if nJ == 0:
+        return -1
+    n0_ev = C.ev_count[0]
+    if n0_ev + nJ > C.ev_t.shape[0]:
+        return -2
+    for m in range(nJ):  # contacts._apply, in the order of their first impulses, and the event log
+        k = order[m]
+        c0, c1, c2 = cf[k, 0], cf[k, 1], cf[k, 2]
+        j0, j1, j2 = cf[k, 6], cf[k, 7], cf[k, 8]
+        for side in range(2):
+            b = ci[k, 1 + side]
+            if b < 0:
+                continue
+            sg = 1.0 if side == 0 else -1.0
+            r0, r1, r2 = c0 - X[b, 0], c1 - X[b, 1], c2 - X[b, 2]
+            d0, d1, d2 = sg * (r1 * j2 - r2 * j1), sg * (r2 * j0 - r0 * j2), sg * (r0 * j1 - r1 * j0)
+            if moving[b]:
+                P[b, 0] += sg * j0
+                P[b, 1] += sg * j1
+                P[b, 2] += sg * j2
+            if M.hinged[b]:
+                a0, a1, a2 = M.hinge_axis[b, 0], M.hinge_axis[b, 1], M.hinge_axis[b, 2]
+                f = a0 * d0 + a1 * d1 + a2 * d2
+                L[b, 0] += f * a0
+                L[b, 1] += f * a1
+                L[b, 2] += f * a2
+            else:
+                L[b, 0] += d0
+                L[b, 1] += d1
+                L[b, 2] += d2
+        e = n0_ev + m
+        C.ev_t[e], C.ev_pair[e], C.ev_body[e], C.ev_step[e] = t, ci[k, 0], ci[k, 1], step
+        for x in range(3):
+            C.ev_J[e, x], C.ev_point[e, x], C.ev_normal[e, x] = cf[k, 6 + x], cf[k, x], cf[k, 3 + x]
+        for b in range(B):
+            for x in range(3):
+                for y in range(3):
+                    C.ev_U[e, b, x, y] = (axes[b, x, 0] * Q[b, 0, y] + axes[b, x, 1] * Q[b, 1, y]
+                                          + axes[b, x, 2] * Q[b, 2, y])
+                C.ev_X[e, b, x] = X[b, x]
+    C.loss[0] += E0 - _kinetic(M, Q, L, P, J, w)
+    for m in range(nJ):
+        C.ev_loss[n0_ev + m] = C.loss[0]
+    C.ev_count[0] = n0_ev + nJ
+    return nJ
+
 @_jit
 def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
                       inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, st, C):
@@ -643,10 +981,22 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
 
     With contact pairs in C (compiled.ContactArrays) the steps run one at a time, the gaps checked after each
     (:func:`_overlap`) and, with C.graze, the pairs apart at both ends for a dip in between
-    (:func:`_grazing`); the run stops with status CONTACT (steps done, pair) at the start of the first step
-    that ends overlapping or may dip; the state is then that step's start (a copy, :func:`_copy_state`). Both
-    paths call the unchanged :func:`_split_chunk` from one site: a second call site, or a contact branch
-    inside its step loop, made its first compile 50–100 % longer."""
+    (:func:`_grazing`). A step that ends overlapping is an impact step: in a scene whose torques do not depend
+    on time (and with C.impact) it is taken here as contacts._advance_step takes it (the impact search below),
+    its events going to C's buffers; the run stops with status CONTACT (steps done, pair) at the start of any
+    other step that ends overlapping or may dip — or of an impact step the search hands back (a grazing dip,
+    a pair overlapping at its start, friction, a settling contact, nothing approaching, too many impacts) —
+    and with EVENTS_FULL at the start of one whose events no longer fit; the state is then that step's start
+    (a copy, :func:`_copy_state`). Every step, trial steps of the search included, calls the unchanged
+    :func:`_split_chunk` from one site: a second call site, or a contact branch inside its step loop, made
+    its first compile 50–100 % longer.
+
+    The impact search (contacts._advance_step's crossing branch, ``phase``): 1 — a whole trial step from the
+    base state (Q0…; the step's start, then each impact's state) at t_c to the step's end t_e, with its gaps
+    g1: no pair below −C.tol ends the step; else, unless one of those pairs overlapped at t_c or another may
+    dip, Brent (:func:`_brent`) on [t_c, t_e] of the smallest of their gaps after one trial step of length
+    t − t_c from the base (2), then one such step to the root t_hit (3), where :func:`_resolve_impacts`
+    applies the impulses; the base becomes that state, t_c = t_c + (t_hit − t_c), and 1 again."""
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
     org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
@@ -666,6 +1016,16 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     nb, w0, w1 = np.empty((B, 4)), np.empty((B, 3)), np.empty((B, 3))
     contacts = nP > 0
     if C is not None:
+        # the impact search: the step's start (Qs…, to hand the step back), its pairs, Brent's state, and the
+        # scratch of _resolve_impacts
+        Qs, Ls, Ts = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
+        Xs, Ps, Fs = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
+        hit, bs = np.empty(nP, np.int64), np.empty(10)
+        ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 10)), np.empty(nP, np.int64)
+        bv, bw, bW, used = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)), np.empty(B, np.bool_)
+        can_impact = contacts and C.impact and M.static_sources and not M.rf_on
+        phase, nhit, first, n_iter, ev0 = 0, 0, -1, 0, 0
+        tc, t_end, t_hit, trial_h, loss0 = 0.0, 0.0, 0.0, 0.0, 0.0
         if contacts:
             _overlap(C, Qe, Xe, S0, g0)
     if M.static_sources:
@@ -676,20 +1036,89 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         mark = marks[i]
         while steps < mark:
             n = min(check_every, mark - steps)
-            if contacts:
-                # one step a call: its kicks are not merged with the next step's, so each step ends synchronised,
-                # as the numpy contact driver's do, and can be undone from the copy
-                n = 1
-                _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
-            _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
-                         inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
-            if C is not None:
+            if C is None:
+                _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
+                             inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
+            else:
+                h, k0 = dt, steps
+                if contacts:
+                    # one step a call: its kicks are not merged with the next step's, so each step ends
+                    # synchronised, as the numpy contact driver's do, and can be undone from the copy
+                    n = 1
+                    if phase == 0:
+                        _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
+                    else:  # a trial step of the impact search: from its base state, of length trial_h
+                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                        h, k0 = trial_h, 0
+                if h > 0.0:  # a trial of length 0 is the base itself (contacts._step)
+                    _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
+                                 inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
                 pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
-                if pair < 0 and C.graze:
-                    pair = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, dt, nb, w0, w1)
-                if pair >= 0:
-                    _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                    code, body = CONTACT, pair
+                dip = -1
+                if C.graze and phase <= 1 and (pair < 0 or can_impact):
+                    dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, nb, w0, w1)
+                back, full = False, False  # hand the step back to the numpy driver; or stop to flush the events
+                if phase == 0 and (pair >= 0 or dip >= 0):
+                    if dip >= 0 or not can_impact:
+                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                        code, body = CONTACT, (pair if pair >= 0 else dip)
+                        break
+                    # an impact step: the search starts from the step's start (contacts._state: t_c = (k−1)·dt)
+                    _copy_state(Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs)
+                    ev0, loss0, first, n_iter = C.ev_count[0], C.loss[0], pair, 0
+                    tc, t_end = steps * dt, (steps + 1) * dt
+                    trial_h = t_end - tc
+                    phase = 1
+                    if trial_h != dt:  # the driver's whole trial step is not this one: take it
+                        continue
+                if phase == 1:  # a whole trial step from t_c to t_end
+                    nhit = 0
+                    ga, gb = np.inf, np.inf
+                    for k in range(nP):
+                        if g1[k] < -C.tol[k]:
+                            if g0[k] < 0.0:
+                                back = True  # overlapping at t_c already: the driver's (_approaching, _persistent)
+                            hit[nhit] = k
+                            nhit += 1
+                            ga, gb = min(ga, g0[k]), min(gb, g1[k])
+                    n_iter += 1
+                    if back or dip >= 0 or n_iter > 1000:
+                        back = True
+                    elif nhit > 0:
+                        done, tb = _brent_start(bs, tc, t_end, ga, gb)
+                        phase = 2 if not done else 3
+                        trial_h, t_hit = tb - tc, tb
+                        continue
+                    else:
+                        phase = 0  # no impact left in the step: the trial is its end
+                elif phase == 2:  # Brent's trial: the smallest gap of the pairs hit
+                    f = np.inf
+                    for m in range(nhit):
+                        f = min(f, g1[hit[m]])
+                    done, tb = _brent(bs, f)
+                    if done:
+                        phase = 3
+                    trial_h, t_hit = tb - tc, tb
+                    continue
+                elif phase == 3:  # the state at the impact: resolve, and take the rest of the step from it
+                    res = _resolve_impacts(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, axes, dt, t_hit,
+                                           steps + 1, ci, cf, order, w, bv, bw, bW, used)
+                    if res < 0:
+                        back = True
+                        full = res == -2 and ev0 > 0  # the buffers are full: flush them and come back
+                    else:
+                        _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
+                        S0, S1 = S1, S0
+                        g0, g1 = g1, g0
+                        tc = tc + trial_h  # the state's clock, as contacts._step leaves it
+                        trial_h = t_end - tc
+                        phase = 1
+                        continue
+                if back:
+                    _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
+                    C.ev_count[0], C.loss[0] = ev0, loss0
+                    phase = 0
+                    code, body = (EVENTS_FULL if full else CONTACT), first
                     break
                 S0, S1 = S1, S0
                 g0, g1 = g1, g0
