@@ -974,6 +974,86 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
     C.ev_count[0] = n0_ev + nJ
     return nJ
 
+@_jit_borrowed
+def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je, Q0, L0, T0, X0, P0, F0,
+                   Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1, moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW,
+                   used):
+    """The impact search of :func:`_member_splitting` after a step (or trial step) that ended at Qe… with sphere
+    centres S1 and gaps g1 (``pair``: :func:`_overlap`'s; ``dip``: :func:`_grazing`'s, −1 if not run), from the
+    base state Q0… with gaps g0; the step started at Qs…. Its state: si (phase, pairs hit, first pair,
+    iterations, events at the step's start), sf (t_c, t_end, t_hit, the next trial's length, energy loss at the
+    step's start); ``hit`` (P,) the pairs hit, ``bs`` Brent's state. Returns (action, code, body): 0 the step is
+    done (its end in Qe); 1 take the next trial step (of length sf[3] from Q0…); 2 an impact resolved at Qe,
+    now also the base (Q0…; the caller swaps the gaps); 3 stop with (code, body): the step handed back
+    (CONTACT) or the event buffers full (EVENTS_FULL), the state back at the step's start."""
+    nP = g1.shape[0]
+    phase, nhit, first, n_iter, ev0 = si[0], si[1], si[2], si[3], si[4]
+    tc, t_end, t_hit, trial_h, loss0 = sf[0], sf[1], sf[2], sf[3], sf[4]
+    action = 0
+    back, full = False, False  # hand the step back to the numpy driver; or stop to flush the events
+    if phase == 0 and (pair >= 0 or dip >= 0):
+        if dip >= 0 or not can_impact:
+            _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+            return 3, CONTACT, (pair if pair >= 0 else dip)
+        # an impact step: the search starts from the step's start (contacts._state: t_c = (k−1)·dt)
+        _copy_state(Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs)
+        ev0, loss0, first, n_iter = C.ev_count[0], C.loss[0], pair, 0
+        tc, t_end = steps * dt, (steps + 1) * dt
+        trial_h = t_end - tc
+        phase = 1
+        if trial_h != dt:  # the driver's whole trial step is not this one: take it
+            action = 1
+    if action == 0 and phase == 1:  # a whole trial step from t_c to t_end
+        nhit = 0
+        ga, gb = np.inf, np.inf
+        for k in range(nP):
+            if g1[k] < -C.tol[k]:
+                if g0[k] < 0.0:
+                    back = True  # overlapping at t_c already: the driver's (_approaching, _persistent)
+                hit[nhit] = k
+                nhit += 1
+                ga, gb = min(ga, g0[k]), min(gb, g1[k])
+        n_iter += 1
+        if back or dip >= 0 or n_iter > 1000:
+            back = True
+        elif nhit > 0:
+            done, tb = _brent_start(bs, tc, t_end, ga, gb)
+            phase = 2 if not done else 3
+            trial_h, t_hit = tb - tc, tb
+            action = 1
+        else:
+            phase = 0  # no impact left in the step: the trial is its end
+    elif action == 0 and phase == 2:  # Brent's trial: the smallest gap of the pairs hit
+        f = np.inf
+        for m in range(nhit):
+            f = min(f, g1[hit[m]])
+        done, tb = _brent(bs, f)
+        if done:
+            phase = 3
+        trial_h, t_hit = tb - tc, tb
+        action = 1
+    elif action == 0 and phase == 3:  # the state at the impact: resolve, and take the rest of the step from it
+        res = _resolve_impacts(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, axes, dt, t_hit, steps + 1, ci, cf,
+                               order, w, bv, bw, bW, used)
+        if res < 0:
+            back = True
+            full = res == -2 and ev0 > 0  # the buffers are full: flush them and come back
+        else:
+            _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
+            tc = tc + trial_h  # the state's clock, as contacts._step leaves it
+            trial_h = t_end - tc
+            phase = 1
+            action = 2
+    code, body = OK, 0
+    if back:
+        _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
+        C.ev_count[0], C.loss[0] = ev0, loss0
+        phase = 0
+        action, code, body = 3, (EVENTS_FULL if full else CONTACT), first
+    si[0], si[1], si[2], si[3], si[4] = phase, nhit, first, n_iter, ev0
+    sf[0], sf[1], sf[2], sf[3], sf[4] = tc, t_end, t_hit, trial_h, loss0
+    return action, code, body
+
 @_jit
 def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
                       inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, st, C):
@@ -982,7 +1062,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     With contact pairs in C (compiled.ContactArrays) the steps run one at a time, the gaps checked after each
     (:func:`_overlap`) and, with C.graze, the pairs apart at both ends for a dip in between
     (:func:`_grazing`). A step that ends overlapping is an impact step: in a scene whose torques do not depend
-    on time (and with C.impact) it is taken here as contacts._advance_step takes it (the impact search below),
+    on time (and with C.impact) it is taken here as contacts._advance_step takes it (:func:`_impact_search`),
     its events going to C's buffers; the run stops with status CONTACT (steps done, pair) at the start of any
     other step that ends overlapping or may dip — or of an impact step the search hands back (a grazing dip,
     a pair overlapping at its start, friction, a settling contact, nothing approaching, too many impacts) —
@@ -991,12 +1071,14 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     :func:`_split_chunk` from one site: a second call site, or a contact branch inside its step loop, made
     its first compile 50–100 % longer.
 
-    The impact search (contacts._advance_step's crossing branch, ``phase``): 1 — a whole trial step from the
-    base state (Q0…; the step's start, then each impact's state) at t_c to the step's end t_e, with its gaps
+    The impact search (contacts._advance_step's crossing branch; its phase in si[0]): 1 — a whole trial step from
+    the base state (Q0…; the step's start, then each impact's state) at t_c to the step's end t_e, with its gaps
     g1: no pair below −C.tol ends the step; else, unless one of those pairs overlapped at t_c or another may
     dip, Brent (:func:`_brent`) on [t_c, t_e] of the smallest of their gaps after one trial step of length
     t − t_c from the base (2), then one such step to the root t_hit (3), where :func:`_resolve_impacts`
-    applies the impulses; the base becomes that state, t_c = t_c + (t_hit − t_c), and 1 again."""
+    applies the impulses; the base becomes that state, t_c = t_c + (t_hit − t_c), and 1 again. The trial steps
+    run here, on the one call site; :func:`_impact_search` decides between them (a function of its own,
+    without reference counts: as a part of this one it cost seconds more of first compile)."""
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
     org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
@@ -1024,8 +1106,9 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 10)), np.empty(nP, np.int64)
         bv, bw, bW, used = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)), np.empty(B, np.bool_)
         can_impact = contacts and C.impact and M.static_sources and not M.rf_on
-        phase, nhit, first, n_iter, ev0 = 0, 0, -1, 0, 0
-        tc, t_end, t_hit, trial_h, loss0 = 0.0, 0.0, 0.0, 0.0, 0.0
+        # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
+        # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
+        si, sf = np.zeros(5, np.int64), np.zeros(5)
         if contacts:
             _overlap(C, Qe, Xe, S0, g0)
     if M.static_sources:
@@ -1045,81 +1128,29 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     # one step a call: its kicks are not merged with the next step's, so each step ends
                     # synchronised, as the numpy contact driver's do, and can be undone from the copy
                     n = 1
-                    if phase == 0:
+                    if si[0] == 0:
                         _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
-                    else:  # a trial step of the impact search: from its base state, of length trial_h
+                    else:  # a trial step of the impact search: from its base state, of its length
                         _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                        h, k0 = trial_h, 0
+                        h, k0 = sf[3], 0
                 if h > 0.0:  # a trial of length 0 is the base itself (contacts._step)
                     _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
                 pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
                 dip = -1
-                if C.graze and phase <= 1 and (pair < 0 or can_impact):
+                if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
                     dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, nb, w0, w1)
-                back, full = False, False  # hand the step back to the numpy driver; or stop to flush the events
-                if phase == 0 and (pair >= 0 or dip >= 0):
-                    if dip >= 0 or not can_impact:
-                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                        code, body = CONTACT, (pair if pair >= 0 else dip)
+                if contacts:
+                    act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je,
+                                                     Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1,
+                                                     moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW, used)
+                    if act == 3:  # handed back, or the event buffers full: stop at the step's start
                         break
-                    # an impact step: the search starts from the step's start (contacts._state: t_c = (k−1)·dt)
-                    _copy_state(Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs)
-                    ev0, loss0, first, n_iter = C.ev_count[0], C.loss[0], pair, 0
-                    tc, t_end = steps * dt, (steps + 1) * dt
-                    trial_h = t_end - tc
-                    phase = 1
-                    if trial_h != dt:  # the driver's whole trial step is not this one: take it
-                        continue
-                if phase == 1:  # a whole trial step from t_c to t_end
-                    nhit = 0
-                    ga, gb = np.inf, np.inf
-                    for k in range(nP):
-                        if g1[k] < -C.tol[k]:
-                            if g0[k] < 0.0:
-                                back = True  # overlapping at t_c already: the driver's (_approaching, _persistent)
-                            hit[nhit] = k
-                            nhit += 1
-                            ga, gb = min(ga, g0[k]), min(gb, g1[k])
-                    n_iter += 1
-                    if back or dip >= 0 or n_iter > 1000:
-                        back = True
-                    elif nhit > 0:
-                        done, tb = _brent_start(bs, tc, t_end, ga, gb)
-                        phase = 2 if not done else 3
-                        trial_h, t_hit = tb - tc, tb
-                        continue
-                    else:
-                        phase = 0  # no impact left in the step: the trial is its end
-                elif phase == 2:  # Brent's trial: the smallest gap of the pairs hit
-                    f = np.inf
-                    for m in range(nhit):
-                        f = min(f, g1[hit[m]])
-                    done, tb = _brent(bs, f)
-                    if done:
-                        phase = 3
-                    trial_h, t_hit = tb - tc, tb
-                    continue
-                elif phase == 3:  # the state at the impact: resolve, and take the rest of the step from it
-                    res = _resolve_impacts(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, axes, dt, t_hit,
-                                           steps + 1, ci, cf, order, w, bv, bw, bW, used)
-                    if res < 0:
-                        back = True
-                        full = res == -2 and ev0 > 0  # the buffers are full: flush them and come back
-                    else:
-                        _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
+                    if act == 2:  # an impact resolved: its gaps are the next trial's start
                         S0, S1 = S1, S0
                         g0, g1 = g1, g0
-                        tc = tc + trial_h  # the state's clock, as contacts._step leaves it
-                        trial_h = t_end - tc
-                        phase = 1
+                    if act > 0:
                         continue
-                if back:
-                    _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
-                    C.ev_count[0], C.loss[0] = ev0, loss0
-                    phase = 0
-                    code, body = (EVENTS_FULL if full else CONTACT), first
-                    break
                 S0, S1 = S1, S0
                 g0, g1 = g1, g0
             steps += n
