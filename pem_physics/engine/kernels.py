@@ -467,6 +467,31 @@ def _overlap(C, Q, Xb, X, g):
     return first
 
 @_jit_borrowed
+def _min_gap(C, Q, Xb, X, sel, n):
+    """The smallest gap (m) of the pairs sel[:n] at the principal frames Q and centres of rotation Xb (what
+    :func:`_overlap` gives them; contacts.ContactModel.gaps with ``pairs``: Brent's function). Fills X (spheres,3)
+    with the lab sphere centres (m)."""
+    for q in range(C.owner.shape[0]):
+        b = C.owner[q]
+        c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
+        if b < 0:
+            X[q, 0], X[q, 1], X[q, 2] = c0, c1, c2
+            continue
+        for j in range(3):
+            X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+    out = np.inf
+    for m in range(n):
+        k = sel[m]
+        a, o = C.pair[k, 0], C.pair[k, 1]
+        if k < C.spheres:
+            d0, d1, d2 = X[a, 0] - X[o, 0], X[a, 1] - X[o, 1], X[a, 2] - X[o, 2]
+            gk = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
+        else:
+            gk = _wall_gap(C, o, X[a, 0], X[a, 1], X[a, 2], C.radius[a])
+        out = min(out, gk)
+    return out
+
+@_jit_borrowed
 def _sphere_velocity(C, q, X, Xb, P, w):
     """Lab velocity (m/s) of sphere q's centre: p/M of a translating owner plus ω × (x − x_b); 0 on a fixed body.
     X (spheres,3), Xb, P, w (B,3): sphere centres, centres of rotation, linear momenta, angular velocities."""
@@ -982,9 +1007,10 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
     centres S1 and gaps g1 (``pair``: :func:`_overlap`'s; ``dip``: :func:`_grazing`'s, −1 if not run), from the
     base state Q0… with gaps g0; the step started at Qs…. Its state: si (phase, pairs hit, first pair,
     iterations, events at the step's start), sf (t_c, t_end, t_hit, the next trial's length, energy loss at the
-    step's start); ``hit`` (P,) the pairs hit, ``bs`` Brent's state. Returns (action, code, body): 0 the step is
-    done (its end in Qe); 1 take the next trial step (of length sf[3] from Q0…); 2 an impact resolved at Qe,
-    now also the base (Q0…; the caller swaps the gaps); 3 stop with (code, body): the step handed back
+    step's start, and after a Brent trial its function's value: _min_gap); ``hit`` (P,) the pairs hit, ``bs``
+    Brent's state. Returns (action, code, body): 0 the step is done (its end in Qe); 1 take the next trial step
+    (of length sf[3] from Q0…); 2 an impact resolved at Qe, now also the base (Q0…; the caller swaps the gaps);
+    3 stop with (code, body): the step handed back
     (CONTACT) or the event buffers full (EVENTS_FULL), the state back at the step's start."""
     nP = g1.shape[0]
     phase, nhit, first, n_iter, ev0 = si[0], si[1], si[2], si[3], si[4]
@@ -1024,10 +1050,7 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
         else:
             phase = 0  # no impact left in the step: the trial is its end
     elif action == 0 and phase == 2:  # Brent's trial: the smallest gap of the pairs hit
-        f = np.inf
-        for m in range(nhit):
-            f = min(f, g1[hit[m]])
-        done, tb = _brent(bs, f)
+        done, tb = _brent(bs, sf[5])  # the smallest gap of the pairs hit (_min_gap)
         if done:
             phase = 3
         trial_h, t_hit = tb - tc, tb
@@ -1108,7 +1131,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         can_impact = contacts and C.impact and M.static_sources and not M.rf_on
         # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
         # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
-        si, sf = np.zeros(5, np.int64), np.zeros(5)
+        si, sf = np.zeros(5, np.int64), np.zeros(6)
         if contacts:
             _overlap(C, Qe, Xe, S0, g0)
     if M.static_sources:
@@ -1136,7 +1159,11 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                 if h > 0.0:  # a trial of length 0 is the base itself (contacts._step)
                     _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
-                pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
+                if si[0] == 2:  # Brent's trial: only the smallest gap of its pairs (for _impact_search, in sf[5])
+                    pair = -1
+                    sf[5] = _min_gap(C, Qe, Xe, S1, hit, si[1])
+                else:
+                    pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
                 dip = -1
                 if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
                     dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, nb, w0, w1)
