@@ -3,7 +3,7 @@
 Measures, in one run on this machine (steps/s, best of ``--repeat``; compile or cache load excluded by a
 short warm-up run first):
 - Newton's cradle (5 balls) and the colliding pendulums with their contacts on the compiled engine (the
-  kernels check every gap after each step and hand each impact step to the numpy contact driver), the same
+  kernels check every gap after each step and take the common impact steps themselves), the same
   scenes with the contact spheres and walls removed (compiled: the speed to keep), with the contact spheres
   moved out of the plane of the swing so that they never touch (compiled: the cost of the in-kernel gap
   check and of unmerged kicks alone), and with contacts

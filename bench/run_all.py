@@ -224,10 +224,11 @@ def contacts_section(con) -> list:
     if not con:
         return []
     L = ["", "## Contacts on the compiled engine (`pem_physics/engine/contacts.py`, `bench/bench_contacts.py`)", "",
-         "The kernels step between impacts, checking every gap after each step and looking for grazing contacts "
-         "(pairs apart at both ends of a step that overlap in between); each step that ends overlapping or may "
-         "dip goes to the numpy contact driver (Brent's search for the impact time, the impulses, the event "
-         "log; its trial steps on the kernel), and the kernels go on from its end. Steps/s, best of the repeats; "
+         "The kernels check every gap after each step and look for grazing contacts (pairs apart at both ends "
+         "of a step that overlap in between); in scenes whose torques do not depend on time they locate and "
+         "resolve the common impacts themselves (Brent's search on trial steps, the impulse sweeps, the event "
+         "log; frictionless contacts that do not come to rest); every other impact step, and every flagged dip, "
+         "goes to the numpy contact driver. Steps/s, best of the repeats; "
          "\"never touching\": the same scene with the contact spheres moved out of the plane of the swing (the cost "
          "of the checks alone).", "",
          "| scene | contacts, compiled | no contacts, compiled | never touching, compiled | contacts, numpy "
@@ -248,10 +249,10 @@ def contacts_section(con) -> list:
                  f"{m['no_contacts']['steps_per_s']:,.0f} | — | {m['contacts_numpy']['steps_per_s']:,.0f} | "
                  f"{m['ratio_contacts_vs_no_contacts']:.3f} | — | {m['ratio_compiled_vs_numpy']:.1f} | "
                  f"{m['impact_step_ms']:.1f} ms |")
-        L += ["", "The marble box is the other extreme: a third of its steps hold an impact, and each impact step "
-              "is Python (the numpy driver) around ~10 trial steps on the kernel, a few ms — so its speed is that "
-              "of the driver, not of the kernels. Gases of many spheres at scale have their own event-driven "
-              "engine (the hard-sphere gas section above)."]
+        L += ["", "The marble box is the other extreme: about a third of its steps hold an impact, each a Brent "
+              "search of ~10 trial steps over its 100 bodies, so its rate is set by impacts, not by free flight; "
+              "the last column is the extra wall time per impact step. Gases of many spheres at scale have their "
+              "own event-driven engine (the hard-sphere gas section above)."]
     return L
 
 
