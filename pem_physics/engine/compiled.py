@@ -93,8 +93,8 @@ ContactArrays = namedtuple("ContactArrays", [
     # graze: whether to look for dips at all
     "inv_mass", "lever", "bounded", "sigma", "tol", "graze",
     # the impact step in the kernel (kernels._resolve_impacts; contacts._advance_step): per pair the touch limit
-    # TOUCH_RTOL·scale (m), restitution and friction; impact: whether the kernels take impact steps at all (also
-    # only in time-free scenes); and the event buffers the kernel fills and the driver empties after each call:
+    # contacts.TOUCH_RTOL·scale (m), restitution and friction; impact: whether the kernels take impact steps at all
+    # (also only in time-free scenes); and the event buffers the kernel fills and the driver empties after each call:
     # count (1,) int, loss (1,) J the running energy loss (the driver sets it before a call), per event (N,)
     # time, pair, side-1 body, step number, running loss after its resolution; (N,3) impulse, point, normal;
     # (N,B,3,3) orientations (user's body axes), (N,B,3) centres of rotation
@@ -145,7 +145,6 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
     and hinge inertias J (B,) of a state of the run.
     """
     from . import walls as wallmod
-    from .contacts import TOUCH_RTOL
     C, W = len(contacts.radius), len(contacts.walls)
     N, B = EVENT_CAPACITY, len(axes)
     owner = np.array(contacts.owner, dtype=np.int64)
@@ -179,7 +178,7 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          wall_dir=_f(direc), wall_radius=_f(wr), wall_axes=_f(waxes), wall_half=_f(half),
                          inv_mass=_f(sb.inv_mass), lever=_f(sb.lever),
                          bounded=np.array(sb.bounded, dtype=np.bool_), sigma=_f(sb.sigma), tol=_f(tol),
-                         graze=bool(GRAZING and len(pair)), touch=_f(TOUCH_RTOL * _f(contacts.scale)),
+                         graze=bool(GRAZING and len(pair)), touch=_f(contacts.touch_tol),
                          e=_f(contacts.e), mu=_f(contacts.mu), impact=bool(IMPACTS and len(pair)),
                          ev_count=np.zeros(1, np.int64), loss=np.zeros(1), ev_t=np.zeros(N),
                          ev_pair=np.zeros(N, np.int64), ev_body=np.zeros(N, np.int64), ev_step=np.zeros(N, np.int64),

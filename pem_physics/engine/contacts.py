@@ -231,6 +231,8 @@ class ContactModel:
         self.scale = np.array(scale, dtype=float)
         #: (P,) m: a gap below −gap_tol at a step's end, or dipping below it inside, is an impact (GAP_RTOL·scale)
         self.gap_tol = GAP_RTOL * self.scale
+        #: (P,) m: at an impact, every pair with gap ≤ touch_tol takes part in the resolution (TOUCH_RTOL·scale)
+        self.touch_tol = TOUCH_RTOL * self.scale
         self.warnings: list = []
         #: resting contacts (pair indices; see ``_hold``) and the run's step (s), set by :func:`run`
         self.resting: set = set()
@@ -440,7 +442,7 @@ def _resolve(model: ContactModel, state, t: float, log: EventLog) -> int:
     U, C = _pose(state)
     X = model.positions(U, C)
     g = model.gaps(U, C)
-    touch = [int(p) for p in np.flatnonzero(g <= TOUCH_RTOL * model.scale)]
+    touch = [int(p) for p in np.flatnonzero(g <= model.touch_tol)]
     if not touch:
         return 0
     contacts = [model.contact(p, X, float(g[p])) for p in touch]
