@@ -441,11 +441,9 @@ def _wall_gap(C, w, x0, x1, x2, rad):
     return (np.sqrt(m2) + min(qmax, 0.0)) - rad
 
 @_jit_borrowed
-def _overlap(C, Q, Xb, X, g):
-    """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays) whose gap at the
-    principal frames Q (B,3,3) and centres of rotation Xb (B,3) m (pivots; a translating body's centre of
-    mass where it is now) is below its C.limit, or −1. Fills X (spheres, 3) with the lab sphere centres (m)
-    and g (pairs,) with every pair's gap (m)."""
+def _place_spheres(C, Q, Xb, X):
+    """X (spheres,3) ← the lab sphere centres (m) of C at the principal frames Q (B,3,3) and centres of rotation
+    Xb (B,3) m (fixed bodies' spheres are in the lab already)."""
     for q in range(C.owner.shape[0]):
         b = C.owner[q]
         c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
@@ -454,6 +452,14 @@ def _overlap(C, Q, Xb, X, g):
             continue
         for j in range(3):
             X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+
+@_jit_borrowed
+def _overlap(C, Q, Xb, X, g):
+    """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays) whose gap at the
+    principal frames Q (B,3,3) and centres of rotation Xb (B,3) m (pivots; a translating body's centre of
+    mass where it is now) is below its C.limit, or −1. Fills X (spheres, 3) with the lab sphere centres (m)
+    and g (pairs,) with every pair's gap (m)."""
+    _place_spheres(C, Q, Xb, X)
     first = -1
     for k in range(C.pair.shape[0]):
         a, o = C.pair[k, 0], C.pair[k, 1]
@@ -471,14 +477,7 @@ def _min_gap(C, Q, Xb, X, sel, n):
     """The smallest gap (m) of the pairs sel[:n] at the principal frames Q and centres of rotation Xb (what
     :func:`_overlap` gives them; contacts.ContactModel.gaps with ``pairs``: Brent's function). Fills X (spheres,3)
     with the lab sphere centres (m)."""
-    for q in range(C.owner.shape[0]):
-        b = C.owner[q]
-        c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
-        if b < 0:
-            X[q, 0], X[q, 1], X[q, 2] = c0, c1, c2
-            continue
-        for j in range(3):
-            X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+    _place_spheres(C, Q, Xb, X)
     out = np.inf
     for m in range(n):
         k = sel[m]
