@@ -21,7 +21,6 @@ because compiled code does not check them itself. ``PEM_AOT=0`` (or ``PEM_NUMBA=
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -39,6 +38,14 @@ import numpy as np
 from ..errors import PemError
 from ..jit import cache_dir
 
+try:  # the interpreter's own SHA-256 (3.11: _sha256, 3.12+: _sha2); hashlib loads OpenSSL first, ~4 ms of a ~0.25 s run
+    from _sha256 import sha256
+except ImportError:
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
+
 #: The entries of a build and the kernels they export: a contact scene's splitting kernel is an entry of its
 #: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code).
 ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
@@ -54,7 +61,7 @@ def folder() -> Path:
 def key() -> str:
     """What a build depends on: the kernels' and Model's source, Python, numpy's major version, the machine."""
     here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
+    h = sha256()
     for name in ("kernels.py", "compiled.py", "aot.py"):
         h.update((here / name).read_bytes())
     h.update(f"{sys.version}|{np.__version__.split('.')[0]}|{platform.machine()}|{sys.platform}".encode())

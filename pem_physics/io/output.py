@@ -77,9 +77,10 @@ def write_csv(traj: Trajectory, path) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
-    # every cell is a float (no quoting needed); tolist() hands repr Python floats, ~5× faster than per-cell
-    # numpy scalars, with the same text
-    buf.writelines(",".join(map(repr, row)) + "\n" for row in np.asarray(table, dtype=float).tolist())
+    # every cell is a float (no quoting needed), written as repr (the shortest text that reads back bit for
+    # bit); tolist() hands Python floats (~5× faster than numpy scalars) and one %r format per row beats a join
+    row = ",".join(["%r"] * table.shape[1]) + "\n"
+    buf.writelines(row % tuple(r) for r in np.asarray(table, dtype=float).tolist())
     with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(buf.getvalue())
 
