@@ -311,8 +311,12 @@ def engine_section(eng) -> list:
           "three turns of the asymmetric top's plan, and the row updates), a damped kick ≈ 55, one "
           "Newton–Schulz step ≈ 85. 3·10⁷ steps/s would take "
           f"{3e7 * FLOPS_PER_SPLITTING4_STEP:.1e} flop/s; two cores of 4-wide AVX2 without fused multiply-add "
-          "(none: each lane IEEE-exact, no fastmath) peak near 2 × 8 flop/cycle × 3 GHz ≈ 4.8e10. The measured "
-          f"rate is {rate * FLOPS_PER_SPLITTING4_STEP:.1e} flop/s, {rate * FLOPS_PER_SPLITTING4_STEP / 4.8e10:.0%} "
+          "(none: each lane IEEE-exact, no fastmath) peak at 2 × 16 flop/cycle (two 4-wide adds and two 4-wide "
+          "multiplies a cycle) × ~3 GHz ≈ 9.6e10 — below the goal even with every cycle full. Fused "
+          "multiply-adds (numba fastmath={'contract'} on the lane kernels) were tried: no faster (6.95e6 against "
+          "7.24e6 pendulum-steps/s, 4,096 members, paired runs), so the kernels are held by their dependency "
+          "chains (divisions, square roots, the sin/cos polynomials), not by arithmetic slots. The measured "
+          f"rate is {rate * FLOPS_PER_SPLITTING4_STEP:.1e} flop/s, {rate * FLOPS_PER_SPLITTING4_STEP / 9.6e10:.0%} "
           "of that peak; pem-rk4 (four torques, no sin/cos) and splitting2 (one drift, one torque) cost far less "
           "a step."]
     return L

@@ -74,6 +74,13 @@ def cmd_run(args) -> int:
         print(json.dumps(summary, indent=2))
     for line in traj.info.get("warnings", []):
         print(f"warning: {line}", file=sys.stderr)
+    if not args.quiet and not traj.ensemble and traj.info.get("kernels") == "jit":
+        from .engine import aot
+
+        if aot.enabled():  # numba's import and cache load are most of a short run: say how to skip them
+            print("note: this run started numba's JIT engine (~1 s of start-up); `python -m pem_physics "
+                  "build-engine` builds the same kernels ahead of time once (~20 s, needs a C compiler) and later "
+                  "runs of one scene start without numba", file=sys.stderr)
     if not traj.complete:
         print(f"interrupted at t = {traj.t[-1]:g} s; partial results written to {args.outdir}", file=sys.stderr)
         return 130

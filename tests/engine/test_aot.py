@@ -106,3 +106,21 @@ def test_a_build_of_other_sources_is_not_loaded(build_dir, monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv("PEM_AOT", "0")
     assert aot.load(build_dir) is None
+
+
+def test_run_says_how_to_start_without_numba_only_when_it_started_numba(build_dir, tmp_path, monkeypatch, capsys):
+    """`run` on the JIT kernels notes `build-engine` (stderr); on the build, with -q or PEM_AOT=0 it does not."""
+    from pem_physics import cli
+
+    def note(folder, *extra, aot_on="1"):
+        monkeypatch.setenv("PEM_AOT_DIR", str(folder))
+        monkeypatch.setenv("PEM_AOT", aot_on)
+        assert cli.main(["run", "example:three-magnet", "-o", str(tmp_path / "out"), "--t-end", "0.01", *extra]) == 0
+        return "build-engine" in capsys.readouterr().err
+
+    empty = tmp_path / "no-build"
+    empty.mkdir()
+    assert note(empty)
+    assert not note(empty, "-q")
+    assert not note(empty, aot_on="0")
+    assert not note(build_dir)
