@@ -270,8 +270,9 @@ def engine_section(eng) -> list:
          "### PEM's samples, whole process, against the original engine", "",
          "`python -m pem_physics run SAMPLE.udf -o DIR` (pem-rk4, 1e5 steps, 1001 records, start-up and every "
          "output file included) against `../shared/peers/pem/pem -I SAMPLE.udf` on the same input, best of "
-         "several runs each; ratio = peer time ÷ ours (≥ 1: as fast). Ours on numba's JIT kernels loaded from the "
-         "disk cache, and on the same kernels built ahead of time (`pem build-engine`, "
+         "9 rounds (the peer and our two variants alternating in each); ratio = peer time ÷ ours (≥ 1: as "
+         "fast). Ours on numba's JIT kernels loaded from the disk cache, and on the same kernels built ahead of "
+         "time (`pem build-engine`, "
          f"{eng.get('aot_build_s', float('nan')):.0f} s once; a run then does not import numba).", ""]
     if eng["pem_samples"]:
         L += ["| sample | original engine s | ours, JIT s | ratio | ours, ahead of time s | ratio |",
@@ -287,7 +288,10 @@ def engine_section(eng) -> list:
               f"{w['peer_s']:.2f} s, ours {w['ours_s']:.2f} s on the JIT kernels (ratio {w['ratio']:.2f}), "
               f"{w['ours_aot_s']:.2f} s ahead of time (ratio {w['ratio_aot']:.2f})."]
     c = eng["compile"]
-    L += ["", "### Compilation (numba, cached on disk)", "", "| method family | first run, empty cache | "
+    L += ["", "### Compilation (numba, cached on disk)", "", "Whole process, numba's kernel cache empty (Python's "
+          "bytecode of numba and numpy already compiled, as pip leaves it); the contact scene compiles its own "
+          "variant of the splitting kernel and the numpy contact driver's pieces.", "",
+          "| method family | first run, empty cache | "
           "warm run (start-up, cache load, 10 steps) |", "|---|---:|---:|"]
     L += [f"| {m} | {v['first_run_s']:.1f} s | {v['warm_run_s']:.2f} s |" for m, v in c.items()]
     L += ["", "### One scene: the damped three-magnet pendulum", "",
