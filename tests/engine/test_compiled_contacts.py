@@ -104,15 +104,21 @@ def gap_model(scene):
     return system, model, integ
 
 
+def ball_and_post(walls: str):
+    """The swinging ball with the walls ``WALLS[walls]`` and a fixed post (a sphere–sphere pair besides)."""
+    scene = swinging_ball(*WALLS[walls])
+    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
+                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    return scene
+
+
 @pytest.mark.parametrize("walls", sorted(WALLS))
 def test_gap_check_matches_the_contact_model(walls, rng):
     """_overlap reports a pair exactly when its numpy gap is below the limit, at random poses of the ball."""
     from pem_physics.engine import kernels
     from pem_physics.model.rotations import axis_angle_matrix
 
-    scene = swinging_ball(*WALLS[walls])
-    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
-                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    scene = ball_and_post(walls)
     system, model, integ = gap_model(scene)
     arrays = compiled.contact_arrays(model, system.axes, integ.orientation()[0], integ.J[0])
     X = np.empty((len(model.radius), 3))
@@ -136,9 +142,7 @@ def test_gaps_of_some_pairs_equal_those_of_all(walls, rng):
     the whole vector (sphere pairs at once, each wall's spheres at once: Wall.gaps)."""
     from pem_physics.model.rotations import axis_angle_matrix
 
-    scene = swinging_ball(*WALLS[walls])
-    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
-                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    scene = ball_and_post(walls)
     _, model, _ = gap_model(scene)
     for _ in range(10):
         U = axis_angle_matrix(np.array([0.0, 1.0, 0.0]), rng.uniform(-1.2, 1.2))[None]
@@ -155,9 +159,7 @@ def test_grazing_rates_match_finite_differences(walls, rng):
     from pem_physics.engine import kernels
     from pem_physics.model.rotations import axis_angle_matrix
 
-    scene = swinging_ball(*WALLS[walls])
-    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
-                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    scene = ball_and_post(walls)
     system, model, integ = gap_model(scene)
     arrays = compiled.contact_arrays(model, system.axes, integ.orientation()[0], integ.J[0])
     sigma = arrays.sigma
