@@ -229,8 +229,8 @@ def contacts_section(con) -> list:
          "resolve the common impacts themselves (Brent's search on trial steps, the impulse sweeps, the event "
          "log; frictionless contacts that do not come to rest); every other impact step, and every flagged dip, "
          "goes to the numpy contact driver. Steps/s, best of the repeats; "
-         "\"never touching\": the same scene with the contact spheres moved out of the plane of the swing (the cost "
-         "of the checks alone).", "",
+         "\"never touching\": the same scene with each pendulum's pivot moved out of the plane of the swing (the "
+         "cost of the checks alone).", "",
          "| scene | contacts, compiled | no contacts, compiled | never touching, compiled | contacts, numpy "
          "driver | contacts ÷ no contacts | never touching ÷ no contacts | compiled ÷ numpy | one impact step |",
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
