@@ -563,15 +563,12 @@ def _hermite_below(v0, v1, r0, r1, h, limit):
     return v0 * u * u * (1.0 + 2.0 * s) + v1 * s * s * (3.0 - 2.0 * s) + h * (r0 * s * u * u - r1 * s * s * u) < limit
 
 @_jit_borrowed
-def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, nb, w0, w1):
-    """The first pair apart at both ends of a step whose gap may dip below its limit inside it (a grazing
-    contact, contacts._dips), or −1. The state at the step's start: Q0, L0, X0, P0, sphere centres S0 and gaps
-    g0; at its end: Q, L, X, P, S1, g1 (shapes as :func:`_overlap`'s); h (s) the step; scratch nb (B,4) and
-    w0, w1 (B,3).
-
-    The same cheap bound and cubic Hermite interpolant as the numpy driver's, with half its limit (a pair
-    flagged here has its step taken by that driver, which decides with the full limit and finds the contact
-    time): a superset of the pairs it would flag, up to rounding."""
+def _graze_near(pair, owner, spheres, tol, sigma, bounded, inv_mass, lever, g0, g1, P0, L0, P, L, h, nb, near):
+    """The cheap first half of the grazing check: near (P,) ← whether pair k, apart at both ends of the step
+    (g0 ≥ 0, g1 ≥ −tol), passes the speed bound (contacts._dips' filter: its cubic could dip below the limit);
+    returns how many do. Arguments: :func:`_grazing`'s and ContactArrays' fields of the same names; scratch nb
+    (B,4). Only the arrays it needs, not M and C: passing those (every field of both, each array member by
+    member) cost ~0.8 µs a step, longer than the check."""
     B = L.shape[0]
     for b in range(B):
         nb[b, 0] = np.sqrt(P0[b, 0] * P0[b, 0] + P0[b, 1] * P0[b, 1] + P0[b, 2] * P0[b, 2])
@@ -579,24 +576,45 @@ def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, nb, w0, w1)
         nb[b, 2] = np.sqrt(P[b, 0] * P[b, 0] + P[b, 1] * P[b, 1] + P[b, 2] * P[b, 2])
         nb[b, 3] = np.sqrt(L[b, 0] * L[b, 0] + L[b, 1] * L[b, 1] + L[b, 2] * L[b, 2])
     fac = 2.0 * (4.0 / 27.0) * h
+    count = 0
+    for k in range(pair.shape[0]):
+        near[k] = False
+        G0, G1, tk = g0[k], g1[k], tol[k]
+        if G0 < 0.0 or G1 < -tk:
+            continue
+        if bounded[k]:
+            m, big, sg = min(G0, G1), max(G0, G1), sigma[k]
+            a, o = pair[k, 0], pair[k, 1]
+            speed = 0.0
+            for side in range(2 if k < spheres else 1):
+                q = a if side == 0 else o
+                b = owner[q]
+                if b >= 0:
+                    speed += inv_mass[q] * (nb[b, 0] + nb[b, 2]) + lever[q] * (nb[b, 1] + nb[b, 3])
+            s_eff = sg if sg > 0.0 else 1e300
+            rho = (s_eff + big) / (s_eff + 0.5 * (max(m, -tk) - tk))
+            if not m + tk < speed * fac * rho:
+                continue
+        near[k] = True
+        count += 1
+    return count
+
+@_jit_borrowed
+def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, near, w0, w1):
+    """The first pair apart at both ends of a step whose gap may dip below its limit inside it (a grazing
+    contact, contacts._dips), or −1. The state at the step's start: Q0, L0, X0, P0, sphere centres S0 and gaps
+    g0; at its end: Q, L, X, P, S1, g1 (shapes as :func:`_overlap`'s); h (s) the step; near (P,) the pairs that
+    passed :func:`_graze_near` (called first: most steps end there); scratch w0, w1 (B,3).
+
+    The same cheap bound and cubic Hermite interpolant as the numpy driver's, with half its limit (a pair
+    flagged here has its step taken by that driver, which decides with the full limit and finds the contact
+    time): a superset of the pairs it would flag, up to rounding."""
+    B = L.shape[0]
     have_w = False
     for k in range(C.pair.shape[0]):
-        G0, G1, tol = g0[k], g1[k], C.tol[k]
-        if G0 < 0.0 or G1 < -tol:
+        if not near[k]:
             continue
-        m, big, sg = min(G0, G1), max(G0, G1), C.sigma[k]
-        if C.bounded[k]:
-            a, o = C.pair[k, 0], C.pair[k, 1]
-            speed = 0.0
-            for side in range(2 if k < C.spheres else 1):
-                q = a if side == 0 else o
-                b = C.owner[q]
-                if b >= 0:
-                    speed += C.inv_mass[q] * (nb[b, 0] + nb[b, 2]) + C.lever[q] * (nb[b, 1] + nb[b, 3])
-            s_eff = sg if sg > 0.0 else 1e300
-            rho = (s_eff + big) / (s_eff + 0.5 * (max(m, -tol) - tol))
-            if not m + tol < speed * fac * rho:
-                continue
+        G0, G1, tol, sg = g0[k], g1[k], C.tol[k], C.sigma[k]
         if not have_w:
             for b in range(B):
                 for side in range(2):
@@ -1117,7 +1135,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         nS, nP = C.owner.shape[0], C.pair.shape[0]
     # sphere centres and gaps at the step's start (S0, g0) and end (S1, g1): swapped after each step
     S0, S1, g0, g1 = np.empty((nS, 3)), np.empty((nS, 3)), np.empty(nP), np.empty(nP)
-    nb, w0, w1 = np.empty((B, 4)), np.empty((B, 3)), np.empty((B, 3))
+    nb, w0, w1, near = np.empty((B, 4)), np.empty((B, 3)), np.empty((B, 3)), np.empty(nP, np.bool_)
     contacts = nP > 0
     if C is not None:
         # the impact search: the step's start (Qs…, to hand the step back), its pairs, Brent's state, and the
@@ -1165,7 +1183,9 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
                 dip = -1
                 if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
-                    dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, nb, w0, w1)
+                    if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever, g0,
+                                   g1, P0, L0, Pe, Le, h, nb, near) > 0:
+                        dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, w0, w1)
                 # a step that ends apart and cannot dip, outside a search, needs nothing of it: the call alone
                 # (some 40 arrays passed member by member) cost ~1 µs a step
                 if contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
