@@ -235,7 +235,11 @@ def sphere_node_group(name: str = "PEM Gas Spheres"):
 def set_material(obj, material) -> None:
     """Colour a gas object's spheres (the *Material* input of its Geometry Nodes modifier)."""
     mod = obj.modifiers[SPHERES_MODIFIER]
-    mod[mod.node_group.interface.items_tree["Material"].identifier] = material
+    socket = mod.node_group.interface.items_tree["Material"].identifier
+    if hasattr(mod, "properties"):   # Blender 5.1+: inputs are RNA properties (ID properties refused)
+        getattr(mod.properties.inputs, socket).value = material
+    else:                            # 4.2 to 5.0: the modifier's ID property named by the socket
+        mod[socket] = material
     obj.update_tag()
 
 

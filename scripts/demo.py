@@ -31,8 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # Keep Blender's user profile out of it (no preferences or extensions are written).
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="pem-demo-user-"))
 
+import warnings  # noqa: E402
+
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
+
+# A deprecated Blender API called from this script or the add-on is an error (Blender's own and other
+# packages' deprecations stay warnings).
+warnings.filterwarnings("error", category=DeprecationWarning, module=r"(__main__|pem_demo_ext)(\.|$)")
 
 
 def import_extension(alias="pem_demo_ext"):
@@ -47,7 +53,8 @@ def import_extension(alias="pem_demo_ext"):
 
 def material(name, rgba, metallic=0.0, roughness=0.4):
     mat = bpy.data.materials.new(name)
-    mat.use_nodes = True
+    if mat.node_tree is None:   # Blender 4.x; from 5.0 every material has its node tree (use_nodes deprecated)
+        mat.use_nodes = True
     bsdf = mat.node_tree.nodes.get("Principled BSDF")
     bsdf.inputs["Base Color"].default_value = rgba
     bsdf.inputs["Metallic"].default_value = metallic
@@ -93,7 +100,8 @@ def stage(target, distance, elevation_deg, azimuth_deg, lens=50, ground_z=0.0, s
     set_material(ground, material("Ground", (0.82, 0.8, 0.76, 1.0), roughness=0.8))
     world = bpy.data.worlds.new("World")
     scene.world = world
-    world.use_nodes = True
+    if world.node_tree is None:   # Blender 4.x, as for materials
+        world.use_nodes = True
     world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.55, 0.62, 0.72, 1.0)
     world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.6
 
@@ -174,7 +182,9 @@ def _support_bar(pivot):
     return bar
 
 
-def three_magnet(ext, outdir: Path) -> dict:
+def build_three_magnet(ext) -> list:
+    """The three-magnet pendulum's objects in a new empty scene, mass properties computed; not baked.
+    ``ext`` is the extension's root package (this checkout imported as one, or the installed extension)."""
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
     adapters = importlib.import_module(f"{ext.__name__}.pem_addon.adapters")
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -193,6 +203,12 @@ def three_magnet(ext, outdir: Path) -> dict:
         bpy.context.view_layer.objects.active = o
         if o.pem.role == "PENDULUM":
             bpy.ops.pem.compute_mass_properties()
+    return objs
+
+
+def three_magnet(ext, outdir: Path) -> dict:
+    objs = build_three_magnet(ext)
+    scene = bpy.context.scene
     t0 = time.perf_counter()
     bpy.ops.pem.simulate_bake()
     bake_s = time.perf_counter() - t0
@@ -283,9 +299,9 @@ def hard_sphere_gas(ext, outdir: Path) -> dict:
             "cache": info["cache"], "renders": [p.name for p in frames]}
 
 
-def newtons_cradle(outdir: Path) -> dict:
+def build_newtons_cradle() -> list:
     """Five steel balls on V-strings from a frame, each a hinged pendulum with one contact sphere (fitted to its
-    mesh), the first raised by 30°: one in, one out. Keys at the impact instants keep the strike sharp."""
+    mesh), the first raised by 30°, in a new empty scene; returns the balls, not baked."""
     import mathutils
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -334,6 +350,13 @@ def newtons_cradle(outdir: Path) -> dict:
             s.matrix_parent_inverse.identity()
         balls.append(ball)
     bpy.context.view_layer.update()
+    return balls
+
+
+def newtons_cradle(outdir: Path) -> dict:
+    """The cradle baked (one in, one out; keys at the impact instants keep the strike sharp) and rendered."""
+    balls = build_newtons_cradle()
+    scene = bpy.context.scene
     t0 = time.perf_counter()
     bpy.ops.pem.simulate_bake()
     bake_s = time.perf_counter() - t0

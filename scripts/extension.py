@@ -2,12 +2,13 @@
 
     python scripts/extension.py [--out DIR] [--fetch-only]
 
-Run it with a Python that has the ``bpy`` wheel (``scripts/extension.sh`` uses .venvs/bpy50): the
+Run it with a Python that has the ``bpy`` wheel (``scripts/extension.sh`` uses .venvs/bpy52): the
 build is Blender's own ``blender_ext.py build --split-platforms``. The wheels that
-``blender_manifest.toml`` lists (numba and llvmlite for Blender's Python 3.11) are downloaded from
-PyPI into ``wheels/`` first when missing (pinned by file name; not kept in git). Platforms whose
-numba has no wheel for Python 3.11 (Intel macOS, Windows on ARM) get a zip without it and bake
-with the numpy engine, as the panel says.
+``blender_manifest.toml`` lists (numba and llvmlite for Blender's Pythons 3.11 and 3.13) are downloaded
+from PyPI into ``wheels/`` first when missing (pinned by file name; not kept in git). Each zip carries
+its platform's wheels for both Pythons where numba has them; Blender installs the pair for its own.
+Intel macOS (no numba wheel) gets a zip without wheels, Windows on ARM only the 3.13 pair: those
+Blenders bake with the numpy engine, as the panel says.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +81,9 @@ def main(argv=None) -> int:
             print(p)
         return 0
     for z in build(Path(args.out)):
-        print(f"{z}  ({z.stat().st_size / 1e6:.1f} MB)")
+        with zipfile.ZipFile(z) as zf:
+            wheels = sorted(Path(n).name for n in zf.namelist() if n.endswith(".whl"))
+        print(f"{z}  ({z.stat().st_size / 1e6:.1f} MB; wheels: {', '.join(wheels) or 'none (numpy engine)'})")
     return 0
 
 

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The README's test command: every test, in the environments we support.
 #   1. core + tests on numpy 2.x with numba (.venvs/core): the compiled engine against numpy
-#   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26, numba (.venvs/bpy50); the long physics
-#      runs (marked slow) already ran in step 1 and are not repeated here
-#   3. add-on tests under the bpy 4.2 LTS wheel, numpy 1.26, no numba (.venvs/bpy42): the numpy engine,
-#      and the installed extension zip running on its own bundled numba wheels
+#   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26, numba installed beside Blender
+#      (.venvs/bpy50-numba); the long physics runs (marked slow) already ran in step 1 and are not repeated
+#   3. the add-on suite under every Blender we support, each in a venv WITHOUT numba (the numpy engine, and
+#      the installed extension zip baking on its own bundled numba wheels for that Python):
+#      bpy 4.2 LTS (.venvs/bpy42), 4.5 LTS (.venvs/bpy45), 5.2 LTS on Python 3.13 (.venvs/bpy52; our own
+#      DeprecationWarnings are errors there, as everywhere), and 5.0's installed-extension test (.venvs/bpy50)
 #   4. the benchmarks' own checks with their peers installed (.venvs/bench: MuJoCo, libigl)
 #   4b. the chunked basin maps and sweeps on Dask distributed (.venvs/distributed)
 #   5. the property tests again with fresh random examples (bounded), and the lint
 # Every suite runs from a copy of the checkout (tracked and untracked, not ignored, files) in a
 # temporary folder with nothing beside it: the project must carry every file its tests need
-# (no ../shared). Each venv is created from requirements/*.txt (pinned) on first use, in .venvs/.
-# Extra arguments go to every pytest call (e.g. -x, -k name).
+# (no ../shared). Each venv is created from requirements/*.txt (pinned) on first use, in .venvs/, with the
+# Python its file names (3.11, or 3.13 for Blender 5.2: found on PATH, through pyenv or uv; without one the
+# command stops and says how to get it). Extra arguments go to every pytest call (e.g. -x, -k name).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -43,8 +46,11 @@ run() {  # run NAME REQFILE PYTEST-ARGS...
 }
 # Two workers (pytest-xdist): the long physics runs are independent and this job is CPU-bound.
 run core requirements/core.txt tests --ignore=tests/addon -n 2 "$@"
-run bpy50 requirements/bpy50.txt tests -m "not slow" "$@"
+run bpy50-numba requirements/bpy50-numba.txt tests -m "not slow" --ignore=tests/addon/test_extension.py "$@"
 run bpy42 requirements/bpy42.txt tests/addon "$@"
+run bpy45 requirements/bpy45.txt tests/addon "$@"
+run bpy52 requirements/bpy52.txt tests/addon "$@"
+run bpy50 requirements/bpy50.txt tests/addon/test_extension.py "$@"
 run bench requirements/bench.txt tests/test_bench_smoke.py "$@"
 # Basin maps and sweeps on Dask distributed: a LocalCluster, a real scheduler with two worker processes on
 # 127.0.0.1 (started and stopped by the tests), a worker killed mid-run, --resume (.venvs/distributed).

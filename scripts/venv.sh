@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Usage: scripts/venv.sh NAME REQUIREMENTS_FILE
 # Creates (or reuses) .venvs/NAME with exactly the pinned requirements; prints its python path.
-# Reuse is keyed on the requirements file's hash, so a changed pin rebuilds the venv.
+# The Python version comes from a `# python: X.Y` line in the requirements file (default 3.11); the
+# interpreter is found on PATH, through pyenv or through uv (scripts/find-python.sh), and the script stops
+# with a message saying how to get one where none exists.
+# Reuse is keyed on the hash of the requirements file and the files it includes (-r), so a changed pin
+# rebuilds the venv.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 name="$1"; req="$2"
 venv="$root/.venvs/$name"
-py="${PYTHON:-python3.11}"
-command -v "$py" >/dev/null 2>&1 || py=python3
+version="$(sed -n 's/^# python: *\([0-9][0-9.]*\).*/\1/p' "$req" | head -n 1)"
+version="${version:-3.11}"
 stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$req" | cut -d' ' -f1)"
+# the file itself and every `-r FILE` it includes (relative to its folder), one level deep
+includes=$(sed -n 's/^-r  *\(.*\)$/\1/p' "$req" | while read -r f; do printf '%s\n' "$(dirname "$req")/$f"; done)
+want="$( { echo "python $version"; cat "$req" $includes; } | sha256sum | cut -d' ' -f1)"
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   echo "$venv/bin/python"; exit 0
 fi
+py="$("$root/scripts/find-python.sh" "$version")"
 rm -rf "$venv"
 "$py" -m venv "$venv" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3" >&2

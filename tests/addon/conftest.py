@@ -90,8 +90,16 @@ def import_repo_as_extension(alias: str = EXT_ALIAS):
     return module
 
 
+#: Modules of ours as Blender sees them: this checkout imported as an extension, or the installed zip.
+OUR_MODULES = rf"({EXT_ALIAS}|bl_ext\.[^.]+\.pem_physics_pendulum)(\.|$)"
+
+
 def pytest_configure(config):
-    """Use short tracebacks unless ``--tb`` was given.
+    """Our own DeprecationWarnings are errors; short tracebacks unless ``--tb`` was given.
+
+    A deprecated Blender API called from our code (``Material.use_nodes`` under 5.x, say) warns with the
+    calling module's name: such a warning fails the test under every Blender version we test, while
+    deprecations inside Blender, numpy or matplotlib stay warnings.
 
     Pytest's default ("auto"/"long") style prints ``repr()`` of every argument of the failing
     frame. When a bake fails, those arguments can be Blender structs (F-Curves, channelbags) of an
@@ -100,6 +108,7 @@ def pytest_configure(config):
     """
     if config.option.tbstyle == "auto":
         config.option.tbstyle = "short"
+    config.addinivalue_line("filterwarnings", f"error::DeprecationWarning:{OUR_MODULES}")
 
 
 @pytest.fixture(scope="session")

@@ -32,8 +32,16 @@ MODULE = f"bl_ext.user_default.{PKG_ID}"
 ALLOWED_TOP_LEVEL = {"blender_manifest.toml", "__init__.py", "pem_addon", "pem_physics", "LICENSE", "wheels"}
 #: The zip for this machine (the tests install it).
 HOST_PLATFORM = "linux-x64"
-#: Whether numba is importable before the extension is installed (the bpy 5.0 venv has it, 4.2's not).
+#: Whether numba is importable before the extension is installed. The test command runs this file in venvs
+#: without numba (bpy 4.2, 4.5, 5.0, 5.2), so the installed extension's numba can only come from its own wheels.
 NUMBA_IN_ENV = importlib.util.find_spec("numba") is not None
+#: (wheel platform tag, Python tag) pairs the manifest ships numba + llvmlite for; zips by Blender platform below.
+WHEEL_PYTHONS = {(tag, py) for tag in ("manylinux_2_28_x86_64", "macosx_12_0_arm64", "win_amd64")
+                 for py in ("cp311", "cp313")} | {("win_arm64", "cp313")}
+#: Blender platform → the wheel platform tag and Pythons of its zip (Intel macOS: none, the numpy engine).
+ZIP_WHEELS = {"linux-x64": ("manylinux", {"cp311", "cp313"}), "macos-arm64": ("macosx_12_0_arm64", {"cp311", "cp313"}),
+              "windows-x64": ("win_amd64", {"cp311", "cp313"}), "windows-arm64": ("win_arm64", {"cp313"}),
+              "macos-x64": (None, set())}
 REQUIRED = {"blender_manifest.toml", "__init__.py", "pem_addon/__init__.py", "pem_addon/keyframes.py",
             "pem_physics/__init__.py", "LICENSE"}
 #: Importable at runtime inside Blender: the standard library, numpy, and Blender's own modules.
@@ -86,13 +94,15 @@ def test_manifest_fields():
     assert MANIFEST["license"] == ["SPDX:GPL-3.0-or-later"]
     assert MANIFEST["blender_version_min"] == "4.2.0"
     assert HOST_PLATFORM in MANIFEST["platforms"]
-    # numba and llvmlite for Blender's Python 3.11 (cp311), a matching pair per platform that has them
-    wheels = [Path(w).name for w in MANIFEST["wheels"]]
-    assert all("-cp311-cp311-" in w for w in wheels), wheels
+    # numba and llvmlite, a matching pair for each platform and each of Blender's Pythons that PyPI has them for
+    # (numba 0.68.1: cp311 and cp313 on linux-x64, macos-arm64, windows-x64; cp313 only on windows-arm64; none on
+    # Intel macOS). Blender derives the Pythons it accepts from these wheels: both must be there.
     by_platform = {}
-    for w in wheels:
-        name, version, _, _, platform = w[:-4].split("-")
-        by_platform.setdefault(platform, set()).add((name, version))
+    for w in (Path(w).name for w in MANIFEST["wheels"]):
+        name, version, python, abi, platform = w[:-4].split("-")
+        assert python == abi, w
+        by_platform.setdefault((platform.split(".")[-1], python), set()).add((name, version))
+    assert set(by_platform) == set(WHEEL_PYTHONS), sorted(by_platform)
     assert all(pkgs == {("numba", "0.68.1"), ("llvmlite", "0.50.0")} for pkgs in by_platform.values()), by_platform
     assert MANIFEST["permissions"]["files"], "the add-on reads and writes files: it must say so"
 
@@ -103,17 +113,46 @@ def test_source_validates():
 
 
 def test_one_zip_per_platform_with_its_own_wheels(built_zips):
-    assert set(built_zips) == set(MANIFEST["platforms"])
-    tags = {"linux-x64": "manylinux", "macos-arm64": "macosx_12_0_arm64", "windows-x64": "win_amd64"}
+    assert set(built_zips) == set(MANIFEST["platforms"]) == set(ZIP_WHEELS)
     for platform, path in built_zips.items():
         with zipfile.ZipFile(path) as zf:
-            wheels = sorted(n for n in zf.namelist() if n.endswith(".whl"))
-            zf.extractall(path.parent / platform)
-        if platform in tags:
-            assert len(wheels) == 2 and all(tags[platform] in w for w in wheels), (platform, wheels)
-        else:  # no numba for this platform and Python 3.11: the numpy engine, as the panel says
-            assert wheels == [], (platform, wheels)
+            wheels = sorted(Path(n).name for n in zf.namelist() if n.endswith(".whl"))
+        tag, pythons = ZIP_WHEELS[platform]
+        # a numba + llvmlite pair for each Python, all for this platform
+        assert len(wheels) == 2 * len(pythons), (platform, wheels)
+        assert all(tag in w for w in wheels), (platform, wheels)
+        assert {w.split("-")[2] for w in wheels} == pythons, (platform, wheels)
+        size_mb = path.stat().st_size / 1e6
+        # the wheels are the zip (~60 MB of llvmlite per Python on Linux); our own code is well under 2 MB
+        wheel_mb = sum((ROOT / "wheels" / w).stat().st_size for w in wheels) / 1e6
+        assert size_mb < wheel_mb + 2.0, (platform, size_mb, wheel_mb)
+        print(f"{platform}: {size_mb:.1f} MB, wheels {wheels}")
         run_tool("validate", str(path))
+
+
+def test_a_blender_on_another_python_is_refused_with_a_clear_message(built_zip):
+    """A Blender whose Python the zip has no wheels for (a future 3.14, or the long-gone 3.10) gets Blender's own
+    refusal naming both Pythons we support — a message, no traceback — while 3.11 (4.2 LTS to 5.0) and 3.13
+    (5.1, 5.2 LTS) are accepted. This is the check Blender's extension system makes on the zip's manifest when a
+    user installs it (``bl_pkg``: the Pythons derived from the manifest's wheels, then the compatibility test)."""
+    from bl_pkg.bl_extension_utils import pkg_manifest_params_compatible_or_error, python_versions_from_wheels
+
+    with zipfile.ZipFile(built_zip) as zf:
+        manifest = tomllib.loads(zf.read("blender_manifest.toml").decode("utf-8"))
+    pythons = [".".join(map(str, v)) for v in sorted(python_versions_from_wheels(manifest["wheels"]))]
+    assert pythons == ["3.11", "3.13"], pythons
+    errors = []
+    for python, ok in (((3, 11, 9), True), ((3, 13, 5), True), ((3, 14, 0), False), ((3, 10, 12), False)):
+        message = pkg_manifest_params_compatible_or_error(
+            blender_version_min=manifest["blender_version_min"], blender_version_max="",
+            platforms=manifest["build"]["generated"]["platforms"], python_versions=pythons,
+            this_platform=HOST_PLATFORM, this_blender_version=bpy.app.version, this_python_version=python,
+            error_fn=errors.append)
+        if ok:
+            assert message is None, (python, message)
+        else:
+            assert message == f"This Python version ({python[0]}.{python[1]}) isn't compatible with (3.11, 3.13)"
+    assert not errors, errors
 
 
 def test_zip_validates(built_zip):

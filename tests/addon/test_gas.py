@@ -234,8 +234,13 @@ def test_material_input_colours_the_spheres(mods):
     obj = the_gas()
     mat = bpy.data.materials.new("Blue")
     mods["pem_addon.gas"].set_material(obj, mat)
-    mod = obj.modifiers["Gas Spheres"]
-    assert mod[mod.node_group.interface.items_tree["Material"].identifier] == mat
+    # what renders: the evaluated instances (the spheres) carry the material
+    bpy.context.scene.frame_set(FRAMES[0] + 1)
+    dg = bpy.context.evaluated_depsgraph_get()
+    spheres = [i.object for i in dg.object_instances if i.is_instance and i.parent is not None
+               and i.parent.original == obj]
+    assert len(spheres) == 30
+    assert all([m.original for m in s.data.materials if m is not None] == [mat] for s in spheres)
     assert obj["pem_gas"]["n"] == 30 and len(obj.data.vertices) == 30
 
 
