@@ -16,7 +16,7 @@ Measured, whole operator calls seen from Python (``bpy.ops``, the synchronous ``
 
 Scenes: the demo's three-magnet pendulum (8 s at dt = 1e-3: 8000 steps) and its five-ball Newton's cradle
 (1.5 s, 40 substeps a frame at 24 fps, contacts: the contact kernel variant). The builders are the demo's own
-(scripts/demo.py), run against the installed extension.
+(scripts/demo.py), run against the installed extension. Any Python runs it (e.g. .venvs/core/bin/python).
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ def _child(phase: str, zip_path: str, out: str) -> None:
     """Inside one Blender (this process has its bpy): the measurements of one phase, as JSON into ``out``."""
     import importlib
 
-    import addon_utils
     import bpy
+
+    addon_utils = importlib.import_module("addon_utils")  # Blender's own module: importable once bpy is
 
     sys.path.insert(0, str(ROOT / "scripts"))
     res: dict = {"blender": bpy.app.version_string, "python": sys.version.split()[0]}
@@ -109,12 +110,11 @@ def main(argv=None) -> dict:
     if args.child:
         _child(args.child, args.zip, args.out)
         return {}
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import extension
-
     with tempfile.TemporaryDirectory(prefix="pem-bench-zip-") as d:
-        zips = extension.build(Path(d))
-        zip_path = next(z for z in zips if z.name.endswith("linux_x64.zip"))
+        # built as scripts/extension.sh builds it (Blender 5.2's own extension tool, in its venv)
+        subprocess.run(["bash", str(ROOT / "scripts" / "extension.sh"), "--out", d], check=True,
+                       stdout=subprocess.DEVNULL)
+        zip_path = next(Path(d).glob("*linux_x64.zip"))
         results = {"zip_mb": round(zip_path.stat().st_size / 1e6, 1)}
         for v in args.versions.split(","):
             results[v] = measure(v, zip_path)

@@ -109,8 +109,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
     ap.add_argument("--render-only", action="store_true", help="rewrite the report from docs/bench/results.json")
-    ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas, contacts) into the "
-                                   "existing results.json, the report saying which and when")
+    ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas, contacts, "
+                                   "blender) into the existing results.json, the report saying which and when")
     args = ap.parse_args(argv)
     quick = args.quick
     docs = ROOT / "docs"
@@ -135,8 +135,12 @@ def main(argv=None):
                 import bench_contacts
 
                 res["contacts"] = bench_contacts.main(["--repeat", "3"])
+            elif name == "blender":
+                import bench_blender
+
+                res["blender"] = bench_blender.main([])
             else:
-                raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts)")
+                raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts, blender)")
             res.setdefault("remeasured", {})[name] = (f"{time.strftime('%Y-%m-%d')}, "
                                                       f"{(time.perf_counter() - t0) / 60:.1f} min")
         write_json(raw, res, indent=1, default=str)
@@ -168,6 +172,9 @@ def main(argv=None):
 
         res["contacts"] = bench_contacts.main(["--repeat", "1" if quick else "3"]
                                               + (["--scale", "0.2"] if quick else []))
+        import bench_blender
+
+        res["blender"] = bench_blender.main(["--versions", "5.2"] if quick else [])
         res["minutes"] = (time.perf_counter() - t_start) / 60
         res["machine"] = f"{cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; " \
                          f"Python {platform.python_version()}; {versions()}"
@@ -253,6 +260,32 @@ def contacts_section(con) -> list:
               "search of ~10 trial steps over its 100 bodies, so its rate is set by impacts, not by free flight; "
               "the last column is the extra wall time per impact step. Gases of many spheres at scale have their "
               "own event-driven engine (the hard-sphere gas section above)."]
+    return L
+
+
+def blender_section(bl) -> list:
+    """The extension in each supported Blender (issue "Blender as users run it today"): install and bakes."""
+    if not bl:
+        return []
+    L = ["", "## The extension in each Blender (`bench/bench_blender.py`)", "",
+         f"The linux-x64 zip ({bl['zip_mb']} MB: numba + llvmlite for Python 3.11 and 3.13) installed into a fresh "
+         "user folder of each Blender (the `bpy` wheel, in a venv without numba: the compiled engine is the zip's "
+         "own) and enabled; then the demo's scenes baked through `bpy.ops.pem.simulate_bake()` (the synchronous "
+         "path a script takes): the three-magnet pendulum (8000 splitting4 steps) and the five-ball Newton's cradle "
+         "(contacts: its own kernel variant). *First*: numba's cache empty (the compile); *new session*: a new "
+         "process on the same user folder, its first bake (numba's import and the cached kernels' load); *warm*: "
+         "the scene built again and baked in the same session. The cradle is baked after the three-magnet pendulum in "
+         "each session, so its *first* compiles only the contact variant and its *new session* finds numba imported. "
+         "Seconds, one run (the machine shared with other jobs).", "",
+         "| Blender | Python | install + enable | three-magnet: first | new session | warm | cradle: first | "
+         "new session | warm | engine |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in bl.values():
+        if not isinstance(r, dict):
+            continue
+        L.append(f"| {r['blender']} | {r['python']} | {r['install_s']:.2f} | {r['three_magnet_first_bake_s']:.1f} | "
+                 f"{r['three_magnet_new_session_bake_s']:.2f} | {r['three_magnet_warm_bake_s']:.2f} | "
+                 f"{r['cradle_first_bake_s']:.1f} | {r['cradle_new_session_bake_s']:.2f} | "
+                 f"{r['cradle_warm_bake_s']:.2f} | {r['three_magnet_engine']} |")
     return L
 
 
@@ -407,6 +440,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += engine_section(res.get("engine"))
     L += gas_section(res.get("gas"))
     L += contacts_section(res.get("contacts"))
+    L += blender_section(res.get("blender"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

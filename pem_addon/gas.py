@@ -200,7 +200,7 @@ def cache_path(plan: Plan, object_name: str) -> str:
 
 def sphere_node_group(name: str = "PEM Gas Spheres"):
     """A Geometry Nodes group: a UV sphere (radius 1, smooth) instanced on every point, scaled by the point's
-    ``radius`` attribute, with the material of its *Material* input. Works on Blender 4.2 – 5.0 (the shade
+    ``radius`` attribute, with the material of its *Material* input. Works on Blender 4.2 – 5.2 (the shade
     smooth node's sockets are reached by index: named "Geometry" in 4.2, "Mesh" in 5.0)."""
     ng = bpy.data.node_groups.new(name, "GeometryNodeTree")
     ng.is_modifier = True
@@ -236,9 +236,10 @@ def set_material(obj, material) -> None:
     """Colour a gas object's spheres (the *Material* input of its Geometry Nodes modifier)."""
     mod = obj.modifiers[SPHERES_MODIFIER]
     socket = mod.node_group.interface.items_tree["Material"].identifier
-    if hasattr(mod, "properties"):   # Blender 5.1+: inputs are RNA properties (ID properties refused)
-        getattr(mod.properties.inputs, socket).value = material
-    else:                            # 4.2 to 5.0: the modifier's ID property named by the socket
+    props = getattr(mod, "properties", None)
+    if props is not None:   # Blender 5.2+: the inputs are RNA properties (an ID property is refused)
+        getattr(props.inputs, socket).value = material
+    else:                   # 4.2 to 5.1: the modifier's ID property named by the socket
         mod[socket] = material
     obj.update_tag()
 

@@ -18,6 +18,7 @@ DIPOLE_COLOR = (1.0, 0.35, 0.1, 1.0)
 PIVOT_COLOR = (0.1, 0.9, 0.9, 1.0)
 FIELD_COLOR = (0.55, 0.55, 1.0, 0.6)
 CONTACT_COLOR = (0.3, 1.0, 0.3, 0.8)
+LINE_WIDTH = 2.0   # pixels
 
 
 def _arrow(start, vec):
@@ -117,26 +118,33 @@ def geometry(context) -> dict:
     return out
 
 
-def _draw():
+def draw_segments(geo: dict, viewport_size) -> None:
+    """Draw the overlay's line segments (``geometry()``'s arrays, (K, 2, 3) in world coordinates) with the current
+    GPU matrices; ``viewport_size`` (width, height) in pixels."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
-    context = bpy.context
-    if context.scene is None or not hasattr(context.scene, "pem"):
-        return
-    geo = geometry(context)
-    shader = gpu.shader.from_builtin("UNIFORM_COLOR")
-    gpu.state.line_width_set(2.0)
+    # Wide lines through the polyline shader: Metal (macOS) and Vulkan have no glLineWidth, so
+    # gpu.state.line_width_set does nothing there; POLYLINE_UNIFORM_COLOR (Blender 4.0+) draws them everywhere.
+    shader = gpu.shader.from_builtin("POLYLINE_UNIFORM_COLOR")
+    shader.uniform_float("viewportSize", tuple(float(v) for v in viewport_size))
+    shader.uniform_float("lineWidth", LINE_WIDTH)
     gpu.state.blend_set("ALPHA")
     for key, color in (("field", FIELD_COLOR), ("dipoles", DIPOLE_COLOR), ("pivots", PIVOT_COLOR),
                        ("contacts", CONTACT_COLOR)):
-        segs = geo[key]
+        segs = geo.get(key, ())
         if len(segs):
-            batch = batch_for_shader(shader, "LINES", {"pos": segs.reshape(-1, 3).astype(np.float32).tolist()})
+            batch = batch_for_shader(shader, "LINES", {"pos": np.asarray(segs, np.float32).reshape(-1, 3).tolist()})
             shader.uniform_float("color", color)
             batch.draw(shader)
     gpu.state.blend_set("NONE")
-    gpu.state.line_width_set(1.0)
+
+
+def _draw():
+    context = bpy.context
+    if context.scene is None or not hasattr(context.scene, "pem") or context.region is None:
+        return
+    draw_segments(geometry(context), (context.region.width, context.region.height))
 
 
 def register():

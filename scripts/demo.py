@@ -51,6 +51,12 @@ def import_extension(alias="pem_demo_ext"):
     return mod
 
 
+def new_scene():
+    """An empty file with the preferences kept (factory settings would disable an installed extension; the
+    user folder is a fresh temporary one, so there is no startup file of anyone's to load)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
 def material(name, rgba, metallic=0.0, roughness=0.4):
     mat = bpy.data.materials.new(name)
     if mat.node_tree is None:   # Blender 4.x; from 5.0 every material has its node tree (use_nodes deprecated)
@@ -187,7 +193,7 @@ def build_three_magnet(ext) -> list:
     ``ext`` is the extension's root package (this checkout imported as one, or the installed extension)."""
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
     adapters = importlib.import_module(f"{ext.__name__}.pem_addon.adapters")
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    new_scene()
     scene = bpy.context.scene
     scene.render.fps = 25
     core = examples.three_magnet(friction=2e-3, t_end=8.0, dt=1e-3)
@@ -237,7 +243,7 @@ def t_handle(ext, outdir: Path) -> dict:
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
     adapters = importlib.import_module(f"{ext.__name__}.pem_addon.adapters")
     model = importlib.import_module(f"{ext.__name__}.pem_physics.model")
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    new_scene()
     scene = bpy.context.scene
     scene.render.fps = 25
     core = examples.t_handle_mesh(t_end=10.0)
@@ -270,7 +276,7 @@ def t_handle(ext, outdir: Path) -> dict:
 def hard_sphere_gas(ext, outdir: Path) -> dict:
     """500 hard spheres between the walls of a 2 m cube (η = 0.2), played from a PC2 point cache."""
     gas = importlib.import_module(f"{ext.__name__}.pem_addon.gas")
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    new_scene()
     scene = bpy.context.scene
     scene.render.fps = 24
     scene.frame_start, scene.frame_end = 1, 25
@@ -304,7 +310,7 @@ def build_newtons_cradle() -> list:
     mesh), the first raised by 30°, in a new empty scene; returns the balls, not baked."""
     import mathutils
 
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    new_scene()
     scene = bpy.context.scene
     scene.render.fps = 24
     scene.frame_start, scene.frame_end = 1, 1 + 36   # 1.5 s: the strike, ball 5 out and back
