@@ -21,6 +21,7 @@ import numpy as np
 from .analysis.sweep_parameters import PARAMETERS as SWEEP_PARAMETERS
 from .errors import PemError, SimulationError, ValidationError
 from .io.loading import load_mesh, load_scene
+from .io.outset import output_folder
 from .model.scene import METHODS
 
 
@@ -46,18 +47,20 @@ class _Progress:
 
 @contextlib.contextmanager
 def interruptible(quiet: bool):
-    """(progress, stop) callbacks for a long run: a progress bar, and Ctrl-C asks the run to stop cleanly."""
+    """(progress, stop) callbacks for a long run: a progress bar, and Ctrl-C or SIGTERM (``kill``, a job
+    scheduler's stop) asks the run to stop cleanly; its partial result is then published marked incomplete."""
     flag = {"stop": False}
 
-    def on_sigint(signum, frame):
+    def on_signal(signum, frame):
         flag["stop"] = True
 
-    old = signal.signal(signal.SIGINT, on_sigint)
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     progress = _Progress(not quiet)
     try:
         yield progress, lambda: flag["stop"]
     finally:
-        signal.signal(signal.SIGINT, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
         progress.close()
 
 
@@ -66,6 +69,7 @@ def cmd_run(args) -> int:
     from .io.output import write_outputs
 
     scene = load_scene(args.scene)
+    output_folder(args.outdir)   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop):
         traj = simulate(scene, method=args.method, dt=args.dt, t_end=args.t_end,
                         record_interval=args.record_interval, progress=progress, stop=stop)
@@ -183,6 +187,7 @@ def cmd_basin(args) -> int:
         scene = replace(scene, friction=args.friction)
     if args.dt is not None:
         scene = replace(scene, settings=replace(scene.settings, dt=args.dt))
+    output_folder(args.outdir)   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
                                  method=args.method, progress=progress, stop=stop, client=client,
@@ -242,6 +247,7 @@ def cmd_sweep(args) -> int:
         if len(varying) != 2:
             raise ValidationError("--heatmap", f"a heat map needs exactly two parameters with several values; "
                                                f"{len(varying)} vary ({', '.join(varying) or 'none'})")
+    output_folder(args.outdir)   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,
                              chunk=args.chunk, settle_speed=args.settle_speed, settle_distance=args.settle_distance,

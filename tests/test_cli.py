@@ -112,13 +112,16 @@ def test_convert_to_udf_runs_the_same(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_interrupt_flushes_partial_results(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupt_flushes_partial_results(tmp_path, sig):
+    """Ctrl-C and SIGTERM (kill, a job scheduler) both stop the run cleanly: its partial result is published as a
+    set marked incomplete in every file (npz meta, summary, the CSV's first line, the manifest)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen([sys.executable, "-m", "pem_physics", "run", "example:three-magnet", "-o", str(tmp_path),
                           "--t-end", "100000", "--record-interval", "1", "-q"],  # 1e8 steps: minutes, compiled
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(4.0)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(getattr(signal, sig))
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130, err
     assert "interrupted" in err
@@ -126,3 +129,8 @@ def test_interrupt_flushes_partial_results(tmp_path):
     assert summary["complete"] is False and 0 < summary["t_end"] < 100000
     npz = np.load(tmp_path / "trajectory.npz")
     assert len(npz["t"]) == summary["records"] and json.loads(str(npz["meta"]))["complete"] is False
+    first = (tmp_path / "trajectory.csv").read_text().split("\n", 1)[0]
+    assert first.startswith("# partial run: interrupted at t = "), first
+    manifest = json.loads((tmp_path / "pem-manifest.json").read_text())
+    assert manifest["complete"] is False and set(manifest["files"]) == {"trajectory.npz", "trajectory.csv",
+                                                                        "summary.json"}

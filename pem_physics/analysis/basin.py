@@ -185,8 +185,17 @@ def image(result: BasinResult) -> np.ndarray:
 
 
 def write(result: BasinResult, outdir) -> dict:
-    """basin.npz (arrays), basin.png (the map with the magnets marked) and basin.json (summary)."""
-    outdir = Path(outdir)
+    """basin.npz (arrays), basin.png (the map with the magnets marked) and basin.json (summary), published as one
+    output set (:mod:`..io.outset`); returns the summary."""
+    from ..io.outset import OutputSet
+
+    with OutputSet(outdir, "basin") as out:
+        summary = _write_files(result, out.staging)
+        out.publish(complete=result.complete and not result.failures)
+    return summary
+
+
+def _write_files(result: BasinResult, outdir: Path) -> dict:
     with atomic_open(outdir / "basin.npz", "wb") as fh:
         np.savez_compressed(fh, x=result.x, y=result.y, label=result.label, final_xy=result.final_xy,
                             final_speed=result.final_speed, magnets_xy=result.magnets_xy,

@@ -24,9 +24,13 @@ def figure(width: float = 8.0, height: float = 5.0):
     return fig
 
 
-def save(fig, path) -> Path:
-    """Write ``fig`` as a PNG at ``path`` (replaced atomically); returns the path."""
+def save(fig, path, partial: str | None = None) -> Path:
+    """Write ``fig`` as a PNG at ``path`` (replaced atomically); returns the path. ``partial``: why the run is
+    incomplete (e.g. "interrupted at t = 3.2 s"), stamped across the top of the figure in red."""
     path = Path(path)
+    if partial:
+        fig.text(0.5, 0.995, f"PARTIAL RUN: {partial}", ha="center", va="top", color="#c00000",
+                 fontsize="small", fontweight="bold")
     with atomic_open(path, "wb") as fh:
         fig.savefig(fh, format="png")
     return path

@@ -352,8 +352,18 @@ def _finite(x):
 
 
 def write_gas_outputs(run: GasRun, c: dict, outdir, extra: dict | None = None) -> dict:
-    """gas.npz, gas.csv and summary.json into ``outdir`` (atomically); returns the summary."""
-    outdir = Path(outdir)
+    """gas.npz, gas.csv and summary.json into ``outdir``, published as one output set (:mod:`..io.outset`); returns
+    the summary. A partial run says so in every file: ``complete`` in gas.npz and summary.json, a ``#`` comment
+    above gas.csv's header."""
+    from ..io.outset import OutputSet
+
+    with OutputSet(outdir, "gas") as out:
+        summary = _write_gas_files(run, c, out.staging, extra)
+        out.publish(complete=run.complete)
+    return summary
+
+
+def _write_gas_files(run: GasRun, c: dict, outdir: Path, extra: dict | None) -> dict:
     extra = extra or {}
     st = run.state
     rec = run.records
@@ -363,7 +373,7 @@ def write_gas_outputs(run: GasRun, c: dict, outdir, extra: dict | None = None) -
               "container_kind": np.array(st.container.kind), "container_axis": np.array(st.container.axis),
               "container_radius": np.array(st.container.radius),
               "container_centre": np.zeros(st.d) if st.container.centre is None else st.container.centre,
-              "container_planes": st.container.planes.reshape(-1, st.d + 1)}
+              "container_planes": st.container.planes.reshape(-1, st.d + 1), "complete": np.array(run.complete)}
     if rec is not None:
         arrays.update(times=rec.times, positions=rec.positions, velocities=rec.velocities,
                       collisions=rec.collisions, virial=rec.virial, kinetic=rec.kinetic, potential=rec.potential)
@@ -371,6 +381,8 @@ def write_gas_outputs(run: GasRun, c: dict, outdir, extra: dict | None = None) -
         np.savez_compressed(fh, **arrays)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    if not run.complete:
+        buf.write(f"# partial run: interrupted at t = {run.t_end:g}\n")
     w.writerow(["t", "temperature", "kinetic", "potential", "collisions", "pressure", "reduced_pressure"])
     if rec is not None:
         sig = 2.0 * float(np.mean(st.radii))
@@ -427,6 +439,10 @@ def _parse_gravity(text: str):
 
 
 def cmd_gas(args) -> int:
+    import signal
+
+    from ..io.outset import output_folder
+
     cfg = load_gas_scene(args.scene) if args.scene else {}
     for opt, key in OPTIONS.items():
         val = getattr(args, opt)
@@ -434,10 +450,14 @@ def cmd_gas(args) -> int:
             cfg[key] = _parse_gravity(val) if key == "gravity" else val
     c = check_config(cfg)
     state = initial_state(c)
+    output_folder(args.outdir)   # checked before the run, not after it
     bar = _Bar(state.time, state.time + c["t_end"], not args.quiet)
+    # SIGTERM (kill, a job scheduler) stops the run as Ctrl-C does: the engines keep a valid partial result
+    old_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         run, extra = run_gas(c, state, progress=bar)
     finally:
+        signal.signal(signal.SIGTERM, old_term)
         bar.close()
     summary = write_gas_outputs(run, c, args.outdir, extra)
     if not args.quiet:

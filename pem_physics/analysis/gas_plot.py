@@ -22,15 +22,11 @@ from .figures import figure, save
 FIGURES = ("gas_pressure", "gas_speeds", "gas_snapshot")
 
 
-def is_gas_folder(outdir) -> bool:
-    return (Path(outdir) / "gas.npz").is_file()
-
-
 def read_gas(outdir) -> dict:
     """The arrays of a gas run's gas.npz (see :mod:`.gas_command`) as a dict."""
-    path = Path(outdir) / "gas.npz"
-    if not path.is_file():
-        raise ValidationError(str(path), "no such file (expected a gas run's gas.npz)")
+    from ..io.outset import verified
+
+    path = verified(outdir, "gas.npz", "gas run output")
     with np.load(path, allow_pickle=False) as data:
         out = {k: data[k] for k in data.files}
     if "times" not in out or len(out["times"]) == 0:
@@ -67,7 +63,7 @@ def plot_pressure(g: dict, path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
-    return save(fig, path)
+    return save(fig, path, _partial(g))
 
 
 def plot_speeds(g: dict, path) -> Path:
@@ -88,7 +84,7 @@ def plot_speeds(g: dict, path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
-    return save(fig, path)
+    return save(fig, path, _partial(g))
 
 
 def plot_snapshot(g: dict, path) -> Path:
@@ -118,12 +114,23 @@ def plot_snapshot(g: dict, path) -> Path:
     ax.set_ylabel("y (σ)")
     ax.set_title(title, fontsize="small")
     fig.tight_layout()
-    return save(fig, path)
+    return save(fig, path, _partial(g))
 
 
 def plot_gas_outputs(outdir, pngdir=None) -> list[Path]:
-    """All :data:`FIGURES` for the gas run in ``outdir``, written to ``pngdir`` (default: outdir)."""
+    """All :data:`FIGURES` for the gas run in ``outdir`` (its published output set), written to ``pngdir``
+    (default: outdir; the PNGs then join the run's set)."""
+    from ..io.outset import OutputSet
+
     g = read_gas(outdir)
-    out = Path(pngdir) if pngdir else Path(outdir)
-    return [plot_pressure(g, out / "gas_pressure.png"), plot_speeds(g, out / "gas_speeds.png"),
-            plot_snapshot(g, out / "gas_snapshot.png")]
+    pngdir = Path(pngdir) if pngdir else Path(outdir)
+    with OutputSet(pngdir, "plot", extend=pngdir.resolve() == Path(outdir).resolve()) as out:
+        paths = [plot_pressure(g, out.staging / "gas_pressure.png"), plot_speeds(g, out.staging / "gas_speeds.png"),
+                 plot_snapshot(g, out.staging / "gas_snapshot.png")]
+        out.publish(complete=bool(g.get("complete", True)))
+    return [out.outdir / p.name for p in paths]
+
+
+def _partial(g: dict) -> str | None:
+    """Why a gas run is incomplete, for the figures' stamp (None for a complete run)."""
+    return None if bool(g.get("complete", True)) else f"interrupted at t = {float(g['final_time']):g}"

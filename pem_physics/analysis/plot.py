@@ -35,6 +35,13 @@ MAX_TOP_VIEW_PATHS = 200
 FIGURES = ("energy", "omega", "momentum_sphere", "top_view")
 
 
+def partial_note(traj) -> str | None:
+    """Why a trajectory is incomplete, for the figures' stamp; None for a complete run (or several runs)."""
+    if isinstance(traj, Trajectory) and not traj.complete:
+        return f"interrupted at t = {traj.t[-1]:g} s"
+    return None
+
+
 # ---------------------------------------------------------------------------- reading
 
 def read_trajectory(path) -> Trajectory:
@@ -130,7 +137,7 @@ def plot_energy(traj: Trajectory, path) -> Path:
     ax2.set_xlabel("t (s)")
     ax2.grid(alpha=0.3)
     fig.tight_layout()
-    return save(fig, path)
+    return save(fig, path, partial_note(traj))
 
 
 def plot_omega(traj: Trajectory, path) -> Path:
@@ -148,7 +155,7 @@ def plot_omega(traj: Trajectory, path) -> Path:
     more = f" (first {n} of {len(traj.names)} bodies)" if n < len(traj.names) else ""
     axes[0].set_title("angular velocity, lab frame" + more)
     fig.tight_layout()
-    return save(fig, path)
+    return save(fig, path, partial_note(traj))
 
 
 def plot_momentum_sphere(trajs, path, body: int = 0) -> Path:
@@ -183,7 +190,7 @@ def plot_momentum_sphere(trajs, path, body: int = 0) -> Path:
     ax.set_box_aspect((1, 1, 1))
     ax.legend(loc="upper left", fontsize="small")
     ax.set_title(f"body-frame angular momentum of {first.names[body]!r} (kg·m²/s)")
-    return save(fig, path)
+    return save(fig, path, partial_note(trajs))
 
 
 def plot_top_view(traj: Trajectory, path, sources=None) -> Path:
@@ -209,7 +216,7 @@ def plot_top_view(traj: Trajectory, path, sources=None) -> Path:
     ax.set_ylabel("y (m)")
     ax.set_title("paths seen from above (dots: final positions)")
     fig.tight_layout()
-    return save(fig, path)
+    return save(fig, path, partial_note(traj))
 
 
 def plot_energy_errors(trajs: dict, path) -> Path:
@@ -231,19 +238,30 @@ def plot_energy_errors(trajs: dict, path) -> Path:
 
 def plot_outputs(outdir, pngdir=None, body: int = 0) -> list[Path]:
     """All FIGURES for the run in ``outdir`` (its trajectory.npz), written to ``pngdir`` (default: outdir);
-    for a ``gas`` run's folder (gas.npz) the gas figures of :mod:`.gas_plot` instead."""
-    if (Path(outdir) / "gas.npz").is_file() and not (Path(outdir) / "trajectory.npz").is_file():
+    for a ``gas`` run's folder (gas.npz) the gas figures of :mod:`.gas_plot` instead.
+
+    Only a published output set is read (its manifest lists the file, size and SHA-256 agree: a folder left by an
+    interrupted publication, a stale or foreign file is refused by name); the PNGs join the run's set when they
+    go into its folder, or make a set of their own elsewhere."""
+    from ..io.outset import OutputSet, read_manifest, verified
+
+    m = read_manifest(outdir)
+    if m is not None and "gas.npz" in m["files"] and "trajectory.npz" not in m["files"]:
         from .gas_plot import plot_gas_outputs
 
         return plot_gas_outputs(outdir, pngdir)
-    traj = read_trajectory(Path(outdir) / "trajectory.npz")
-    pngdir = Path(pngdir) if pngdir is not None else Path(outdir)
+    traj = read_trajectory(verified(outdir, "trajectory.npz", "run output"))
     if not 0 <= body < len(traj.names):
         raise ValidationError("body", f"body index {body} out of range (the run has {len(traj.names)} bodies)")
-    return [plot_energy(traj, pngdir / "energy.png"),
-            plot_omega(traj, pngdir / "omega.png"),
-            plot_momentum_sphere(traj, pngdir / "momentum_sphere.png", body=body),
-            plot_top_view(traj, pngdir / "top_view.png")]
+    pngdir = Path(pngdir) if pngdir is not None else Path(outdir)
+    same = pngdir.resolve() == Path(outdir).resolve()
+    with OutputSet(pngdir, "plot", extend=same) as out:
+        paths = [plot_energy(traj, out.staging / "energy.png"),
+                 plot_omega(traj, out.staging / "omega.png"),
+                 plot_momentum_sphere(traj, out.staging / "momentum_sphere.png", body=body),
+                 plot_top_view(traj, out.staging / "top_view.png")]
+        out.publish(complete=traj.complete)
+    return [out.outdir / p.name for p in paths]
 
 
 def compare_methods(scene, methods, *, t_end=None, dt=None, record_interval=None, path=None,

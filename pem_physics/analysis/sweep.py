@@ -449,8 +449,19 @@ def _settle_time(t: np.ndarray, xy: np.ndarray, label: np.ndarray, magnets: np.n
 
 def write(result: SweepResult, outdir, *, scene_label: str = "", scene_name: str = "",
           heatmap: str | None = None) -> dict:
-    """sweep.csv (the table), sweep.png (heat map when two parameters vary) and sweep.json; returns the JSON."""
-    outdir = Path(outdir)
+    """sweep.csv (the table), sweep.png (heat map when two parameters vary) and sweep.json, published as one
+    output set (:mod:`..io.outset`: a heat map of an earlier two-parameter sweep does not survive); returns the
+    JSON."""
+    from ..io.outset import OutputSet
+
+    with OutputSet(outdir, "sweep") as out:
+        summary = _write_files(result, out.staging, scene_label, scene_name, heatmap)
+        out.publish(complete=result.complete and result.error is None)
+    return summary
+
+
+def _write_files(result: SweepResult, outdir: Path, scene_label: str, scene_name: str,
+                 heatmap: str | None) -> dict:
     names = list(result.values) + list(result.outcomes)
     table = [result.values[n] for n in result.values] + [result.outcomes[n] for n in result.outcomes]
     ints = [a.dtype.kind in "iu" for a in table]

@@ -10,13 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 
 from ..engine.simulate import Trajectory
 from ..model.rotations import euler_zyx
 from .files import atomic_open
+from .outset import OutputSet
 
 ARRAYS = ("t", "quaternion", "orientation", "omega", "omega_body", "angular_momentum",
           "angular_momentum_body", "torque", "kinetic_energy", "gravity_energy", "field_energy",
@@ -76,6 +76,8 @@ def write_csv(traj: Trajectory, path) -> None:
     cols, table = csv_columns(traj)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    if not traj.complete:   # a partial run says so in every file (npz meta, summary, this comment)
+        buf.write(f"# partial run: interrupted at t = {traj.t[-1]!r} s\n")
     w.writerow(cols)
     # every cell is a float (no quoting needed), written as repr (the shortest text that reads back bit for
     # bit); tolist() hands Python floats (~5× faster than numpy scalars) and one %r format per row beats a join
@@ -142,11 +144,15 @@ def write_summary(traj: Trajectory, path) -> dict:
 
 
 def write_outputs(traj: Trajectory, outdir) -> dict:
-    """trajectory.npz, trajectory.csv and summary.json in ``outdir``; returns the summary."""
-    outdir = Path(outdir)
-    write_npz(traj, outdir / "trajectory.npz")
-    if not traj.ensemble:
-        write_csv(traj, outdir / "trajectory.csv")
-    if traj.events is not None:
-        write_events(traj, outdir / "events.csv")
-    return write_summary(traj, outdir / "summary.json")
+    """trajectory.npz, trajectory.csv and summary.json (events.csv for contact scenes) in ``outdir``, published as
+    one output set (:mod:`.outset`: the previous set's files go, a manifest lists the new ones); returns the
+    summary."""
+    with OutputSet(outdir, "run") as out:
+        write_npz(traj, out.staging / "trajectory.npz")
+        if not traj.ensemble:
+            write_csv(traj, out.staging / "trajectory.csv")
+        if traj.events is not None:
+            write_events(traj, out.staging / "events.csv")
+        summary = write_summary(traj, out.staging / "summary.json")
+        out.publish(complete=traj.complete)
+    return summary

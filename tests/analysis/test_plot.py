@@ -18,7 +18,8 @@ from pem_physics.analysis.plot import (
 )
 from pem_physics.cli import main as cli_main
 from pem_physics.errors import ValidationError
-from pem_physics.io.output import ARRAYS, write_npz, write_outputs
+from pem_physics.io.output import ARRAYS, write_outputs
+from pem_physics.io.outset import MANIFEST, read_manifest
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -71,7 +72,9 @@ def test_plot_outputs_writes_valid_nonblank_pngs_atomically(magnet_run, tmp_path
     assert sorted(p.name for p in paths) == ["energy.png", "momentum_sphere.png", "omega.png", "top_view.png"]
     for p in paths:
         check_png(p)
-    assert sorted(x.name for x in (tmp_path / "png").iterdir()) == sorted(p.name for p in paths)  # no temp files
+    # no temp files: the PNGs and the manifest of their output set, which lists exactly them
+    assert sorted(x.name for x in (tmp_path / "png").iterdir()) == sorted([p.name for p in paths] + [MANIFEST])
+    assert sorted(read_manifest(tmp_path / "png")["files"]) == sorted(p.name for p in paths)
 
 
 def test_plot_command(magnet_run, tmp_path, capsys):
@@ -79,7 +82,7 @@ def test_plot_command(magnet_run, tmp_path, capsys):
     assert cli_main(["plot", str(out), "-o", str(tmp_path / "figs")]) == 0
     assert len(list((tmp_path / "figs").glob("*.png"))) == 4
     assert cli_main(["plot", str(tmp_path / "nothing-here")]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "no such folder" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["plot", "info"])
@@ -164,7 +167,7 @@ def test_ensemble_npz_round_trip_and_plots(tmp_path):
     scene = examples.pendulum(t_end=0.1)
     w = np.array([[[0.0, 0.0, 0.0]], [[0.5, 0.0, 0.0]]])
     traj = simulate(scene, ensemble=Ensemble(angular_velocity=w))
-    write_npz(traj, tmp_path / "trajectory.npz")
+    write_outputs(traj, tmp_path)   # an ensemble's set: trajectory.npz and summary.json (no CSV)
     back = read_trajectory(tmp_path / "trajectory.npz")
     assert back.ensemble and np.array_equal(back.omega, traj.omega)
     for p in plot_outputs(tmp_path):

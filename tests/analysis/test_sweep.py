@@ -278,3 +278,16 @@ def test_a_blow_up_names_the_grid_point_and_keeps_the_table(tmp_path):
     assert write(res, tmp_path)["error"] == res.error
     _, rows = read_csv(tmp_path / "sweep.csv")
     assert len(rows) == 2 and all(r[-1] == "0" for r in rows)
+
+
+def test_a_one_parameter_sweep_after_a_two_parameter_one_leaves_no_heat_map(tmp_path):
+    """The heat map belongs to the two-parameter run: the next run's output set does not keep it (the manifest
+    lists exactly what is in the folder)."""
+    from pem_physics.io.outset import MANIFEST, read_manifest
+
+    base = ["sweep", "example:compass", "-o", str(tmp_path), "-q", "--t-end", "0.01", "--method", "pem-rk4"]
+    assert main(base + ["--param", "field.x=1e-3,2e-3", "--param", "field.y=0,1e-3"]) == 0
+    assert (tmp_path / "sweep.png").is_file()
+    assert main(base + ["--param", "field.x=1e-3,2e-3"]) == 0
+    assert not (tmp_path / "sweep.png").exists()
+    assert sorted(read_manifest(tmp_path)["files"]) == sorted(p.name for p in tmp_path.iterdir() if p.name != MANIFEST)

@@ -1,0 +1,202 @@
+"""Output sets: every file of one command's run, published together with a manifest, or not at all.
+
+A command (``run``, ``gas``, ``basin``, ``sweep``, ``plot``) writes its files into a fresh staging folder
+inside the output folder (``.pem-staging-<pid>-<random>/``), flushes them to disk, and only then publishes
+them: the previous set's manifest is removed (from that instant the folder holds no set a reader trusts),
+the previous set's files that the new set does not have are removed (no stale ``events.csv`` or ``sweep.png``
+survives), the new files are moved in (``os.replace``: same file system), and the new manifest
+``pem-manifest.json`` is written last (atomically, flushed). The manifest lists every file with its size and
+SHA-256, the command, and whether the run completed.
+
+Readers (``plot``, the add-on, ``--state``) trust only what a manifest lists, with its size and hash
+(:func:`verified`); a folder without one — an interrupted publication, an older version's output, a foreign
+folder — is refused with a message that says so. A failure or interruption before the publication leaves the
+previous set as it was; a staging folder left by a killed process is removed by the next command that
+writes there. A run stopped by Ctrl-C or SIGTERM publishes its partial result marked ``complete: false``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from ..engine.aot import sha256  # the interpreter's own (hashlib loads OpenSSL: ~4 ms of a short run)
+from ..errors import ValidationError
+from .files import atomic_open
+
+MANIFEST = "pem-manifest.json"
+FORMAT = "pem-output-set/1"
+STAGING_PREFIX = ".pem-staging-"
+#: Files the commands of earlier versions wrote without a manifest: a first publication into such a folder
+#: removes them, so none of them survives beside a new set.
+KNOWN_OUTPUTS = frozenset({
+    "trajectory.npz", "trajectory.csv", "summary.json", "events.csv", "gas.npz", "gas.csv",
+    "basin.npz", "basin.png", "basin.json", "sweep.csv", "sweep.json", "sweep.png",
+    "energy.png", "omega.png", "momentum_sphere.png", "top_view.png",
+    "gas_pressure.png", "gas_speeds.png", "gas_snapshot.png"})
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+def _fsync_path(path: Path, directory: bool = False) -> None:
+    fd = os.open(path, (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if directory else os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems cannot sync a directory; the files themselves are synced
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
+def _sha256(path: Path) -> str:
+    h = sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def output_folder(outdir) -> Path:
+    """The output folder, created if missing; a clear :class:`ValidationError` for anything unusable."""
+    text = os.fspath(outdir) if outdir is not None else ""
+    if not str(text).strip():
+        raise ValidationError("-o/--outdir", "empty: name the output folder")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise ValidationError(str(path), "exists and is not a folder: name a folder for the outputs")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValidationError(str(path), f"cannot create the output folder ({e.strerror or e}): "
+                                         "name a folder you may write to") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValidationError(str(path), "the output folder is not writable: name a folder you may write to")
+    return path
+
+
+def read_manifest(outdir) -> dict | None:
+    """The folder's manifest, or None where it has none (or an unreadable one)."""
+    path = Path(outdir) / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
+        return None
+    return data
+
+
+def verified(outdir, name: str, what: str = "output") -> Path:
+    """The path of ``name`` in the output set of ``outdir``, after checking the manifest lists it and its size and
+    SHA-256 match; a :class:`ValidationError` naming the folder or file and what to do otherwise."""
+    outdir = Path(outdir)
+    if not outdir.is_dir():
+        raise ValidationError(str(outdir), f"no such folder (expected the folder of a {what})")
+    m = read_manifest(outdir)
+    if m is None:
+        raise ValidationError(str(outdir), f"no complete {what} here (no {MANIFEST}: the run that wrote this folder "
+                                           "was interrupted while publishing, or it is not a pem output folder, or "
+                                           "an older version wrote it): run the command again into this folder")
+    entry = m["files"].get(name)
+    path = outdir / name
+    if entry is None:
+        raise ValidationError(str(path), f"not part of the output set in {outdir} (its {m.get('command')} run wrote "
+                                         f"{', '.join(sorted(m['files']))})")
+    try:
+        size = path.stat().st_size
+    except OSError:
+        raise ValidationError(str(path), "listed in the manifest but missing: run the command again") from None
+    if size != entry.get("bytes") or _sha256(path) != entry.get("sha256"):
+        raise ValidationError(str(path), "changed since its run wrote it (size or SHA-256 differ from "
+                                         f"{MANIFEST}): run the command again")
+    return path
+
+
+def _remove_dead_staging(outdir: Path) -> None:
+    """Staging folders of processes that no longer run (killed mid-write) go."""
+    for d in outdir.glob(STAGING_PREFIX + "*"):
+        try:
+            pid = int(d.name[len(STAGING_PREFIX):].split("-", 1)[0])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class OutputSet:
+    """The files of one command's run: write them under :attr:`staging`, then :meth:`publish`.
+
+    Use as a context manager: leaving it with an exception discards the staging folder and leaves the previous
+    set as it was. ``extend=True`` (``plot`` into a run's folder) keeps the files of the current set and adds or
+    replaces its own.
+    """
+
+    def __init__(self, outdir, command: str, *, extend: bool = False):
+        self.outdir = output_folder(outdir)
+        self.command = command
+        self.extend = extend
+        _remove_dead_staging(self.outdir)
+        self.staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=self.outdir))
+        self.published = False
+
+    def __enter__(self) -> OutputSet:
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def publish(self, *, complete: bool = True, extra: dict | None = None) -> dict:
+        """Move the staged files into the output folder as one set; returns the manifest."""
+        names = sorted(p.name for p in self.staging.iterdir() if not p.name.startswith("."))
+        for name in names:
+            if not _NAME.match(name) or not (self.staging / name).is_file():
+                raise ValueError(f"output set: unexpected entry {name!r}")
+        files = {}
+        for name in names:
+            p = self.staging / name
+            _fsync_path(p)
+            files[name] = {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+        old = read_manifest(self.outdir)
+        if old is not None:
+            previous = {n for n in old["files"] if _NAME.match(n)}
+        else:
+            previous = {n for n in KNOWN_OUTPUTS if (self.outdir / n).is_file()}
+        kept = {}
+        if self.extend and old is not None:
+            kept = {n: e for n, e in old["files"].items() if n in previous and n not in files}
+        command = self.command
+        if self.extend and old is not None:   # plot's PNGs join the run's set: its command and completeness stay
+            command, complete = old.get("command", command), bool(complete) and bool(old.get("complete", True))
+        manifest = {"format": FORMAT, "command": command, "complete": bool(complete),
+                    "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": {**kept, **files}, **(extra or {})}
+        # From here until the new manifest is in place the folder holds no set that a reader trusts.
+        (self.outdir / MANIFEST).unlink(missing_ok=True)
+        _fsync_path(self.outdir, directory=True)
+        for name in previous - set(files) - set(kept):
+            (self.outdir / name).unlink(missing_ok=True)
+        for name in names:
+            os.replace(self.staging / name, self.outdir / name)
+        _fsync_path(self.outdir, directory=True)
+        with atomic_open(self.outdir / MANIFEST, "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=2)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        _fsync_path(self.outdir, directory=True)
+        self.published = True
+        return manifest

@@ -1,0 +1,177 @@
+"""Output sets (pem_physics/io/outset.py): one run's files published whole, never mixed with another run's.
+
+Each case is a fault a user hit (issue "outputs that never lie"): a second run into the same folder that leaves
+the first run's files beside its own, a write interrupted mid-publication, a failure before it, a file changed
+after its run, a staging folder left by a killed process, an output path that cannot be a folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pem_physics import examples
+from pem_physics.analysis.plot import plot_outputs, read_trajectory
+from pem_physics.cli import main as cli_main
+from pem_physics.engine.simulate import Ensemble, simulate
+from pem_physics.errors import ValidationError
+from pem_physics.io import outset
+from pem_physics.io.output import write_outputs
+from pem_physics.io.outset import MANIFEST, OutputSet, read_manifest, verified
+
+
+def files(folder: Path) -> dict:
+    """Name → SHA-256 of every plain file in the folder (what a user would see there)."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def listed_exactly(folder: Path) -> None:
+    """The manifest lists exactly the files beside it, each with its true size and SHA-256."""
+    m = read_manifest(folder)
+    assert m is not None
+    on_disk = files(folder)
+    assert set(m["files"]) == set(on_disk) - {MANIFEST}, (sorted(m["files"]), sorted(on_disk))
+    for name, entry in m["files"].items():
+        assert entry["sha256"] == on_disk[name] and entry["bytes"] == (folder / name).stat().st_size
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")], "temporary files left behind"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """A contact run (writes events.csv), a plain run (CSV), an ensemble (no CSV): three different file sets."""
+    contact = simulate(examples.build("newtons-cradle"), t_end=0.02)
+    plain = simulate(examples.pendulum(t_end=0.05))
+    ens = simulate(examples.pendulum(t_end=0.05), ensemble=Ensemble(angular_velocity=np.zeros((2, 1, 3))))
+    assert contact.events is not None and plain.events is None and ens.ensemble
+    return contact, plain, ens
+
+
+def test_a_second_run_replaces_the_whole_set_and_leaves_nothing_stale(runs, tmp_path):
+    contact, plain, ens = runs
+    (tmp_path / "notes.txt").write_text("mine")   # a file of the user's: never touched
+    write_outputs(contact, tmp_path)
+    assert {"events.csv", "trajectory.csv"} <= set(read_manifest(tmp_path)["files"])
+    write_outputs(plain, tmp_path)
+    assert not (tmp_path / "events.csv").exists(), "the contact run's events.csv survived the next run"
+    listed_exactly_but_notes(tmp_path)
+    write_outputs(ens, tmp_path)   # an ensemble writes no CSV: the plain run's CSV must go
+    assert not (tmp_path / "trajectory.csv").exists()
+    listed_exactly_but_notes(tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert read_trajectory(verified(tmp_path, "trajectory.npz")).ensemble
+
+
+def listed_exactly_but_notes(folder: Path) -> None:
+    notes = (folder / "notes.txt").read_bytes()
+    (folder / "notes.txt").unlink()
+    try:
+        listed_exactly(folder)
+    finally:
+        (folder / "notes.txt").write_bytes(notes)
+
+
+def test_an_older_versions_files_without_a_manifest_are_replaced_not_mixed(runs, tmp_path):
+    _, plain, _ = runs
+    for name in ("events.csv", "trajectory.csv", "summary.json", "sweep.png"):   # left by an older version
+        (tmp_path / name).write_text("stale")
+    with pytest.raises(ValidationError, match="no complete run output here"):
+        verified(tmp_path, "trajectory.npz", "run output")
+    write_outputs(plain, tmp_path)
+    listed_exactly(tmp_path)
+    assert json.loads((tmp_path / "summary.json").read_text())["complete"] is True
+
+
+def test_an_interrupted_publication_leaves_no_set_a_reader_trusts(runs, tmp_path, monkeypatch):
+    contact, plain, _ = runs
+    write_outputs(contact, tmp_path)
+    real = os.replace
+    moved = []
+
+    def dies_after_one(src, dst):   # the process dies (disk full, SIGKILL) after moving one file in
+        if Path(dst).parent == tmp_path:   # publication (the writers' own atomic renames go into staging)
+            if len(moved) == 1:
+                raise OSError(28, "No space left on device")
+            moved.append(dst)
+        real(src, dst)
+
+    monkeypatch.setattr(outset.os, "replace", dies_after_one)
+    with pytest.raises(OSError):
+        write_outputs(plain, tmp_path)
+    monkeypatch.undo()
+    assert not (tmp_path / MANIFEST).exists()
+    with pytest.raises(ValidationError, match="interrupted while publishing"):
+        plot_outputs(tmp_path)
+    assert cli_main(["plot", str(tmp_path)]) == 2
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pem-staging-")]
+    write_outputs(plain, tmp_path)   # the next run publishes a clean set
+    listed_exactly(tmp_path)
+    assert not (tmp_path / "events.csv").exists()
+
+
+def test_a_failure_before_publication_leaves_the_previous_set_untouched(runs, tmp_path, monkeypatch):
+    contact, plain, _ = runs
+    write_outputs(contact, tmp_path)
+    before = files(tmp_path)
+    from pem_physics.io import output
+
+    def full_disk(traj, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(output, "write_csv", full_disk)
+    with pytest.raises(OSError):
+        write_outputs(plain, tmp_path)
+    assert files(tmp_path) == before
+    listed_exactly(tmp_path)
+
+
+def test_a_file_changed_after_its_run_is_refused_by_name(runs, tmp_path):
+    _, plain, _ = runs
+    write_outputs(plain, tmp_path)
+    data = bytearray((tmp_path / "trajectory.npz").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (tmp_path / "trajectory.npz").write_bytes(bytes(data))
+    with pytest.raises(ValidationError, match=r"trajectory\.npz: changed since its run wrote it"):
+        plot_outputs(tmp_path)
+
+
+def test_plot_into_the_run_folder_joins_its_set(runs, tmp_path):
+    _, plain, _ = runs
+    write_outputs(plain, tmp_path)
+    plot_outputs(tmp_path)
+    m = read_manifest(tmp_path)
+    assert m["command"] == "run" and m["complete"] is True
+    assert {"trajectory.npz", "energy.png", "top_view.png"} <= set(m["files"])
+    listed_exactly(tmp_path)
+
+
+def test_a_killed_writers_staging_folder_is_removed_by_the_next_run(runs, tmp_path):
+    _, plain, _ = runs
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"{outset.STAGING_PREFIX}{int(dead.stdout)}-abc"   # that process has exited
+    stale.mkdir()
+    (stale / "trajectory.npz").write_bytes(b"half")
+    live = tmp_path / f"{outset.STAGING_PREFIX}{os.getppid()}-xyz"    # a live process's: left alone
+    live.mkdir()
+    write_outputs(plain, tmp_path)
+    assert not stale.exists() and live.exists()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: (p.write_text("x"), p)[1], "exists and is not a folder"),
+    (lambda p: (p.write_text("x"), p / "sub")[1], "cannot create the output folder"),
+    (lambda p: "", "empty: name the output folder"),
+])
+def test_an_output_path_that_cannot_be_a_folder_is_refused_before_the_run(tmp_path, capsys, make, message):
+    target = make(tmp_path / "out")
+    with pytest.raises(ValidationError, match=message):
+        OutputSet(target, "run")
+    assert cli_main(["run", "example:pendulum", "-o", str(target), "--t-end", "0.01", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
