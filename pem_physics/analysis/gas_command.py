@@ -93,14 +93,14 @@ def load_gas_scene(source: str) -> dict:
             raise ValidationError("example", f"unknown gas example {name!r}; choose one of {', '.join(EXAMPLES)}")
         return dict(EXAMPLES[name])
     path = Path(source)
-    if not path.is_file():
-        raise ValidationError(str(path), "no such scene file")
     import tomllib
 
+    from ..io.files import read_input_text
+
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_input_text(path, "gas scene file"))
     except tomllib.TOMLDecodeError as err:
-        raise ValidationError(str(path), f"not valid TOML: {err}") from err
+        raise ValidationError(str(path), f"not valid TOML: {err}") from None
     if set(doc) != {"gas"} or not isinstance(doc["gas"], dict):
         raise ValidationError(str(path), f"a gas scene has one table [gas], found {', '.join(doc) or 'nothing'}")
     cfg = dict(doc["gas"])

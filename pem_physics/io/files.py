@@ -1,11 +1,62 @@
-"""Files written atomically: a failed or interrupted write never leaves a half-written file."""
+"""Files written atomically (a failed or interrupted write never leaves a half-written file), and input files
+read only when they are regular files of a sane size (a FIFO would block, a link to /dev/zero never ends)."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+
+from ..errors import ValidationError
+
+#: The largest text input read (scene files, PEM UDF files and their includes), bytes: such files are kilobytes;
+#: one this big is a mistake (a log, a data file named by accident).
+MAX_TEXT_BYTES = 64 * 2**20
+#: The largest mesh file read, bytes (a 1.3M-triangle binary STL is ~65 MB).
+MAX_MESH_BYTES = 2 * 2**30
+
+
+def checked_input(path, what: str = "file", limit: int = MAX_TEXT_BYTES) -> Path:
+    """``path`` if it is a regular file of at most ``limit`` bytes (symbolic links followed), else a
+    :class:`ValidationError` naming it and saying what is wrong; nothing is opened."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ValidationError(str(path), "no such file") from None
+    except OSError as err:
+        raise ValidationError(str(path), f"cannot read the {what}: {err.strerror or err}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValidationError(str(path), f"is a folder: name the {what} itself")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValidationError(str(path), f"not a regular file (a device, pipe or socket): name a {what}")
+    if st.st_size > limit:
+        raise ValidationError(str(path), f"{st.st_size / 2**20:,.0f} MiB is too big for a {what} "
+                                         f"(at most {limit / 2**20:,.0f} MiB): is it the right file?")
+    return p
+
+
+def read_input_text(path, what: str = "file", limit: int = MAX_TEXT_BYTES, errors: str = "strict") -> str:
+    """The UTF-8 text of an input file checked by :func:`checked_input` (never more than ``limit`` bytes read).
+    Binary data (a NUL byte) is refused; ``errors="replace"`` tolerates other bytes (PEM's UDF files may carry
+    comments in a legacy Japanese encoding)."""
+    p = checked_input(path, what, limit)
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as err:
+        raise ValidationError(str(path), f"cannot read the {what}: {err.strerror or err}") from None
+    if len(data) > limit:
+        raise ValidationError(str(path), f"grew past {limit / 2**20:,.0f} MiB while read: is it the right file?")
+    if b"\x00" in data:
+        raise ValidationError(str(path), f"binary data (a NUL byte at {data.index(0)}), not text: is it a {what}?")
+    try:
+        return data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as err:
+        raise ValidationError(str(path), f"not UTF-8 text ({err.reason} at byte {err.start}): is it a {what}?") \
+            from None
 
 
 @contextmanager

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from ..errors import PemError, ValidationError
+from .files import MAX_MESH_BYTES, checked_input, read_input_text
 
 
 def load_scene(path: str):
@@ -15,9 +14,7 @@ def load_scene(path: str):
         from .. import examples
 
         return examples.build(path.split(":", 1)[1])
-    p = Path(path)
-    if not p.exists():
-        raise ValidationError(path, "no such file")
+    p = checked_input(path, "scene file")   # a regular file of a sane size (a FIFO would block)
     suffix = p.suffix.lower()
     if suffix == ".toml":
         from .scenefile import load_scene as load_toml
@@ -29,7 +26,7 @@ def load_scene(path: str):
         return load_udf(p)
     if suffix == ".py":
         namespace: dict = {"__file__": str(p), "__name__": "pem_scene"}
-        exec(compile(p.read_text(encoding="utf-8"), str(p), "exec"), namespace)
+        exec(compile(read_input_text(p, "Python scene file"), str(p), "exec"), namespace)
         if "scene" not in namespace:
             raise ValidationError(path, "a Python scene file must define a variable named 'scene'")
         return namespace["scene"]
@@ -42,8 +39,7 @@ def load_mesh(path: str):
         import trimesh
     except ImportError as err:
         raise PemError("reading mesh files needs the 'trimesh' package (pip install trimesh)") from err
-    if not Path(path).exists():
-        raise ValidationError(path, "no such file")
+    checked_input(path, "mesh file", MAX_MESH_BYTES)
     mesh = trimesh.load(path, force="mesh", process=True)
     if len(mesh.faces) == 0:
         raise ValidationError(path, "the file holds no triangles")

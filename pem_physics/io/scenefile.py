@@ -44,6 +44,7 @@ from ..model.scene import (
     Settings,
     StaticWall,
 )
+from .files import read_input_text
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_scene", "loads", "scene_from_dict", "scene_to_dict", "dumps",
            "save_scene", "euler_deg_orientation"]
@@ -294,14 +295,7 @@ def _orientation(d: dict, path: str) -> np.ndarray | None:
 def load_scene(path) -> Scene:
     """Read a TOML scene file (mesh files are looked up relative to its folder)."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as err:
-        raise ValidationError(str(path), f"cannot read the file: {err.strerror or err}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValidationError(str(path), f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+    text = read_input_text(path, "scene file")
     return loads(text, base_dir=p.resolve().parent, name=p.stem, source=str(path))
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ValidationError
+from .files import checked_input, read_input_text
 
 __all__ = ["UdfError", "UdfDocument", "Schema", "read_udf", "parse_udf", "read_records"]
 
@@ -343,8 +344,32 @@ class UdfDocument:
         return str(self.header.get("EngineVersion", ""))
 
 
+def _include_path(src: _Source, offset: int, arg: str, base_dir: Path, root: Path) -> Path:
+    """The file an ``\\include`` names, confined to ``root`` (the folder of the file the user named): an absolute
+    path, a ``..`` or a link that leaves it is refused by name before anything is opened, as is anything but a
+    regular file of a sane size (:func:`.files.checked_input`)."""
+    if Path(arg).is_absolute() or arg.startswith(("\\", "~")):
+        raise src.error(offset, f"\\include {arg!r}: an include names a file beside the UDF file (a relative "
+                                f"path inside {root}), not an absolute path")
+    path = base_dir / arg
+    try:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        inside = False
+    if not inside:
+        raise src.error(offset, f"\\include {arg!r}: outside the folder of the UDF file ({root}); copy the "
+                                "definition file beside it")
+    if not path.exists():
+        raise src.error(offset, f"included file {arg!r} not found in {base_dir}")
+    try:
+        return checked_input(path, "UDF definition file")
+    except ValidationError as err:
+        raise src.error(offset, f"\\include {arg!r}: {err.message}") from None
+
+
 def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, depth: int = 0,
-           strict: bool = False) -> UdfDocument:
+           strict: bool = False, root: Path | None = None) -> UdfDocument:
+    root = base_dir if root is None else root
     if depth > 8:
         raise UdfError(name, "\\include nested too deeply")
     src = _Source(text, name)
@@ -368,11 +393,10 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
                 raise src.error(m.start(), "\\include inside a section")
             if base_dir is None:
                 raise src.error(m.start(), f"cannot resolve \\include {arg!r} without a file location")
-            inc_path = base_dir / arg
-            if not inc_path.is_file():
-                raise src.error(m.start(), f"included file {arg!r} not found in {base_dir}")
-            inc = _parse(inc_path.read_text(encoding="utf-8", errors="replace"), str(inc_path), inc_path.parent,
-                         False, depth + 1)
+            inc_path = _include_path(src, m.start(), arg, base_dir, root)
+            inc = _parse(read_input_text(inc_path, "UDF definition file", errors="replace"), str(inc_path),
+                         inc_path.parent,
+                         False, depth + 1, root=root)
             schema.classes.update(inc.schema.classes)
             schema.fields.update(inc.schema.fields)
             schema.global_fields |= inc.schema.global_fields
@@ -435,9 +459,11 @@ def parse_udf(text: str, name: str = "<udf>", base_dir: Path | None = None, reco
 def read_udf(path, records: bool = False, strict: bool = False) -> UdfDocument:
     """Read a UDF file (its ``\\include`` files are looked up beside it); ``strict`` as in :func:`parse_udf`."""
     p = Path(path)
-    if not p.is_file():
-        raise UdfError(str(path), "no such file")
-    return _parse(p.read_text(encoding="utf-8", errors="replace"), str(p), p.parent, records, strict=strict)
+    try:
+        text = read_input_text(p, "UDF file", errors="replace")
+    except ValidationError as err:
+        raise UdfError(err.path, err.message) from None
+    return _parse(text, str(p), p.parent, records, strict=strict)
 
 
 def read_records(path) -> list[dict]:

@@ -1,0 +1,119 @@
+"""Input files are read only when they are what they claim: UDF includes stay in the UDF file's folder, and
+scene, UDF, gas and mesh paths must be regular files of a sane size (issue "outputs that never lie", items 3-5).
+
+Each case is a file a hostile or mistaken input named: a secret outside the folder (by ``..``, an absolute path,
+a link), a FIFO (which would block a reader forever), a link to /dev/zero (which never ends), a folder, a huge
+file. The refusal must name the item, say what to do, and show nothing of the file it refused to read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from pem_physics.cli import main as cli_main
+from pem_physics.errors import ValidationError
+from pem_physics.io.loading import load_scene
+from pem_physics.io.udf import UdfError, read_udf
+
+from conftest import DATA, ROOT
+
+SECRET = "SECRET_TOKEN_abc123"
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /dev/zero and symbolic links")
+
+
+@pytest.fixture
+def folders(tmp_path):
+    """scene/ with PEM's 1.3 definition file, and secret/ beside it holding a 'definition file' of secrets."""
+    scene, secret = tmp_path / "scene", tmp_path / "secret"
+    scene.mkdir()
+    secret.mkdir()
+    shutil.copy(DATA / "pem" / "pem1_3_def.udf", scene)
+    (secret / "secret.txt").write_text(f"\\begin{{def}}\nclass {SECRET}: {{ x: double }}\n\\end{{def}}\n")
+    return scene, secret
+
+
+def udf(folder, include: str):
+    path = folder / "x.udf"
+    path.write_text(f'\\include {{"{include}"}}\n\\begin{{data}}\nnothing: 1\n\\end{{data}}\n')
+    return path
+
+
+@posix_only
+@pytest.mark.parametrize("include, says", [
+    ("../secret/secret.txt", "outside the folder of the UDF file"),
+    ("sub/../../secret/secret.txt", "outside the folder of the UDF file"),
+    ("{secret}/secret.txt", "not an absolute path"),
+    ("/etc/passwd", "not an absolute path"),
+    ("/proc/self/environ", "not an absolute path"),
+    ("link_def.udf", "outside the folder of the UDF file"),   # a link inside that points outside
+])
+def test_an_include_outside_the_udf_files_folder_is_refused_unread(folders, include, says):
+    scene, secret = folders
+    (scene / "sub").mkdir()
+    os.symlink(secret / "secret.txt", scene / "link_def.udf")
+    path = udf(scene, include.format(secret=secret))
+    with pytest.raises(UdfError, match=says) as err:
+        read_udf(path)
+    assert SECRET not in str(err.value) and "x.udf:1:1" in str(err.value)
+
+
+def test_an_include_beside_the_file_still_works(folders):
+    scene, _ = folders
+    path = udf(scene, "pem1_3_def.udf")
+    with pytest.raises(UdfError, match="nothing: not a field of this file's schema"):   # read, parsed, checked
+        read_udf(path)
+
+
+@posix_only
+def test_special_files_are_refused_without_blocking(tmp_path):
+    """A FIFO named as a scene or include would block a reader for ever: refused by its type, never opened (run in a
+    child process with a timeout, so a hang fails the test instead of the suite)."""
+    fifo = tmp_path / "scene.toml"
+    os.mkfifo(fifo)
+    os.mkfifo(tmp_path / "fifo_def.udf")
+    udf(tmp_path, "fifo_def.udf")
+    os.symlink("/dev/zero", tmp_path / "zero.toml")
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from pem_physics.errors import ValidationError
+from pem_physics.io.loading import load_scene
+for p in ({str(fifo)!r}, {str(tmp_path / 'x.udf')!r}, {str(tmp_path / 'zero.toml')!r}, {str(tmp_path)!r}):
+    try:
+        load_scene(p)
+    except ValidationError as e:
+        print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    lines = out.stdout.splitlines()
+    assert len(lines) == 4, out
+    assert "scene.toml: not a regular file (a device, pipe or socket)" in lines[0]
+    assert "fifo_def.udf" in lines[1] and "not a regular file" in lines[1]
+    assert "zero.toml: not a regular file" in lines[2]
+    assert "is a folder: name the scene file itself" in lines[3]
+
+
+def test_a_huge_file_is_refused_by_its_size(tmp_path, capsys):
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as fh:   # sparse: no disk used
+        fh.truncate(65 * 2**20)
+    with pytest.raises(ValidationError, match=r"big\.toml: 65 MiB is too big for a scene file \(at most 64 MiB\)"):
+        load_scene(str(big))
+    assert cli_main(["run", str(big), "-o", str(tmp_path / "out")]) == 2
+    assert "too big for a scene file" in capsys.readouterr().err
+
+
+def test_bytes_that_are_not_text_are_refused_by_name(tmp_path, capsys):
+    for name in ("junk.toml", "junk.udf"):
+        (tmp_path / name).write_bytes(bytes(range(256)) * 4)
+        assert cli_main(["run", str(tmp_path / name), "-o", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert f"{name}: binary data (a NUL byte at 0), not text" in err and "Traceback" not in err
+    (tmp_path / "latin.toml").write_bytes(b'name = "caf\xe9"\n')
+    assert cli_main(["run", str(tmp_path / "latin.toml"), "-o", str(tmp_path / "out")]) == 2
+    assert "latin.toml: not UTF-8 text" in capsys.readouterr().err
