@@ -125,6 +125,17 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
         settle_distance = default_settle_distance(magnets)
     if extent is None:
         extent = 1.6 * np.abs(magnets).max()
+    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 2:
+        raise ValidationError("--grid", f"expected an integer ≥ 2 (points per side), got {grid!r}")
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValidationError("--chunk", f"expected an integer ≥ 1 (members integrated together), got {chunk!r}")
+    if not (np.isfinite(extent) and extent > 0):
+        raise ValidationError("--extent", f"expected a half-width > 0 m, got {extent!r}")
+    from ..engine import budget
+
+    # the map's cells (label, final x-y, speed: ~40 bytes a point) and one chunk's trajectories
+    budget.check(grid * grid * 40 + min(chunk, grid * grid) * budget.trajectory_record_bytes(1, 8) * 4, "--grid",
+                 f"a {grid:,} × {grid:,} basin map", "lower --grid (or --chunk)")
     t_end = scene.settings.t_end if t_end is None else t_end
     xs = np.linspace(-extent, extent, grid)
     E = grid * grid

@@ -65,6 +65,12 @@ if TYPE_CHECKING:
 # The gas modules (and tomllib) are imported by the functions that use them: the command line registers
 # this command on every start, and ``run`` need not load them.
 
+#: Highest temperature accepted: N·d·T must stay far from the largest double (1.8e308) in the energy sums that
+#: scale the start velocities (at T = 1e308 they overflowed and every velocity came out 0).
+MAX_TEMPERATURE = 1e100
+#: Bytes the event-driven engine keeps per particle (positions, velocities, event heap, cell lists; README).
+BYTES_PER_PARTICLE = 248
+
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
 
@@ -146,8 +152,9 @@ def check_config(cfg: dict) -> dict:
         raise _err("packing_fraction", f"expected 0 < η < {top:.2f}, got {eta:g}")
     c["packing_fraction"] = eta
     c["temperature"] = _number(c, "temperature")
-    if c["temperature"] <= 0:
-        raise _err("temperature", f"expected a temperature > 0, got {c['temperature']:g}")
+    if not 0 < c["temperature"] <= MAX_TEMPERATURE:
+        raise _err("temperature", f"expected 0 < T ≤ {MAX_TEMPERATURE:g} (in units of the particles' m u² / k_B: the "
+                                  f"energy sums must stay finite in doubles), got {c['temperature']:g}")
     if c["box"] not in BOXES:
         raise _err("box", f"expected one of {', '.join(repr(b) for b in BOXES)}, got {c['box']!r}")
     if c["box"] == "cylinder" and d != 3:
@@ -208,8 +215,17 @@ def check_config(cfg: dict) -> dict:
         if c["dt"] <= 0:
             raise _err("dt", f"expected a step > 0, got {c['dt']:g}")
     c["seed"] = _number(c, "seed", integer=True)
+    if not 0 <= c["seed"] < 2**63:
+        raise _err("seed", f"expected an integer from 0 to 2**63 - 1, got {c['seed']}")
     if c["start"] not in ("auto", "random", "lattice"):
         raise _err("start", f"expected 'auto', 'random' or 'lattice', got {c['start']!r}")
+    if c["state"] is None:   # (a saved state brings its own N, checked when it is read)
+        from ..engine import budget
+
+        records = int(c["t_end"] / c["record_interval"]) + 2
+        budget.check(c["n"] * (BYTES_PER_PARTICLE + records * 2 * d * 8), "gas.n",
+                     f"{c['n']:,} particles with {records:,} records of their positions and velocities",
+                     "lower n, or record less often (record_interval)")
     return c
 
 

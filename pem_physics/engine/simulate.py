@@ -312,6 +312,18 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     # the engines check this: the scalar one declines contact scenes, the compiled one stops at impacts
     integ.contacts = contacts
     steps, every = settings.steps, settings.record_every
+    if steps == 0 and settings.t_end > 0:
+        raise ValidationError("settings.t_end", f"t_end = {settings.t_end:g} s is less than half a step (dt = "
+                                                f"{settings.dt:g} s): the run would take no step; lower dt or raise "
+                                                "t_end")
+    from . import budget
+
+    n_records = steps // every + 2
+    budget.check(n_records * budget.trajectory_record_bytes(len(system.names), len(system.owner), len(U0)),
+                 "settings.record_interval", f"{n_records - 1:,} records of {len(system.names)} "
+                 f"bod{'y' if len(system.names) == 1 else 'ies'}" + (f" × {len(U0)} members" if len(U0) > 1 else ""),
+                 f"record less often (a record interval of {max(1, round(steps / 1e5)) * settings.dt:.6g} s gives "
+                 f"~{steps / max(1, round(steps / 1e5)):,.0f} records) or shorten t_end")
     marks = list(range(0, steps + 1, every))
     if marks[-1] != steps:
         marks.append(steps)
