@@ -384,3 +384,12 @@ def main(argv=None) -> int:
     except PemError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:   # the disk filled, a folder vanished or lost its permissions while a run wrote
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err} — this run's output set was not published; free space or fix "
+              "the folder and run again", file=sys.stderr)
+        return 1
+    except RecursionError:   # a scene nested beyond reason (100000 '[' in a TOML file)
+        print("error: the input is nested too deeply to read (thousands of levels of brackets): is it the right "
+              "file?", file=sys.stderr)
+        return 2

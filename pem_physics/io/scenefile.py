@@ -305,6 +305,9 @@ def loads(text: str, base_dir: Path | None = None, name: str = "scene", source: 
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ValidationError(source, f"not valid TOML: {err}") from None
+    except RecursionError:
+        raise ValidationError(source, "nested too deeply to read (thousands of levels of brackets): is it the right "
+                                      "file?") from None
     if isinstance(doc.get("gas"), dict):  # a hard-sphere gas file (pem_physics.analysis.gas_command), not a scene
         raise ValidationError(source or "gas", "this is a hard-sphere gas file, not a scene of bodies: run it with "
                                                "`python -m pem_physics gas FILE -o OUTDIR`")

@@ -175,3 +175,27 @@ def test_an_output_path_that_cannot_be_a_folder_is_refused_before_the_run(tmp_pa
     assert cli_main(["run", "example:pendulum", "-o", str(target), "--t-end", "0.01", "-q"]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_full_disk_during_a_run_is_a_message_and_the_previous_set_stays(tmp_path, capsys, monkeypatch):
+    assert cli_main(["run", "example:pendulum", "-o", str(tmp_path), "--t-end", "0.05", "-q"]) == 0
+    before = files(tmp_path)
+    import numpy
+
+    def full(*args, **kw):
+        raise OSError(28, "No space left on device", str(tmp_path / "trajectory.npz"))
+
+    monkeypatch.setattr(numpy, "savez_compressed", full)
+    assert cli_main(["run", "example:pendulum", "-o", str(tmp_path), "--t-end", "0.1", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "not published" in err and "Traceback" not in err
+    assert files(tmp_path) == before
+
+
+def test_a_scene_nested_beyond_reason_is_a_message(tmp_path, capsys):
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert cli_main(["run", str(deep), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "deep.toml: nested too deeply to read" in err
+    assert "Traceback" not in err
