@@ -195,6 +195,8 @@ def cmd_basin(args) -> int:
     summary = basin.write(result, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     for f in result.failures:
         print(f"simulation failed for grid points {f.start}–{f.stop - 1} (chunk {f.chunk}): {f.message}",
               file=sys.stderr)
@@ -258,6 +260,8 @@ def cmd_sweep(args) -> int:
         brief = {k: summary[k] for k in ("members", "members_completed", "complete", "wall_time_s", "method",
                                          "dt", "t_end")}
         print(json.dumps(brief, indent=2))
+    for note in result.notes or []:
+        print(f"note: {note}", file=sys.stderr)
     if result.error is not None:
         print(f"simulation failed: {result.error}; partial table written to {args.outdir}", file=sys.stderr)
         return 1

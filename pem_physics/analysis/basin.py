@@ -39,6 +39,7 @@ class BasinResult:
     complete: bool
     wall_time: float
     failures: list = field(default_factory=list)  # chunks.Failure of chunks that blew up
+    notes: list = field(default_factory=list)     # what --resume found and did not take (chunks.ChunkResults)
 
 
 def bob_point(scene: Scene):
@@ -156,7 +157,7 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     label[~ran] = -1
     return BasinResult(xs, xs.copy(), label.reshape(grid, grid), final_xy.reshape(grid, grid, 2),
                        speed.reshape(grid, grid), magnets, float(t_end), run.complete, time.perf_counter() - t0,
-                       failures=run.failures)
+                       failures=run.failures, notes=list(run.notes or []))
 
 
 def _chunk(scene: Scene, xs: np.ndarray, method, t_end: float, start: int, stop: int, progress=None,
@@ -231,7 +232,7 @@ def _write_files(result: BasinResult, outdir: Path) -> dict:
     summary = {"grid": int(result.label.shape[0]), "t_end": result.t_end, "complete": result.complete,
                "wall_time_s": result.wall_time, "members": int(result.label.size), "counts": counts,
                "failures": [{"chunk": f.chunk, "grid_points": [f.start, f.stop - 1], "message": f.message}
-                            for f in result.failures]}
+                            for f in result.failures], "resume_notes": result.notes}
     with atomic_open(outdir / "basin.json", "w") as fh:
         json.dump(summary, fh, indent=2)
     return summary

@@ -9,7 +9,10 @@ writes its arrays to ``<chunk_dir>/chunk_<i>.npz`` (atomically: workers need no 
 system), and the result is assembled from the chunks. With ``resume=True`` the chunks already
 written are loaded instead of run again, after checking ``manifest.json``: a digest of everything
 the numbers depend on (scene, grid, chunking, method, times), so a folder of another run is
-refused rather than mixed in.
+refused rather than mixed in. Each chunk file carries its own identity too (the run's digest, its
+index and grid points): a chunk file that is unreadable, truncated, copied over another or left by
+another run is named and computed again, never taken. A folder without its manifest (deleted, or
+never written) is started afresh: its chunk files cannot be vouched for.
 
 Where chunks run (:func:`run_chunks`): ``client`` (a ``dask.distributed.Client``), else this process.
 :func:`client_for` makes one from ``--scheduler tcp://HOST:PORT`` (an existing cluster) or
@@ -60,6 +63,7 @@ class ChunkResults:
     complete: bool
     ran: int      # chunks computed in this call
     loaded: int   # chunks taken from chunk files (resume)
+    notes: list = None   # what resume found and did not take (bad chunk files, a missing manifest), for the user
 
 
 class Task:
@@ -93,12 +97,32 @@ def _chunk_path(folder: Path, i: int) -> Path:
     return folder / f"chunk_{i:06d}.npz"
 
 
-def _prepare(folder: Path, key: str, kind: str, task: Task, resume: bool) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+def _prepare(folder: Path, key: str, kind: str, task: Task, resume: bool) -> list:
+    """Check or write the folder's manifest; returns notes for the user (a folder started afresh)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise PemError(f"--chunk-dir {folder}: cannot create it ({err.strerror or err})") from None
     manifest = folder / MANIFEST
     want = {"kind": kind, "key": key, "points": task.n, "chunk": task.chunk, "chunks": task.n_chunks}
+    notes = []
+    have = None
     if manifest.exists():
-        have = json.loads(manifest.read_text(encoding="utf-8"))
+        try:
+            have = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            have = None
+        if not isinstance(have, dict):
+            notes.append(f"{manifest}: unreadable; the run starts afresh in {folder}")
+            have = None
+    stale = sorted(folder.glob("chunk_*.npz"))
+    if have is None and stale:
+        # chunk files without a manifest that vouches for them: never reused (they may be any run's)
+        notes.append(f"{folder}: {len(stale)} chunk file(s) without a manifest.json (deleted, or never "
+                     "written) are not taken; the run starts afresh")
+        for p in stale:
+            p.unlink()
+    if have is not None:
         if have != want:
             raise PemError(f"{folder}: its chunks belong to another run ({have.get('kind')}, "
                            f"{have.get('points')} points in chunks of {have.get('chunk')}); "
@@ -108,16 +132,36 @@ def _prepare(folder: Path, key: str, kind: str, task: Task, resume: bool) -> Non
     else:
         with atomic_open(manifest, "w") as fh:
             json.dump(want, fh, indent=2)
+    return notes
 
 
-def _write(folder: Path, i: int, arrays: dict) -> None:
+#: Keys of a chunk file that say which chunk it is (stored beside its arrays, checked when it is loaded).
+_IDENTITY = ("_run", "_index", "_start", "_stop")
+
+
+def _write(folder: Path, i: int, arrays: dict, key: str, task: Task) -> None:
+    start, stop = task.bounds(i)
     with atomic_open(_chunk_path(folder, i), "wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez(fh, **arrays, _run=np.array(key), _index=np.array(i), _start=np.array(start), _stop=np.array(stop))
 
 
-def _load(folder: Path, i: int) -> dict:
-    with np.load(_chunk_path(folder, i)) as z:
-        return {k: z[k] for k in z.files}
+def _load(folder: Path, i: int, key: str, task: Task) -> tuple[dict | None, str | None]:
+    """The arrays of chunk ``i``, or (None, why) when its file is unreadable or not that chunk of this run."""
+    path = _chunk_path(folder, i)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except Exception as err:  # noqa: BLE001 - any unreadable file (truncated zip, empty, bad header) is recomputed
+        return None, f"{path}: unreadable ({type(err).__name__}: {err}); computed again"
+    start, stop = task.bounds(i)
+    got = tuple(data.get(k, np.array(None)).item() if k in data else None for k in _IDENTITY)
+    if got != (key, i, start, stop):
+        if got[0] != key:
+            why = "another run's chunk" if got[0] is not None else "a chunk file without its identity"
+        else:
+            why = f"chunk {got[1]} (grid points {got[2]}–{got[3] - 1 if got[3] is not None else '?'}), not chunk {i}"
+        return None, f"{path}: {why}; computed again"
+    return {k: v for k, v in data.items() if k not in _IDENTITY}, None
 
 
 def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool = False, client=None,
@@ -127,8 +171,7 @@ def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool 
     folder = Path(chunk_dir) if chunk_dir is not None else None
     if resume and folder is None:
         raise PemError("--resume needs --chunk-dir (the folder holding the chunks of the interrupted run)")
-    if folder is not None:
-        _prepare(folder, key, kind, task, resume)
+    notes = _prepare(folder, key, kind, task, resume) if folder is not None else []
     n = task.n_chunks
     arrays: list = [None] * n
     failures: list[Failure] = []
@@ -136,10 +179,12 @@ def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool 
     todo = []
     for i in range(n):
         if folder is not None and resume and _chunk_path(folder, i).exists():
-            arrays[i] = _load(folder, i)
-            loaded += 1
-        else:
-            todo.append(i)
+            arrays[i], why = _load(folder, i, key, task)
+            if why is None:
+                loaded += 1
+                continue
+            notes.append(why)
+        todo.append(i)
     done_points = sum(task.bounds(i)[1] - task.bounds(i)[0] for i in range(n) if arrays[i] is not None)
 
     def report(extra: float = 0.0):
@@ -167,7 +212,7 @@ def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool 
                 break
             arrays[i] = out
             if folder is not None:
-                _write(folder, i, out)
+                _write(folder, i, out, key, task)
             done_points += end - start
             report()
     else:
@@ -187,7 +232,7 @@ def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool 
                 ran += 1
                 arrays[i] = out
                 if folder is not None:
-                    _write(folder, i, out)
+                    _write(folder, i, out, key, task)
                 start, end = task.bounds(i)
                 done_points += end - start
                 report()
@@ -201,7 +246,7 @@ def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool 
                 complete = False
     failures.sort(key=lambda f: f.chunk)
     complete = complete and not failures and all(a is not None for a in arrays)
-    return ChunkResults(arrays, failures, complete, ran, loaded)
+    return ChunkResults(arrays, failures, complete, ran, loaded, notes)
 
 
 @contextlib.contextmanager

@@ -290,6 +290,7 @@ class SweepResult:
     settle_speed: float | None = None
     settle_distance: float | None = None
     error: str | None = None
+    notes: list = None   # what --resume found and did not take (chunks.ChunkResults)
 
     @property
     def varying(self) -> list:
@@ -385,7 +386,8 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
                        method=settings.method, record_interval=record_interval, complete=run.complete,
                        members_completed=int(out["completed"].sum()), wall_time=time.perf_counter() - t0, columns=cols,
                        magnets_xy=magnets, settle_speed=settle_speed if has_label else None,
-                       settle_distance=float(settle_distance) if has_label else None, error=error)
+                       settle_distance=float(settle_distance) if has_label else None, error=error,
+                       notes=list(run.notes or []))
 
 
 def _chunk(base: Scene, names: list, values: dict, record_interval: float, cols: list, magnets, settle_speed: float,
@@ -493,6 +495,7 @@ def _write_files(result: SweepResult, outdir: Path, scene_label: str, scene_name
         "error": result.error,
         "wall_time_s": result.wall_time,
         "heatmap": None if png is None else {"file": png.name, "column": heatmap},
+        "resume_notes": result.notes or [],
     }
     if result.magnets_xy is not None:
         summary.update(magnets_xy=result.magnets_xy.tolist(), settle_speed=result.settle_speed,

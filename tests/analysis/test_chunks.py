@@ -85,6 +85,78 @@ def test_a_chunk_folder_of_another_run_is_refused(tmp_path):
         small_map(resume=True)
 
 
+def counting_chunks(monkeypatch):
+    """The grid-point ranges basin._chunk computes from now on (a list the test reads)."""
+    calls = []
+    real = basin._chunk
+
+    def counted(*a, **kw):
+        calls.append(tuple(a[-2:]))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(basin, "_chunk", counted)
+    return calls
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda d: (d / "chunk_000002.npz").write_bytes(b""), "chunk_000002.npz: unreadable"),
+    (lambda d: (d / "chunk_000002.npz").write_bytes((d / "chunk_000002.npz").read_bytes()[:300]),
+     "chunk_000002.npz: unreadable"),
+    (lambda d: (d / "chunk_000002.npz").write_bytes((d / "chunk_000001.npz").read_bytes()),
+     "chunk_000002.npz: chunk 1 (grid points 8–15), not chunk 2"),
+    (lambda d: np.savez(d / "chunk_000002.npz", final_xy=np.zeros((8, 2)), speed=np.zeros(8), complete=True),
+     "chunk_000002.npz: a chunk file without its identity"),
+])
+def test_a_bad_chunk_file_is_named_and_computed_again(reference, tmp_path, monkeypatch, damage, says):
+    """An unreadable, truncated, copied-over or foreign chunk file is never taken on --resume: it is named and its
+    grid points computed again, and the map is the reference's bit for bit."""
+    small_map(chunk_dir=tmp_path)
+    damage(tmp_path)
+    calls = counting_chunks(monkeypatch)
+    done = small_map(chunk_dir=tmp_path, resume=True)
+    same_map(done, reference)
+    assert calls == [(16, 24)], calls   # chunk 2 alone
+    assert len(done.notes) == 1 and says in done.notes[0] and "computed again" in done.notes[0], done.notes
+
+
+def test_a_chunk_of_another_run_is_not_taken_even_where_the_manifests_agree(reference, tmp_path, monkeypatch):
+    """Chunk files carry the run's digest: one from another run (other t_end) copied in is computed again."""
+    other = tmp_path / "other"
+    basin.basin_map(examples.three_magnet(t_end=0.2, dt=2e-3), grid=6, chunk=8, chunk_dir=other)
+    small_map(chunk_dir=tmp_path)
+    (tmp_path / "chunk_000003.npz").write_bytes((other / "chunk_000003.npz").read_bytes())
+    calls = counting_chunks(monkeypatch)
+    done = small_map(chunk_dir=tmp_path, resume=True)
+    same_map(done, reference)
+    assert calls == [(24, 32)] and "another run's chunk" in done.notes[0]
+
+
+def test_a_folder_without_its_manifest_starts_afresh(reference, tmp_path, monkeypatch, capsys):
+    """Chunk files without the manifest that vouches for them are never reused, even for another --t-end (the
+    trial's wrong map with exit 0): the run starts afresh and says so."""
+    from pem_physics.cli import main
+
+    args = ["basin", "example:three-magnet", "--grid", "6", "--chunk", "8", "--dt", "2e-3", "-q",
+            "--chunk-dir", str(tmp_path / "chunks")]
+    assert main(args + ["--t-end", "0.2", "-o", str(tmp_path / "a")]) == 0
+    (tmp_path / "chunks" / "manifest.json").unlink()
+    calls = counting_chunks(monkeypatch)
+    assert main(args + ["--t-end", "0.3", "-o", str(tmp_path / "b"), "--resume"]) == 0
+    assert len(calls) == 5   # every chunk computed
+    assert "without a manifest.json (deleted, or never written) are not taken; the run starts afresh" in \
+        capsys.readouterr().err
+    with np.load(tmp_path / "b" / "basin.npz") as z:
+        np.testing.assert_array_equal(z["label"], reference.label)   # the t_end = 0.3 map, not the 0.2 one
+
+
+def test_a_broken_manifest_is_a_note_and_a_fresh_start(reference, tmp_path):
+    small_map(chunk_dir=tmp_path)
+    (tmp_path / "manifest.json").write_text("{ not json")
+    done = small_map(chunk_dir=tmp_path, resume=True)
+    same_map(done, reference)
+    assert "manifest.json: unreadable" in done.notes[0]
+
+
 def test_a_blow_up_fails_its_chunk_and_the_others_run(tmp_path):
     # Explicit Euler at Ω·dt ≈ 15 for the field of 10 T only: its chunk (chunk = 1) fails, the other four complete.
     res = sweep.sweep(examples.compass(t_end=1.0), sweep_params("field.x=0,1e-4,10,1e-3,2e-3"), method="pem-euler",
