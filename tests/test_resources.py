@@ -89,3 +89,17 @@ def test_basin_maps_that_mean_nothing_or_do_not_fit_are_refused(monkeypatch, kw,
 def test_gas_values_that_would_give_nonsense_are_refused_by_name(key, value, message):
     with pytest.raises(ValidationError, match=message.replace("*", r"\*").replace("+", r"\+")):
         gas_command.check_config(dict(gas_command.EXAMPLE, **{key: value}))
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("x" * 50_000_000, "a name of 50,000,000 characters; at most 200 are allowed"),
+    ("bob\nt,q_w", "a control character ('\\\\n')"),
+    ("", "expected a non-empty string"),
+])
+def test_a_body_name_that_would_break_the_outputs_is_refused(bad, message):
+    from dataclasses import replace
+
+    sc = examples.pendulum()
+    sc = replace(sc, bodies=[replace(sc.bodies[0], name=bad), *sc.bodies[1:]])
+    with pytest.raises(ValidationError, match=r"bodies\[0\]\.name: " + message.replace("(", r"\(").replace(")", r"\)")):
+        sc.checked()

@@ -157,8 +157,7 @@ class StaticWall:
     contact_friction: float | None = None
 
     def checked(self, path: str) -> StaticWall:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValidationError(f"{path}.name", "expected a non-empty string")
+        v.name(self.name, f"{path}.name")
         kind = v.choice(self.kind, f"{path}.kind", WALL_KINDS)
         if not isinstance(self.inside, bool):
             raise ValidationError(f"{path}.inside", f"expected true or false, got {self.inside!r}")
@@ -262,8 +261,7 @@ class Body:
 
     def checked(self, path: str) -> Body:
         """A copy with every value validated and converted to numpy arrays."""
-        if not isinstance(self.name, str) or not self.name:
-            raise ValidationError(f"{path}.name", "expected a non-empty string")
+        v.name(self.name, f"{path}.name")
         v.choice(self.role, f"{path}.role", ROLES)
         if not isinstance(self.translate, (bool, np.bool_)):
             raise ValidationError(f"{path}.translate", f"expected true or false, got {self.translate!r}")

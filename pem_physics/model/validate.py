@@ -69,6 +69,24 @@ def rotation(value, path: str, tol: float = 1e-6) -> np.ndarray:
     return orthonormalize(U)
 
 
+#: Longest body or wall name: names label CSV columns, plots and events (a 50 MB name made a 1.3 GB CSV).
+MAX_NAME = 200
+
+
+def name(value, path: str) -> str:
+    """A name: a non-empty string of at most :data:`MAX_NAME` characters without control characters (a newline or
+    NUL would break the CSV header, the events file and PEM's UDF files)."""
+    if not isinstance(value, str) or not value:
+        raise ValidationError(path, "expected a non-empty string")
+    if len(value) > MAX_NAME:
+        raise ValidationError(path, f"a name of {len(value):,} characters; at most {MAX_NAME} are allowed")
+    bad = next((c for c in value if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ValidationError(path, f"a control character ({bad!r}) in the name {value[:40]!r}: use printable "
+                                    "characters")
+    return value
+
+
 def choice(value, path: str, options) -> str:
     if not isinstance(value, str) or value not in options:
         raise ValidationError(path, f"expected one of {', '.join(map(repr, options))}, got {_show(value)}")
