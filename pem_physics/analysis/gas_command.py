@@ -208,6 +208,10 @@ def check_config(cfg: dict) -> dict:
         raise _err("blocks", f"expected an integer >= 1, got {c['blocks']}")
     if c["method"] not in ("event", "timestep"):
         raise _err("method", f"expected 'event' or 'timestep', got {c['method']!r}")
+    if c["method"] == "event" and c["restitution"] == 0:
+        from ..gas.state import STICKY
+
+        raise _err("restitution", STICKY.removeprefix("restitution = 0: "))
     if c["method"] == "timestep" and c["box"] in ("sphere", "cylinder"):
         raise _err("method", f"the timestep method has no {c['box']} container (use method = \"event\")")
     if c["dt"] is not None:

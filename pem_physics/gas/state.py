@@ -777,14 +777,23 @@ class GasRun:
         return self.t_end - self.t_start
 
 
-def check_run_args(state: GasState, t_end: float, restitution: float, blocks: int) -> None:
-    """Shared argument checks of the engines (ValueError naming the argument)."""
+#: Why the event-driven engines refuse e = 0 (the timestep method takes it).
+STICKY = ("restitution = 0: perfectly inelastic hard spheres stick on contact, and an event-driven run then stalls "
+          "on collisions at zero speed (the TC model cannot part two spheres that stay touching); use a small e > 0 "
+          "(e.g. 0.001: clusters still form and cool) or method = \"timestep\"")
+
+
+def check_run_args(state: GasState, t_end: float, restitution: float, blocks: int, event: bool = True) -> None:
+    """Shared argument checks of the engines (ValueError naming the argument); ``event``: an event-driven engine,
+    which refuses e = 0 (:data:`STICKY`)."""
     if not isinstance(state, GasState):
         raise ValueError(f"state must be a GasState, got {type(state).__name__}")
     if not (math.isfinite(t_end) and t_end >= state.time):
         raise ValueError(f"t_end = {t_end!r} must be finite and >= the state's time {state.time:g}")
     if not (math.isfinite(restitution) and 0 <= restitution <= 1):
         raise ValueError(f"restitution = {restitution!r} must be in [0, 1]")
+    if event and restitution == 0:
+        raise ValueError(STICKY)
     if not isinstance(blocks, (int, np.integer)) or blocks < 1:
         raise ValueError(f"blocks = {blocks!r} must be an integer >= 1")
 

@@ -134,7 +134,7 @@ def run_timestep(state: GasState, t_end: float, dt: float | None = None, *, rest
     number of steps). Ctrl-C between chunks keeps the valid partial run (``complete`` False).
     ``info``: ``"method": "timestep"``, the step, the steps done.
     """
-    check_run_args(state, t_end, restitution, blocks)
+    check_run_args(state, t_end, restitution, blocks, event=False)
     if not state.container.trivial:
         raise ValueError(f"the timestep method has only the box (periodic or hard faces), not a "
                          f"{state.container.kind} container{' with planes' if len(state.container.planes) else ''}; "
