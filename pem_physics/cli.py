@@ -101,6 +101,8 @@ def cmd_build_engine(args) -> int:
 def cmd_inertia(args) -> int:
     from .model.inertia import mesh_mass_properties
 
+    if not (np.isfinite(args.scale) and args.scale > 0):
+        raise ValidationError("--scale", f"expected a factor > 0 (mesh units to metres), got {args.scale!r}")
     V, F = load_mesh(args.mesh)
     V = V * args.scale
     mp = mesh_mass_properties(V, F, density=args.density, mass=args.mass)

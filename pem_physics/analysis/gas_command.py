@@ -238,12 +238,16 @@ def load_state(path) -> GasState:
     file with ``positions`` (N, d), ``velocities`` (N, d), ``radii``, ``masses``, ``box`` (and optionally
     ``periodic``, ``time``)."""
     from ..gas.state import Container, GasState
+    from ..io.files import checked_npz
 
     path = Path(path)
     try:
+        checked_npz(path, "gas state (.npz)")
         data = np.load(path, allow_pickle=False)
+    except ValidationError as err:
+        raise _err("state", f"{err.path}: {err.message}") from None
     except (OSError, ValueError) as err:
-        raise _err("state", f"{path}: not a readable .npz file ({err})") from err
+        raise _err("state", f"{path}: not a readable .npz file ({err})") from None
     with data:
         keys = set(data.files)
         need = {"radii", "masses", "box"}

@@ -79,3 +79,24 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kw):
     finally:
         if not ok and os.path.exists(tmp):
             os.remove(tmp)
+
+
+def checked_npz(path, what: str = "NumPy .npz file") -> Path:
+    """``path`` if it is a regular file that is a zip of at most half the available memory once inflated (a 1.5 MB
+    file can hold 1.6 GB of zeros); a :class:`ValidationError` naming it otherwise. Nothing is unpickled: every
+    reader loads with ``allow_pickle=False``."""
+    import zipfile
+
+    from ..engine.budget import SHARE, available_bytes, gib
+
+    p = checked_input(path, what, limit=1 << 62)
+    try:
+        with zipfile.ZipFile(p) as zf:
+            inflated = sum(info.file_size for info in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise ValidationError(str(path), f"not a {what} (not a zip archive: random bytes, cut short, or another "
+                                         "kind of file)") from None
+    if inflated > SHARE * available_bytes():
+        raise ValidationError(str(path), f"inflates to {gib(inflated)}, more than half the memory available: is it "
+                                         "the right file?")
+    return p

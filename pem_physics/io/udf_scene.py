@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ValidationError
+from ..model import validate as v
 from ..model.scene import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
 
 INTEGRATORS = {"4thOrderRungeKutta": "pem-rk4", "Euler": "pem-euler"}
@@ -152,13 +153,22 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
     """Build a Scene from a parsed :class:`pem_physics.udf.UdfDocument`."""
     data = doc.data
     up = data.get("unitParameter")
+    if up:
+        for key in ("length", "mass", "time", "ampere"):   # a zero unit made every inertia zero, named as such
+            v.number(up[key], f"unitParameter.{key}", positive=True)
     u = _Units((float(up["length"]), float(up["mass"]), float(up["time"]), float(up["ampere"])) if up else (1, 1, 1, 1))
     defs = {}
     for i, b in enumerate(data.get("body") or []):
         defs[int(b["id"])] = (i, b)
-    if "simulation" not in data and not data.get("body") and doc.schema is not None:
-        raise ValidationError(f"{name}", "this is a PEM definition (schema) file, not an input file: it declares "
-                                         "the fields and holds no simulation; open the input file that includes it")
+    if "simulation" not in data and not data.get("body"):
+        if doc.schema is None or not (doc.schema.fields or doc.schema.classes):
+            raise ValidationError(f"{name}", "not a PEM input file: no \\include of a definition file, no data "
+                                             "(empty, cut short, or another kind of file)")
+        if not doc.includes:
+            raise ValidationError(f"{name}", "this is a PEM definition (schema) file, not an input file: it declares "
+                                             "the fields and holds no simulation; open the input file that includes it")
+        raise ValidationError(f"{name}", "a PEM input file without its data block (\\begin{data} … \\end{data}): "
+                                         "cut short?")
     sim = _get(data, "simulation", "")
 
     def definition(ref, path):

@@ -9,6 +9,7 @@ file. The refusal must name the item, say what to do, and show nothing of the fi
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -117,3 +118,51 @@ def test_bytes_that_are_not_text_are_refused_by_name(tmp_path, capsys):
     (tmp_path / "latin.toml").write_bytes(b'name = "caf\xe9"\n')
     assert cli_main(["run", str(tmp_path / "latin.toml"), "-o", str(tmp_path / "out")]) == 2
     assert "latin.toml: not UTF-8 text" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"\x00\x01garbage" * 200, "the file holds no triangles"),
+    (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n", "not a mesh file trimesh can read"),   # a face past the vertices
+    (b"v 0 0 0\nv 1 0 0\nv 0 nan 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 4 2\nf 2 4 3\n", "vertex 3 is not a finite point"),
+])
+def test_a_bad_mesh_file_is_a_message_naming_it(tmp_path, capsys, content, says):
+    path = tmp_path / "m.obj"
+    path.write_bytes(content)
+    assert cli_main(["inertia", str(path), "--density", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: {says}" in err and "Traceback" not in err
+
+
+def test_inertia_scale_zero_is_named(tmp_path, capsys):
+    assert cli_main(["inertia", str(ROOT / "examples" / "scenes" / "meshes" / "brick.obj"), "--density", "1",
+                     "--scale", "0"]) == 2
+    assert "--scale: expected a factor > 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "not a PEM input file: no \\include of a definition file, no data"),
+    ('\\include {"pem1_3_def.udf"}\n', "a PEM input file without its data block"),
+])
+def test_an_empty_or_cut_short_udf_is_called_what_it_is(folders, text, says):
+    scene, _ = folders
+    (scene / "x.udf").write_text(text)
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        load_scene(str(scene / "x.udf"))
+
+
+def test_a_zero_unit_in_a_udf_is_named():
+    text = (DATA / "pem" / "pendulum.udf").read_text()
+    bad = re.sub(r"(unitParameter:\s*\{)\s*[-0-9.eE+]+", r"\g<1>0", text, count=1)
+    assert bad != text
+    from pem_physics.io.udf import parse_udf
+    from pem_physics.io.udf_scene import scene_from_udf
+
+    with pytest.raises(ValidationError, match=r"unitParameter\.length: expected a positive number, got 0"):
+        scene_from_udf(parse_udf(bad, "x.udf", DATA / "pem"))
+
+
+def test_random_bytes_as_a_gas_state_are_named(tmp_path, capsys):
+    (tmp_path / "s.npz").write_bytes(os.urandom(3000))
+    assert cli_main(["gas", "-o", str(tmp_path / "o"), "--state", str(tmp_path / "s.npz"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "gas.state" in err and "s.npz: not a gas state (.npz) (not a zip archive" in err and "pickle" not in err

@@ -317,7 +317,8 @@ def bodies(draw, index: int, moving: bool):
         motion = draw(st.one_of(st.builds(ConstantVelocity, vec3),
                                 st.builds(EllipticOrbit, vec3, st.just((1.0, 0.2, 0.0)), st.just((0.0, 0.5, 0.3)),
                                           finite, finite)))
-    return Body(name=f"b{index}" + draw(st.text(max_size=4)), role=role, position=draw(vec3),
+    return Body(name=f"b{index}" + draw(st.text(st.characters(blacklist_categories=("Cc",)), max_size=4)), role=role,
+                position=draw(vec3),
                 orientation=draw(orientations()),
                 angular_velocity=draw(vec3) if moves else (0.0, 0.0, 0.0), shapes=shape_list,
                 mass_properties=mp,
