@@ -15,12 +15,15 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import strategies as st
 
 from pem_physics.cli import main as cli_main
 from pem_physics.errors import ValidationError
 from pem_physics.io.loading import load_scene
 from pem_physics.io.udf import UdfError, read_udf
 
+from budget import property_settings
 from conftest import DATA, ROOT
 
 SECRET = "SECRET_TOKEN_abc123"
@@ -166,3 +169,47 @@ def test_random_bytes_as_a_gas_state_are_named(tmp_path, capsys):
     assert cli_main(["gas", "-o", str(tmp_path / "o"), "--state", str(tmp_path / "s.npz"), "-q"]) == 2
     err = capsys.readouterr().err
     assert "gas.state" in err and "s.npz: not a gas state (.npz) (not a zip archive" in err and "pickle" not in err
+
+
+# ---------------------------------------------------------------------------- fuzz: any text, a message or a scene
+
+VALID_UDF = (DATA / "pem" / "pendulum.udf").read_text(encoding="utf-8")
+
+
+@pytest.mark.hypothesis
+@property_settings(150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_mangled_udf_file_gives_a_scene_or_a_message_never_a_traceback(tmp_path_factory, data):
+    """A valid PEM input with a slice cut out, a span duplicated or bytes replaced: reading it either gives a scene
+    or raises ValidationError (the CLI's message) — never another exception, never a hang."""
+    text = VALID_UDF
+    n = len(text)
+    a = data.draw(st.integers(0, n), label="a")
+    b = data.draw(st.integers(a, min(n, a + 200)), label="b")
+    op = data.draw(st.sampled_from(["cut", "dup", "junk"]), label="op")
+    if op == "cut":
+        text = text[:a] + text[b:]
+    elif op == "dup":
+        text = text[:b] + text[a:b] + text[b:]
+    else:
+        text = text[:a] + data.draw(st.text(st.sampled_from('{}[]\\":,0123456789.e-+ abcx\n'), max_size=20)) + text[b:]
+    folder = tmp_path_factory.mktemp("udf")
+    shutil.copy(DATA / "pem" / "pem1_3_def.udf", folder)
+    (folder / "x.udf").write_text(text, encoding="utf-8")
+    try:
+        load_scene(str(folder / "x.udf")).checked()
+    except ValidationError:
+        pass
+
+
+@pytest.mark.hypothesis
+@property_settings(150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=400) | st.text(max_size=400).map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_any_bytes_as_a_scene_file_give_a_message(tmp_path_factory, raw):
+    folder = tmp_path_factory.mktemp("toml")
+    for suffix in (".toml", ".udf"):
+        (folder / f"x{suffix}").write_bytes(raw)
+        try:
+            load_scene(str(folder / f"x{suffix}")).checked()
+        except ValidationError:
+            pass
