@@ -480,6 +480,10 @@ def cmd_gas(args) -> int:
     old_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         run, extra = run_gas(c, state, progress=bar)
+    except KeyboardInterrupt:   # before the engines could catch it: while numba compiled them, say
+        print("interrupted before the run started (the engine was being set up or compiled); nothing was written",
+              file=sys.stderr)
+        return 130
     finally:
         signal.signal(signal.SIGTERM, old_term)
         bar.close()

@@ -165,3 +165,14 @@ def test_perfectly_inelastic_spheres_are_refused_by_the_event_method_not_left_to
     # a small e > 0 runs through (clusters cool, no stall)
     assert main(["gas", "-o", str(tmp_path / "e001"), "--n", "200", "--box", "walls", "--restitution", "0.001",
                  "--t-end", "2", "-q"]) == 0
+
+
+def test_ctrl_c_before_the_run_starts_is_a_message(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while the engine compiles (before the engines' own handling): exit 130, a message, nothing written."""
+    def compiling(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gas_command, "run_gas", compiling)
+    assert gas(tmp_path, "--n", "20", "--t-end", "1") == 130
+    assert "interrupted before the run started" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
