@@ -71,7 +71,7 @@ def prepare(context) -> Plan:
             if not p.baked:
                 continue
             if obj not in moved and p.pre_bake_state:
-                restore_transform_state(obj, p.pre_bake_state)
+                restore_transform_state(obj, p.pre_bake_state, BAKED_PROPS)
             if keyframes.owns_action(obj):  # its own animation plays while the start pose is read
                 stack.enter_context(keyframes.playing(obj, p.user_action, p.user_slot))
         try:
@@ -275,6 +275,12 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
 TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
                    "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
 
+#: The transform values a bake keys (location, rotation; it also sets the rotation mode): the only ones a
+#: re-bake's start pose and Clear Bake take from before the bake. Scale and the delta transforms are never
+#: keyed, so the user's current values stand: a body scaled after its bake is re-baked, and kept, at its new
+#: scale (its mass properties are computed anew from it by :func:`adapters.build_scene`).
+BAKED_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
+
 
 def transform_state(obj) -> str:
     """The object's transform values and rotation mode, exactly (JSON of Python floats)."""
@@ -283,11 +289,13 @@ def transform_state(obj) -> str:
     return json.dumps(state)
 
 
-def restore_transform_state(obj, text: str) -> None:
+def restore_transform_state(obj, text: str, names=TRANSFORM_PROPS) -> None:
+    """Put back the rotation mode and the values ``names`` of a :func:`transform_state` (the others stay)."""
     state = json.loads(text)
     obj.rotation_mode = state.pop("rotation_mode")  # first: switching modes converts the rotation values
     for name, value in state.items():
-        setattr(obj, name, value)
+        if name in names:
+            setattr(obj, name, value)
 
 
 def _store_diagnostics(scene, traj: Trajectory) -> None:
@@ -401,7 +409,8 @@ def bake(context, progress=None, stop=None) -> int:
 
 
 def clear(obj) -> None:
-    """Undo the bake: the object's own animation (action, slot, keys) and its pre-bake transform back exactly."""
+    """Undo the bake: the object's own animation (action, slot, keys) and its pre-bake location and rotation
+    back exactly; its scale and delta transforms stay as they are now (:data:`BAKED_PROPS`)."""
     p = obj.pem
     if not p.baked:
         return
@@ -409,7 +418,7 @@ def clear(obj) -> None:
         keyframes.restore_user_action(obj, keyframes.UserAnimation(p.user_action, p.user_slot, p.user_had_animation))
     else:  # baked by an older version, into the object's own action: remove the baked channels
         keyframes.clear_keys(obj)
-    restore_transform_state(obj, p.pre_bake_state)
+    restore_transform_state(obj, p.pre_bake_state, BAKED_PROPS)
     p.baked = False
     p.pre_bake_state = ""
     p.user_action, p.user_slot, p.user_had_animation = None, "", False

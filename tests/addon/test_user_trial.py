@@ -1,0 +1,47 @@
+"""Defects a user trial found (issue 26), one test each.
+
+Oracles: closed forms (the mass of a box of known density and size, frame arithmetic, the exact decimal typed),
+core runs of scenes built here by hand, and measured errors (a run against one at an eighth of its step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
+
+from .test_addon import TOL, M, cube, fingerprint, hand_built_core_run, pem, pendulum_setup  # noqa: E402, F401
+
+
+def mass_of(pem, obj) -> float:  # noqa: F811
+    """The mass (kg) a bake of the scene would simulate for ``obj`` (read through the bake's own plan)."""
+    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    return plan.core.bodies[plan.objects.index(obj)].resolved_mass_properties().mass
+
+
+# ------------------------------------------------------------------ 1. a re-bake after scaling a baked body
+
+def test_a_rebake_after_scaling_simulates_and_keeps_the_new_scale(pem):  # noqa: F811
+    obj, piv = pendulum_setup()                       # a 0.1 m cube of 1000 kg/m³: 1 kg
+    scene = bpy.context.scene
+    assert mass_of(pem, obj) == pytest.approx(1.0, rel=1e-6)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    scene.frame_set(7)
+    obj.scale = (2.0, 2.0, 2.0)                       # only the scale changes: a 0.2 m cube, 8 kg
+    assert mass_of(pem, obj) == pytest.approx(8.0, rel=1e-6)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    # what plays is the scaled cube's own motion: a core run built by hand from its start pose (scale 2)
+    scene.frame_set(scene.frame_start)
+    M0 = M(obj)
+    np.testing.assert_allclose(np.linalg.norm(M0[:3, :3], axis=0), 2.0, rtol=1e-6)
+    substeps = scene.pem.substeps
+    traj = hand_built_core_run(pem, obj, np.array(piv.matrix_world.translation), (0.0, 2.0, 0.0),
+                               1 / (24 * substeps), 24 / 24, substeps)
+    expect = pem["pem_physics.io.bake"].world_matrices(traj.orientation[:, 0], traj.pivot[0], M0, 1.0)
+    for k, f in enumerate(range(scene.frame_start, scene.frame_end + 1)):
+        scene.frame_set(f)
+        np.testing.assert_allclose(M(obj), expect[k], atol=TOL, err_msg=f"frame {f}")
+    # Clear Bake puts back the start pose, but keeps the scale the user set after the first bake
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert tuple(obj.scale) == (2.0, 2.0, 2.0)
