@@ -140,23 +140,31 @@ def mesh_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     return V.reshape(-1, 3), F.reshape(-1, 3)
 
 
+def _own_meshes(obj) -> list:
+    """Mesh descendants of obj whose nearest PEM-body ancestor is obj, by name: the walk down the children
+    stops at a child that is a PEM body itself, since what hangs below it is that body's (a mesh under
+    nested bodies belongs to the innermost one only, and is counted once)."""
+    out, todo = [], list(obj.children)
+    while todo:
+        child = todo.pop()
+        if child.pem.enabled:
+            continue
+        if child.type == "MESH":
+            out.append(child)
+        todo.extend(child.children)
+    return sorted(out, key=lambda o: o.name)
+
+
 def compound_parts(obj) -> list:
     """Mesh descendants of obj that are part of its body (a compound body, like Blender's rigid-body compound
-    shapes): every child mesh, recursively, that is not a PEM body of its own; [] when the body excludes them."""
-    if not obj.pem.include_children:
-        return []
-    out = []
-    for child in obj.children_recursive:
-        if child.type == "MESH" and not child.pem.enabled:
-            out.append(child)
-    return sorted(out, key=lambda o: o.name)
+    shapes): every child mesh, recursively, down to the next PEM body (:func:`_own_meshes`); [] when the body
+    excludes them."""
+    return _own_meshes(obj) if obj.pem.include_children else []
 
 
 def excluded_parts(obj) -> list:
     """Child meshes left out of the body's mass (include_children off), for the panel's note."""
-    if obj.pem.include_children:
-        return []
-    return [c for c in obj.children_recursive if c.type == "MESH" and not c.pem.enabled]
+    return [] if obj.pem.include_children else _own_meshes(obj)
 
 
 def body_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:

@@ -45,3 +45,26 @@ def test_a_rebake_after_scaling_simulates_and_keeps_the_new_scale(pem):  # noqa:
     # Clear Bake puts back the start pose, but keeps the scale the user set after the first bake
     assert bpy.ops.pem.clear_bake() == {"FINISHED"}
     assert tuple(obj.scale) == (2.0, 2.0, 2.0)
+
+
+# ------------------------------------------------------------------ 2. a mesh under nested bodies
+
+def test_a_mesh_under_nested_bodies_belongs_to_the_nearest_one_only(pem):  # noqa: F811
+    """Outer ▸ Inner ▸ Leaf, Outer and Inner bodies: Leaf (a 0.2 m cube, 8 kg) is Inner's, not Outer's too."""
+    adapters = pem["pem_addon.adapters"]
+    outer = cube("Outer", size=0.1, location=(0.0, 0.0, -0.3))      # 1 kg at 1000 kg/m³
+    inner = cube("Inner", size=0.1, location=(0.3, 0.0, -0.3))      # 1 kg
+    leaf = cube("Leaf", size=0.2, location=(0.6, 0.0, -0.3))        # 8 kg
+    for child, parent in ((inner, outer), (leaf, inner)):
+        world = child.matrix_world.copy()
+        child.parent = parent
+        child.matrix_world = world
+    for body in (outer, inner):
+        body.pem.enabled = True
+        body.pem.density = 1000.0
+    bpy.context.view_layer.update()
+    assert adapters.compound_parts(outer) == [] and adapters.compound_parts(inner) == [leaf]
+    assert adapters.mass_properties(outer, bpy.context)[0].mass == pytest.approx(1.0, rel=1e-6)
+    assert adapters.mass_properties(inner, bpy.context)[0].mass == pytest.approx(9.0, rel=1e-6)
+    outer.pem.include_children = False                  # nothing of Outer's own is left out either
+    assert adapters.excluded_parts(outer) == []
