@@ -19,7 +19,17 @@ import bpy
 import numpy as np
 
 from ..pem_physics.errors import PemError, ValidationError
-from ..pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings, inertia
+from ..pem_physics.model import (
+    MU0,
+    Body,
+    ConstantVelocity,
+    Dipole,
+    EllipticOrbit,
+    RotatingField,
+    Scene,
+    Settings,
+    inertia,
+)
 from .props import ROLE_TO_CORE, method_name
 
 
@@ -42,9 +52,28 @@ def matrix(m) -> np.ndarray:
 # Blender stores float properties and object transforms in single precision. Import keeps the exact
 # (double) value beside each one it sets — an ID property ``pem_exact_<name>`` — and every read for the
 # core takes it as long as the property still holds that value rounded to single precision; a value the
-# user edits is used as typed. A bake of an imported file thus runs the file's own numbers.
+# user edits is used as typed (:func:`typed`: 9.81, not 9.8100004196167). A bake of an imported file thus
+# runs the file's own numbers, and a typed one the typed numbers.
 
 _EXACT = "pem_exact_"
+
+#: Declared defaults that are no short decimal (μ₀ = 4π·10⁻⁷ T·m/A): a property still holding its default,
+#: rounded to single precision, reaches the core as this double.
+EXACT_DEFAULTS = {"mu0": MU0}
+
+
+def _shortest(x: float) -> float:
+    """The shortest decimal that rounds to float32(x) (what was typed), as a double."""
+    return float(np.format_float_scientific(np.float32(x), unique=True))
+
+
+def typed(value):
+    """A single-precision value (float or sequence) as the user typed it: each component the shortest decimal
+    that rounds to the stored float32 (float32(9.81) = 9.8100004196167 → 9.81; 0.001 → 0.001). Float, or
+    ndarray for sequences."""
+    if np.ndim(value) == 0:
+        return _shortest(value)
+    return np.array([_shortest(x) for x in np.ravel(value)], dtype=float).reshape(np.shape(value))
 
 
 def set_exact(owner, name: str, value) -> None:
@@ -54,18 +83,18 @@ def set_exact(owner, name: str, value) -> None:
 
 
 def exact(owner, name: str):
-    """``owner.<name>`` at double precision (float, or ndarray for vectors): the kept exact value while the
-    single-precision property still equals it rounded, else the property's value."""
+    """``owner.<name>`` at double precision (float, or ndarray for vectors), for the core: the kept exact value
+    while the single-precision property still equals it rounded (an imported value), else the declared
+    default of :data:`EXACT_DEFAULTS` while it still holds that, else the value as typed (:func:`typed`)."""
     value = getattr(owner, name)
     vec = np.ndim(value) > 0 or not isinstance(value, (int, float))
     current = np.array(value, dtype=float) if vec else float(value)
-    kept = owner.get(_EXACT + name)
-    if kept is None:
-        return current
-    kept = np.array(kept, dtype=float) if vec else float(kept)
-    if np.shape(kept) == np.shape(current) and np.array_equal(np.float32(kept), np.float32(current)):
-        return kept
-    return current
+    kept = owner.get(_EXACT + name, EXACT_DEFAULTS.get(name))
+    if kept is not None:
+        kept = np.array(kept, dtype=float) if vec else float(kept)
+        if np.shape(kept) == np.shape(current) and np.array_equal(np.float32(kept), np.float32(current)):
+            return kept
+    return typed(current)
 
 
 def set_exact_world(obj, M: np.ndarray) -> None:
@@ -439,7 +468,7 @@ def build_scene(context):
         bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
         worlds.append(M)
     fps, dt, substeps, t_end, _ = time_settings(context)
-    gravity = np.array(scene.gravity, dtype=float) if sp.use_scene_gravity else exact(sp, "gravity")
+    gravity = typed(scene.gravity) if sp.use_scene_gravity else exact(sp, "gravity")
     field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
     rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
                 if sp.field_mode == "ROTATING" else None)

@@ -47,7 +47,7 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ..pem_physics.errors import Interrupted, PemError
 from ..pem_physics.io import gas_cache, pc2
-from .adapters import AddonError, matrix
+from .adapters import AddonError, matrix, typed
 from .jobs import ModalJob
 
 #: Name of the per-point float attribute holding each sphere's radius (Blender units).
@@ -336,6 +336,8 @@ class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
         out = {}
         for name in ("n", "packing_fraction", "temperature", "seed", "periodic"):
             out[name] = getattr(self, name) if self.properties.is_property_set(name) else getattr(g, name)
+        for name in ("packing_fraction", "temperature"):  # single-precision properties: the decimals typed
+            out[name] = typed(out[name])
         for name in ("frame_start", "frame_end"):
             out[name] = getattr(self, name) if self.properties.is_property_set(name) else getattr(context.scene, name)
         if self.box:

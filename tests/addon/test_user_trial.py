@@ -68,3 +68,30 @@ def test_a_mesh_under_nested_bodies_belongs_to_the_nearest_one_only(pem):  # noq
     assert adapters.mass_properties(inner, bpy.context)[0].mass == pytest.approx(9.0, rel=1e-6)
     outer.pem.include_children = False                  # nothing of Outer's own is left out either
     assert adapters.excluded_parts(outer) == []
+
+
+# ------------------------------------------------------------ 3. values typed in the panel reach the core as typed
+
+def test_values_typed_in_the_panel_reach_the_bake_and_the_export_as_typed(pem, tmp_path):  # noqa: F811
+    sf = pem["pem_physics.io.scenefile"]
+    obj, _ = pendulum_setup()
+    d = obj.pem.dipoles.add()
+    d.moment = (0.0, 0.0, 0.3)
+    sp = bpy.context.scene.pem
+    sp.use_scene_gravity = False
+    sp.gravity = (0.0, 0.0, -9.81)
+    sp.step_mode, sp.dt, sp.friction = "DT", 0.001, 3e-4      # μ₀ left at its default, 4π·10⁻⁷
+    expect = {"gravity": (0.0, 0.0, -9.81), "dt": 0.001, "mu0": 4e-7 * np.pi, "friction": 3e-4, "moment": 0.3}
+
+    def check(core):
+        got = {"gravity": tuple(core.gravity), "dt": core.settings.dt, "mu0": core.mu0, "friction": core.friction,
+               "moment": core.bodies[0].dipoles[0].moment[2]}
+        assert got == expect
+
+    check(pem["pem_addon.bake"].prepare(bpy.context).core)
+    out = tmp_path / "typed.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    assert "9.8100004196167" not in out.read_text() and "0.0010000000474974513" not in out.read_text()
+    check(sf.load_scene(out))
+    sp.use_scene_gravity = True                               # the scene's own gravity, (0, 0, −9.81) by default
+    assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
