@@ -371,12 +371,26 @@ def pem_objects(scene) -> list:
     return sorted((o for o in scene.objects if o.pem.enabled), key=lambda o: o.name)
 
 
+#: A dt within this fraction of one frame / n (n whole) divides the frame: float32's epsilon, since a dt typed or
+#: stored in single precision cannot tell the two apart (0.001 s at 25 fps is 1/25 s / 40).
+DIVIDES_RTOL = 2.0**-23
+
+
+def steps_per_frame(fps: float, dt: float) -> int:
+    """Whole steps of ``dt`` (s) per frame at ``fps`` when dt divides the frame time to round-off
+    (:data:`DIVIDES_RTOL`), else 0."""
+    n = 1.0 / (fps * dt)
+    steps = round(n)
+    return int(steps) if steps >= 1 and abs(n - steps) <= DIVIDES_RTOL * n else 0
+
+
 def time_settings(context):
     """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values.
 
-    Substeps mode: dt = one frame / substeps. dt mode: the scene's dt exactly; substeps is the whole
-    number of steps per frame when dt divides the frame time, else 0 (the run then keeps its dt, and
-    keys fall at the step times, a little under a frame apart: :func:`record_plan`); t_end covers the
+    Substeps mode: dt = one frame / substeps. dt mode: when the scene's dt divides the frame time to
+    round-off (:func:`steps_per_frame`), substeps is the whole number of steps per frame and dt = one
+    frame / substeps, so keys land on frames; else substeps is 0, the run keeps the scene's dt exactly,
+    and keys fall at the step times, a little under a frame apart (:func:`record_plan`); t_end covers the
     frame range in whole steps.
     """
     scene = context.scene
@@ -391,15 +405,14 @@ def time_settings(context):
         dt = exact(sp, "dt")
         if not dt > 0:
             raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {dt:g} s")
-        n = 1.0 / (fps * dt)
-        substeps = int(round(n)) if round(n) >= 1 and abs(n - round(n)) < 1e-9 * n else 0
+        substeps = steps_per_frame(fps, dt)
         if substeps == 0:
             return fps, dt, 0, math.ceil(T / dt - 1e-9) * dt, scene.frame_start
     else:
         substeps = sp.substeps
         if substeps < 1:
             raise AddonError(f"Scene '{scene.name}': substeps per frame must be ≥ 1")
-        dt = 1.0 / (fps * substeps)
+    dt = 1.0 / (fps * substeps)
     return fps, dt, substeps, T, scene.frame_start
 
 
@@ -731,8 +744,7 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
     set_exact(sp, "dt", st.dt)
     if adapt_scene:  # only when asked: the frame rate and range are the user's
         for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
-            n = 1.0 / (fps * st.dt)
-            if abs(n - round(n)) < 1e-9 * n and round(n) >= 1:
+            if steps_per_frame(fps, st.dt):
                 scene.render.fps, scene.render.fps_base = fps, 1.0
                 break
         fps = scene.render.fps / scene.render.fps_base

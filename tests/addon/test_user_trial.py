@@ -6,6 +6,8 @@ core runs of scenes built here by hand, and measured errors (a run against one a
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,28 @@ def test_values_typed_in_the_panel_reach_the_bake_and_the_export_as_typed(pem, t
     check(sf.load_scene(out))
     sp.use_scene_gravity = True                               # the scene's own gravity, (0, 0, −9.81) by default
     assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
+
+
+# ------------------------------------------------------------------ 4. a dt that divides the frame puts keys on frames
+
+def _key_frames(pem, obj) -> dict:  # noqa: F811
+    """{(data path, index): [frame of each key]} of the object's baked channels."""
+    kf = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+    return {(fc.data_path, fc.array_index): [k.co[0] for k in fc.keyframe_points]
+            for fcs in kf._slot_fcurve_collections(obj) for fc in fcs}
+
+
+@pytest.mark.parametrize("fps, dt, steps", [(25, 0.001, 40),          # 1/25 s = 40 × 1 ms
+                                            (30, 1 / 3000, 100)])     # typed to single precision: 0.00033333334
+def test_a_dt_that_divides_the_frame_puts_one_key_on_every_frame(pem, fps, dt, steps):  # noqa: F811
+    obj, _ = pendulum_setup()
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = fps, 1, 26   # 26 frames
+    scene.pem.step_mode, scene.pem.dt = "DT", dt
+    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    assert plan.core.settings.dt == 1 / (fps * steps)                  # one frame / steps exactly
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    keys = _key_frames(pem, obj)
+    assert len(keys) == 7                                               # location and quaternion channels
+    for channel, frames in keys.items():
+        assert frames == list(range(1, 27)), channel                    # 26 keys, one on each frame
