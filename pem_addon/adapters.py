@@ -279,6 +279,8 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
         if p.inertia_source == "MANUAL":
             I = exact(p, "manual_inertia")
             tensor = np.array([[I[0], I[3], I[4]], [I[3], I[1], I[5]], [I[4], I[5], I[2]]])
+            inertia.check_physical(tensor, f"Object '{obj.name}': the manual inertia (Physics ▸ Magnetic Pendulum "
+                                           "▸ Mass Properties)")
             mp = inertia.MassProperties(exact(p, "mass"), S @ exact(p, "manual_com"), tensor)
         else:
             V, F = body_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)

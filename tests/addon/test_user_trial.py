@@ -122,3 +122,33 @@ def test_a_dt_that_divides_the_frame_puts_one_key_on_every_frame(pem, fps, dt, s
     assert len(keys) == 7                                               # location and quaternion channels
     for channel, frames in keys.items():
         assert frames == list(range(1, 27)), channel                    # 26 keys, one on each frame
+
+
+# ------------------------------------------------------------------ 5. a physically impossible manual inertia
+
+@pytest.mark.parametrize("moments, match", [
+    ((-1e-3, 1e-3, 1e-3, 0, 0, 0), r"negative moment of inertia"),
+    ((1e-3, 1e-3, 3e-3, 0, 0, 0), r"triangle inequality I1 \+ I2 ≥ I3 \(0.002 < 0.003\)"),
+    # diagonal entries that look fine, principal moments 2 ± 1.9 and 2 that do not: 0.1 + 2 < 3.9
+    ((2.0, 2.0, 2.0, 1.9, 0, 0), r"triangle inequality I1 \+ I2 ≥ I3 \(2.1 < 3.9\)"),
+])
+def test_an_impossible_manual_inertia_is_refused_by_name_before_the_run(pem, moments, match):  # noqa: F811
+    obj, _ = pendulum_setup()
+    p = obj.pem
+    p.inertia_source, p.mass_mode, p.mass = "MANUAL", "MASS", 1.0
+    p.manual_inertia = moments
+    before = fingerprint()
+    with pytest.raises(RuntimeError, match=r"Object 'Cube': the manual inertia .*" + match):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == before
+    bpy.context.view_layer.objects.active = obj
+    with pytest.raises(RuntimeError, match=r"Object 'Cube'.*" + match):
+        bpy.ops.pem.compute_mass_properties()
+
+
+def test_a_lamina_typed_to_three_digits_is_a_possible_inertia(pem):  # noqa: F811
+    obj, _ = pendulum_setup()
+    p = obj.pem
+    p.inertia_source, p.mass_mode, p.mass = "MANUAL", "MASS", 1.0
+    p.manual_inertia = (0.333e-3, 0.333e-3, 0.667e-3, 0, 0, 0)   # a thin square plate: I3 = I1 + I2, rounded
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
