@@ -16,7 +16,7 @@ import numpy as np
 
 from ..pem_physics.engine import checks
 from ..pem_physics.engine import contacts as contact_driver
-from ..pem_physics.engine.integrators import make_integrator
+from ..pem_physics.engine.integrators import check_available, make_integrator
 from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
@@ -84,6 +84,7 @@ def prepare(context) -> Plan:
             for obj, state in now.items():
                 restore_transform_state(obj, state)
     try:  # meaningless scenes (dipoles of two bodies at one point, …) are refused before anything runs
+        check_available(core.settings.method)  # dop853 without scipy (Blender has none)
         system = compile_system(core)
         checks.preflight(core, system)
         if system.any_translating and core.settings.method.startswith("pem-"):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import bpy
 
 from ..pem_physics import jit
+from ..pem_physics.engine import integrators
 from . import adapters, contacts
 from .lists import draw_list
+from .props import method_name
 
 
 class PEM_UL_dipoles(bpy.types.UIList):
@@ -132,6 +134,7 @@ def draw_scene(layout, context):
     col.prop(sp, "mu0")
     col.prop(sp, "friction")
     col.prop(sp, "method")
+    _method_line(col, sp)
     row = col.row()
     row.prop(sp, "step_mode", expand=True)
     col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
@@ -164,6 +167,15 @@ def draw_scene(layout, context):
     row.prop(sp, "show_field_lines", toggle=True)
     row.prop(sp, "show_contacts", toggle=True)
     layout.prop(sp, "arrow_scale")
+
+
+def _method_line(layout, sp) -> None:
+    """That the chosen integrator cannot run here (dop853 needs scipy, which Blender does not ship)."""
+    method = method_name(sp.method)
+    missing = integrators.missing_package(method)
+    if missing is not None:
+        layout.label(text=f"Integrator {method} needs {missing}, which this Blender lacks: pick another",
+                     icon="ERROR")
 
 
 def _estimate_line(layout, context) -> None:

@@ -14,6 +14,7 @@ import pytest
 bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
 
 from .test_addon import TOL, M, cube, fingerprint, hand_built_core_run, pem, pendulum_setup  # noqa: E402, F401
+from .test_translation import _Layout  # noqa: E402
 
 
 def mass_of(pem, obj) -> float:  # noqa: F811
@@ -152,3 +153,31 @@ def test_a_lamina_typed_to_three_digits_is_a_possible_inertia(pem):  # noqa: F81
     p.inertia_source, p.mass_mode, p.mass = "MANUAL", "MASS", 1.0
     p.manual_inertia = (0.333e-3, 0.333e-3, 0.667e-3, 0, 0, 0)   # a thin square plate: I3 = I1 + I2, rounded
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+
+
+# ------------------------------------------------------------------ 6. DOP853 where scipy is missing (Blender)
+
+def test_dop853_without_scipy_is_named_in_the_panel_and_refused_before_the_bake(pem, ext, monkeypatch):  # noqa: F811
+    integrators = importlib.import_module(f"{ext.__name__}.pem_physics.engine.integrators")
+    ui = importlib.import_module(f"{ext.__name__}.pem_addon.ui")
+    monkeypatch.setattr(integrators, "_installed", lambda package: package != "scipy",  # Blender's own Python
+                        raising=False)
+    pendulum_setup()
+    sp = bpy.context.scene.pem
+
+    def labels():
+        layout = _Layout()
+        ui.draw_scene(layout, bpy.context)
+        return [t for t in layout.labels if "scipy" in t]
+
+    assert labels() == []
+    sp.method = "DOP853"
+    assert labels() == ["Integrator dop853 needs scipy, which this Blender lacks: pick another"]
+    before = fingerprint()
+    with pytest.raises(RuntimeError, match=r"^Error: Integrator \(Scene ▸ Magnetic Pendulum\): dop853 needs scipy, "
+                                           r"which is not installed"):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == before
+    # the core refuses it too, by the setting's name, before a step (not "No module named 'scipy'" from one)
+    with pytest.raises(integrators.ValidationError, match=r"^settings.method: dop853 needs scipy"):
+        integrators.make_integrator("dop853", None, 1e-3, None, None)
