@@ -428,6 +428,11 @@ def record_plan(fps: float, dt: float, substeps: int) -> tuple[int, int]:
     return max(1, int(math.floor(1.0 / (fps * dt) + 1e-9))), 1
 
 
+def scene_gravity(scene) -> np.ndarray:
+    """The scene's own gravity (m/s², (3,)) as its Gravity checkbox says: zero when it is off."""
+    return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
+
+
 def build_scene(context):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene."""
     from . import contacts  # it imports this module
@@ -483,7 +488,7 @@ def build_scene(context):
         bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
         worlds.append(M)
     fps, dt, substeps, t_end, _ = time_settings(context)
-    gravity = typed(scene.gravity) if sp.use_scene_gravity else exact(sp, "gravity")
+    gravity = scene_gravity(scene) if sp.use_scene_gravity else exact(sp, "gravity")
     field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
     rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
                 if sp.field_mode == "ROTATING" else None)

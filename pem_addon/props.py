@@ -194,7 +194,8 @@ MAX_SUBSTEPS = 4096
 
 class PEM_PG_scene(bpy.types.PropertyGroup):
     use_scene_gravity: BoolProperty(name="Scene Gravity", default=True,
-                                    description="Use the scene's gravity (Scene properties)")
+                                    description="Use the scene's gravity (Scene properties; none when its Gravity "
+                                                "checkbox is off)")
     gravity: FloatVectorProperty(name="Gravity", subtype="ACCELERATION", size=3, default=(0.0, 0.0, -9.81))
     field_mode: EnumProperty(name="External Field", items=[
         ("NONE", "None", ""), ("UNIFORM", "Uniform", ""), ("ROTATING", "Rotating", "B1 cos ωt + B2 sin ωt"),

@@ -120,8 +120,11 @@ def draw_scene(layout, context):
     sp = context.scene.pem
     col = layout.column()
     col.prop(sp, "use_scene_gravity")
-    if sp.use_scene_gravity:
-        col.prop(context.scene, "gravity")
+    if sp.use_scene_gravity:  # the scene's checkbox too: off is zero gravity
+        col.prop(context.scene, "use_gravity")
+        sub = col.column()
+        sub.enabled = context.scene.use_gravity
+        sub.prop(context.scene, "gravity")
     else:
         col.prop(sp, "gravity")
     col.prop(sp, "field_mode")

@@ -181,3 +181,20 @@ def test_dop853_without_scipy_is_named_in_the_panel_and_refused_before_the_bake(
     # the core refuses it too, by the setting's name, before a step (not "No module named 'scipy'" from one)
     with pytest.raises(integrators.ValidationError, match=r"^settings.method: dop853 needs scipy"):
         integrators.make_integrator("dop853", None, 1e-3, None, None)
+
+
+# ------------------------------------------------------------------ 7. the scene's Gravity checkbox
+
+def test_the_scenes_gravity_checkbox_off_means_no_gravity(pem):  # noqa: F811
+    obj, _ = pendulum_setup(omega=(0.0, 0.0, 0.0))       # at rest, off the vertical below its pivot
+    scene = bpy.context.scene
+    scene.use_gravity = False
+    assert scene.pem.use_scene_gravity
+    assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, 0.0)
+    M0 = M(obj)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    for f in (scene.frame_start, 13, scene.frame_end):     # no torque at all: it stays where it is
+        scene.frame_set(f)
+        np.testing.assert_allclose(M(obj), M0, atol=TOL, err_msg=f"frame {f}")
+    scene.use_gravity = True
+    assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
