@@ -30,6 +30,7 @@ from ..pem_physics.model import (
     Settings,
     inertia,
 )
+from . import keyframes
 from .props import ROLE_TO_CORE, method_name
 
 
@@ -368,6 +369,37 @@ def pivot_world(obj) -> np.ndarray:
     return (initial_world(obj) @ np.r_[exact(p, "pivot_point"), 1.0])[:3]
 
 
+def moves_by_itself(obj) -> bool:
+    """Whether obj moves over the frames without PEM: its own animation (:func:`keyframes.animates_transform`),
+    an active constraint, or a parent that moves."""
+    while obj is not None:
+        if keyframes.animates_transform(obj) or any(not c.mute for c in obj.constraints):
+            return True
+        obj = obj.parent
+    return False
+
+
+def animated_pivot(obj):
+    """A pendulum's pivot object when it moves by itself (the simulation holds it at its start-frame position,
+    while the viewport shows it moving), else None."""
+    p = obj.pem
+    piv = p.pivot_object if p.role == "PENDULUM" and p.pivot_mode == "OBJECT" else None
+    return piv if piv is not None and moves_by_itself(piv) else None
+
+
+def scene_notes(objects) -> list:
+    """Warnings about what a bake of ``objects`` will not do as the viewport shows (one sentence each, naming the
+    objects): animated pivots."""
+    notes = []
+    for obj in objects:
+        piv = animated_pivot(obj)
+        if piv is not None:
+            notes.append(f"Object '{obj.name}': its pivot object '{piv.name}' is animated, but the simulation holds "
+                         "the pivot where it is at the start frame; remove the pivot's animation (keys, constraints "
+                         "or a moving parent) so that the viewport shows what is simulated")
+    return notes
+
+
 def pem_objects(scene) -> list:
     """Objects of the scene with PEM enabled, in a stable (name) order."""
     return sorted((o for o in scene.objects if o.pem.enabled), key=lambda o: o.name)
@@ -640,8 +672,36 @@ def _new_mesh_object(name, V, F, collection, color=None):
     return obj
 
 
-def build_objects(core: Scene, context, collection=None, adapt_scene: bool = False) -> list:
-    """Create Blender objects for a core scene (import): meshes, pivots, dipoles, settings. Returns the objects.
+#: The scene's PEM settings an import sets (Scene.pem property names), and the scene's own ones it may set.
+IMPORTED_SETTINGS = ("use_scene_gravity", "gravity", "field_mode", "field", "field_b1", "field_b2", "field_omega",
+                     "mu0", "friction", "restitution", "contact_friction", "use_periodic", "box", "method", "step_mode",
+                     "dt")
+IMPORTED_SCENE_SETTINGS = (("render", "fps", "Frame Rate"), ("render", "fps_base", "Frame Rate Base"),
+                           (None, "frame_end", "End Frame"))
+
+
+def settings_snapshot(scene) -> dict:
+    """{UI name: value} of the settings an import may change (:data:`IMPORTED_SETTINGS`, frame rate and range)."""
+    sp = scene.pem
+    out = {sp.bl_rna.properties[name].name: _plain(getattr(sp, name)) for name in IMPORTED_SETTINGS}
+    for owner, name, ui in IMPORTED_SCENE_SETTINGS:
+        out[ui] = getattr(getattr(scene, owner) if owner else scene, name)
+    return out
+
+
+def _plain(value):
+    return tuple(value) if np.ndim(value) else value
+
+
+def changed_settings(before: dict, after: dict) -> list:
+    """UI names of the settings whose values differ between two :func:`settings_snapshot`."""
+    return [name for name, value in after.items() if before.get(name) != value]
+
+
+def build_objects(core: Scene, context, collection=None, adapt_scene: bool = False,
+                  replace_settings: bool = True) -> list:
+    """Create Blender objects for a core scene (import): meshes, pivots, dipoles and, with ``replace_settings``,
+    the scene's PEM settings (:data:`IMPORTED_SETTINGS`). Returns the objects.
 
     Mass properties are carried over exactly as the core resolves them (Inertia: Manual), so
     a bake of the imported scene reproduces the core's run of the file.
@@ -724,6 +784,16 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
                 set_exact(p, "orbit_omega", m.angular_velocity)
                 set_exact(p, "orbit_phase", m.phase)
         made.append(obj)
+    if replace_settings:
+        _apply_settings(core, scene)
+    if adapt_scene:  # only when asked: the frame rate and range are the user's
+        _adapt_frames(core, scene)
+    return made
+
+
+def _apply_settings(core: Scene, scene) -> None:
+    """The scene's PEM settings (:data:`IMPORTED_SETTINGS`) from a core scene."""
+    unit = unit_scale(scene)
     sp = scene.pem
     sp.use_scene_gravity = False
     set_exact(sp, "gravity", tuple(np.asarray(core.gravity, float)))
@@ -742,21 +812,24 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
     set_exact(sp, "restitution", core.restitution)
     set_exact(sp, "contact_friction", core.contact_friction)
     set_exact(sp, "friction", core.friction)
+    sp.use_periodic = core.periodic_box is not None
     if core.periodic_box is not None:
-        sp.use_periodic = True
         set_exact(sp, "box", tuple(np.asarray(core.periodic_box) / unit))
     st = core.settings
     sp.method = st.method.upper().replace("-", "_")
     sp.step_mode = "DT"
     set_exact(sp, "dt", st.dt)
-    if adapt_scene:  # only when asked: the frame rate and range are the user's
-        for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
-            if steps_per_frame(fps, st.dt):
-                scene.render.fps, scene.render.fps_base = fps, 1.0
-                break
-        fps = scene.render.fps / scene.render.fps_base
-        scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
-    return made
+
+
+def _adapt_frames(core: Scene, scene) -> None:
+    """A frame rate the file's dt divides (the scene's own if it does) and a frame range of the file's duration."""
+    st = core.settings
+    for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
+        if steps_per_frame(fps, st.dt):
+            scene.render.fps, scene.render.fps_base = fps, 1.0
+            break
+    fps = scene.render.fps / scene.render.fps_base
+    scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
 
 
 def _to_matrix(M: np.ndarray):

@@ -48,6 +48,7 @@ class Plan:
     per_frame: int           # records per frame
     moved: dict = None       # baked objects moved by hand since their bake: {object: transform state (JSON)}
     parents: list = None     # parent-world matrices (4,4) at the start frame, aligned with objects
+    notes: list = None       # warnings known before the run (adapters.scene_notes), reported with the bake's
 
 
 def prepare(context) -> Plan:
@@ -98,7 +99,7 @@ def prepare(context) -> Plan:
         walls = [o for o in adapters.pem_objects(scene) if o.pem.role == "WALL"]  # core.walls, in their order
         raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
-                adapters.record_plan(fps, dt, substeps)[1], moved, parents)
+                adapters.record_plan(fps, dt, substeps)[1], moved, parents, adapters.scene_notes(objects))
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
@@ -268,7 +269,7 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
         raise
     for _, snap, _ in snapshots:
         keyframes.discard_snapshot(snap)
-    _store_diagnostics(context.scene, traj)
+    _store_diagnostics(context.scene, traj, plan.notes or [])
     context.scene.frame_set(context.scene.frame_current)
     return len(next(iter(decomposed.values()))[0]) if decomposed else 0
 
@@ -299,7 +300,8 @@ def restore_transform_state(obj, text: str, names=TRANSFORM_PROPS) -> None:
             setattr(obj, name, value)
 
 
-def _store_diagnostics(scene, traj: Trajectory) -> None:
+def _store_diagnostics(scene, traj: Trajectory, notes: list) -> None:
+    """The bake's numbers and warnings (``notes`` from before the run, then the run's) for the panel and report."""
     sp = scene.pem
     E = traj.total_energy
     sp.last_method = traj.method
@@ -308,7 +310,7 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     sp.last_energy_drift = traj.energy_drift()
     sp.last_energy_error = traj.energy_balance()
     sp.last_friction_loss = traj.friction_loss()
-    sp.last_warnings = "\n".join(traj.info.get("warnings", []))
+    sp.last_warnings = "\n".join(list(notes) + traj.info.get("warnings", []))
     sp.last_orthonormality = float(np.max(traj.orthonormality))
     sp.last_energy = (float(E[0]), float(E[-1]))
     engine = traj.info.get("engine", "numpy")

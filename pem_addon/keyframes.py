@@ -10,7 +10,8 @@ Public API
 - :func:`clear_keys` — remove baked channels.
 - :func:`use_own_action` / :func:`restore_user_action` — the bake plays an action of its own; the
   user's action is kept untouched and comes back with Clear Bake; :func:`playing` assigns an action
-  for a moment (to read the start pose), :func:`edited_by_hand` tells a baked object moved by hand.
+  for a moment (to read the start pose), :func:`edited_by_hand` tells a baked object moved by hand,
+  :func:`animates_transform` an object its own animation moves.
 
 Blender versions
 ----------------
@@ -377,6 +378,32 @@ def playing(obj, action, slot_identifier: str):
         _assign(anim_data, *before)
 
 
+#: The data paths that move an object (its transform values).
+_MOVING_PATHS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
+                           "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale"))
+
+
+def _varies(fc) -> bool:
+    """Whether an F-Curve takes more than one value (keys of different values, or modifiers such as noise)."""
+    if len(fc.modifiers):
+        return True
+    values = [k.co[1] for k in fc.keyframe_points]
+    return len(values) > 1 and max(values) > min(values)
+
+
+def animates_transform(obj) -> bool:
+    """Whether ``obj``'s own animation moves it: varying F-Curves of its action (its slot) or drivers on its
+    transform values, or unmuted NLA strips."""
+    anim_data = obj.animation_data
+    if anim_data is None:
+        return False
+    if any(fc.data_path in _MOVING_PATHS and _varies(fc) for fcs in _slot_fcurve_collections(obj) for fc in fcs):
+        return True
+    if any(d.data_path in _MOVING_PATHS for d in anim_data.drivers):
+        return True
+    return any(len(track.strips) for track in anim_data.nla_tracks if not track.mute)
+
+
 def edited_by_hand(obj, frame: float) -> bool:
     """Whether ``obj``'s baked transform differs from its baked keys at ``frame``: it was moved or turned
     by hand after the bake (nothing keyed). Keys are single precision; so is the comparison."""
@@ -544,7 +571,7 @@ def preserve_animation(obj):
     discard_snapshot(snapshot)
 
 
-__all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNELS", "UserAnimation", "clear_keys",
-           "discard_snapshot", "edited_by_hand", "make_quaternions_continuous", "owns_action", "playing",
-           "preserve_animation", "restore_animation", "restore_user_action", "snapshot_animation", "use_own_action",
-           "write_transform_keys"]
+__all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNELS", "UserAnimation",
+           "animates_transform", "clear_keys", "discard_snapshot", "edited_by_hand", "make_quaternions_continuous",
+           "owns_action", "playing", "preserve_animation", "restore_animation", "restore_user_action",
+           "snapshot_animation", "use_own_action", "write_transform_keys"]

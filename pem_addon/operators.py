@@ -184,6 +184,10 @@ class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
 class _ImportBase(ImportHelper):
     bl_options = {"REGISTER", "UNDO"}
 
+    replace_settings: BoolProperty(
+        name="Replace Scene Settings", default=True,
+        description="Set the scene's Magnetic Pendulum settings (gravity, field, μ₀, friction, integrator, dt, …) "
+                    "to the file's; the report lists those that changed. Off: the scene keeps its own")
     adapt_scene: BoolProperty(
         name="Set Frame Rate and Range", default=False,
         description="Change the scene's frame rate (to one the file's dt divides) and its frame range (to the "
@@ -193,12 +197,20 @@ class _ImportBase(ImportHelper):
         raise NotImplementedError
 
     def execute(self, context):
+        before = adapters.settings_snapshot(context.scene)
         try:
             core = self.load(self.filepath)
-            objs = adapters.build_objects(core, context, adapt_scene=self.adapt_scene)
+            objs = adapters.build_objects(core, context, adapt_scene=self.adapt_scene,
+                                          replace_settings=self.replace_settings)
         except (PemError, OSError) as err:
             return _fail(self, err)
-        self.report({"INFO"}, f"imported {len(objs)} bodies from {self.filepath}")
+        self.report({"INFO"}, f"Imported {len(objs)} bodies from {self.filepath}")
+        changed = adapters.changed_settings(before, adapters.settings_snapshot(context.scene))
+        if changed:  # the scene's own settings are overwritten: say which
+            self.report({"WARNING"}, f"Scene '{context.scene.name}': the import replaced these settings with the "
+                                     f"file's: {', '.join(changed)}")
+        elif not self.replace_settings:
+            self.report({"INFO"}, f"Scene '{context.scene.name}' kept its own settings (Replace Scene Settings off)")
         return {"FINISHED"}
 
 

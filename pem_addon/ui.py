@@ -48,6 +48,9 @@ def draw_object(layout, context, obj):
             col.prop(p, "pivot_object")
             if p.pivot_object is None:
                 col.label(text="No pivot object set", icon="ERROR")
+            elif adapters.animated_pivot(obj) is not None:
+                col.label(text=f"Pivot '{p.pivot_object.name}' is animated: the simulation holds it at its "
+                               "start-frame position", icon="ERROR")
         else:
             col.prop(p, "pivot_point")
     if p.role in ("PENDULUM", "FREE"):

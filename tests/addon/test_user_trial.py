@@ -13,8 +13,31 @@ import pytest
 
 bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
 
-from .test_addon import TOL, M, cube, fingerprint, hand_built_core_run, pem, pendulum_setup  # noqa: E402, F401
+from .test_addon import TOL, M, cube, empty, fingerprint, hand_built_core_run, pem, pendulum_setup  # noqa: E402, F401
 from .test_translation import _Layout  # noqa: E402
+from conftest import ROOT  # noqa: E402
+
+SCENES = ROOT / "examples" / "scenes"
+
+
+class _Op:
+    """Runs an operator class's own methods outside Blender's operator machinery, recording its reports as
+    (kind, text); ``props`` stand for the operator's properties."""
+
+    def __init__(self, cls, **props):
+        self._cls, self.reports = cls, []
+        self.__dict__.update(props)
+
+    def report(self, kinds, text):
+        self.reports.append((next(iter(kinds)), text))
+
+    def __getattr__(self, name):
+        attr = getattr(self._cls, name)
+        return attr.__get__(self) if callable(attr) and not isinstance(attr, type) else attr
+
+
+def _ops(pem):  # noqa: F811
+    return pem["pem_addon.operators"]
 
 
 def mass_of(pem, obj) -> float:  # noqa: F811
@@ -198,3 +221,63 @@ def test_the_scenes_gravity_checkbox_off_means_no_gravity(pem):  # noqa: F811
         np.testing.assert_allclose(M(obj), M0, atol=TOL, err_msg=f"frame {f}")
     scene.use_gravity = True
     assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
+
+
+# ------------------------------------------------------------------ 14. what an import replaces; animated pivots
+
+def test_an_import_says_which_scene_settings_it_replaced_or_keeps_them(pem):  # noqa: F811
+    sp = bpy.context.scene.pem
+    sp.friction, sp.substeps, sp.dt = 0.5, 32, 0.002        # the user's own (the file's: 2e-4, dt = 0.001 s)
+    op = _Op(_ops(pem).PEM_OT_import_scene, filepath=str(SCENES / "three_magnet.toml"), adapt_scene=False,
+             replace_settings=True)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert sp.friction == pytest.approx(2e-4) and sp.step_mode == "DT"   # the file's
+    warnings = [text for kind, text in op.reports if kind == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith("Scene 'Scene': the import replaced these settings with "
+                                                         "the file's: ")
+    for name in ("Scene Gravity", "Friction", "Step", "dt"):
+        assert name in warnings[0]
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    sp = bpy.context.scene.pem
+    sp.friction, sp.substeps = 0.5, 32
+    assert bpy.ops.pem.import_scene(filepath=str(SCENES / "three_magnet.toml"), replace_settings=False) == {"FINISHED"}
+    assert (sp.friction, sp.substeps, sp.step_mode, sp.use_scene_gravity) == (0.5, 32, "SUBSTEPS", True)
+    assert any(o.pem.enabled for o in bpy.context.scene.objects)     # the bodies came in all the same
+
+
+@pytest.mark.parametrize("how", ["keys", "parent", "constraint"])
+def test_an_animated_pivot_is_named_in_the_panel_and_the_bakes_report(pem, how):  # noqa: F811
+    obj, piv = pendulum_setup()
+    scene = bpy.context.scene
+    ui = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.ui")
+
+    def panel():
+        layout = _Layout()
+        ui.draw_object(layout, bpy.context, obj)
+        return [t for t in layout.labels if "animated" in t]
+
+    def bake_warnings():
+        op = _Op(_ops(pem).PEM_OT_bake, confirmed=False)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        return [text for kind, text in op.reports if kind == "WARNING" and "pivot" in text]
+
+    assert panel() == [] and bake_warnings() == []
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    if how == "keys":
+        for frame, x in ((1, 0.0), (25, 0.2)):
+            piv.location.x = x
+            piv.keyframe_insert("location", frame=frame)
+    elif how == "parent":
+        mover = empty("Mover")
+        piv.parent = mover
+        for frame, z in ((1, 0.0), (25, 0.1)):
+            mover.location.z = z
+            mover.keyframe_insert("location", frame=frame)
+    else:
+        target = empty("Target", location=(0.3, 0.0, 0.1))
+        piv.constraints.new("COPY_LOCATION").target = target
+    scene.frame_set(1)
+    assert panel() == ["Pivot 'Pivot' is animated: the simulation holds it at its start-frame position"]
+    assert bake_warnings() == ["Object 'Cube': its pivot object 'Pivot' is animated, but the simulation holds the "
+                               "pivot where it is at the start frame; remove the pivot's animation (keys, constraints "
+                               "or a moving parent) so that the viewport shows what is simulated"]
