@@ -49,6 +49,7 @@ class Plan:
     moved: dict = None       # baked objects moved by hand since their bake: {object: transform state (JSON)}
     parents: list = None     # parent-world matrices (4,4) at the start frame, aligned with objects
     notes: list = None       # warnings known before the run (adapters.scene_notes), reported with the bake's
+    walls: list = None       # wall objects aligned with core.walls (to name them in the core's messages)
 
 
 def prepare(context) -> Plan:
@@ -62,6 +63,7 @@ def prepare(context) -> Plan:
     scene = context.scene
     fps, dt, substeps, t_end, frame_start = adapters.time_settings(context)
     objects = adapters.pem_objects(scene)
+    walls = [o for o in objects if o.pem.role == "WALL"]  # core.walls, in their order
     frame, subframe = scene.frame_current, scene.frame_subframe
     now = {obj: transform_state(obj) for obj in objects}
     moved = {obj: now[obj] for obj in objects
@@ -96,10 +98,9 @@ def prepare(context) -> Plan:
             contact_driver.check_method(core.settings.method)
             contact_driver.ContactModel(core, system).check_start(system.U0)
     except ValidationError as err:
-        walls = [o for o in adapters.pem_objects(scene) if o.pem.role == "WALL"]  # core.walls, in their order
         raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
-                adapters.record_plan(fps, dt, substeps)[1], moved, parents, adapters.scene_notes(objects))
+                adapters.record_plan(fps, dt, substeps)[1], moved, parents, adapters.scene_notes(objects), walls)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
@@ -269,7 +270,9 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
         raise
     for _, snap, _ in snapshots:
         keyframes.discard_snapshot(snap)
-    _store_diagnostics(context.scene, traj, plan.notes or [])
+    # the core names items by path (bodies[0].contacts[1], walls[0]); the panel and report name the objects
+    said = [adapters.object_message(w, plan.objects, plan.walls or []) for w in traj.info.get("warnings", [])]
+    _store_diagnostics(context.scene, traj, (plan.notes or []) + said)
     context.scene.frame_set(context.scene.frame_current)
     return len(next(iter(decomposed.values()))[0]) if decomposed else 0
 
@@ -300,8 +303,8 @@ def restore_transform_state(obj, text: str, names=TRANSFORM_PROPS) -> None:
             setattr(obj, name, value)
 
 
-def _store_diagnostics(scene, traj: Trajectory, notes: list) -> None:
-    """The bake's numbers and warnings (``notes`` from before the run, then the run's) for the panel and report."""
+def _store_diagnostics(scene, traj: Trajectory, warnings: list) -> None:
+    """The bake's numbers and ``warnings`` (in the panel's words, one sentence each) for the panel and report."""
     sp = scene.pem
     E = traj.total_energy
     sp.last_method = traj.method
@@ -310,7 +313,7 @@ def _store_diagnostics(scene, traj: Trajectory, notes: list) -> None:
     sp.last_energy_drift = traj.energy_drift()
     sp.last_energy_error = traj.energy_balance()
     sp.last_friction_loss = traj.friction_loss()
-    sp.last_warnings = "\n".join(list(notes) + traj.info.get("warnings", []))
+    sp.last_warnings = "\n".join(warnings)
     sp.last_orthonormality = float(np.max(traj.orthonormality))
     sp.last_energy = (float(E[0]), float(E[-1]))
     engine = traj.info.get("engine", "numpy")

@@ -281,3 +281,29 @@ def test_an_animated_pivot_is_named_in_the_panel_and_the_bakes_report(pem, how):
     assert bake_warnings() == ["Object 'Cube': its pivot object 'Pivot' is animated, but the simulation holds the "
                                "pivot where it is at the start frame; remove the pivot's animation (keys, constraints "
                                "or a moving parent) so that the viewport shows what is simulated"]
+
+
+# ------------------------------------------------------------------ 9. the core's item paths in the bake's words
+
+def test_contact_warnings_name_the_objects(pem):  # noqa: F811
+    """A ball hung at 30° leaning on a wall (touching, at rest): gravity presses it on without an impact, which
+    the core warns about by path (bodies[0].contacts[0] and walls[0]); the panel and report name the objects."""
+    from .test_contacts import R_BALL, THETA, Z_PIVOT, L, _ball, _empty, _scene_setup
+
+    _scene_setup(frames=6)
+    ball = _ball("Ball", 0.0, _empty("Pivot", (0.0, 0.0, Z_PIVOT)), THETA)
+    x = -L * np.sin(THETA) + R_BALL                           # the wall's face where the ball's side is
+    bpy.ops.mesh.primitive_plane_add(size=0.1, location=(x, 0.0, Z_PIVOT - L * np.cos(THETA)),
+                                     rotation=(0.0, -np.pi / 2, 0.0))   # facing −x, towards the ball
+    wall = bpy.context.object
+    wall.name = "Wall"
+    wall.pem.enabled, wall.pem.role, wall.pem.wall_shape = True, "WALL", "PLANE"
+    bpy.context.view_layer.update()
+    op = _Op(_ops(pem).PEM_OT_bake, confirmed=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    said = [text for kind, text in op.reports if kind == "WARNING"]
+    pressing = [t for t in said if "press on each other" in t]
+    assert len(pressing) == 1 and pressing[0].startswith(
+        "Object 'Ball' contact sphere #0 and Object 'Wall' (wall) press on each other without an impact from t = ")
+    assert "bodies[" not in bpy.context.scene.pem.last_warnings and "walls[" not in bpy.context.scene.pem.last_warnings
+    assert ball.pem.baked
