@@ -418,8 +418,25 @@ def steps_per_frame(fps: float, dt: float) -> int:
     return int(steps) if steps >= 1 and abs(n - steps) <= DIVIDES_RTOL * n else 0
 
 
+#: Most integration steps a bake may take: ~40 min on the compiled engine (~4·10⁵ steps/s), weeks on numpy; a
+#: mistyped dt (10⁻¹² s) or substeps count (2³¹) asks for far more and is refused with the number.
+MAX_BAKE_STEPS = 1e9
+
+
+def _check_step_count(scene, dt: float, T: float) -> None:
+    """AddonError naming the scene, the count and the setting to change when a run of T s at dt s takes more
+    than :data:`MAX_BAKE_STEPS` steps."""
+    steps = T / dt
+    if steps > MAX_BAKE_STEPS:
+        fix = ("raise the time step dt" if scene.pem.step_mode == "DT" else "use fewer substeps per frame")
+        raise AddonError(f"Scene '{scene.name}': {steps:.3g} integration steps (dt = {dt:.3g} s over {T:.3g} s), "
+                         f"more than the {MAX_BAKE_STEPS:.0e} a bake may take: {fix} (Scene ▸ Magnetic Pendulum) or "
+                         "shorten the frame range")
+
+
 def time_settings(context):
-    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values.
+    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values (a run of more
+    than :data:`MAX_BAKE_STEPS` steps too).
 
     Substeps mode: dt = one frame / substeps. dt mode: when the scene's dt divides the frame time to
     round-off (:func:`steps_per_frame`), substeps is the whole number of steps per frame and dt = one
@@ -439,6 +456,7 @@ def time_settings(context):
         dt = exact(sp, "dt")
         if not dt > 0:
             raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {dt:g} s")
+        _check_step_count(scene, dt, T)
         substeps = steps_per_frame(fps, dt)
         if substeps == 0:
             return fps, dt, 0, math.ceil(T / dt - 1e-9) * dt, scene.frame_start
@@ -447,6 +465,7 @@ def time_settings(context):
         if substeps < 1:
             raise AddonError(f"Scene '{scene.name}': substeps per frame must be ≥ 1")
     dt = 1.0 / (fps * substeps)
+    _check_step_count(scene, dt, T)
     return fps, dt, substeps, T, scene.frame_start
 
 

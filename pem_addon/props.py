@@ -188,10 +188,6 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     user_had_animation: BoolProperty(name="Had Animation Data", default=False)
 
 
-#: Bound on substeps per frame (a mistyped 2³¹ would start a bake of days).
-MAX_SUBSTEPS = 4096
-
-
 class PEM_PG_scene(bpy.types.PropertyGroup):
     use_scene_gravity: BoolProperty(name="Scene Gravity", default=True,
                                     description="Use the scene's gravity (Scene properties; none when its Gravity "
@@ -212,8 +208,11 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     step_mode: EnumProperty(name="Step", items=[
         ("SUBSTEPS", "Substeps per Frame", ""), ("DT", "Time Step", ""),
     ], default="SUBSTEPS")
-    substeps: IntProperty(name="Substeps", description="Integration steps per frame", default=16, min=1,
-                          soft_max=256, max=MAX_SUBSTEPS)
+    # no hard maximum: Blender would clamp a larger value silently; a bake of too many steps is refused with
+    # the number instead (adapters.MAX_BAKE_STEPS)
+    substeps: IntProperty(name="Substeps", description="Integration steps per frame (the slider goes to 256; any "
+                                                       "number may be typed, up to a bake of 10⁹ steps)",
+                          default=16, min=1, soft_max=256)
     dt: FloatProperty(name="dt", description="Time step, s. When it divides the frame time (0.001 at 25 fps: 40 "
                                              "steps a frame) keys land on frames; else it is used as it is and keys "
                                              "fall at the step times (a little under a frame apart)",

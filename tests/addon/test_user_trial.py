@@ -7,6 +7,7 @@ core runs of scenes built here by hand, and measured errors (a run against one a
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -307,3 +308,35 @@ def test_contact_warnings_name_the_objects(pem):  # noqa: F811
         "Object 'Ball' contact sphere #0 and Object 'Wall' (wall) press on each other without an impact from t = ")
     assert "bodies[" not in bpy.context.scene.pem.last_warnings and "walls[" not in bpy.context.scene.pem.last_warnings
     assert ball.pem.baked
+
+
+# ------------------------------------------------------------------ 10. absurd step counts, no silent clamp
+
+@pytest.mark.parametrize("mode, value, steps, fix", [
+    ("DT", 1e-12, "1e\\+12", "raise the time step dt"),                     # 1 s of frames / 1e-12 s
+    ("SUBSTEPS", 2**31 - 1, "5.15e\\+10", "use fewer substeps per frame"),  # 24 frames × (2³¹ − 1)
+])
+def test_an_absurd_step_count_is_refused_with_the_number_and_the_fix(pem, mode, value, steps, fix):  # noqa: F811
+    pendulum_setup()                                    # frames 1–25 at 24 fps: 1 s
+    sp = bpy.context.scene.pem
+    sp.step_mode = mode
+    setattr(sp, "dt" if mode == "DT" else "substeps", value)
+    if mode == "SUBSTEPS":
+        assert sp.substeps == 2**31 - 1                 # not clamped silently to some bound
+    match = rf"Scene 'Scene': {steps} integration steps .* more than the 1e\+09 a bake may take: {fix}"
+    layout = _Layout()
+    ui = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.ui")
+    ui.draw_scene(layout, bpy.context)                  # the panel says so before the bake
+    assert any(re.match(match, t) for t in layout.labels)
+    before = fingerprint()
+    with pytest.raises(RuntimeError, match=match):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == before
+
+
+def test_substeps_beyond_the_slider_are_taken_as_typed(pem):  # noqa: F811
+    pendulum_setup()
+    sp = bpy.context.scene.pem
+    sp.substeps = 10_000                                # above the slider's 256 and the old silent bound 4096
+    assert sp.substeps == 10_000
+    assert pem["pem_addon.bake"].estimate(bpy.context)[0] == 24 * 10_000
