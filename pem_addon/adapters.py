@@ -150,7 +150,9 @@ def initial_world(obj) -> np.ndarray:
 # ------------------------------------------------------------------------------------------ meshes
 
 def _not_a_mesh(obj) -> AddonError:
-    return AddonError(f"Object '{obj.name}' is a {obj.type.lower()}, not a mesh: choose Inertia: Primitive or Manual")
+    kind = obj.type.lower().replace("_", " ")
+    article = "an" if kind[0] in "aeiou" else "a"
+    return AddonError(f"Object '{obj.name}' is {article} {kind}, not a mesh: choose Inertia: Primitive or Manual")
 
 
 def mesh_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:

@@ -235,7 +235,7 @@ def _keys_for(plan: Plan, traj: Trajectory, stride: int):
 def apply(plan: Plan, traj: Trajectory, context) -> int:
     """Write the keys; returns the number of keys per channel. All-or-nothing."""
     if not traj.complete:
-        raise AddonError("the simulation did not finish; nothing was baked")
+        raise AddonError("The simulation did not finish; nothing was baked")
     keys = _keys_for(plan, traj, key_stride(plan, traj))
     decomposed = {}
     for obj, (frames, basis) in keys.items():  # all checks before any change
@@ -320,7 +320,7 @@ def _store_diagnostics(scene, traj: Trajectory, warnings: list) -> None:
     rate = traj.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
     sp.last_engine = engine
     load = traj.info.get("compile_or_load_s", 0.0)
-    sp.status = (f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
+    sp.status = (f"Baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
                  f"{ENGINE_NAMES.get(engine, engine)} engine, {rate:.3g} steps/s"
                  + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else ""))
     n = len(traj.t)
@@ -396,14 +396,14 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def deleted_objects(plan: Plan) -> int:
-    """How many of the plan's objects were deleted since :func:`prepare` (while a modal bake ran)."""
-    gone = 0
-    for obj in plan.objects:
+def deleted_objects(plan: Plan) -> list:
+    """Names of the plan's objects deleted since :func:`prepare` (while a modal bake ran)."""
+    gone = []
+    for obj, body in zip(plan.objects, plan.core.bodies):  # each body is named after its object
         try:
             _ = obj.name
         except ReferenceError:  # the Python object outlived the Blender object
-            gone += 1
+            gone.append(body.name)
     return gone
 
 

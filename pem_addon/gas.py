@@ -329,7 +329,7 @@ class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
     frame_end: IntProperty(name="End Frame", description="Default: the scene's")
 
     job_label = "PEM gas: simulating"
-    cancel_message = "gas build cancelled; nothing was changed"
+    cancel_message = "Gas build cancelled; nothing was changed"
 
     def _settings(self, context) -> dict:
         g = context.scene.pem_gas
@@ -356,7 +356,7 @@ class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
         except KeyboardInterrupt:   # Ctrl-C in a script: apply() removed anything it had made
-            self.report({"WARNING"}, "gas build interrupted; nothing was changed")
+            self.report({"WARNING"}, "Gas build interrupted; nothing was changed")
             return {"CANCELLED"}
         self.report({"INFO"}, report_text(obj, result))
         return {"FINISHED"}

@@ -184,6 +184,10 @@ def _remove_channels(obj, data_paths) -> int:
     return removed
 
 
+def _tweak_mode(obj) -> RuntimeError:
+    return RuntimeError(f"Object '{obj.name}' is in NLA tweak mode; exit tweak mode before baking")
+
+
 def _editable_action_for(obj, action_name: str | None):
     """The object's action, creating (and assigning) a new one if it has none.
 
@@ -192,14 +196,15 @@ def _editable_action_for(obj, action_name: str | None):
     """
     anim_data = obj.animation_data or obj.animation_data_create()
     if anim_data.use_tweak_mode:
-        raise RuntimeError(f"{obj.name!r} is in NLA tweak mode; exit tweak mode before baking")
+        raise _tweak_mode(obj)
     action = anim_data.action
     if action is None:
         action = bpy.data.actions.new(action_name or f"{obj.name}_PEM")
         action[CREATED_MARK] = True
         anim_data.action = action
     elif not action.is_editable:
-        raise RuntimeError(f"action {action.name!r} of {obj.name!r} is linked from a library and cannot be keyed")
+        raise RuntimeError(f"Action '{action.name}' of Object '{obj.name}' is linked from a library and cannot be "
+                           "keyed")
     return anim_data, action
 
 
@@ -332,7 +337,7 @@ def use_own_action(obj, name: str | None = None) -> UserAnimation:
     if anim_data is None:
         anim_data = obj.animation_data_create()
     if anim_data.use_tweak_mode:
-        raise RuntimeError(f"{obj.name!r} is in NLA tweak mode; exit tweak mode before baking")
+        raise _tweak_mode(obj)
     own = user.copy() if user is not None else bpy.data.actions.new(name or f"{obj.name}_PEM")
     if user is not None:
         own.name = name or f"{obj.name}_PEM"

@@ -340,3 +340,46 @@ def test_substeps_beyond_the_slider_are_taken_as_typed(pem):  # noqa: F811
     sp.substeps = 10_000                                # above the slider's 256 and the old silent bound 4096
     assert sp.substeps == 10_000
     assert pem["pem_addon.bake"].estimate(bpy.context)[0] == 24 * 10_000
+
+
+# ------------------------------------------------------------------ 15. report texts; the legend
+
+def test_reports_are_sentences_that_name_the_objects(pem, tmp_path):  # noqa: F811
+    ops = _ops(pem)
+    obj, _ = pendulum_setup()
+    bpy.context.view_layer.objects.active = obj
+    said = []
+
+    def run(cls, **props):
+        op = _Op(cls, **props)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        said.extend(text for _, text in op.reports)
+        return [text for _, text in op.reports]
+
+    assert run(ops.PEM_OT_compute_mass) == ["Object 'Cube': mass 1 kg"]                 # 1000 kg/m³ × (0.1 m)³
+    baked = run(ops.PEM_OT_bake, confirmed=False)[0]
+    assert baked.startswith("Baked ") and baked.endswith("; 25 keys per channel on 'Cube'")   # frames 1–25
+    assert run(ops.PEM_OT_plot)[0] == "Plotted the last bake of Scene 'Scene' into image 'PEM Diagnostics'"
+    out = tmp_path / "s.toml"
+    assert run(ops.PEM_OT_export_scene, filepath=str(out)) == [f"Wrote Scene 'Scene' (1 body) to {out}"]
+    assert run(ops.PEM_OT_clear_bake) == ["Cleared the bake of 1 object: 'Cube'"]
+    assert run(ops.PEM_OT_clear_bake) == ["Scene 'Scene' has no baked object to clear"]
+    assert all(text[0].isupper() for text in said), said
+    # an Empty for a mesh: "an empty", not "a empty"
+    e = empty("Handle")
+    e.pem.enabled = True
+    bpy.context.view_layer.objects.active = e
+    with pytest.raises(RuntimeError, match=r"Error: Object 'Handle' is an empty, not a mesh"):
+        bpy.ops.pem.compute_mass_properties()
+
+
+def test_the_plots_legend_sits_above_the_curves(pem, ext):  # noqa: F811
+    plot = importlib.import_module(f"{ext.__name__}.pem_addon.plotimage")
+    pendulum_setup()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    img, layout = plot.chart(bpy.context.scene["pem_diagnostics"].to_dict())
+    panel_top = plot.HEIGHT - plot.TOP                       # the energy panel's upper edge, px from the bottom
+    for name, color, (x0, y0, x1, y1) in layout["legend"]:
+        # swatch and name above the panel (outside every curve) and inside the image
+        assert panel_top < y0 and y1 + 12 <= plot.HEIGHT and 0 <= x0 and x1 + 10 + plot.text_width(name) <= plot.WIDTH
+        np.testing.assert_allclose(img[y0:y1, x0:x1], np.broadcast_to(color, (y1 - y0, x1 - x0, 4)), rtol=1e-6)
