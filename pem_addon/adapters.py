@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import warnings
 
 import bpy
 import numpy as np
@@ -29,6 +30,7 @@ from ..pem_physics.model import (
     Scene,
     Settings,
     inertia,
+    mesh_parts,
 )
 from . import keyframes
 from .props import ROLE_TO_CORE, method_name
@@ -199,22 +201,60 @@ def excluded_parts(obj) -> list:
     return [] if obj.pem.include_children else _own_meshes(obj)
 
 
+def _body_meshes(obj, depsgraph) -> list:
+    """[(object, vertices (N,3) in obj's object coordinates, triangles (T,3))] of obj's evaluated mesh and of
+    each of its compound parts (a child's mesh carried into obj's coordinates by the two world matrices)."""
+    out = [(obj, *mesh_triangles(obj, depsgraph))]
+    parts = compound_parts(obj)
+    if parts:
+        inv = np.linalg.inv(matrix(obj.matrix_world))
+        for child in parts:
+            Vc, Fc = mesh_triangles(child, depsgraph)
+            A = inv @ matrix(child.matrix_world)
+            out.append((child, Vc @ A[:3, :3].T + A[:3, 3], Fc))
+    return out
+
+
+def _joined(meshes) -> tuple[np.ndarray, np.ndarray]:
+    """One (vertices, triangles) of the meshes of :func:`_body_meshes`, in their order."""
+    if len(meshes) == 1:
+        return meshes[0][1], meshes[0][2]
+    offsets = np.cumsum([0] + [len(V) for _, V, _ in meshes[:-1]])
+    return np.vstack([V for _, V, _ in meshes]), np.vstack([F + k for (_, _, F), k in zip(meshes, offsets)])
+
+
 def body_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (N,3) in obj's object coordinates and triangles (T,3) of obj's evaluated mesh and its compound
-    parts (each child's mesh carried into obj's coordinates by the two world matrices)."""
-    V, F = mesh_triangles(obj, depsgraph)
-    parts = compound_parts(obj)
-    if not parts:
-        return V, F
-    inv = np.linalg.inv(matrix(obj.matrix_world))
-    Vs, Fs, off = [V], [F], len(V)
-    for child in parts:
-        Vc, Fc = mesh_triangles(child, depsgraph)
-        A = inv @ matrix(child.matrix_world)
-        Vs.append(Vc @ A[:3, :3].T + A[:3, 3])
-        Fs.append(Fc + off)
-        off += len(Vc)
-    return np.vstack(Vs), np.vstack(Fs)
+    parts (:func:`_body_meshes`)."""
+    return _joined(_body_meshes(obj, depsgraph))
+
+
+def _overlap_notes(obj, V, F, meshes) -> list:
+    """Warnings naming obj when closed parts of its body's mesh (V, F: :func:`_joined` ``meshes``) overlap: the
+    volume they share is counted twice in the mass (:func:`mesh_parts.overlapping_parts`)."""
+    parts = mesh_parts.mesh_parts(F, len(V))
+    pairs = mesh_parts.overlapping_parts(V, F, parts)
+    if not pairs:
+        return []
+    first_face = np.cumsum([0] + [len(f) for _, _, f in meshes])
+
+    def owner(part) -> str:  # the object whose mesh holds the part
+        return meshes[int(np.searchsorted(first_face, part[0], side="right")) - 1][0].name
+
+    notes = []
+    for a, b in pairs:
+        na, nb = owner(parts[a]), owner(parts[b])
+        where = ("two closed parts of its mesh overlap" if na == nb == obj.name
+                 else f"closed parts of '{na}' and '{nb}' overlap" if na != nb
+                 else f"two closed parts of its child '{na}' overlap")
+        notes.append(f"Object '{obj.name}': {where}, so the volume they share counts twice in the mass; unite them "
+                     "(Boolean modifier, Union) or move them apart")
+    return notes
+
+
+def _flipped_note(obj) -> str:
+    return (f"Object '{obj.name}': the normals of its mesh point inwards; its mass was computed with them turned "
+            "outwards — recalculate them (Edit Mode ▸ Mesh ▸ Normals ▸ Recalculate Outside)")
 
 
 def object_frame_scale(obj, M: np.ndarray, unit: float) -> np.ndarray:
@@ -270,8 +310,12 @@ def stamp(obj, V: np.ndarray | bytes | None, M: np.ndarray, p) -> str:
     return h.hexdigest()
 
 
-def mass_properties(obj, context, M: np.ndarray | None = None):
-    """(MassProperties in the object frame — metres, object axes —, stamp) of a moving object."""
+def mass_properties(obj, context, M: np.ndarray | None = None, notes: list | None = None):
+    """(MassProperties in the object frame — metres, object axes —, stamp) of a moving object.
+
+    ``notes``: a list that gets a warning (a sentence naming the object) for a mesh whose mass is computed but
+    likely not what was meant: closed parts that overlap (counted twice), normals pointing inwards (flipped).
+    """
     p = obj.pem
     unit = unit_scale(context.scene)
     M = initial_world(obj) if M is None else M
@@ -286,7 +330,8 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
                                            "▸ Mass Properties)")
             mp = inertia.MassProperties(exact(p, "mass"), S @ exact(p, "manual_com"), tensor)
         else:
-            V, F = body_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)
+            meshes = _body_meshes(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else None
+            V, F = _joined(meshes) if meshes else (None, None)
             if p.inertia_source == "MESH":
                 if V is None:
                     raise _not_a_mesh(obj)
@@ -294,7 +339,13 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
                     raise AddonError(f"Object '{obj.name}': the mesh has {len(F)} triangles; a closed solid needs "
                                      "at least 4")
                 try:
-                    mp = inertia.mesh_mass_properties(V @ S.T, F, path=f"Object '{obj.name}' mesh", **amount)
+                    with warnings.catch_warnings(record=True) as caught:  # a flipped mesh: said by name, below
+                        warnings.simplefilter("always", inertia.MeshWarning)
+                        mp = inertia.mesh_mass_properties(V @ S.T, F, path=f"Object '{obj.name}' mesh", **amount)
+                    if notes is not None:
+                        notes += [_flipped_note(obj)] if any(issubclass(w.category, inertia.MeshWarning)
+                                                             for w in caught) else []
+                        notes += _overlap_notes(obj, V @ S.T, F, meshes)
                 except ValidationError as err:
                     if "not closed" not in str(err):
                         raise
@@ -328,9 +379,11 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
     return mp, stamp(obj, V, M, p)
 
 
-def store_mass_properties(obj, mp, st: str) -> None:
-    """Write computed values to the object's properties (COM in object coordinates, SI otherwise)."""
+def store_mass_properties(obj, mp, st: str, notes=()) -> None:
+    """Write computed values to the object's properties (COM in object coordinates, SI otherwise), and the
+    warnings of :func:`mass_properties` for the panel."""
     p = obj.pem
+    p.computed_notes = "\n".join(notes)
     moments, axes = mp.principal()
     p.computed_mass = mp.mass
     p.computed_volume = mp.volume or 0.0
@@ -486,8 +539,9 @@ def scene_gravity(scene) -> np.ndarray:
     return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
 
 
-def build_scene(context):
-    """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene."""
+def build_scene(context, notes: list | None = None):
+    """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
+    gets the warnings of :func:`mass_properties`."""
     from . import contacts  # it imports this module
 
     scene = context.scene
@@ -515,7 +569,7 @@ def build_scene(context):
         kw = {"contacts": contacts.body_contacts(obj, M, S, offset, unit), "restitution": contacts.restitution_of(obj),
               "contact_friction": contacts.contact_friction_of(obj)}
         if role in ("pendulum", "free"):
-            mp, _ = mass_properties(obj, context, M)
+            mp, _ = mass_properties(obj, context, M, notes)
             kw["mass_properties"] = mp.translated(offset)
             kw["angular_velocity"] = exact(p, "angular_velocity")
             if role == "free" and p.translate:

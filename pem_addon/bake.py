@@ -79,7 +79,8 @@ def prepare(context) -> Plan:
                 stack.enter_context(keyframes.playing(obj, p.user_action, p.user_slot))
         try:
             scene.frame_set(frame_start)
-            core, objects, worlds = adapters.build_scene(context)
+            notes = adapters.scene_notes(objects)
+            core, objects, worlds = adapters.build_scene(context, notes)
             parents = [adapters.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
         finally:
             stack.close()
@@ -100,7 +101,7 @@ def prepare(context) -> Plan:
     except ValidationError as err:
         raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
-                adapters.record_plan(fps, dt, substeps)[1], moved, parents, adapters.scene_notes(objects), walls)
+                adapters.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:

@@ -46,12 +46,15 @@ class PEM_OT_compute_mass(bpy.types.Operator):
 
     def execute(self, context):
         obj = context.object
+        notes = []
         try:
-            mp, st = adapters.mass_properties(obj, context)
+            mp, st = adapters.mass_properties(obj, context, notes=notes)
         except PemError as err:
             return _fail(self, err)
-        adapters.store_mass_properties(obj, mp, st)
+        adapters.store_mass_properties(obj, mp, st, notes)
         self.report({"INFO"}, f"Object '{obj.name}': mass {mp.mass:.6g} kg")
+        for note in notes:  # computed, but likely not what was meant (overlapping parts, flipped normals)
+            self.report({"WARNING"}, note)
         return {"FINISHED"}
 
 

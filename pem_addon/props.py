@@ -125,6 +125,8 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     computed_axes: FloatVectorProperty(name="Principal Axes", size=9, precision=4)
     computed_inertia: FloatVectorProperty(name="Inertia", size=9)
     computed_stamp: StringProperty(name="Stamp", description="Fingerprint of the data the values were computed from")
+    computed_notes: StringProperty(name="Notes", description="Warnings about the mesh the values were computed from "
+                                                             "(overlapping parts, flipped normals), one per line")
     # --- motion
     angular_velocity: FloatVectorProperty(name="Angular Velocity", subtype="XYZ", size=3,
                                           description="Initial angular velocity, world axes, rad/s")

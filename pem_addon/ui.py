@@ -87,6 +87,8 @@ def draw_object(layout, context, obj):
             a = p.computed_axes
             for k in range(3):
                 grid.label(text=f"  axis {k + 1}: {a[3 * k]:+.3f}, {a[3 * k + 1]:+.3f}, {a[3 * k + 2]:+.3f}")
+            for note in p.computed_notes.splitlines():
+                grid.label(text=note, icon="ERROR")
         col = layout.column()
         col.prop(p, "angular_velocity")
         translating = p.role == "FREE" and p.translate

@@ -383,3 +383,68 @@ def test_the_plots_legend_sits_above_the_curves(pem, ext):  # noqa: F811
         # swatch and name above the panel (outside every curve) and inside the image
         assert panel_top < y0 and y1 + 12 <= plot.HEIGHT and 0 <= x0 and x1 + 10 + plot.text_width(name) <= plot.WIDTH
         np.testing.assert_allclose(img[y0:y1, x0:x1], np.broadcast_to(color, (y1 - y0, x1 - x0, 4)), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ 12. overlapping parts, flipped normals
+
+def _joined_cubes(name, offsets, size=0.1):
+    """One mesh object of cubes of ``size`` (BU) at ``offsets`` from (0, 0, −0.3), joined (Ctrl J)."""
+    made = [cube(f"{name}.{k}", size=size, location=(dx, 0.0, -0.3)) for k, dx in enumerate(offsets)]
+    bpy.ops.object.select_all(action="DESELECT")
+    for o in made:
+        o.select_set(True)
+    bpy.context.view_layer.objects.active = made[0]
+    bpy.ops.object.join()
+    obj = bpy.context.object
+    obj.name = name
+    obj.pem.enabled, obj.pem.density = True, 1000.0
+    obj.pem.pivot_mode, obj.pem.pivot_point = "POINT", (0.0, 0.0, 0.3)
+    bpy.context.view_layer.update()
+    return obj
+
+
+def _mass_reports(pem, obj):  # noqa: F811
+    """(mass computed (kg), warnings) of Compute Mass Properties on obj, and the warnings of a bake of the scene."""
+    bpy.context.view_layer.objects.active = obj
+    op = _Op(_ops(pem).PEM_OT_compute_mass)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    bake = _Op(_ops(pem).PEM_OT_bake, confirmed=False)
+    assert bake.execute(bpy.context) == {"FINISHED"}
+    return (obj.pem.computed_mass, [t for k, t in op.reports if k == "WARNING"],
+            [t for k, t in bake.reports if k == "WARNING" and obj.name in t])
+
+
+def test_overlapping_parts_of_one_mesh_are_named(pem):  # noqa: F811
+    bpy.context.scene.frame_end = 3
+    twin = _joined_cubes("Twin", (0.0, 0.05))        # two 0.1 m cubes half in each other: 1.5 kg of solid at 1000
+    mass, said, baked = _mass_reports(pem, twin)
+    assert mass == pytest.approx(2.0, rel=1e-6)      # each cube's 1 kg: the shared half counted twice
+    note = ("Object 'Twin': two closed parts of its mesh overlap, so the volume they share counts twice in the mass; "
+            "unite them (Boolean modifier, Union) or move them apart")
+    assert said == [note] and baked == [note]
+    layout = _Layout()
+    importlib.import_module(f"{pem['pem_addon.bake'].__package__}.ui").draw_object(layout, bpy.context, twin)
+    assert note in layout.labels
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.context.scene.frame_end = 3
+    apart = _joined_cubes("Apart", (0.0, 0.1))       # face on face: 2 kg of solid, nothing shared
+    mass, said, baked = _mass_reports(pem, apart)
+    assert mass == pytest.approx(2.0, rel=1e-6) and said == [] and baked == []
+
+
+def test_a_mesh_with_inward_normals_is_named(pem):  # noqa: F811
+    import bmesh
+
+    bpy.context.scene.frame_end = 3
+    obj = _joined_cubes("Inside Out", (0.0,))
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bmesh.ops.reverse_faces(bm, faces=bm.faces[:])
+    bm.to_mesh(obj.data)
+    bm.free()
+    obj.data.update()
+    mass, said, baked = _mass_reports(pem, obj)
+    assert mass == pytest.approx(1.0, rel=1e-6)      # 1000 kg/m³ × (0.1 m)³, the normals turned back
+    assert said == baked == ["Object 'Inside Out': the normals of its mesh point inwards; its mass was computed with "
+                             "them turned outwards — recalculate them (Edit Mode ▸ Mesh ▸ Normals ▸ Recalculate "
+                             "Outside)"]
