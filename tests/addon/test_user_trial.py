@@ -7,6 +7,7 @@ core runs of scenes built here by hand, and measured errors (a run against one a
 from __future__ import annotations
 
 import importlib
+import os
 import re
 
 import numpy as np
@@ -448,3 +449,64 @@ def test_a_mesh_with_inward_normals_is_named(pem):  # noqa: F811
     assert said == baked == ["Object 'Inside Out': the normals of its mesh point inwards; its mass was computed with "
                              "them turned outwards — recalculate them (Edit Mode ▸ Mesh ▸ Normals ▸ Recalculate "
                              "Outside)"]
+
+
+# ------------------------------------------------------------------ 13. the gas build's time, stale caches, colour
+
+def _gas_report(pem, box):  # noqa: F811
+    """Build Hard-Sphere Gas (40 spheres, frames 1–4) in ``box`` through the operator; its INFO report."""
+    gas = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas")
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 4
+    g = scene.pem_gas
+    g.box, g.n, g.packing_fraction, g.seed, g.periodic = box, 40, 0.2, 3, False
+    op = _Op(gas.PEM_OT_gas_build, box="", properties=type("P", (), {"is_property_set": lambda self, n: False})())
+    assert op.execute(bpy.context) == {"FINISHED"}
+    (text,) = [t for k, t in op.reports if k == "INFO"]
+    return text, bpy.context.object
+
+
+def test_the_gas_report_counts_the_engines_set_up(pem, ext, monkeypatch):  # noqa: F811
+    """The engine's set-up (its first compile, here 1.5 s stood in by a pause) is part of the time reported."""
+    import time
+
+    edmd = importlib.import_module(f"{ext.__name__}.pem_physics.gas.edmd")
+    real = edmd.make_engine
+
+    def slow(*args, **kw):
+        time.sleep(1.5)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(edmd, "make_engine", slow)
+    box = cube("Box", size=2.0, location=(0.0, 0.0, 0.0))
+    t0 = time.perf_counter()
+    text, obj = _gas_report(pem, box)
+    outside = time.perf_counter() - t0
+    m = re.search(r"collisions in (\d+\.\d+) s \((\d+\.\d) s of it setting up and compiling the engine", text)
+    assert text.startswith(f"Object '{obj.name}': 40 spheres") and m, text
+    total, setup = float(m[1]), float(m[2])
+    assert 1.5 <= total <= outside and setup >= 1.4
+
+
+def test_a_rebuilt_gas_leaves_no_stale_cache_and_its_spheres_have_a_colour(pem):  # noqa: F811
+    box, other = cube("Box", size=2.0, location=(0.0, 0.0, 0.0)), cube("Other", size=2.0, location=(5.0, 0.0, 0.0))
+    _, kept = _gas_report(pem, other)
+    _, first = _gas_report(pem, box)
+    path = lambda o: bpy.path.abspath(o.modifiers["Gas Cache"].filepath)  # noqa: E731
+    kept_file, first_file = path(kept), path(first)
+    bpy.data.objects.remove(first)                     # the user deletes the gas, then builds it again
+    text, second = _gas_report(pem, box)
+    assert not os.path.exists(first_file) and os.path.exists(path(second)) and os.path.exists(kept_file)
+    assert text.endswith("; removed 1 stale cache file(s) of earlier builds of this gas")
+    # the spheres render in a colour of their own, not the default grey
+    bpy.context.scene.frame_set(2)
+    dg = bpy.context.evaluated_depsgraph_get()
+    mats = {m.original for i in dg.object_instances if i.is_instance and i.parent is not None
+            and i.parent.original == second for m in i.object.data.materials if m is not None}
+    assert len(mats) == 1
+    (mat,) = mats
+    assert tuple(mat.diffuse_color)[:3] != pytest.approx((0.8, 0.8, 0.8))
+    bsdf = next(n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+    assert tuple(bsdf.inputs["Base Color"].default_value)[:3] != pytest.approx((0.8, 0.8, 0.8))
+    for o in (kept, second):
+        os.remove(path(o))
