@@ -229,9 +229,15 @@ def _cache_paths_in_use() -> set:
             if m.type == "MESH_CACHE" and m.filepath}
 
 
+#: Cache files this Blender session wrote (absolute): in the shared temporary folder (unsaved .blend files) only
+#: these are this session's to remove; another Blender may be playing the others.
+_written: set = set()
+
+
 def remove_stale_caches(plan: Plan) -> list:
     """Delete the cache files of earlier builds of this box's gas that no object uses any more (the gas object
-    was deleted or rebuilt): same folder, same name pattern as :func:`cache_path`. Returns their paths.
+    was deleted or rebuilt): same folder, same name pattern as :func:`cache_path`, and next to this .blend (its
+    name in theirs) or written by this session (the temporary folder). Returns their paths.
 
     Undo cannot bring such a file back: an undone deletion of an older gas object then plays no cache."""
     stem = _safe(os.path.splitext(os.path.basename(bpy.data.filepath))[0]) + "_" if plan.relative else ""
@@ -242,7 +248,7 @@ def remove_stale_caches(plan: Plan) -> list:
     removed = []
     for name in sorted(os.listdir(plan.cache_dir)):
         path = os.path.normpath(os.path.join(plan.cache_dir, name))
-        if pattern.fullmatch(name) and path not in used:
+        if pattern.fullmatch(name) and path not in used and (plan.relative or path in _written):
             try:
                 os.remove(path)
                 removed.append(path)
@@ -314,6 +320,7 @@ def apply(plan: Plan, result: Result, context):
         obj.matrix_world = mathutils.Matrix(plan.world.tolist())
         path = cache_path(plan, obj.name)
         pc2.write_pc2(path, result.positions, start_frame=plan.frame_start, sample_rate=1.0)
+        _written.add(os.path.normpath(path))
         cache = obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE")
         cache.cache_format = "PC2"
         cache.filepath = bpy.path.relpath(path) if plan.relative else path

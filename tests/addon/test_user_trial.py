@@ -488,8 +488,18 @@ def test_the_gas_report_counts_the_engines_set_up(pem, ext, monkeypatch):  # noq
     assert 1.5 <= total <= outside and setup >= 1.4
 
 
-def test_a_rebuilt_gas_leaves_no_stale_cache_and_its_spheres_have_a_colour(pem):  # noqa: F811
+@pytest.mark.parametrize("saved", [False, True])
+def test_a_rebuilt_gas_leaves_no_stale_cache_and_its_spheres_have_a_colour(pem, tmp_path, saved):  # noqa: F811
+    """Unsaved: caches in the shared temporary folder (this session's own removed, another's kept); saved: next to
+    the .blend."""
     box, other = cube("Box", size=2.0, location=(0.0, 0.0, 0.0)), cube("Other", size=2.0, location=(5.0, 0.0, 0.0))
+    if saved:
+        bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "gas.blend"))
+    folder = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas").cache_folder()[0]
+    foreign = os.path.join(folder, ("gas_" if saved else "") + "Box_Gas_0123abcd.pc2")  # another session's, unsaved
+    if not saved:
+        os.makedirs(folder, exist_ok=True)
+        open(foreign, "wb").close()
     _, kept = _gas_report(pem, other)
     _, first = _gas_report(pem, box)
     path = lambda o: bpy.path.abspath(o.modifiers["Gas Cache"].filepath)  # noqa: E731
@@ -498,6 +508,9 @@ def test_a_rebuilt_gas_leaves_no_stale_cache_and_its_spheres_have_a_colour(pem):
     text, second = _gas_report(pem, box)
     assert not os.path.exists(first_file) and os.path.exists(path(second)) and os.path.exists(kept_file)
     assert text.endswith("; removed 1 stale cache file(s) of earlier builds of this gas")
+    if not saved:
+        assert os.path.exists(foreign)
+        os.remove(foreign)
     # the spheres render in a colour of their own, not the default grey
     bpy.context.scene.frame_set(2)
     dg = bpy.context.evaluated_depsgraph_get()
