@@ -523,3 +523,35 @@ def test_a_rebuilt_gas_leaves_no_stale_cache_and_its_spheres_have_a_colour(pem, 
     assert tuple(bsdf.inputs["Base Color"].default_value)[:3] != pytest.approx((0.8, 0.8, 0.8))
     for o in (kept, second):
         os.remove(path(o))
+
+
+# ------------------------------------------------------------------ 8. the step-size warning against a measured error
+
+def _step_error(pem, core, dt) -> float:  # noqa: F811
+    """Largest difference (of orientation matrix entries) at t = 1 s between runs of ``core`` at dt and dt/8."""
+    from dataclasses import replace
+
+    simulate = pem["pem_physics.engine.simulate"].simulate
+    runs = [simulate(replace(core, settings=replace(core.settings, dt=h, t_end=1.0, record_interval=dt)))
+            for h in (dt, dt / 8)]
+    return float(np.abs(runs[0].orientation[-1] - runs[1].orientation[-1]).max())
+
+
+@pytest.mark.parametrize("mode, value, warned", [("SUBSTEPS", 16, False),   # the README's workflow: 24 fps × 16
+                                                  ("DT", 0.2, True)])         # a step of 0.2 s
+def test_the_step_warning_fires_when_the_measured_error_is_large_only(pem, ext, mode, value, warned):  # noqa: F811
+    """The three-magnet pendulum (a rod: tiny moment about its own axis). At 16 substeps no warning, and the
+    error measured against a run at an eighth of the step is below 1e-6; at 0.2 s the warning fires, and the
+    measured error is above 1e-2."""
+    examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 25          # 1 s
+    pem["pem_addon.adapters"].build_objects(examples.three_magnet(friction=2e-3, t_end=1.0), bpy.context)
+    sp = scene.pem
+    sp.step_mode = mode
+    setattr(sp, "substeps" if mode == "SUBSTEPS" else "dt", value)
+    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    error = _step_error(pem, plan.core, plan.core.settings.dt)
+    assert (error > 1e-2) if warned else (error < 1e-6), error
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    assert ("large for the fastest motion" in sp.last_warnings) == warned, sp.last_warnings
