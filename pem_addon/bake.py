@@ -48,7 +48,7 @@ class Plan:
     per_frame: int           # records per frame
     moved: dict = None       # baked objects moved by hand since their bake: {object: transform state (JSON)}
     parents: list = None     # parent-world matrices (4,4) at the start frame, aligned with objects
-    notes: list = None       # warnings known before the run (adapters.scene_notes), reported with the bake's
+    notes: list = None       # warnings known before the run (animated pivots, mesh notes), reported with the bake's
     walls: list = None       # wall objects aligned with core.walls (to name them in the core's messages)
 
 
