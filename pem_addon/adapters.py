@@ -14,12 +14,25 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import warnings
 
 import bpy
 import numpy as np
 
 from ..pem_physics.errors import PemError, ValidationError
-from ..pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings, inertia
+from ..pem_physics.model import (
+    MU0,
+    Body,
+    ConstantVelocity,
+    Dipole,
+    EllipticOrbit,
+    RotatingField,
+    Scene,
+    Settings,
+    inertia,
+    mesh_parts,
+)
+from . import keyframes
 from .props import ROLE_TO_CORE, method_name
 
 
@@ -42,9 +55,28 @@ def matrix(m) -> np.ndarray:
 # Blender stores float properties and object transforms in single precision. Import keeps the exact
 # (double) value beside each one it sets — an ID property ``pem_exact_<name>`` — and every read for the
 # core takes it as long as the property still holds that value rounded to single precision; a value the
-# user edits is used as typed. A bake of an imported file thus runs the file's own numbers.
+# user edits is used as typed (:func:`typed`: 9.81, not 9.8100004196167). A bake of an imported file thus
+# runs the file's own numbers, and a typed one the typed numbers.
 
 _EXACT = "pem_exact_"
+
+#: Declared defaults that are no short decimal (μ₀ = 4π·10⁻⁷ T·m/A): a property still holding its default,
+#: rounded to single precision, reaches the core as this double.
+EXACT_DEFAULTS = {"mu0": MU0}
+
+
+def _shortest(x: float) -> float:
+    """The shortest decimal that rounds to float32(x) (what was typed), as a double."""
+    return float(np.format_float_scientific(np.float32(x), unique=True))
+
+
+def typed(value):
+    """A single-precision value (float or sequence) as the user typed it: each component the shortest decimal
+    that rounds to the stored float32 (float32(9.81) = 9.8100004196167 → 9.81; 0.001 → 0.001). Float, or
+    ndarray for sequences."""
+    if np.ndim(value) == 0:
+        return _shortest(value)
+    return np.array([_shortest(x) for x in np.ravel(value)], dtype=float).reshape(np.shape(value))
 
 
 def set_exact(owner, name: str, value) -> None:
@@ -54,18 +86,18 @@ def set_exact(owner, name: str, value) -> None:
 
 
 def exact(owner, name: str):
-    """``owner.<name>`` at double precision (float, or ndarray for vectors): the kept exact value while the
-    single-precision property still equals it rounded, else the property's value."""
+    """``owner.<name>`` at double precision (float, or ndarray for vectors), for the core: the kept exact value
+    while the single-precision property still equals it rounded (an imported value), else the declared
+    default of :data:`EXACT_DEFAULTS` while it still holds that, else the value as typed (:func:`typed`)."""
     value = getattr(owner, name)
     vec = np.ndim(value) > 0 or not isinstance(value, (int, float))
     current = np.array(value, dtype=float) if vec else float(value)
-    kept = owner.get(_EXACT + name)
-    if kept is None:
-        return current
-    kept = np.array(kept, dtype=float) if vec else float(kept)
-    if np.shape(kept) == np.shape(current) and np.array_equal(np.float32(kept), np.float32(current)):
-        return kept
-    return current
+    kept = owner.get(_EXACT + name, EXACT_DEFAULTS.get(name))
+    if kept is not None:
+        kept = np.array(kept, dtype=float) if vec else float(kept)
+        if np.shape(kept) == np.shape(current) and np.array_equal(np.float32(kept), np.float32(current)):
+            return kept
+    return typed(current)
 
 
 def set_exact_world(obj, M: np.ndarray) -> None:
@@ -120,7 +152,9 @@ def initial_world(obj) -> np.ndarray:
 # ------------------------------------------------------------------------------------------ meshes
 
 def _not_a_mesh(obj) -> AddonError:
-    return AddonError(f"Object '{obj.name}' is a {obj.type.lower()}, not a mesh: choose Inertia: Primitive or Manual")
+    kind = obj.type.lower().replace("_", " ")
+    article = "an" if kind[0] in "aeiou" else "a"
+    return AddonError(f"Object '{obj.name}' is {article} {kind}, not a mesh: choose Inertia: Primitive or Manual")
 
 
 def mesh_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
@@ -140,41 +174,87 @@ def mesh_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     return V.reshape(-1, 3), F.reshape(-1, 3)
 
 
+def _own_meshes(obj) -> list:
+    """Mesh descendants of obj whose nearest PEM-body ancestor is obj, by name: the walk down the children
+    stops at a child that is a PEM body itself, since what hangs below it is that body's (a mesh under
+    nested bodies belongs to the innermost one only, and is counted once)."""
+    out, todo = [], list(obj.children)
+    while todo:
+        child = todo.pop()
+        if child.pem.enabled:
+            continue
+        if child.type == "MESH":
+            out.append(child)
+        todo.extend(child.children)
+    return sorted(out, key=lambda o: o.name)
+
+
 def compound_parts(obj) -> list:
     """Mesh descendants of obj that are part of its body (a compound body, like Blender's rigid-body compound
-    shapes): every child mesh, recursively, that is not a PEM body of its own; [] when the body excludes them."""
-    if not obj.pem.include_children:
-        return []
-    out = []
-    for child in obj.children_recursive:
-        if child.type == "MESH" and not child.pem.enabled:
-            out.append(child)
-    return sorted(out, key=lambda o: o.name)
+    shapes): every child mesh, recursively, down to the next PEM body (:func:`_own_meshes`); [] when the body
+    excludes them."""
+    return _own_meshes(obj) if obj.pem.include_children else []
 
 
 def excluded_parts(obj) -> list:
     """Child meshes left out of the body's mass (include_children off), for the panel's note."""
-    if obj.pem.include_children:
-        return []
-    return [c for c in obj.children_recursive if c.type == "MESH" and not c.pem.enabled]
+    return [] if obj.pem.include_children else _own_meshes(obj)
+
+
+def _body_meshes(obj, depsgraph) -> list:
+    """[(object, vertices (N,3) in obj's object coordinates, triangles (T,3))] of obj's evaluated mesh and of
+    each of its compound parts (a child's mesh carried into obj's coordinates by the two world matrices)."""
+    out = [(obj, *mesh_triangles(obj, depsgraph))]
+    parts = compound_parts(obj)
+    if parts:
+        inv = np.linalg.inv(matrix(obj.matrix_world))
+        for child in parts:
+            Vc, Fc = mesh_triangles(child, depsgraph)
+            A = inv @ matrix(child.matrix_world)
+            out.append((child, Vc @ A[:3, :3].T + A[:3, 3], Fc))
+    return out
+
+
+def _joined(meshes) -> tuple[np.ndarray, np.ndarray]:
+    """One (vertices, triangles) of the meshes of :func:`_body_meshes`, in their order."""
+    if len(meshes) == 1:
+        return meshes[0][1], meshes[0][2]
+    offsets = np.cumsum([0] + [len(V) for _, V, _ in meshes[:-1]])
+    return np.vstack([V for _, V, _ in meshes]), np.vstack([F + k for (_, _, F), k in zip(meshes, offsets)])
 
 
 def body_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (N,3) in obj's object coordinates and triangles (T,3) of obj's evaluated mesh and its compound
-    parts (each child's mesh carried into obj's coordinates by the two world matrices)."""
-    V, F = mesh_triangles(obj, depsgraph)
-    parts = compound_parts(obj)
-    if not parts:
-        return V, F
-    inv = np.linalg.inv(matrix(obj.matrix_world))
-    Vs, Fs, off = [V], [F], len(V)
-    for child in parts:
-        Vc, Fc = mesh_triangles(child, depsgraph)
-        A = inv @ matrix(child.matrix_world)
-        Vs.append(Vc @ A[:3, :3].T + A[:3, 3])
-        Fs.append(Fc + off)
-        off += len(Vc)
-    return np.vstack(Vs), np.vstack(Fs)
+    parts (:func:`_body_meshes`)."""
+    return _joined(_body_meshes(obj, depsgraph))
+
+
+def _overlap_notes(obj, V, F, meshes) -> list:
+    """Warnings naming obj when closed parts of its body's mesh (V, F: :func:`_joined` ``meshes``) overlap: the
+    volume they share is counted twice in the mass (:func:`mesh_parts.overlapping_parts`)."""
+    parts = mesh_parts.mesh_parts(F, len(V))
+    pairs = mesh_parts.overlapping_parts(V, F, parts)
+    if not pairs:
+        return []
+    first_face = np.cumsum([0] + [len(f) for _, _, f in meshes])
+
+    def owner(part) -> str:  # the object whose mesh holds the part
+        return meshes[int(np.searchsorted(first_face, part[0], side="right")) - 1][0].name
+
+    notes = []
+    for a, b in pairs:
+        na, nb = owner(parts[a]), owner(parts[b])
+        where = ("two closed parts of its mesh overlap" if na == nb == obj.name
+                 else f"closed parts of '{na}' and '{nb}' overlap" if na != nb
+                 else f"two closed parts of its child '{na}' overlap")
+        notes.append(f"Object '{obj.name}': {where}, so the volume they share counts twice in the mass; unite them "
+                     "(Boolean modifier, Union) or move them apart")
+    return notes
+
+
+def _flipped_note(obj) -> str:
+    return (f"Object '{obj.name}': the normals of its mesh point inwards; its mass was computed with them turned "
+            "outwards — recalculate them (Edit Mode ▸ Mesh ▸ Normals ▸ Recalculate Outside)")
 
 
 def object_frame_scale(obj, M: np.ndarray, unit: float) -> np.ndarray:
@@ -230,8 +310,12 @@ def stamp(obj, V: np.ndarray | bytes | None, M: np.ndarray, p) -> str:
     return h.hexdigest()
 
 
-def mass_properties(obj, context, M: np.ndarray | None = None):
-    """(MassProperties in the object frame — metres, object axes —, stamp) of a moving object."""
+def mass_properties(obj, context, M: np.ndarray | None = None, notes: list | None = None):
+    """(MassProperties in the object frame — metres, object axes —, stamp) of a moving object.
+
+    ``notes``: a list that gets a warning (a sentence naming the object) for a mesh whose mass is computed but
+    likely not what was meant: closed parts that overlap (counted twice), normals pointing inwards (flipped).
+    """
     p = obj.pem
     unit = unit_scale(context.scene)
     M = initial_world(obj) if M is None else M
@@ -242,9 +326,12 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
         if p.inertia_source == "MANUAL":
             I = exact(p, "manual_inertia")
             tensor = np.array([[I[0], I[3], I[4]], [I[3], I[1], I[5]], [I[4], I[5], I[2]]])
+            inertia.check_physical(tensor, f"Object '{obj.name}': the manual inertia (Physics ▸ Magnetic Pendulum "
+                                           "▸ Mass Properties)")
             mp = inertia.MassProperties(exact(p, "mass"), S @ exact(p, "manual_com"), tensor)
         else:
-            V, F = body_triangles(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else (None, None)
+            meshes = _body_meshes(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else None
+            V, F = _joined(meshes) if meshes else (None, None)
             if p.inertia_source == "MESH":
                 if V is None:
                     raise _not_a_mesh(obj)
@@ -252,7 +339,13 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
                     raise AddonError(f"Object '{obj.name}': the mesh has {len(F)} triangles; a closed solid needs "
                                      "at least 4")
                 try:
-                    mp = inertia.mesh_mass_properties(V @ S.T, F, path=f"Object '{obj.name}' mesh", **amount)
+                    with warnings.catch_warnings(record=True) as caught:  # a flipped mesh: said by name, below
+                        warnings.simplefilter("always", inertia.MeshWarning)
+                        mp = inertia.mesh_mass_properties(V @ S.T, F, path=f"Object '{obj.name}' mesh", **amount)
+                    if notes is not None:
+                        notes += [_flipped_note(obj)] if any(issubclass(w.category, inertia.MeshWarning)
+                                                             for w in caught) else []
+                        notes += _overlap_notes(obj, V @ S.T, F, meshes)
                 except ValidationError as err:
                     if "not closed" not in str(err):
                         raise
@@ -286,9 +379,11 @@ def mass_properties(obj, context, M: np.ndarray | None = None):
     return mp, stamp(obj, V, M, p)
 
 
-def store_mass_properties(obj, mp, st: str) -> None:
-    """Write computed values to the object's properties (COM in object coordinates, SI otherwise)."""
+def store_mass_properties(obj, mp, st: str, notes=()) -> None:
+    """Write computed values to the object's properties (COM in object coordinates, SI otherwise), and the
+    warnings of :func:`mass_properties` for the panel."""
     p = obj.pem
+    p.computed_notes = "\n".join(notes)
     moments, axes = mp.principal()
     p.computed_mass = mp.mass
     p.computed_volume = mp.volume or 0.0
@@ -329,17 +424,79 @@ def pivot_world(obj) -> np.ndarray:
     return (initial_world(obj) @ np.r_[exact(p, "pivot_point"), 1.0])[:3]
 
 
+def moves_by_itself(obj) -> bool:
+    """Whether obj moves over the frames without PEM: its own animation (:func:`keyframes.animates_transform`),
+    an active constraint, or a parent that moves."""
+    while obj is not None:
+        if keyframes.animates_transform(obj) or any(not c.mute for c in obj.constraints):
+            return True
+        obj = obj.parent
+    return False
+
+
+def animated_pivot(obj):
+    """A pendulum's pivot object when it moves by itself (the simulation holds it at its start-frame position,
+    while the viewport shows it moving), else None."""
+    p = obj.pem
+    piv = p.pivot_object if p.role == "PENDULUM" and p.pivot_mode == "OBJECT" else None
+    return piv if piv is not None and moves_by_itself(piv) else None
+
+
+def scene_notes(objects) -> list:
+    """Warnings about what a bake of ``objects`` will not do as the viewport shows (one sentence each, naming the
+    objects): animated pivots."""
+    notes = []
+    for obj in objects:
+        piv = animated_pivot(obj)
+        if piv is not None:
+            notes.append(f"Object '{obj.name}': its pivot object '{piv.name}' is animated, but the simulation holds "
+                         "the pivot where it is at the start frame; remove the pivot's animation (keys, constraints "
+                         "or a moving parent) so that the viewport shows what is simulated")
+    return notes
+
+
 def pem_objects(scene) -> list:
     """Objects of the scene with PEM enabled, in a stable (name) order."""
     return sorted((o for o in scene.objects if o.pem.enabled), key=lambda o: o.name)
 
 
-def time_settings(context):
-    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values.
+#: A dt within this fraction of one frame / n (n whole) divides the frame: float32's epsilon, since a dt typed or
+#: stored in single precision cannot tell the two apart (0.001 s at 25 fps is 1/25 s / 40).
+DIVIDES_RTOL = 2.0**-23
 
-    Substeps mode: dt = one frame / substeps. dt mode: the scene's dt exactly; substeps is the whole
-    number of steps per frame when dt divides the frame time, else 0 (the run then keeps its dt, and
-    keys fall at the step times, a little under a frame apart: :func:`record_plan`); t_end covers the
+
+def steps_per_frame(fps: float, dt: float) -> int:
+    """Whole steps of ``dt`` (s) per frame at ``fps`` when dt divides the frame time to round-off
+    (:data:`DIVIDES_RTOL`), else 0."""
+    n = 1.0 / (fps * dt)
+    steps = round(n)
+    return int(steps) if steps >= 1 and abs(n - steps) <= DIVIDES_RTOL * n else 0
+
+
+#: Most integration steps a bake may take: ~40 min on the compiled engine (~4·10⁵ steps/s), weeks on numpy; a
+#: mistyped dt (10⁻¹² s) or substeps count (2³¹) asks for far more and is refused with the number.
+MAX_BAKE_STEPS = 1e9
+
+
+def _check_step_count(scene, dt: float, T: float) -> None:
+    """AddonError naming the scene, the count and the setting to change when a run of T s at dt s takes more
+    than :data:`MAX_BAKE_STEPS` steps."""
+    steps = T / dt
+    if steps > MAX_BAKE_STEPS:
+        fix = ("raise the time step dt" if scene.pem.step_mode == "DT" else "use fewer substeps per frame")
+        raise AddonError(f"Scene '{scene.name}': {steps:.3g} integration steps (dt = {dt:.3g} s over {T:.3g} s), "
+                         f"more than the {MAX_BAKE_STEPS:.0e} a bake may take: {fix} (Scene ▸ Magnetic Pendulum) or "
+                         "shorten the frame range")
+
+
+def time_settings(context):
+    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values (a run of more
+    than :data:`MAX_BAKE_STEPS` steps too).
+
+    Substeps mode: dt = one frame / substeps. dt mode: when the scene's dt divides the frame time to
+    round-off (:func:`steps_per_frame`), substeps is the whole number of steps per frame and dt = one
+    frame / substeps, so keys land on frames; else substeps is 0, the run keeps the scene's dt exactly,
+    and keys fall at the step times, a little under a frame apart (:func:`record_plan`); t_end covers the
     frame range in whole steps.
     """
     scene = context.scene
@@ -354,15 +511,16 @@ def time_settings(context):
         dt = exact(sp, "dt")
         if not dt > 0:
             raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {dt:g} s")
-        n = 1.0 / (fps * dt)
-        substeps = int(round(n)) if round(n) >= 1 and abs(n - round(n)) < 1e-9 * n else 0
+        _check_step_count(scene, dt, T)
+        substeps = steps_per_frame(fps, dt)
         if substeps == 0:
             return fps, dt, 0, math.ceil(T / dt - 1e-9) * dt, scene.frame_start
     else:
         substeps = sp.substeps
         if substeps < 1:
             raise AddonError(f"Scene '{scene.name}': substeps per frame must be ≥ 1")
-        dt = 1.0 / (fps * substeps)
+    dt = 1.0 / (fps * substeps)
+    _check_step_count(scene, dt, T)
     return fps, dt, substeps, T, scene.frame_start
 
 
@@ -376,8 +534,14 @@ def record_plan(fps: float, dt: float, substeps: int) -> tuple[int, int]:
     return max(1, int(math.floor(1.0 / (fps * dt) + 1e-9))), 1
 
 
-def build_scene(context):
-    """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene."""
+def scene_gravity(scene) -> np.ndarray:
+    """The scene's own gravity (m/s², (3,)) as its Gravity checkbox says: zero when it is off."""
+    return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
+
+
+def build_scene(context, notes: list | None = None):
+    """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
+    gets the warnings of :func:`mass_properties`."""
     from . import contacts  # it imports this module
 
     scene = context.scene
@@ -405,7 +569,7 @@ def build_scene(context):
         kw = {"contacts": contacts.body_contacts(obj, M, S, offset, unit), "restitution": contacts.restitution_of(obj),
               "contact_friction": contacts.contact_friction_of(obj)}
         if role in ("pendulum", "free"):
-            mp, _ = mass_properties(obj, context, M)
+            mp, _ = mass_properties(obj, context, M, notes)
             kw["mass_properties"] = mp.translated(offset)
             kw["angular_velocity"] = exact(p, "angular_velocity")
             if role == "free" and p.translate:
@@ -431,7 +595,7 @@ def build_scene(context):
         bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
         worlds.append(M)
     fps, dt, substeps, t_end, _ = time_settings(context)
-    gravity = np.array(scene.gravity, dtype=float) if sp.use_scene_gravity else exact(sp, "gravity")
+    gravity = scene_gravity(scene) if sp.use_scene_gravity else exact(sp, "gravity")
     field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
     rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
                 if sp.field_mode == "ROTATING" else None)
@@ -583,8 +747,36 @@ def _new_mesh_object(name, V, F, collection, color=None):
     return obj
 
 
-def build_objects(core: Scene, context, collection=None, adapt_scene: bool = False) -> list:
-    """Create Blender objects for a core scene (import): meshes, pivots, dipoles, settings. Returns the objects.
+#: The scene's PEM settings an import sets (Scene.pem property names), and the scene's own ones it may set.
+IMPORTED_SETTINGS = ("use_scene_gravity", "gravity", "field_mode", "field", "field_b1", "field_b2", "field_omega",
+                     "mu0", "friction", "restitution", "contact_friction", "use_periodic", "box", "method", "step_mode",
+                     "dt")
+IMPORTED_SCENE_SETTINGS = (("render", "fps", "Frame Rate"), ("render", "fps_base", "Frame Rate Base"),
+                           (None, "frame_end", "End Frame"))
+
+
+def settings_snapshot(scene) -> dict:
+    """{UI name: value} of the settings an import may change (:data:`IMPORTED_SETTINGS`, frame rate and range)."""
+    sp = scene.pem
+    out = {sp.bl_rna.properties[name].name: _plain(getattr(sp, name)) for name in IMPORTED_SETTINGS}
+    for owner, name, ui in IMPORTED_SCENE_SETTINGS:
+        out[ui] = getattr(getattr(scene, owner) if owner else scene, name)
+    return out
+
+
+def _plain(value):
+    return tuple(value) if np.ndim(value) else value
+
+
+def changed_settings(before: dict, after: dict) -> list:
+    """UI names of the settings whose values differ between two :func:`settings_snapshot`."""
+    return [name for name, value in after.items() if before.get(name) != value]
+
+
+def build_objects(core: Scene, context, collection=None, adapt_scene: bool = False,
+                  replace_settings: bool = True) -> list:
+    """Create Blender objects for a core scene (import): meshes, pivots, dipoles and, with ``replace_settings``,
+    the scene's PEM settings (:data:`IMPORTED_SETTINGS`). Returns the objects.
 
     Mass properties are carried over exactly as the core resolves them (Inertia: Manual), so
     a bake of the imported scene reproduces the core's run of the file.
@@ -667,6 +859,16 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
                 set_exact(p, "orbit_omega", m.angular_velocity)
                 set_exact(p, "orbit_phase", m.phase)
         made.append(obj)
+    if replace_settings:
+        _apply_settings(core, scene)
+    if adapt_scene:  # only when asked: the frame rate and range are the user's
+        _adapt_frames(core, scene)
+    return made
+
+
+def _apply_settings(core: Scene, scene) -> None:
+    """The scene's PEM settings (:data:`IMPORTED_SETTINGS`) from a core scene."""
+    unit = unit_scale(scene)
     sp = scene.pem
     sp.use_scene_gravity = False
     set_exact(sp, "gravity", tuple(np.asarray(core.gravity, float)))
@@ -685,22 +887,24 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
     set_exact(sp, "restitution", core.restitution)
     set_exact(sp, "contact_friction", core.contact_friction)
     set_exact(sp, "friction", core.friction)
+    sp.use_periodic = core.periodic_box is not None
     if core.periodic_box is not None:
-        sp.use_periodic = True
         set_exact(sp, "box", tuple(np.asarray(core.periodic_box) / unit))
     st = core.settings
     sp.method = st.method.upper().replace("-", "_")
     sp.step_mode = "DT"
     set_exact(sp, "dt", st.dt)
-    if adapt_scene:  # only when asked: the frame rate and range are the user's
-        for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
-            n = 1.0 / (fps * st.dt)
-            if abs(n - round(n)) < 1e-9 * n and round(n) >= 1:
-                scene.render.fps, scene.render.fps_base = fps, 1.0
-                break
-        fps = scene.render.fps / scene.render.fps_base
-        scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
-    return made
+
+
+def _adapt_frames(core: Scene, scene) -> None:
+    """A frame rate the file's dt divides (the scene's own if it does) and a frame range of the file's duration."""
+    st = core.settings
+    for fps in (scene.render.fps, 24, 25, 30, 50, 60, 20, 100):
+        if steps_per_frame(fps, st.dt):
+            scene.render.fps, scene.render.fps_base = fps, 1.0
+            break
+    fps = scene.render.fps / scene.render.fps_base
+    scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
 
 
 def _to_matrix(M: np.ndarray):

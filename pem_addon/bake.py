@@ -16,7 +16,7 @@ import numpy as np
 
 from ..pem_physics.engine import checks
 from ..pem_physics.engine import contacts as contact_driver
-from ..pem_physics.engine.integrators import make_integrator
+from ..pem_physics.engine.integrators import check_available, make_integrator
 from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
@@ -48,6 +48,8 @@ class Plan:
     per_frame: int           # records per frame
     moved: dict = None       # baked objects moved by hand since their bake: {object: transform state (JSON)}
     parents: list = None     # parent-world matrices (4,4) at the start frame, aligned with objects
+    notes: list = None       # warnings known before the run (animated pivots, mesh notes), reported with the bake's
+    walls: list = None       # wall objects aligned with core.walls (to name them in the core's messages)
 
 
 def prepare(context) -> Plan:
@@ -61,6 +63,7 @@ def prepare(context) -> Plan:
     scene = context.scene
     fps, dt, substeps, t_end, frame_start = adapters.time_settings(context)
     objects = adapters.pem_objects(scene)
+    walls = [o for o in objects if o.pem.role == "WALL"]  # core.walls, in their order
     frame, subframe = scene.frame_current, scene.frame_subframe
     now = {obj: transform_state(obj) for obj in objects}
     moved = {obj: now[obj] for obj in objects
@@ -71,12 +74,13 @@ def prepare(context) -> Plan:
             if not p.baked:
                 continue
             if obj not in moved and p.pre_bake_state:
-                restore_transform_state(obj, p.pre_bake_state)
+                restore_transform_state(obj, p.pre_bake_state, BAKED_PROPS)
             if keyframes.owns_action(obj):  # its own animation plays while the start pose is read
                 stack.enter_context(keyframes.playing(obj, p.user_action, p.user_slot))
         try:
             scene.frame_set(frame_start)
-            core, objects, worlds = adapters.build_scene(context)
+            notes = adapters.scene_notes(objects)
+            core, objects, worlds = adapters.build_scene(context, notes)
             parents = [adapters.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
         finally:
             stack.close()
@@ -84,6 +88,7 @@ def prepare(context) -> Plan:
             for obj, state in now.items():
                 restore_transform_state(obj, state)
     try:  # meaningless scenes (dipoles of two bodies at one point, …) are refused before anything runs
+        check_available(core.settings.method)  # dop853 without scipy (Blender has none)
         system = compile_system(core)
         checks.preflight(core, system)
         if system.any_translating and core.settings.method.startswith("pem-"):
@@ -94,10 +99,9 @@ def prepare(context) -> Plan:
             contact_driver.check_method(core.settings.method)
             contact_driver.ContactModel(core, system).check_start(system.U0)
     except ValidationError as err:
-        walls = [o for o in adapters.pem_objects(scene) if o.pem.role == "WALL"]  # core.walls, in their order
         raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
-                adapters.record_plan(fps, dt, substeps)[1], moved, parents)
+                adapters.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
@@ -232,7 +236,7 @@ def _keys_for(plan: Plan, traj: Trajectory, stride: int):
 def apply(plan: Plan, traj: Trajectory, context) -> int:
     """Write the keys; returns the number of keys per channel. All-or-nothing."""
     if not traj.complete:
-        raise AddonError("the simulation did not finish; nothing was baked")
+        raise AddonError("The simulation did not finish; nothing was baked")
     keys = _keys_for(plan, traj, key_stride(plan, traj))
     decomposed = {}
     for obj, (frames, basis) in keys.items():  # all checks before any change
@@ -267,13 +271,21 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
         raise
     for _, snap, _ in snapshots:
         keyframes.discard_snapshot(snap)
-    _store_diagnostics(context.scene, traj)
+    # the core names items by path (bodies[0].contacts[1], walls[0]); the panel and report name the objects
+    said = [adapters.object_message(w, plan.objects, plan.walls or []) for w in traj.info.get("warnings", [])]
+    _store_diagnostics(context.scene, traj, (plan.notes or []) + said)
     context.scene.frame_set(context.scene.frame_current)
     return len(next(iter(decomposed.values()))[0]) if decomposed else 0
 
 
 TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
                    "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
+
+#: The transform values a bake keys (location, rotation; it also sets the rotation mode): the only ones a
+#: re-bake's start pose and Clear Bake take from before the bake. Scale and the delta transforms are never
+#: keyed, so the user's current values stand: a body scaled after its bake is re-baked, and kept, at its new
+#: scale (its mass properties are computed anew from it by :func:`adapters.build_scene`).
+BAKED_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
 
 
 def transform_state(obj) -> str:
@@ -283,14 +295,17 @@ def transform_state(obj) -> str:
     return json.dumps(state)
 
 
-def restore_transform_state(obj, text: str) -> None:
+def restore_transform_state(obj, text: str, names=TRANSFORM_PROPS) -> None:
+    """Put back the rotation mode and the values ``names`` of a :func:`transform_state` (the others stay)."""
     state = json.loads(text)
     obj.rotation_mode = state.pop("rotation_mode")  # first: switching modes converts the rotation values
     for name, value in state.items():
-        setattr(obj, name, value)
+        if name in names:
+            setattr(obj, name, value)
 
 
-def _store_diagnostics(scene, traj: Trajectory) -> None:
+def _store_diagnostics(scene, traj: Trajectory, warnings: list) -> None:
+    """The bake's numbers and ``warnings`` (in the panel's words, one sentence each) for the panel and report."""
     sp = scene.pem
     E = traj.total_energy
     sp.last_method = traj.method
@@ -299,14 +314,14 @@ def _store_diagnostics(scene, traj: Trajectory) -> None:
     sp.last_energy_drift = traj.energy_drift()
     sp.last_energy_error = traj.energy_balance()
     sp.last_friction_loss = traj.friction_loss()
-    sp.last_warnings = "\n".join(traj.info.get("warnings", []))
+    sp.last_warnings = "\n".join(warnings)
     sp.last_orthonormality = float(np.max(traj.orthonormality))
     sp.last_energy = (float(E[0]), float(E[-1]))
     engine = traj.info.get("engine", "numpy")
     rate = traj.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
     sp.last_engine = engine
     load = traj.info.get("compile_or_load_s", 0.0)
-    sp.status = (f"baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
+    sp.status = (f"Baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
                  f"{ENGINE_NAMES.get(engine, engine)} engine, {rate:.3g} steps/s"
                  + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else ""))
     n = len(traj.t)
@@ -382,14 +397,14 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def deleted_objects(plan: Plan) -> int:
-    """How many of the plan's objects were deleted since :func:`prepare` (while a modal bake ran)."""
-    gone = 0
-    for obj in plan.objects:
+def deleted_objects(plan: Plan) -> list:
+    """Names of the plan's objects deleted since :func:`prepare` (while a modal bake ran)."""
+    gone = []
+    for obj, body in zip(plan.objects, plan.core.bodies):  # each body is named after its object
         try:
             _ = obj.name
         except ReferenceError:  # the Python object outlived the Blender object
-            gone += 1
+            gone.append(body.name)
     return gone
 
 
@@ -401,7 +416,8 @@ def bake(context, progress=None, stop=None) -> int:
 
 
 def clear(obj) -> None:
-    """Undo the bake: the object's own animation (action, slot, keys) and its pre-bake transform back exactly."""
+    """Undo the bake: the object's own animation (action, slot, keys) and its pre-bake location and rotation
+    back exactly; its scale and delta transforms stay as they are now (:data:`BAKED_PROPS`)."""
     p = obj.pem
     if not p.baked:
         return
@@ -409,7 +425,7 @@ def clear(obj) -> None:
         keyframes.restore_user_action(obj, keyframes.UserAnimation(p.user_action, p.user_slot, p.user_had_animation))
     else:  # baked by an older version, into the object's own action: remove the baked channels
         keyframes.clear_keys(obj)
-    restore_transform_state(obj, p.pre_bake_state)
+    restore_transform_state(obj, p.pre_bake_state, BAKED_PROPS)
     p.baked = False
     p.pre_bake_state = ""
     p.user_action, p.user_slot, p.user_had_animation = None, "", False

@@ -266,7 +266,7 @@ class PEM_OT_contact_fit(OnSelectedItem, bpy.types.Operator):
             return {"CANCELLED"}
         item = obj.pem.contacts[obj.pem.active_contact]
         item.center, item.radius = tuple(c), r
-        self.report({"INFO"}, f"{obj.name}: contact sphere #{obj.pem.active_contact} radius {r:.6g}")
+        self.report({"INFO"}, f"Object '{obj.name}': contact sphere #{obj.pem.active_contact} radius {r:.6g}")
         return {"FINISHED"}
 
 

@@ -10,7 +10,7 @@ file, then creates one object:
 - a *Mesh Cache* modifier reading the PC2 file: scene frame f shows sample f − frame_start, the
   positions at t = (f − frame_start) / fps seconds;
 - a *Geometry Nodes* modifier instancing a UV sphere of radius 1 on every point, scaled by the
-  point's ``radius`` (its *Material* input colours the spheres).
+  point's ``radius`` (its *Material* input colours the spheres: :data:`MATERIAL_NAME` on a new gas).
 
 Units: lengths in Blender units, times in seconds (scene frame rate), temperature T in
 BU²/s² with k_B = 1 and a particle mass of 1, so √T is the r.m.s. velocity component in BU/s.
@@ -25,7 +25,8 @@ of it by up to a radius.
 The cache goes next to the .blend (``//<blend name>_<object>_<token>.pc2``, a path relative to
 the file) or, for an unsaved file, into ``<system temp>/pem_gas/`` (absolute; the report and the
 panel say where). Each build writes a new file, so undo never brings back an object whose cache
-was overwritten; old caches are left for the user to delete.
+was overwritten; a build removes the files of earlier builds of the same box's gas that no object
+uses any more (:func:`remove_stale_caches`: a gas object deleted, or rebuilt), and the report says so.
 
 As with Simulate & Bake: :func:`prepare` reads and checks everything (no changes), :func:`run` is
 pure core (thread-safe, stops on request), :func:`apply` writes the file and creates the object,
@@ -37,8 +38,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bpy
 import mathutils
@@ -47,7 +49,7 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ..pem_physics.errors import Interrupted, PemError
 from ..pem_physics.io import gas_cache, pc2
-from .adapters import AddonError, matrix
+from .adapters import AddonError, matrix, typed
 from .jobs import ModalJob
 
 #: Name of the per-point float attribute holding each sphere's radius (Blender units).
@@ -116,6 +118,8 @@ class Result:
     positions: np.ndarray    # (S, N, 3) centres at the frame times, BU, in the box frame
     radius: float            # BU
     info: dict
+    total_time: float = 0.0  # s, the whole run: the start state, the engine's set-up (its first compile) and events
+    removed: list = field(default_factory=list)  # stale caches of the same gas removed by apply (paths)
 
 
 def cache_folder() -> tuple[str, bool]:
@@ -179,13 +183,14 @@ def prepare(context, box, n, packing_fraction, temperature, seed, periodic, fram
 def run(plan: Plan, progress=None, stop=None) -> Result:
     """Start state and the positions at the frame times (pure core; no bpy). AddonError names the box;
     Interrupted when ``stop()`` says so."""
+    start = time.perf_counter()  # the engine's own wall time leaves out its set-up: compiling it (~20 s, once)
     try:
         state = gas_cache.gas_in_box(plan.n, plan.packing_fraction, plan.lengths, periodic=plan.periodic,
                                      temperature=plan.temperature, seed=plan.seed)
     except ValueError as err:
         raise AddonError(f"{plan.label()}: {err}") from err
     positions, info = gas_cache.frame_positions(state, plan.times, progress=progress, stop=stop)
-    return Result(positions, float(state.radii[0]), info)
+    return Result(positions, float(state.radii[0]), info, time.perf_counter() - start)
 
 
 def _safe(name: str) -> str:
@@ -196,6 +201,60 @@ def cache_path(plan: Plan, object_name: str) -> str:
     """Absolute path of a new cache file for the object (a fresh token: never an existing file)."""
     stem = _safe(os.path.splitext(os.path.basename(bpy.data.filepath))[0]) + "_" if plan.relative else ""
     return os.path.join(plan.cache_dir, f"{stem}{_safe(object_name)}_{uuid.uuid4().hex[:8]}.pc2")
+
+
+#: The spheres' material on a new gas (created once, shared by every gas; set_material puts another).
+MATERIAL_NAME = "PEM Gas Spheres"
+SPHERE_COLOR = (0.8, 0.22, 0.05, 1.0)
+
+
+def default_material():
+    """(material, whether it was created now): :data:`MATERIAL_NAME`, a Principled BSDF of :data:`SPHERE_COLOR`
+    (also its viewport colour), so that spheres do not render default grey."""
+    mat = bpy.data.materials.get(MATERIAL_NAME)
+    if mat is not None:
+        return mat, False
+    mat = bpy.data.materials.new(MATERIAL_NAME)
+    if mat.node_tree is None:   # Blender 4.x; from 5.0 every material has its node tree (use_nodes deprecated)
+        mat.use_nodes = True
+    bsdf = next(n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+    bsdf.inputs["Base Color"].default_value = SPHERE_COLOR
+    mat.diffuse_color = SPHERE_COLOR
+    return mat, True
+
+
+def _cache_paths_in_use() -> set:
+    """Absolute paths of every Mesh Cache modifier's file in the blend data."""
+    return {os.path.normpath(bpy.path.abspath(m.filepath)) for o in bpy.data.objects for m in o.modifiers
+            if m.type == "MESH_CACHE" and m.filepath}
+
+
+#: Cache files this Blender session wrote (absolute): in the shared temporary folder (unsaved .blend files) only
+#: these are this session's to remove; another Blender may be playing the others.
+_written: set = set()
+
+
+def remove_stale_caches(plan: Plan) -> list:
+    """Delete the cache files of earlier builds of this box's gas that no object uses any more (the gas object
+    was deleted or rebuilt): same folder, same name pattern as :func:`cache_path`, and next to this .blend (its
+    name in theirs) or written by this session (the temporary folder). Returns their paths.
+
+    Undo cannot bring such a file back: an undone deletion of an older gas object then plays no cache."""
+    stem = _safe(os.path.splitext(os.path.basename(bpy.data.filepath))[0]) + "_" if plan.relative else ""
+    pattern = re.compile(re.escape(stem + _safe(f"{plan.box_name} Gas")) + r"(\.\d+)?_[0-9a-f]{8}\.pc2")
+    if not os.path.isdir(plan.cache_dir):
+        return []
+    used = _cache_paths_in_use()
+    removed = []
+    for name in sorted(os.listdir(plan.cache_dir)):
+        path = os.path.normpath(os.path.join(plan.cache_dir, name))
+        if pattern.fullmatch(name) and path not in used and (plan.relative or path in _written):
+            try:
+                os.remove(path)
+                removed.append(path)
+            except OSError:  # in use elsewhere or read-only: left, as before
+                pass
+    return removed
 
 
 def sphere_node_group(name: str = "PEM Gas Spheres"):
@@ -262,6 +321,7 @@ def apply(plan: Plan, result: Result, context):
         obj.matrix_world = mathutils.Matrix(plan.world.tolist())
         path = cache_path(plan, obj.name)
         pc2.write_pc2(path, result.positions, start_frame=plan.frame_start, sample_rate=1.0)
+        _written.add(os.path.normpath(path))
         cache = obj.modifiers.new(CACHE_MODIFIER, "MESH_CACHE")
         cache.cache_format = "PC2"
         cache.filepath = bpy.path.relpath(path) if plan.relative else path
@@ -276,13 +336,18 @@ def apply(plan: Plan, result: Result, context):
         made.append((bpy.data.node_groups, ng))
         spheres = obj.modifiers.new(SPHERES_MODIFIER, "NODES")
         spheres.node_group = ng
+        mat, new = default_material()
+        if new:
+            made.append((bpy.data.materials, mat))
+        set_material(obj, mat)
         obj[GAS_KEY] = {
             "box": plan.box_name, "n": plan.n, "packing_fraction": plan.packing_fraction,
             "temperature": plan.temperature, "seed": plan.seed, "periodic": plan.periodic,
             "radius": result.radius, "lengths": plan.lengths.tolist(), "frame_start": plan.frame_start,
             "frame_end": plan.frame_end, "fps": plan.fps, "cache": cache.filepath,
             "engine": result.info["engine"], "collisions": result.info["collisions"],
-            "wall_events": result.info["wall_events"], "wall_time": result.info["wall_time"]}
+            "wall_events": result.info["wall_events"], "wall_time": result.info["wall_time"],
+            "total_time": result.total_time}
         context.collection.objects.link(obj)
     except BaseException:
         for collection, block in reversed(made):
@@ -290,6 +355,7 @@ def apply(plan: Plan, result: Result, context):
         if path is not None and os.path.exists(path):
             os.remove(path)
         raise
+    result.removed = remove_stale_caches(plan)  # after the new object uses its own file
     for other in context.view_layer.objects:
         other.select_set(False)
     obj.select_set(True)
@@ -304,11 +370,24 @@ def build(context, progress=None, stop=None, **settings):
     return apply(plan, result, context), result
 
 
+#: Set-up time (s) beyond which the report says what took it (the engine's first compile).
+SETUP_NOTE_SECONDS = 1.0
+
+
 def report_text(obj, result: Result) -> str:
+    """The build's report: what was made, the whole run's time (and the set-up's share, the engine's first
+    compile, when it is noticeable), where the cache is and which stale caches were removed."""
     g = obj[GAS_KEY]
     where = bpy.path.abspath(g["cache"])
-    return (f"{obj.name}: {g['n']} spheres of radius {g['radius']:.4g}, {g['frame_end'] - g['frame_start'] + 1} "
-            f"frames, {g['collisions']} collisions in {g['wall_time']:.2f} s ({g['engine']} engine); cache {where}")
+    setup = result.total_time - result.info["wall_time"]
+    timing = f"{result.total_time:.2f} s" + (f" ({setup:.1f} s of it setting up and compiling the engine, once per "
+                                            f"session; {result.info['wall_time']:.2f} s simulating)"
+                                            if setup > SETUP_NOTE_SECONDS else "")
+    removed = (f"; removed {len(result.removed)} stale cache file(s) of earlier builds of this gas"
+               if result.removed else "")
+    return (f"Object '{obj.name}': {g['n']} spheres of radius {g['radius']:.4g}, "
+            f"{g['frame_end'] - g['frame_start'] + 1} frames, {g['collisions']} collisions in {timing} "
+            f"({g['engine']} engine); cache {where}{removed}")
 
 
 class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
@@ -330,13 +409,15 @@ class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
     frame_end: IntProperty(name="End Frame", description="Default: the scene's")
 
     job_label = "PEM gas: simulating"
-    cancel_message = "gas build cancelled; nothing was changed"
+    cancel_message = "Gas build cancelled; nothing was changed"
 
     def _settings(self, context) -> dict:
         g = context.scene.pem_gas
         out = {}
         for name in ("n", "packing_fraction", "temperature", "seed", "periodic"):
             out[name] = getattr(self, name) if self.properties.is_property_set(name) else getattr(g, name)
+        for name in ("packing_fraction", "temperature"):  # single-precision properties: the decimals typed
+            out[name] = typed(out[name])
         for name in ("frame_start", "frame_end"):
             out[name] = getattr(self, name) if self.properties.is_property_set(name) else getattr(context.scene, name)
         if self.box:
@@ -355,7 +436,7 @@ class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
         except KeyboardInterrupt:   # Ctrl-C in a script: apply() removed anything it had made
-            self.report({"WARNING"}, "gas build interrupted; nothing was changed")
+            self.report({"WARNING"}, "Gas build interrupted; nothing was changed")
             return {"CANCELLED"}
         self.report({"INFO"}, report_text(obj, result))
         return {"FINISHED"}

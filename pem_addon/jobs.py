@@ -19,7 +19,7 @@ class ModalJob:
     :attr:`cancel_message`, and defines ``_job_done(context, result, error) -> set``."""
 
     job_label = "PEM: simulating"
-    cancel_message = "cancelled; nothing was changed"
+    cancel_message = "Cancelled; nothing was changed"
 
     _timer = None
     _thread = None

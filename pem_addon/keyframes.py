@@ -10,7 +10,8 @@ Public API
 - :func:`clear_keys` — remove baked channels.
 - :func:`use_own_action` / :func:`restore_user_action` — the bake plays an action of its own; the
   user's action is kept untouched and comes back with Clear Bake; :func:`playing` assigns an action
-  for a moment (to read the start pose), :func:`edited_by_hand` tells a baked object moved by hand.
+  for a moment (to read the start pose), :func:`edited_by_hand` tells a baked object moved by hand,
+  :func:`animates_transform` an object its own animation moves.
 
 Blender versions
 ----------------
@@ -183,6 +184,10 @@ def _remove_channels(obj, data_paths) -> int:
     return removed
 
 
+def _tweak_mode(obj) -> RuntimeError:
+    return RuntimeError(f"Object '{obj.name}' is in NLA tweak mode; exit tweak mode before baking")
+
+
 def _editable_action_for(obj, action_name: str | None):
     """The object's action, creating (and assigning) a new one if it has none.
 
@@ -191,14 +196,15 @@ def _editable_action_for(obj, action_name: str | None):
     """
     anim_data = obj.animation_data or obj.animation_data_create()
     if anim_data.use_tweak_mode:
-        raise RuntimeError(f"{obj.name!r} is in NLA tweak mode; exit tweak mode before baking")
+        raise _tweak_mode(obj)
     action = anim_data.action
     if action is None:
         action = bpy.data.actions.new(action_name or f"{obj.name}_PEM")
         action[CREATED_MARK] = True
         anim_data.action = action
     elif not action.is_editable:
-        raise RuntimeError(f"action {action.name!r} of {obj.name!r} is linked from a library and cannot be keyed")
+        raise RuntimeError(f"Action '{action.name}' of Object '{obj.name}' is linked from a library and cannot be "
+                           "keyed")
     return anim_data, action
 
 
@@ -331,7 +337,7 @@ def use_own_action(obj, name: str | None = None) -> UserAnimation:
     if anim_data is None:
         anim_data = obj.animation_data_create()
     if anim_data.use_tweak_mode:
-        raise RuntimeError(f"{obj.name!r} is in NLA tweak mode; exit tweak mode before baking")
+        raise _tweak_mode(obj)
     own = user.copy() if user is not None else bpy.data.actions.new(name or f"{obj.name}_PEM")
     if user is not None:
         own.name = name or f"{obj.name}_PEM"
@@ -375,6 +381,32 @@ def playing(obj, action, slot_identifier: str):
         yield
     finally:
         _assign(anim_data, *before)
+
+
+#: The data paths that move an object (its transform values).
+_MOVING_PATHS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
+                           "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale"))
+
+
+def _varies(fc) -> bool:
+    """Whether an F-Curve takes more than one value (keys of different values, or modifiers such as noise)."""
+    if len(fc.modifiers):
+        return True
+    values = [k.co[1] for k in fc.keyframe_points]
+    return len(values) > 1 and max(values) > min(values)
+
+
+def animates_transform(obj) -> bool:
+    """Whether ``obj``'s own animation moves it: varying F-Curves of its action (its slot) or drivers on its
+    transform values, or unmuted NLA strips."""
+    anim_data = obj.animation_data
+    if anim_data is None:
+        return False
+    if any(fc.data_path in _MOVING_PATHS and _varies(fc) for fcs in _slot_fcurve_collections(obj) for fc in fcs):
+        return True
+    if any(d.data_path in _MOVING_PATHS for d in anim_data.drivers):
+        return True
+    return any(len(track.strips) for track in anim_data.nla_tracks if not track.mute)
 
 
 def edited_by_hand(obj, frame: float) -> bool:
@@ -544,7 +576,7 @@ def preserve_animation(obj):
     discard_snapshot(snapshot)
 
 
-__all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNELS", "UserAnimation", "clear_keys",
-           "discard_snapshot", "edited_by_hand", "make_quaternions_continuous", "owns_action", "playing",
-           "preserve_animation", "restore_animation", "restore_user_action", "snapshot_animation", "use_own_action",
-           "write_transform_keys"]
+__all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNELS", "UserAnimation",
+           "animates_transform", "clear_keys", "discard_snapshot", "edited_by_hand", "make_quaternions_continuous",
+           "owns_action", "playing", "preserve_animation", "restore_animation", "restore_user_action",
+           "snapshot_animation", "use_own_action", "write_transform_keys"]

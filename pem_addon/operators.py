@@ -14,11 +14,18 @@ from .lists import OnSelectedItem, RemoveSelectedItem, add_item
 
 
 def _report_bake(op, context, n: int) -> None:
-    """The bake's report: its status, and each plausibility warning as a WARNING (the scene is baked)."""
+    """The bake's report: its status and the objects keyed, and each plausibility warning as a WARNING (the scene
+    is baked)."""
     sp = context.scene.pem
-    op.report({"INFO"}, f"baked {n} keys per channel; {sp.status}")
+    keyed = ", ".join(f"'{o.name}'" for o in adapters.pem_objects(context.scene) if o.pem.baked)
+    op.report({"INFO"}, f"{sp.status}; {n} keys per channel on {keyed}")
     for line in sp.last_warnings.splitlines():
         op.report({"WARNING"}, line)
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 object``, ``2 objects`` (``words`` for an irregular plural)."""
+    return f"{n} {word if n == 1 else words or word + 's'}"
 
 
 def _fail(op, err) -> set:
@@ -39,12 +46,15 @@ class PEM_OT_compute_mass(bpy.types.Operator):
 
     def execute(self, context):
         obj = context.object
+        notes = []
         try:
-            mp, st = adapters.mass_properties(obj, context)
+            mp, st = adapters.mass_properties(obj, context, notes=notes)
         except PemError as err:
             return _fail(self, err)
-        adapters.store_mass_properties(obj, mp, st)
-        self.report({"INFO"}, f"{obj.name}: mass {mp.mass:.6g} kg")
+        adapters.store_mass_properties(obj, mp, st, notes)
+        self.report({"INFO"}, f"Object '{obj.name}': mass {mp.mass:.6g} kg")
+        for note in notes:  # computed, but likely not what was meant (overlapping parts, flipped normals)
+            self.report({"WARNING"}, note)
         return {"FINISHED"}
 
 
@@ -59,7 +69,7 @@ class PEM_OT_bake(ModalJob, bpy.types.Operator):
     confirmed: BoolProperty(default=False, options={"HIDDEN", "SKIP_SAVE"})
 
     job_label = "PEM: simulating"
-    cancel_message = "bake cancelled; nothing was changed"
+    cancel_message = "Bake cancelled; nothing was changed"
 
     def execute(self, context):
         if self.confirmed and context.window is not None and not bpy.app.background:
@@ -70,7 +80,7 @@ class PEM_OT_bake(ModalJob, bpy.types.Operator):
         except (PemError, ValueError, RuntimeError) as err:
             return _fail(self, err)
         except KeyboardInterrupt:  # Ctrl-C in a script: every change is undone on the way out (bake.apply)
-            self.report({"WARNING"}, "bake interrupted; nothing was changed")
+            self.report({"WARNING"}, "Bake interrupted; nothing was changed")
             return {"CANCELLED"}
         _report_bake(self, context, n)
         return {"FINISHED"}
@@ -97,8 +107,8 @@ class PEM_OT_bake(ModalJob, bpy.types.Operator):
             return _fail(self, error)
         gone = bake.deleted_objects(self._plan)
         if gone:
-            return _fail(self, AddonError(f"{gone} object(s) of the bake were deleted while it ran; nothing was "
-                                          "baked"))
+            names = ", ".join(f"'{name}'" for name in gone)
+            return _fail(self, AddonError(f"Deleted while the bake ran: {names}; nothing was baked"))
         try:
             n = bake.apply(self._plan, result, context)
         except (PemError, ValueError, RuntimeError, ReferenceError) as err:
@@ -115,10 +125,14 @@ class PEM_OT_clear_bake(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        objs = [o for o in context.scene.objects if o.pem.baked]
+        objs = [o for o in adapters.pem_objects(context.scene) if o.pem.baked]
         for obj in objs:
             bake.clear(obj)
-        self.report({"INFO"}, f"cleared {len(objs)} objects")
+        if objs:
+            self.report({"INFO"}, f"Cleared the bake of {plural(len(objs), 'object')}: "
+                                  + ", ".join(f"'{o.name}'" for o in objs))
+        else:
+            self.report({"INFO"}, f"Scene '{context.scene.name}' has no baked object to clear")
         return {"FINISHED"}
 
 
@@ -177,13 +191,18 @@ class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
             scenefile.save_scene(core, self.filepath)
         except (PemError, OSError) as err:
             return _fail(self, err)
-        self.report({"INFO"}, f"wrote {self.filepath}")
+        self.report({"INFO"}, f"Wrote Scene '{context.scene.name}' ({plural(len(core.bodies), 'body', 'bodies')}) "
+                              f"to {self.filepath}")
         return {"FINISHED"}
 
 
 class _ImportBase(ImportHelper):
     bl_options = {"REGISTER", "UNDO"}
 
+    replace_settings: BoolProperty(
+        name="Replace Scene Settings", default=True,
+        description="Set the scene's Magnetic Pendulum settings (gravity, field, μ₀, friction, integrator, dt, …) "
+                    "to the file's; the report lists those that changed. Off: the scene keeps its own")
     adapt_scene: BoolProperty(
         name="Set Frame Rate and Range", default=False,
         description="Change the scene's frame rate (to one the file's dt divides) and its frame range (to the "
@@ -193,12 +212,21 @@ class _ImportBase(ImportHelper):
         raise NotImplementedError
 
     def execute(self, context):
+        before = adapters.settings_snapshot(context.scene)
         try:
             core = self.load(self.filepath)
-            objs = adapters.build_objects(core, context, adapt_scene=self.adapt_scene)
+            objs = adapters.build_objects(core, context, adapt_scene=self.adapt_scene,
+                                          replace_settings=self.replace_settings)
         except (PemError, OSError) as err:
             return _fail(self, err)
-        self.report({"INFO"}, f"imported {len(objs)} bodies from {self.filepath}")
+        self.report({"INFO"}, f"Imported {plural(len(objs), 'body', 'bodies')} from {self.filepath}: "
+                              + ", ".join(f"'{o.name}'" for o in objs))
+        changed = adapters.changed_settings(before, adapters.settings_snapshot(context.scene))
+        if changed:  # the scene's own settings are overwritten: say which
+            self.report({"WARNING"}, f"Scene '{context.scene.name}': the import replaced these settings with the "
+                                     f"file's: {', '.join(changed)}")
+        elif not self.replace_settings:
+            self.report({"INFO"}, f"Scene '{context.scene.name}' kept its own settings (Replace Scene Settings off)")
         return {"FINISHED"}
 
 
@@ -244,7 +272,7 @@ class PEM_OT_plot(bpy.types.Operator):
         for area in (context.screen.areas if context.screen else []):
             if area.type == "IMAGE_EDITOR":
                 area.spaces.active.image = img
-        self.report({"INFO"}, f"plotted into image '{img.name}'")
+        self.report({"INFO"}, f"Plotted the last bake of Scene '{context.scene.name}' into image '{img.name}'")
         return {"FINISHED"}
 
 

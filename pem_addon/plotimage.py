@@ -3,7 +3,7 @@
 Top panel: kinetic (red), potential = gravity + field + dipole (blue) and total energy (black), J,
 on common axes. Bottom panel: the energy balance, (E + W − E₀)/scale (green, W the work of pivot
 friction: what remains is integration error), around a grey zero line. Both panels have tick marks
-with numbers, axis titles with units, and the top one a legend; text is drawn with a small bitmap
+with numbers, axis titles with units, and the top one a legend above it; text is drawn with a small bitmap
 font (5×7 glyphs, scaled ×2).
 """
 
@@ -158,17 +158,22 @@ def chart(data: dict) -> tuple[np.ndarray, dict]:
                              "energy balance (E + friction work - E0)/scale")
     _polyline(img, [0, 1], [0.5, 0.5], (0.6, 0.6, 0.6, 1), bottom)
     _polyline(img, tx, _scaled(err, -1.1 * m, 1.1 * m), BALANCE_COLOR, bottom)
-    # legend, top right inside the top panel
-    entries = []
-    lx, ly = top[2] - 190, top[3] - 26
-    img[ly - 3 * 22 + 10:ly + 22, lx - 10:top[2] - 8] = (1, 1, 1, 1)
-    for k, (name, color) in enumerate(SERIES):
-        y = ly - 22 * k
-        img[y + 5:y + 9, lx:lx + 30] = color
-        draw_text(img, name, lx + 40, y)
-        entries.append((name, color, (lx, y + 5, lx + 30, y + 9)))
-    layout["legend"] = entries
+    layout["legend"] = _legend(img, top)
     return img, layout
+
+
+def _legend(img, box) -> list:
+    """The legend in one row above the panel ``box``, right-aligned: outside the plot, so it hides no curve
+    (inside its top right corner it covered the kinetic energy's peaks). Returns (name, colour, swatch box)."""
+    entries = []
+    widths = [40 + text_width(name) for name, _ in SERIES]   # swatch 30 px, 10 px, the name
+    x, y = box[2] - sum(widths) - 20 * (len(SERIES) - 1), box[3] + 8
+    for (name, color), width in zip(SERIES, widths):
+        img[y + 5:y + 9, x:x + 30] = color
+        draw_text(img, name, x + 40, y)
+        entries.append((name, color, (x, y + 5, x + 30, y + 9)))
+        x += width + 20
+    return entries
 
 
 def energy_image(data: dict, name: str = "PEM Diagnostics"):

@@ -125,6 +125,8 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     computed_axes: FloatVectorProperty(name="Principal Axes", size=9, precision=4)
     computed_inertia: FloatVectorProperty(name="Inertia", size=9)
     computed_stamp: StringProperty(name="Stamp", description="Fingerprint of the data the values were computed from")
+    computed_notes: StringProperty(name="Notes", description="Warnings about the mesh the values were computed from "
+                                                             "(overlapping parts, flipped normals), one per line")
     # --- motion
     angular_velocity: FloatVectorProperty(name="Angular Velocity", subtype="XYZ", size=3,
                                           description="Initial angular velocity, world axes, rad/s")
@@ -188,13 +190,10 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     user_had_animation: BoolProperty(name="Had Animation Data", default=False)
 
 
-#: Bound on substeps per frame (a mistyped 2³¹ would start a bake of days).
-MAX_SUBSTEPS = 4096
-
-
 class PEM_PG_scene(bpy.types.PropertyGroup):
     use_scene_gravity: BoolProperty(name="Scene Gravity", default=True,
-                                    description="Use the scene's gravity (Scene properties)")
+                                    description="Use the scene's gravity (Scene properties; none when its Gravity "
+                                                "checkbox is off)")
     gravity: FloatVectorProperty(name="Gravity", subtype="ACCELERATION", size=3, default=(0.0, 0.0, -9.81))
     field_mode: EnumProperty(name="External Field", items=[
         ("NONE", "None", ""), ("UNIFORM", "Uniform", ""), ("ROTATING", "Rotating", "B1 cos ωt + B2 sin ωt"),
@@ -211,10 +210,14 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     step_mode: EnumProperty(name="Step", items=[
         ("SUBSTEPS", "Substeps per Frame", ""), ("DT", "Time Step", ""),
     ], default="SUBSTEPS")
-    substeps: IntProperty(name="Substeps", description="Integration steps per frame", default=16, min=1,
-                          soft_max=256, max=MAX_SUBSTEPS)
-    dt: FloatProperty(name="dt", description="Time step, s, used as it is; when it does not divide the frame time, "
-                                             "keys fall at the step times (a little under a frame apart)",
+    # no hard maximum: Blender would clamp a larger value silently; a bake of too many steps is refused with
+    # the number instead (adapters.MAX_BAKE_STEPS)
+    substeps: IntProperty(name="Substeps", description="Integration steps per frame (the slider goes to 256; any "
+                                                       "number may be typed, up to a bake of 10⁹ steps)",
+                          default=16, min=1, soft_max=256)
+    dt: FloatProperty(name="dt", description="Time step, s. When it divides the frame time (0.001 at 25 fps: 40 "
+                                             "steps a frame) keys land on frames; else it is used as it is and keys "
+                                             "fall at the step times (a little under a frame apart)",
                       default=1e-3, precision=6)
     use_periodic: BoolProperty(name="Periodic Box", default=False)
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,

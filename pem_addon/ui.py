@@ -5,8 +5,10 @@ from __future__ import annotations
 import bpy
 
 from ..pem_physics import jit
+from ..pem_physics.engine import integrators
 from . import adapters, contacts
 from .lists import draw_list
+from .props import method_name
 
 
 class PEM_UL_dipoles(bpy.types.UIList):
@@ -46,6 +48,9 @@ def draw_object(layout, context, obj):
             col.prop(p, "pivot_object")
             if p.pivot_object is None:
                 col.label(text="No pivot object set", icon="ERROR")
+            elif adapters.animated_pivot(obj) is not None:
+                col.label(text=f"Pivot '{p.pivot_object.name}' is animated: the simulation holds it at its "
+                               "start-frame position", icon="ERROR")
         else:
             col.prop(p, "pivot_point")
     if p.role in ("PENDULUM", "FREE"):
@@ -82,6 +87,8 @@ def draw_object(layout, context, obj):
             a = p.computed_axes
             for k in range(3):
                 grid.label(text=f"  axis {k + 1}: {a[3 * k]:+.3f}, {a[3 * k + 1]:+.3f}, {a[3 * k + 2]:+.3f}")
+            for note in p.computed_notes.splitlines():
+                grid.label(text=note, icon="ERROR")
         col = layout.column()
         col.prop(p, "angular_velocity")
         translating = p.role == "FREE" and p.translate
@@ -118,8 +125,11 @@ def draw_scene(layout, context):
     sp = context.scene.pem
     col = layout.column()
     col.prop(sp, "use_scene_gravity")
-    if sp.use_scene_gravity:
-        col.prop(context.scene, "gravity")
+    if sp.use_scene_gravity:  # the scene's checkbox too: off is zero gravity
+        col.prop(context.scene, "use_gravity")
+        sub = col.column()
+        sub.enabled = context.scene.use_gravity
+        sub.prop(context.scene, "gravity")
     else:
         col.prop(sp, "gravity")
     col.prop(sp, "field_mode")
@@ -132,6 +142,7 @@ def draw_scene(layout, context):
     col.prop(sp, "mu0")
     col.prop(sp, "friction")
     col.prop(sp, "method")
+    _method_line(col, sp)
     row = col.row()
     row.prop(sp, "step_mode", expand=True)
     col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
@@ -164,6 +175,15 @@ def draw_scene(layout, context):
     row.prop(sp, "show_field_lines", toggle=True)
     row.prop(sp, "show_contacts", toggle=True)
     layout.prop(sp, "arrow_scale")
+
+
+def _method_line(layout, sp) -> None:
+    """That the chosen integrator cannot run here (dop853 needs scipy, which Blender does not ship)."""
+    method = method_name(sp.method)
+    missing = integrators.missing_package(method)
+    if missing is not None:
+        layout.label(text=f"Integrator {method} needs {missing}, which this Blender lacks: pick another",
+                     icon="ERROR")
 
 
 def _estimate_line(layout, context) -> None:

@@ -9,10 +9,15 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
 - **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a step too large for the fastest
   motion. The fastest angular frequency is estimated at the start from the spin |ω₀| and from the
   torques' stiffness: each moving body is turned by ±ε about the three lab axes, the torque's change
-  gives K (N·m/rad), and ω ≈ √(‖K‖ / λ_min) with λ_min the smallest non-zero principal moment about
-  the pivot; a translating body is also moved by ±δ along the lab axes, and the force's change gives
-  ω ≈ √(‖∂F/∂x‖ / M). dt·ω above :data:`MAX_STEP_PHASE` warns (the splitting and RK4 lose accuracy quickly
-  beyond; a pendulum that later swings close to a magnet is caught by the energy check instead).
+  gives K (N·m/rad, ∂T/∂θ), and small oscillations θ̈ = I⁺K θ (I⁺ the pseudo-inverse of the inertia
+  about the pivot, lab axes) have ω² = the largest |eigenvalue| of I⁺K. A moment about an axis along
+  which the torques have no lever (a rod's own axis, whose turning changes no torque: K's column there
+  is zero) then drops out, however small it is; ‖K‖/λ_min divided the swing's stiffness by it (the
+  three-magnet pendulum: 222 rad/s estimated against 6.1 for its swing, while at 16 substeps of 24 fps
+  its error over 1 s is 5e-12). A hinged body: ω² = a·K·a / (a·I·a) about its axis a. A translating
+  body is also moved by ±δ along the lab axes, and the force's change gives ω ≈ √(‖∂F/∂x‖ / M).
+  dt·ω above :data:`MAX_STEP_PHASE` warns (the splitting and RK4 lose accuracy quickly beyond; a
+  pendulum that later swings close to a magnet is caught by the energy check instead).
 
 After (:func:`postflight`): the energy balance. Pivot friction takes energy at the rate
 c·Σ|ω|²; its work W(t) is integrated over the records (``Trajectory.friction_work``, cumulative
@@ -112,14 +117,15 @@ def fastest_frequency(system: System, eps: float = 1e-4) -> float:
             w = max(w, float(np.sqrt(np.linalg.norm(K, 2) / system.mass[b])))
     for b in range(B):
         K = np.stack([(T[6 * b + 2 * k, b] - T[6 * b + 2 * k + 1, b]) / (2 * eps) for k in range(3)], axis=1)
-        lam = system.moments[b][system.inv_moments[b] > 0]
         if system.hinged[b]:
             a = system.hinge_axis[b]
-            stiff, inert = abs(float(a @ K @ a)), float(system.hinge_inertia(system.U0[None])[0, b])
+            inert = float(system.hinge_inertia(system.U0[None])[0, b])
+            if inert > 0:
+                w = max(w, float(np.sqrt(abs(float(a @ K @ a)) / inert)))
         else:
-            stiff, inert = float(np.linalg.norm(K, 2)), float(lam.min())
-        if inert > 0:
-            w = max(w, float(np.sqrt(stiff / inert)))
+            U = system.U0[b]
+            inv_lab = U.T @ system.kin_body.inv_inertia[b] @ U  # I⁺ in lab axes: ω = Uᵀ I⁺ U L
+            w = max(w, float(np.sqrt(np.abs(np.linalg.eigvals(inv_lab @ K)).max())))
     return w
 
 

@@ -39,8 +39,12 @@ every integrator honours them.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+
 import numpy as np
 
+from ..errors import ValidationError
 from ..model.rotations import cross, orientation_to_quat, pem_correct, quat_to_orientation, rotate_rows_about
 from .system import PemSourceDriver, System
 from .torques import evaluate
@@ -424,12 +428,37 @@ class PemScheme(Integrator):
             self.steps_done += 1
 
 
+#: Methods that need a package besides numpy: {method: package}.
+NEEDS = {"dop853": "scipy"}
+
+
+@functools.cache
+def _installed(package: str) -> bool:
+    return importlib.util.find_spec(package) is not None
+
+
+def missing_package(method: str) -> str | None:
+    """The package ``method`` needs that this Python lacks (scipy for dop853: Blender ships without it), or None."""
+    package = NEEDS.get(method)
+    return package if package is not None and not _installed(package) else None
+
+
+def check_available(method: str) -> None:
+    """ValidationError at ``settings.method`` when ``method`` needs a package this Python lacks."""
+    package = missing_package(method)
+    if package is not None:
+        raise ValidationError("settings.method", f"{method} needs {package}, which is not installed in this Python "
+                                                 "(Blender ships without it): pick splitting4 (the default) or "
+                                                 "another integrator")
+
+
 class Dop853(Integrator):
     """Adaptive DOP853 (scipy) on unit quaternions and lab momenta: the reference method."""
 
     name = "dop853"
 
     def __init__(self, system, dt, U0, omega0, rtol=1e-10, atol=1e-12):
+        check_available(self.name)  # before any work, not as an ImportError from the first step
         self.rtol, self.atol = rtol, atol
         self._first_step = None
         super().__init__(system, dt, U0, omega0)

@@ -3,7 +3,8 @@
 - :mod:`.scene` — scene data (:class:`Scene`, :class:`Body`, :class:`Dipole`, :class:`Settings`,
   driven motions, the rotating field) and its validation; re-exported here.
 - :mod:`.inertia` — mass properties: analytic shapes, exact closed-mesh integrals, Steiner shifts,
-  the pseudo-inverse; :mod:`.fastmesh` its optional compiled kernel.
+  the pseudo-inverse; :mod:`.fastmesh` its optional compiled kernel; :mod:`.mesh_parts` a mesh's
+  closed parts and which of them overlap.
 - :mod:`.rotations` — rotation matrices, quaternions, Euler angles, PEM's re-orthonormalisation.
 - :mod:`.validate` — the checks every scene value goes through (messages name the item).
 

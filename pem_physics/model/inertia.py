@@ -17,7 +17,7 @@ from ..errors import MeshError, ValidationError
 from . import validate as v
 
 __all__ = [
-    "MassProperties", "MeshWarning", "combine", "principal_axes", "pseudo_inverse", "steiner",
+    "MassProperties", "MeshWarning", "check_physical", "combine", "principal_axes", "pseudo_inverse", "steiner",
     "Sphere", "Cylinder", "Ellipsoid", "Cuboid", "Rod", "PointMass", "Mesh",
     "mesh_mass_properties", "check_closed_mesh", "SHAPES",
 ]
@@ -98,6 +98,27 @@ def principal_axes(I) -> tuple[np.ndarray, np.ndarray]:
     N = N.copy()
     N[..., :, 2] *= np.where(sign == 0, 1.0, sign)[..., None]
     return lam, N
+
+
+#: Round-off allowed in :func:`check_physical`, relative to the trace: a lamina's moments typed to three digits
+#: (0.333, 0.333, 0.667) pass, a moment off by a factor does not.
+PHYSICAL_RTOL = 1e-3
+
+
+def check_physical(I, path: str) -> None:
+    """Raise ValidationError at ``path`` unless the symmetric tensor I (3,3, kg·m²) is a rigid body's: principal
+    moments ≥ 0 and the triangle inequality I1 + I2 ≥ I3 (a body's mass lies off each axis), to
+    :data:`PHYSICAL_RTOL` of the trace. A point mass (all zero) and a thin rod (0, I, I) pass."""
+    lam = principal_axes(I)[0]
+    tol = PHYSICAL_RTOL * max(float(np.sum(np.abs(lam))), 0.0)
+    shown = ", ".join(f"{x:.4g}" for x in lam)
+    if lam[0] < -tol:
+        raise ValidationError(path, f"principal moments {shown} kg·m²: a negative moment of inertia, which no body "
+                                    "has; check the values")
+    if lam[0] + lam[1] < lam[2] - tol:
+        raise ValidationError(path, f"principal moments {shown} kg·m² break the triangle inequality I1 + I2 ≥ I3 "
+                                    f"({lam[0] + lam[1]:.4g} < {lam[2]:.4g}), which every body's meets; check the "
+                                    "values")
 
 
 def pseudo_inverse(I, rtol: float = 1e-10) -> np.ndarray:

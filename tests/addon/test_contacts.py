@@ -132,7 +132,7 @@ def test_cradle_bake_one_in_one_out_matches_the_core(mods):
                 assert abs(swing_angle(M(balls[k]), pivots[k])) < 1e-6, f"{balls[k].name} moved at frame {f}"
             swung = max(swung, swing_angle(M(balls[4]), pivots[4]))
     assert swung > math.radians(20.0)  # ball 5 swings out (to ~30° for e = 1)
-    assert scene.pem.status.startswith("baked")
+    assert scene.pem.status.startswith("Baked")
 
 
 def test_keys_at_the_impact_instant_hold_the_pose_there(mods):

@@ -361,7 +361,7 @@ def test_panel_shows_translate_velocity_and_contacts_for_free_bodies(mods):
 
 def test_export_import_round_trip_of_translate_and_velocity(mods, tmp_path):
     setup_scene(frames=12)
-    v0 = (0.1, -0.3, 1.7)  # not exact in single precision: the import keeps the double beside it
+    v0 = (0.1, -0.3, 1.7)  # typed: reaches the core as typed; imported: the import keeps the double beside it
     make_ball(velocity=v0)
     out = tmp_path / "scene.toml"
     assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
@@ -369,7 +369,7 @@ def test_export_import_round_trip_of_translate_and_velocity(mods, tmp_path):
     core = sf.load_scene(out)
     body = core.bodies[0]
     assert body.translate and body.role == "free" and len(body.contacts) == 1
-    np.testing.assert_allclose(body.velocity, np.float32(v0), rtol=0, atol=0)  # what Blender stored
+    assert tuple(body.velocity) == v0  # the decimals typed, not Blender's single-precision neighbours
     a = sim.simulate(core, t_end=0.2)
     # a file with exact doubles: they survive import and export unchanged
     exact = tmp_path / "exact.toml"

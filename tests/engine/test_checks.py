@@ -96,3 +96,17 @@ def test_energy_balance_of_a_damped_magnet_pendulum_closes():
     assert traj.friction_loss() > 0.03          # friction took a visible share: energy_drift alone says so
     assert traj.energy_drift() > 0.03
     assert traj.energy_balance() < 1e-4         # … while the integration error is small
+
+
+def test_stiffness_estimate_ignores_a_tiny_moment_about_an_axis_without_lever():
+    """A bob on a rod hanging along −z (mass m at L, moments j, j about x and y and a tiny j_axial about the rod):
+    gravity's torque has no lever about the rod, so the estimate is the swing's ω² = mgL/(j + mL²) (closed form),
+    not mgL / j_axial (the old ‖K‖/λ_min, 10⁴ times larger here)."""
+    from pem_physics.engine.system import compile_system
+
+    m, L, g, j, j_axial = 0.05, 0.2, 9.81, 1e-4, 1e-10
+    body = Body(name="bob", role="pendulum", position=(0, 0, 0),
+                mass_properties=MassProperties(m, (0.0, 0.0, -L), np.diag([j, j, j_axial])))
+    scene = Scene(bodies=[body], gravity=(0, 0, -g), settings=Settings(dt=1e-3, t_end=0.01))
+    system = compile_system(scene.checked())
+    np.testing.assert_allclose(checks.fastest_frequency(system), np.sqrt(m * g * L / (j + m * L**2)), rtol=1e-6)

@@ -20,6 +20,7 @@ from pem_physics.model.inertia import (
     PointMass,
     Rod,
     Sphere,
+    check_physical,
     combine,
     mesh_mass_properties,
     principal_axes,
@@ -340,3 +341,15 @@ def test_shape_validation_messages():
         Rod(half_length=1, density=3)
     mesh = Mesh(*box_mesh(1, 1, 1), mass=2.0)
     assert mesh.density == pytest.approx(2.0)
+
+
+def test_check_physical_accepts_bodies_and_refuses_what_no_body_has():
+    """Closed forms: a box's, a rod's and a point mass's tensors pass; a negative moment and a triangle-inequality
+    breach (principal moments 2 ± 1.9 and 2 of a tensor with harmless-looking diagonal) are refused at the path."""
+    for I in (Cuboid(half_sides=(0.1, 0.2, 0.3), density=1.0).mass_properties().inertia,
+              np.diag([0.0, 1.0, 1.0]), np.zeros((3, 3)), np.diag([1.0, 1.0, 2.0])):
+        check_physical(I, "ok")
+    with pytest.raises(ValidationError, match=r"^x: .*negative moment"):
+        check_physical(np.diag([-1.0, 1.0, 1.0]), "x")
+    with pytest.raises(ValidationError, match=r"^y: .*I1 \+ I2 ≥ I3 \(2.1 < 3.9\)"):
+        check_physical([[2.0, 1.9, 0.0], [1.9, 2.0, 0.0], [0.0, 0.0, 2.0]], "y")
