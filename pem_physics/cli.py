@@ -106,6 +106,17 @@ def cmd_inertia(args) -> int:
     V, F = load_mesh(args.mesh)
     V = V * args.scale
     mp = mesh_mass_properties(V, F, density=args.density, mass=args.mass)
+    from .model.mesh_parts import mesh_parts, overlapping_parts
+
+    parts = mesh_parts(F, len(V))
+    pairs = overlapping_parts(V, F, parts)
+    if pairs:   # their common volume would count twice: two 1 m³ cubes overlapping by half gave 2.0, not 1.5
+        i, j = pairs[0]
+        raise ValidationError(args.mesh, f"parts {i + 1} and {j + 1} of its {len(parts)} closed parts overlap (faces "
+                                         f"{int(parts[i][0]) + 1}… and {int(parts[j][0]) + 1}…"
+                                         + (f", and {len(pairs) - 1} more pair(s)" if len(pairs) > 1 else "")
+                                         + "): their common volume would count twice; join them into one closed "
+                                           "surface (a union, e.g. Blender's Boolean modifier) or move them apart")
     moments, axes = mp.principal()
     out = {
         "mesh": args.mesh,
