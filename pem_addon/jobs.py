@@ -6,12 +6,30 @@ Blender data), :meth:`ModalJob._start_job` runs the pure computation on a thread
 changed yet, so nothing needs undoing) and, when the thread is done, calls the operator's
 ``_job_done(context, result, error)`` on the main thread to write the result into the scene.
 ``execute()`` stays synchronous for scripts and ``blender -b``, which get no modal events.
+
+Esc returns control at once: the thread is told to stop and left to finish on its own (a first bake may be
+inside numba's compiler for ~10 s, which cannot be interrupted); its result is discarded, and until it has
+ended no other PEM job starts (:func:`busy`: the operators' poll says why), so two runs never overlap.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+
+#: Worker threads of PEM jobs, running or finishing after Esc (pruned as they end).
+_threads: list = []
+
+
+def busy() -> str | None:
+    """Why a new PEM job cannot start now (one is running, or a cancelled one is still finishing), or None."""
+    _threads[:] = [t for t in _threads if t.is_alive()]
+    if not _threads:
+        return None
+    if any(getattr(t, "pem_cancelled", False) for t in _threads):
+        return ("A cancelled PEM run is still finishing in the background (the engine's first compile cannot be "
+                "interrupted); try again in a few seconds")
+    return "A PEM bake or gas build is running; wait for it or press Esc"
 
 
 class ModalJob:
@@ -23,6 +41,14 @@ class ModalJob:
 
     _timer = None
     _thread = None
+
+    @classmethod
+    def poll(cls, context):
+        why = busy()   # one PEM run at a time, a cancelled one included until its thread has ended
+        if why is not None:
+            cls.poll_message_set(why)
+            return False
+        return True
 
     def _start_job(self, context, work) -> set:
         """Run ``work(progress, stop)`` on a worker thread; its return value or exception goes to
@@ -38,9 +64,10 @@ class ModalJob:
             except BaseException as err:  # handed to the main thread, reported there
                 self._error = err
 
-        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread = threading.Thread(target=run, daemon=True, name=f"pem-job-{type(self).__name__}")
         self._started = time.perf_counter()
         self._thread.start()
+        _threads.append(self._thread)
         wm = context.window_manager
         wm.progress_begin(0, 100)
         self._timer = wm.event_timer_add(0.1, window=context.window)
@@ -58,8 +85,10 @@ class ModalJob:
 
     def modal(self, context, event):
         if event.type == "ESC":
+            # control comes back now; the thread stops at its next poll (or after a compile) and its result is
+            # never applied (this operator has ended), and busy() holds other jobs back until it has
             self._stop = True
-            self._thread.join()
+            self._thread.pem_cancelled = True
             self._end_job(context)
             self.report({"WARNING"}, self.cancel_message)
             return {"CANCELLED"}

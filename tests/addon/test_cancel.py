@@ -174,10 +174,47 @@ def test_esc_in_the_modal_bake_changes_nothing(pem):  # noqa: F811
     ctx = _Context(wm)
     assert op.invoke(ctx, None) == {"RUNNING_MODAL"}
     assert op.modal(ctx, _Event("ESC")) == {"CANCELLED"}
-    assert op._stop and not op._thread.is_alive()
+    assert op._stop
+    op._thread.join(timeout=60)
     assert op.reports == [({"WARNING"}, "Bake cancelled; nothing was changed")]
     assert [c[0] for c in wm.calls][-3:] == ["event_timer_remove", "progress_end", "status_text_set"]
     assert fingerprint() == before
+
+
+def test_esc_while_the_engine_compiles_returns_at_once_and_no_second_run_overlaps(pem, monkeypatch):  # noqa: F811
+    """A first bake may sit in numba's compiler (~10 s, not interruptible): Esc gives control back at once, the
+    thread finishes on its own and its result is never applied, and until it has ended no other bake or gas
+    build starts (their poll says why)."""
+    import threading
+    import time
+
+    ops, add_bake, jobs = pem["pem_addon.operators"], pem["pem_addon.bake"], pem["pem_addon.jobs"]
+    pendulum_setup()
+    before = fingerprint()
+    compiling, release = threading.Event(), threading.Event()
+    real = add_bake.run
+
+    def slow_first_compile(plan, progress=None, stop=None):
+        compiling.set()
+        release.wait(60)            # the compiler ignores stop() while it works
+        return real(plan, progress=progress, stop=stop)
+
+    monkeypatch.setattr(add_bake, "run", slow_first_compile)
+    wm, op = _Recorder(), _operator(ops)
+    ctx = _Context(wm)
+    assert op.invoke(ctx, None) == {"RUNNING_MODAL"}
+    assert compiling.wait(30)
+    t0 = time.perf_counter()
+    assert op.modal(ctx, _Event("ESC")) == {"CANCELLED"}
+    assert time.perf_counter() - t0 < 1.0 and op._thread.is_alive()      # control is back, the thread works on
+    assert "still finishing in the background" in jobs.busy()
+    with pytest.raises(RuntimeError, match="still finishing in the background"):
+        bpy.ops.pem.simulate_bake()
+    release.set()
+    op._thread.join(timeout=60)
+    assert jobs.busy() is None
+    assert fingerprint() == before                                     # the finished run was never applied
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}                 # and the next bake runs
 
 
 def test_a_long_bake_asks_before_it_starts(pem):  # noqa: F811
