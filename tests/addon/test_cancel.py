@@ -186,7 +186,6 @@ def test_esc_while_the_engine_compiles_returns_at_once_and_no_second_run_overlap
     thread finishes on its own and its result is never applied, and until it has ended no other bake or gas
     build starts (their poll says why)."""
     import threading
-    import time
 
     ops, add_bake, jobs = pem["pem_addon.operators"], pem["pem_addon.bake"], pem["pem_addon.jobs"]
     pendulum_setup()
@@ -204,9 +203,8 @@ def test_esc_while_the_engine_compiles_returns_at_once_and_no_second_run_overlap
     ctx = _Context(wm)
     assert op.invoke(ctx, None) == {"RUNNING_MODAL"}
     assert compiling.wait(30)
-    t0 = time.perf_counter()
-    assert op.modal(ctx, _Event("ESC")) == {"CANCELLED"}
-    assert time.perf_counter() - t0 < 1.0 and op._thread.is_alive()      # control is back, the thread works on
+    assert op.modal(ctx, _Event("ESC")) == {"CANCELLED"}   # returned while the "compile" still blocks: no wait
+    assert op._thread.is_alive() and not release.is_set()
     assert "still finishing in the background" in jobs.busy()
     with pytest.raises(RuntimeError, match="still finishing in the background"):
         bpy.ops.pem.simulate_bake()
