@@ -98,6 +98,10 @@ def cmd_build_engine(args) -> int:
     return 0
 
 
+#: Largest mesh whose surface ``inertia`` checks for self-intersection by default (the check's cost grows with it).
+SELF_CHECK_FACES = 100_000
+
+
 def cmd_inertia(args) -> int:
     from .model.inertia import mesh_mass_properties
 
@@ -106,7 +110,7 @@ def cmd_inertia(args) -> int:
     V, F = load_mesh(args.mesh)
     V = V * args.scale
     mp = mesh_mass_properties(V, F, density=args.density, mass=args.mass)
-    from .model.mesh_parts import mesh_parts, overlapping_parts
+    from .model.mesh_parts import mesh_parts, overlapping_parts, self_intersects
 
     parts = mesh_parts(F, len(V))
     pairs = overlapping_parts(V, F, parts)
@@ -117,6 +121,11 @@ def cmd_inertia(args) -> int:
                                          + (f", and {len(pairs) - 1} more pair(s)" if len(pairs) > 1 else "")
                                          + "): their common volume would count twice; join them into one closed "
                                            "surface (a union, e.g. Blender's Boolean modifier) or move them apart")
+    checked = args.check_surface == "always" or (args.check_surface == "auto" and len(F) <= SELF_CHECK_FACES)
+    if checked and self_intersects(V, F):
+        raise ValidationError(args.mesh, "the surface passes through itself (an edge crosses one of its faces): it "
+                                         "encloses no solid and some volume would count twice; repair it (e.g. "
+                                         "Blender's 3D-Print Toolbox ▸ Intersections, or a union of the parts)")
     moments, axes = mp.principal()
     out = {
         "mesh": args.mesh,
@@ -128,6 +137,8 @@ def cmd_inertia(args) -> int:
         "inertia_about_origin": mp.inertia_about(np.zeros(3)).tolist(),
         "principal_moments": moments.tolist(),
         "principal_axes": axes.T.tolist(),
+        "closed_parts": len(parts),
+        "self_intersection_checked": checked,
     }
     print(json.dumps(out, indent=2))
     return 0
@@ -330,6 +341,9 @@ def add_inertia_command(sub) -> None:
     g.add_argument("--density", type=float, help="kg/m³")
     g.add_argument("--mass", type=float, help="kg")
     i.add_argument("--scale", type=float, default=1.0, help="multiply coordinates by this (e.g. 0.001 for mm)")
+    i.add_argument("--check-surface", choices=("auto", "always", "never"), default="auto",
+                   help="check that the surface does not pass through itself: auto (meshes up to "
+                        f"{SELF_CHECK_FACES:,} triangles; ~20 s for 300k), always, never")
     i.set_defaults(func=cmd_inertia)
 
 

@@ -242,3 +242,31 @@ def overlapping_parts(V, F, parts: list | None = None) -> list:
     solid = [k for k in range(len(parts)) if np.sign(vols[k]) == sign]
     return [(i, j) for n, i in enumerate(solid) for j in solid[n + 1:]
             if _solids_overlap(V, F[parts[i]], F[parts[j]], sign, tol)]
+
+
+#: Edges tested against the triangles at a time by :func:`self_intersects` (bounds its memory).
+EDGE_BLOCK = 100_000
+
+
+def self_intersects(V, F) -> bool:
+    """Whether the surface (V, F) passes through itself: an edge crosses one of its triangles that does not share a
+    vertex with it, strictly inside both. Such a surface (two solids glued at a vertex through each other, a part
+    folded through itself) encloses no solid: its face integrals count some volume twice. Parts that only touch,
+    and coplanar faces, do not count (as in :func:`overlapping_parts`)."""
+    V = np.asarray(V, dtype=float)
+    F = np.asarray(F, dtype=np.int64).reshape(-1, 3)
+    edges = _edges(F)
+    T = V[F]
+    tlo, thi = T.min(axis=1), T.max(axis=1)
+    for k in range(0, len(edges), EDGE_BLOCK):
+        e = edges[k:k + EDGE_BLOCK]
+        P0, P1 = V[e[:, 0]], V[e[:, 1]]
+        i, j = _candidates(np.minimum(P0, P1), np.maximum(P0, P1), tlo, thi)
+        apart = ~((F[j] == e[i, :1]).any(axis=1) | (F[j] == e[i, 1:]).any(axis=1))   # no shared vertex
+        i, j = i[apart], j[apart]
+        if not len(i):
+            continue
+        ok, u, v, t = _mt(P0[i], P1[i] - P0[i], T[j, 0], T[j, 1] - T[j, 0], T[j, 2] - T[j, 0])
+        if np.any(ok & (u > EPS) & (v > EPS) & (u + v < 1 - EPS) & (t > EPS) & (t < 1 - EPS)):
+            return True
+    return False

@@ -236,3 +236,18 @@ def test_overlapping_closed_parts_in_one_mesh_file_are_refused_by_the_inertia_co
     assert "parts 1 and 2 of its 2 closed parts overlap" in capsys.readouterr().err
     assert cli_main(["inertia", str(obj(tmp_path / "apart.obj", (3.0, 0, 0))), "--density", "1"]) == 0
     assert json.loads(capsys.readouterr().out)["volume"] == pytest.approx(16.0, rel=1e-12)
+
+
+def test_a_surface_through_itself_is_refused_by_the_inertia_command(tmp_path, capsys):
+    """Two tetrahedra sharing a vertex, one through the other (tests/model/test_mesh_parts.py): one connected
+    surface, so no two parts to compare, but its face integrals count the shared volume twice."""
+    tet = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    V = np.array([[0.0, 0, 0], [2, 0, 0], [0, 2, 0], [0, 0, 2], [1.5, 0.5, 0.5], [0.5, 1.5, 0.5], [0.5, 0.5, 1.5]])
+    F = np.vstack([tet, np.where(tet == 0, 0, tet + 3)])
+    path = tmp_path / "glued.obj"
+    path.write_text("".join(f"v {x!r} {y!r} {z!r}\n" for x, y, z in V.tolist())
+                    + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in F.tolist()))
+    assert cli_main(["inertia", str(path), "--density", "1"]) == 2
+    assert "the surface passes through itself" in capsys.readouterr().err
+    assert cli_main(["inertia", str(path), "--density", "1", "--check-surface", "never"]) == 0
+    assert json.loads(capsys.readouterr().out)["self_intersection_checked"] is False

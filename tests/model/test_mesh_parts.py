@@ -74,3 +74,24 @@ def test_linked_rings(shift, overlap):
     b.apply_translation([1.0 + shift, 0.0, 0.0])
     V, F = np.vstack([a.vertices, b.vertices]), np.vstack([a.faces, b.faces + len(a.vertices)])
     assert overlapping_parts(V, F) == ([(0, 1)] if overlap else [])
+
+
+def test_two_solids_glued_at_a_vertex_through_each_other_self_intersect():
+    """One connected surface (the tetrahedra share the vertex at the origin), so no two parts to compare; the second
+    tetrahedron's edges from the origin pierce the first one's slanted face x + y + z = 2 at (1.2, 0.4, 0.4) (closed
+    form: s = 2 / 2.5 along (1.5, 0.5, 0.5)). Moved apart (sharing only the vertex, the second one mirrored) it does
+    not; nor does a plain cube."""
+    from pem_physics import examples
+    from pem_physics.model.mesh_parts import self_intersects
+
+    tet = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])   # outward for (0,0,0), (2,0,0), (0,2,0), (0,0,2)
+    V1 = np.array([[0.0, 0, 0], [2, 0, 0], [0, 2, 0], [0, 0, 2]])
+
+    def glued(V2):
+        V = np.vstack([V1, V2])
+        F2 = np.where(tet == 0, 0, tet + 3)                           # the second tetrahedron reuses vertex 0
+        return V, np.vstack([tet, F2])
+
+    assert self_intersects(*glued(np.array([[1.5, 0.5, 0.5], [0.5, 1.5, 0.5], [0.5, 0.5, 1.5]])))
+    assert not self_intersects(*glued(-np.array([[1.5, 0.5, 0.5], [0.5, 1.5, 0.5], [0.5, 0.5, 1.5]])))
+    assert not self_intersects(*examples.box_mesh((1.0, 2.0, 3.0)))
