@@ -151,6 +151,12 @@ def initial_world(obj) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------ meshes
 
+#: Object types that can be PEM bodies or walls: meshes (exact inertia), other geometry (an analytic primitive
+#: fitted to the bounding box, or typed inertia) and empties (typed inertia: a point magnet, a pivot body).
+#: Cameras, lights, armatures and the like are not offered the Physics tab's entry.
+BODY_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META", "EMPTY"})
+
+
 def _not_a_mesh(obj) -> AddonError:
     kind = obj.type.lower().replace("_", " ")
     article = "an" if kind[0] in "aeiou" else "a"

@@ -58,6 +58,29 @@ class PEM_OT_compute_mass(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class PEM_OT_body_toggle(bpy.types.Operator):
+    """Make the object a Magnetic Pendulum body or wall, or stop it being one (its settings are kept)"""
+
+    bl_idname = "pem.body_toggle"
+    bl_label = "Magnetic Pendulum"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.object
+        if obj is None or obj.type not in adapters.BODY_TYPES:
+            cls.poll_message_set("Only meshes, curves, surfaces, text, metaballs and empties can be bodies or walls")
+            return False
+        return True
+
+    def execute(self, context):
+        obj = context.object
+        obj.pem.enabled = not obj.pem.enabled
+        self.report({"INFO"}, f"Object '{obj.name}' is {'now' if obj.pem.enabled else 'no longer'} a Magnetic "
+                              "Pendulum body or wall")
+        return {"FINISHED"}
+
+
 class PEM_OT_bake(ModalJob, bpy.types.Operator):
     """Simulate the scene's PEM bodies and bake them to keyframes (Esc cancels and changes nothing)"""
 
@@ -285,8 +308,9 @@ def _menu_export(self, context):
     self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml)")
 
 
-classes = (PEM_OT_compute_mass, PEM_OT_bake, PEM_OT_clear_bake, PEM_OT_dipole_add, PEM_OT_dipole_remove,
-           PEM_OT_dipole_duplicate, PEM_OT_export_scene, PEM_OT_import_scene, PEM_OT_import_udf, PEM_OT_plot)
+classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_clear_bake, PEM_OT_dipole_add,
+           PEM_OT_dipole_remove, PEM_OT_dipole_duplicate, PEM_OT_export_scene, PEM_OT_import_scene,
+           PEM_OT_import_udf, PEM_OT_plot)
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 
 

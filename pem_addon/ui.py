@@ -31,8 +31,8 @@ def _draw_baked(layout, p) -> None:
 
 def draw_object(layout, context, obj):
     p = obj.pem
-    layout.prop(p, "enabled")
-    if not p.enabled:
+    if not p.enabled:   # the panel's header carries the checkbox, as Blender's own physics panels do
+        layout.label(text="Tick the header, or Physics ▸ Magnetic Pendulum, to make this a body or wall", icon="INFO")
         return
     layout.prop(p, "role")
     if p.baked:
@@ -216,14 +216,28 @@ def _engine_line(layout, context) -> None:
 
 
 class _ObjectPanel:
-    """Draws the active object's PEM settings (in the Physics tab and the sidebar)."""
+    """Draws the active object's PEM settings (in the Physics tab and the sidebar), with the on/off checkbox in
+    the header; offered for the object types that can be bodies or walls (:data:`.adapters.BODY_TYPES`)."""
 
     @classmethod
     def poll(cls, context):
-        return context.object is not None
+        return context.object is not None and context.object.type in adapters.BODY_TYPES
+
+    def draw_header(self, context):
+        self.layout.prop(context.object.pem, "enabled", text="")
 
     def draw(self, context):
         draw_object(self.layout, context, context.object)
+
+
+def draw_physics_add(self, context):
+    """Our entry in Properties ▸ Physics's grid of physics types (appended to Blender's ``PHYSICS_PT_add``):
+    *Magnetic Pendulum*, with ✕ to turn it off once on, as Blender's Rigid Body and Cloth entries."""
+    obj = context.object
+    if obj is None or obj.type not in adapters.BODY_TYPES:
+        return
+    row = self.layout.row(align=True)
+    row.operator("pem.body_toggle", text="Magnetic Pendulum", icon="X" if obj.pem.enabled else "FORCE_MAGNETIC")
 
 
 class _ScenePanel:
@@ -275,6 +289,7 @@ _HANDLERS = ((bpy.app.handlers.depsgraph_update_post, adapters.on_depsgraph_upda
 
 def register():
     _register()
+    bpy.types.PHYSICS_PT_add.append(draw_physics_add)
     for handlers, fn in _HANDLERS:
         if fn not in handlers:
             handlers.append(fn)
@@ -285,4 +300,5 @@ def unregister():
         if fn in handlers:
             handlers.remove(fn)
     adapters.forget_mesh_digests()
+    bpy.types.PHYSICS_PT_add.remove(draw_physics_add)
     _unregister()
