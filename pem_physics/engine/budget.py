@@ -32,7 +32,10 @@ def available_bytes() -> int:
 
 
 def gib(n: float) -> str:
-    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+    """A byte count for a message: GiB, MiB or KiB."""
+    if n >= 2**30:
+        return f"{n / 2**30:,.1f} GiB"
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB"
 
 
 def check(nbytes: float, path: str, what: str, fix: str) -> None:

@@ -81,6 +81,11 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kw):
             os.remove(tmp)
 
 
+#: Largest inflation of an .npz read (uncompressed ÷ file size): floats of a run compress a few-fold; a
+#: 1.5 MB file that holds 1.6 GB of zeros (a zip bomb) is not a run's.
+MAX_NPZ_RATIO = 200
+
+
 def checked_npz(path, what: str = "NumPy .npz file") -> Path:
     """``path`` if it is a regular file that is a zip of at most half the available memory once inflated (a 1.5 MB
     file can hold 1.6 GB of zeros); a :class:`ValidationError` naming it otherwise. Nothing is unpickled: every
@@ -99,4 +104,8 @@ def checked_npz(path, what: str = "NumPy .npz file") -> Path:
     if inflated > SHARE * available_bytes():
         raise ValidationError(str(path), f"inflates to {gib(inflated)}, more than half the memory available: is it "
                                          "the right file?")
+    size = p.stat().st_size
+    if inflated > MAX_NPZ_RATIO * size and inflated > 16 * 2**20:
+        raise ValidationError(str(path), f"inflates {inflated / size:,.0f}-fold ({gib(size)} to {gib(inflated)}): "
+                                         "not arrays of a run (ours compress a few-fold); is it the right file?")
     return p

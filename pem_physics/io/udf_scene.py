@@ -127,18 +127,21 @@ def _shape(s, path, u: _Units):
 
 def _analysis(b, path, u: _Units):
     """PEM's precomputed mass properties, or None when the block is absent or all zero."""
-    from ..model.inertia import MassProperties
+    from ..model.inertia import MassProperties, check_physical
 
     a = b.get("analysis")
     if not a:
         return None
-    mass = float(a["mass"])
+    mass = v.number(a["mass"], f"{path}.analysis.mass", nonnegative=True)
     I = a["inertiaMoment"]
     t = np.array([[I["xx"], I["yx"], I["zx"]], [I["yx"], I["yy"], I["zy"]], [I["zx"], I["zy"], I["zz"]]], float)
     com = _vec(a["massCenter"], f"{path}.analysis.massCenter")
     if mass == 0 and not t.any():
         return None
     mass_si, com_si, I_origin = u.M * mass, u.length(com), u.inertia(t)
+    # the tensor as written, about the body origin (a body's about any point is physical; the one about the centre
+    # of mass below may come out -1e-18 for a point mass): a negative moment was reported as 'zero inertia'
+    check_physical(I_origin, f"{path}.analysis.inertiaMoment")
     # PEM's tensor is about the body origin (the pivot); ours is about the centre of mass.
     I_com = I_origin - mass_si * (com_si @ com_si * np.eye(3) - np.outer(com_si, com_si))
     return MassProperties(mass=mass_si, center_of_mass=com_si, inertia=I_com)

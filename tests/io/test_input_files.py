@@ -251,3 +251,24 @@ def test_a_surface_through_itself_is_refused_by_the_inertia_command(tmp_path, ca
     assert "the surface passes through itself" in capsys.readouterr().err
     assert cli_main(["inertia", str(path), "--density", "1", "--check-surface", "never"]) == 0
     assert json.loads(capsys.readouterr().out)["self_intersection_checked"] is False
+
+
+def test_an_impossible_analysis_block_in_a_udf_is_named():
+    """PEM's precomputed inertia with a negative moment was reported as 'the inertia tensor is zero'."""
+    from pem_physics.io.udf import parse_udf
+    from pem_physics.io.udf_scene import scene_from_udf
+
+    doc = parse_udf((DATA / "pem" / "ellipsoid.udf").read_text(), "ellipsoid.udf", DATA / "pem")
+    body = doc.data["body"][0]
+    assert body["analysis"]["inertiaMoment"]["xx"] == 3.4       # the file's (3.4, 3.4, 0.4): a body's
+    body["analysis"]["inertiaMoment"]["xx"] = -3.4
+    with pytest.raises(ValidationError, match=r"body\[0\]\.analysis\.inertiaMoment: principal moments .* a negative "
+                                              "moment of inertia"):
+        scene_from_udf(doc)
+
+
+def test_an_npz_that_inflates_a_thousand_fold_is_refused(tmp_path, capsys):
+    np.savez_compressed(tmp_path / "bomb.npz", positions=np.zeros(50_000_000, np.uint8))   # 50 MB of zeros
+    assert (tmp_path / "bomb.npz").stat().st_size < 1_000_000
+    assert cli_main(["gas", "-o", str(tmp_path / "o"), "--state", str(tmp_path / "bomb.npz"), "-q"]) == 2
+    assert "bomb.npz: inflates" in capsys.readouterr().err

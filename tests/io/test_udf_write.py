@@ -236,9 +236,12 @@ def moving_bodies(draw, i):
         shapes = (draw(volume_shapes()),) + tuple(draw(thin_shapes()) for _ in range(draw(st.integers(0, 2))))
         mp = None
     else:
+        # a body's tensor: I = tr(S)·1 − S for a second-moment matrix S (positive definite); an arbitrary positive
+        # definite matrix may break I1 + I2 ≥ I3, which no body does (and the reader refuses)
         A = np.array(draw(st.lists(st.floats(-1, 1, **finite), min_size=9, max_size=9))).reshape(3, 3)
+        S = A @ A.T + 0.05 * np.eye(3)
         shapes, mp = (), MassProperties(draw(st.floats(0.1, 5.0, **finite)), np.array(draw(vec(-0.5, 0.5))),
-                                        A @ A.T + 0.05 * np.eye(3))
+                                        np.trace(S) * np.eye(3) - S)
     spin = draw(st.sampled_from([(0.0, 0.0, 0.0), None]))
     return Body(name=f"m{i}", role=role, position=draw(vec(-1, 1)), orientation=draw(rotations()),
                 angular_velocity=spin if spin is not None else draw(vec(-3, 3)), shapes=shapes, mass_properties=mp,
