@@ -451,8 +451,9 @@ def render(res: dict, docs: Path, figs: Path) -> None:
           "(numba): the same schemes as the numpy reference, operation for operation (no fastmath; sin/cos of the "
           "drifts a vectorisable polynomial within 2 ulp of libm), members in blocks of 32 laid out component by "
           "component so that every inner loop runs over members and LLVM puts them in SIMD lanes; blocks in parallel. "
-          "`tests/engine/test_lanes.py` checks them against numpy and the per-member engine (1e-12) and that a "
-          "member's numbers do not depend on its lane, block or the thread count. The numpy rows are the reference "
+          "`tests/engine/test_lanes.py` checks them against numpy and the per-member engine (within the round-off "
+          "bound of tests/roundoff.py) and that a member's numbers do not depend on its lane, block or the thread "
+          "count. The numpy rows are the reference "
           "path without numba.", "",
           "## Mesh mass properties", "",
           "Exact polyhedral integrals (volume, centre of mass, inertia tensor) of closed icospheres; all agree with "

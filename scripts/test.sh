@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: every test, in the environments we support.
-#   1. core + tests on numpy 2.x with numba (.venvs/core): the compiled engine against numpy
+#   1. core + tests on numpy 2.x with numba (.venvs/core): the compiled engine against numpy, then its
+#      compiled-vs-numpy tests again with numpy's AVX-512 paths off (scripts/without-avx512.sh)
 #   2. core + add-on tests under the bpy 5.0.1 wheel, numpy 1.26, numba installed beside Blender
 #      (.venvs/bpy50-numba); the long physics runs (marked slow) already ran in step 1 and are not repeated
 #   3. the add-on suite under every Blender we support, each in a venv WITHOUT numba (the numpy engine, and
@@ -46,7 +47,11 @@ run() {  # run NAME REQFILE PYTEST-ARGS...
 }
 # Two workers (pytest-xdist): the long physics runs are independent and this job is CPU-bound.
 run core requirements/core.txt tests --ignore=tests/addon -n 2 "$@"
+# numpy picks its SIMD exp/sin/cos by CPU: the compiled-against-numpy tests again with its AVX-512 paths off, so
+# an AVX2 machine and an AVX-512 machine both see both cases (said so and skipped where the CPU has none)
+(cd "$copy" && bash scripts/without-avx512.sh "$root/.venvs/core/bin/python" -n 2 "$@") || status=1
 run bpy50-numba requirements/bpy50-numba.txt tests -m "not slow" --ignore=tests/addon/test_extension.py "$@"
+(cd "$copy" && bash scripts/without-avx512.sh "$root/.venvs/bpy50-numba/bin/python" -m "not slow" "$@") || status=1
 run bpy42 requirements/bpy42.txt tests/addon "$@"
 run bpy45 requirements/bpy45.txt tests/addon "$@"
 run bpy52 requirements/bpy52.txt tests/addon "$@"

@@ -34,21 +34,29 @@ DATA = ROOT / "tests" / "data"
 
 # Hypothesis: the same examples on every run (a red CI must be reproducible, and the project
 # promises bit-identical results), unless HYPOTHESIS_PROFILE asks for fresh random ones:
-# "explore-ci" (bounded: at most 50 examples a test, 60 s an example; budget.py) or "explore"
-# (at least 500 a test). Example counts and deadlines are set per test through budget.property_settings().
-settings.register_profile("repeatable", derandomize=True, print_blob=True)
-settings.register_profile("explore-ci", derandomize=False, print_blob=True)
-settings.register_profile("explore", derandomize=False, print_blob=True)
+# "explore-ci" (bounded: at most 50 examples a test; budget.py) or "explore" (at least 500 a test).
+# Example counts are set per test through budget.property_settings().
+# No profile has a deadline (budget.py): an example's run time depends on the machine's load, not on the code.
+settings.register_profile("repeatable", derandomize=True, print_blob=True, deadline=None)
+settings.register_profile("explore-ci", derandomize=False, print_blob=True, deadline=None)
+settings.register_profile("explore", derandomize=False, print_blob=True, deadline=None)
 # tests/test_mutants.py: the repeatable examples, no shrinking (it only needs to know that a test fails)
-settings.register_profile("mutation", derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+settings.register_profile("mutation", derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                          deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 def pytest_report_header(config):
-    """Name the hypothesis profile and seed, so that a failing exploratory run can be repeated."""
+    """Name the hypothesis profile and seed, so that a failing exploratory run can be repeated, and numpy's
+    AVX-512 code paths (on, or turned off by NPY_DISABLE_CPU_FEATURES: scripts/without-avx512.sh)."""
+    from roundoff import avx512_targets
+
     seed = config.getoption("hypothesis_seed", None)
-    return f"hypothesis profile: {os.environ.get('HYPOTHESIS_PROFILE', 'repeatable')}" + (
-        f", --hypothesis-seed={seed}" if seed is not None else "")
+    off = os.environ.get("NPY_DISABLE_CPU_FEATURES", "")
+    return [f"hypothesis profile: {os.environ.get('HYPOTHESIS_PROFILE', 'repeatable')}" + (
+        f", --hypothesis-seed={seed}" if seed is not None else ""),
+        f"numpy {np.__version__} AVX-512 code paths on: {' '.join(avx512_targets()) or 'none'}"
+        + (f" (NPY_DISABLE_CPU_FEATURES={off!r})" if off else "")]
 
 
 @pytest.fixture

@@ -54,6 +54,12 @@ ROD_PENDULUM = "tests/engine/test_dynamics.py::test_point_mass_pendulum_skips_ro
 COMPILED = "tests/engine/test_compiled.py::test_compiled_engine_follows_numpy_for_1000_steps[{}]"
 LANES = "tests/engine/test_lanes.py::test_lanes_match_numpy_and_the_member_engine[{}]"
 LANES_SINCOS = "tests/engine/test_lanes.py::test_sincos_at_quadrant_edges_and_non_finite"
+PAIR_RULES = "tests/engine/test_pair_rules.py::"
+BALL_PAIR_MU = PAIR_RULES + "test_a_rough_ball_striking_a_smoother_one_slides_with_the_smaller_mu"
+WALL_MU = PAIR_RULES + "test_a_ball_striking_a_wall_slides_with_the_smaller_mu"
+BALL_PAIR_E = PAIR_RULES + "test_two_balls_rebound_with_the_smaller_e_or_their_pair_entry"
+WALL_E = PAIR_RULES + "test_a_ball_rebounds_from_a_wall_with_the_smaller_e_or_their_pair_entry"
+RESUME = "tests/analysis/test_chunks.py::test_resume_refuses_a_folder_of_a_run_that_differs_in_one_field[{}]"
 
 MUTANTS = [
     Mutant("driven-half-speed", "engine/system.py",
@@ -146,11 +152,45 @@ MUTANTS = [
     Mutant("principal-moments-keep-zero-moments", "engine/system.py",
            "live = lam > ZERO_MOMENT * lam_max", "live = lam > 0.0",
            (ROD_PENDULUM,), "the splitting's 1/λ divides by a zero moment's round-off"),
+    Mutant("pair-mu-larger", "engine/contacts.py",
+           "mu.append(min(mu_item[a], mu_item[b]))", "mu.append(max(mu_item[a], mu_item[b]))",
+           (BALL_PAIR_MU,), "two bodies' impact takes the larger of their friction coefficients μ"),
+    Mutant("wall-mu-larger", "engine/contacts.py",
+           "mu.append(min(mu_item[a], wall_mu[w]))", "mu.append(max(mu_item[a], wall_mu[w]))",
+           (WALL_MU,), "a body's impact on a wall takes the larger of the two μ"),
+    Mutant("body-mu-default-ignored", "engine/contacts.py",
+           "mu_b = scene.contact_friction if body.contact_friction is None else body.contact_friction",
+           "mu_b = 0.0 if body.contact_friction is None else body.contact_friction",
+           (WALL_MU,), "a body without its own μ is frictionless instead of taking the scene's"),
+    Mutant("pair-e-larger", "engine/contacts.py",
+           "min(e_item[a], e_item[b])", "max(e_item[a], e_item[b])",
+           (BALL_PAIR_E,), "two bodies rebound with the larger of their restitutions e"),
+    Mutant("wall-e-larger", "engine/contacts.py",
+           "min(e_item[a], wall_e[w])", "max(e_item[a], wall_e[w])",
+           (WALL_E,), "a body rebounds from a wall with the larger of the two e"),
+    Mutant("pair-restitution-ignored", "engine/contacts.py",
+           "pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}", "pair_e = {}",
+           (BALL_PAIR_E, WALL_E), "[[pair_restitution]] entries are ignored"),
+    Mutant("resume-manifest-unchecked", "analysis/chunks.py",
+           "if differ or set(have) != set(want):", "if False:",
+           (RESUME.format("basin-scene.friction"), RESUME.format("sweep-settle_speed")),
+           "--resume loads the chunks of a folder written by another run"),
+    Mutant("resume-run-fields-unchecked", "analysis/chunks.py",
+           "differ += [k for k in sorted(set(theirs) | set(run)) if theirs.get(k) != run.get(k)]",
+           "differ += []",
+           (RESUME.format("basin-t_end"), RESUME.format("basin-method")),
+           "--resume compares only the chunking, not what the run's numbers depend on"),
     Mutant("compiled-dipole-force-torque-sign", "engine/kernels.py",
            "t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)\n",
            "t0 = (s2 * Fy - s1 * Fz) + (ay * Bz - az * By)\n",
            (COMPILED.format("dipoles and a fixed magnet-splitting4"),),
            "the compiled torque of a dipole force has the wrong sign", engine="compiled"),
+    Mutant("compiled-friction-off-by-1e-6", "engine/kernels.py",
+           "e = np.exp((-c * h) * inv)",
+           "e = np.exp((-c * (1.0 + 1e-6) * h) * inv)",
+           (COMPILED.format("friction-splitting4"),),
+           "the compiled kick's friction decay off by 1e-6 relative (outside the round-off bound of tests/roundoff.py)",
+           engine="compiled"),
     Mutant("compiled-orbit-phase-dropped", "engine/kernels.py",
            "ph = M.sb_phase[j] + M.sb_omega[j] * t",
            "ph = M.sb_omega[j] * t",

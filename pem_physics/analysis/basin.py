@@ -142,7 +142,7 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     E = grid * grid
     task = chunks.Task(_chunk, (scene, xs, method, t_end), E, chunk)
     t0 = time.perf_counter()
-    run = chunks.run_chunks(task, kind="basin", key=chunks.digest(scene, xs, method, t_end, chunk),
+    run = chunks.run_chunks(task, kind="basin", run=dict(scene=scene, grid=xs, method=method, t_end=t_end),
                             chunk_dir=chunk_dir, resume=resume, client=client, progress=progress, stop=stop)
     final_xy = np.full((E, 2), np.nan)
     speed = np.full(E, np.nan)

@@ -8,11 +8,12 @@ the last bits, as any two machines do). As each chunk completes, the process tha
 writes its arrays to ``<chunk_dir>/chunk_<i>.npz`` (atomically: workers need no shared file
 system), and the result is assembled from the chunks. With ``resume=True`` the chunks already
 written are loaded instead of run again, after checking ``manifest.json``: a digest of everything
-the numbers depend on (scene, grid, chunking, method, times), so a folder of another run is
-refused rather than mixed in. Each chunk file carries its own identity too (the run's digest, its
-index and grid points): a chunk file that is unreadable, truncated, copied over another or left by
-another run is named and computed again, never taken. A folder without its manifest (deleted, or
-never written) is started afresh: its chunk files cannot be vouched for.
+the numbers depend on (scene, grid, chunking, method, times), field by field, so a folder of another
+run is refused, naming what differs (e.g. ``scene.friction``), rather than mixed in. Each chunk file
+carries its own identity too (the run's digest, its index and grid points): a chunk file that is
+unreadable, truncated, copied over another or left by another run is named and computed again, never
+taken. A folder without its manifest (deleted, or never written) is started afresh: its chunk files
+cannot be vouched for.
 
 Where chunks run (:func:`run_chunks`): ``client`` (a ``dask.distributed.Client``), else this process.
 :func:`client_for` makes one from ``--scheduler tcp://HOST:PORT`` (an existing cluster) or
@@ -29,6 +30,7 @@ its chunks again elsewhere.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -93,18 +95,33 @@ def digest(*parts) -> str:
     return h.hexdigest()
 
 
+def fields(run: dict) -> dict:
+    """{name: digest} of what a run's numbers depend on (``run``: name → value), a dataclass field by field and
+    a dict entry by entry ("scene.friction", "scene.settings.t_end", "values[field.x]"): a folder of another
+    run is refused naming what differs."""
+    out = {}
+    for name, value in run.items():
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out.update(fields({f"{name}.{f.name}": getattr(value, f.name) for f in dataclasses.fields(value)}))
+        elif isinstance(value, dict):
+            out.update(fields({f"{name}[{k}]": v for k, v in value.items()}))
+        else:
+            out[name] = digest(value)
+    return out
+
+
 def _chunk_path(folder: Path, i: int) -> Path:
     return folder / f"chunk_{i:06d}.npz"
 
 
-def _prepare(folder: Path, key: str, kind: str, task: Task, resume: bool) -> list:
+def _prepare(folder: Path, run: dict, kind: str, task: Task, resume: bool) -> list:
     """Check or write the folder's manifest; returns notes for the user (a folder started afresh)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise PemError(f"--chunk-dir {folder}: cannot create it ({err.strerror or err})") from None
     manifest = folder / MANIFEST
-    want = {"kind": kind, "key": key, "points": task.n, "chunk": task.chunk, "chunks": task.n_chunks}
+    want = {"kind": kind, "points": task.n, "chunk": task.chunk, "chunks": task.n_chunks, "run": run}
     notes = []
     have = None
     if manifest.exists():
@@ -123,10 +140,13 @@ def _prepare(folder: Path, key: str, kind: str, task: Task, resume: bool) -> lis
         for p in stale:
             p.unlink()
     if have is not None:
-        if have != want:
+        differ = [k for k in ("kind", "points", "chunk", "chunks") if have.get(k) != want[k]]
+        theirs = have.get("run") if isinstance(have.get("run"), dict) else {}
+        differ += [k for k in sorted(set(theirs) | set(run)) if theirs.get(k) != run.get(k)]
+        if differ or set(have) != set(want):
             raise PemError(f"{folder}: its chunks belong to another run ({have.get('kind')}, "
-                           f"{have.get('points')} points in chunks of {have.get('chunk')}); "
-                           "use another --chunk-dir, or empty this one")
+                           f"{have.get('points')} points in chunks of {have.get('chunk')}; differs in: "
+                           f"{', '.join(differ) or 'the manifest format'}); use another --chunk-dir, or empty this one")
         if not resume and any(folder.glob("chunk_*.npz")):
             raise PemError(f"{folder} already holds chunks of this run: pass --resume to continue it, or empty it")
     else:
@@ -164,14 +184,17 @@ def _load(folder: Path, i: int, key: str, task: Task) -> tuple[dict | None, str 
     return {k: v for k, v in data.items() if k not in _IDENTITY}, None
 
 
-def run_chunks(task: Task, *, kind: str, key: str, chunk_dir=None, resume: bool = False, client=None,
+def run_chunks(task: Task, *, kind: str, run: dict, chunk_dir=None, resume: bool = False, client=None,
                progress=None, stop=None) -> ChunkResults:
-    """Run every chunk of ``task``; see the module docstring. ``progress(fraction)`` over grid points done,
+    """Run every chunk of ``task``; see the module docstring. ``run``: name → value of everything the
+    numbers depend on besides the chunking (:func:`fields`). ``progress(fraction)`` over grid points done,
     ``stop()`` polled between chunks (and inside an in-process chunk)."""
     folder = Path(chunk_dir) if chunk_dir is not None else None
     if resume and folder is None:
         raise PemError("--resume needs --chunk-dir (the folder holding the chunks of the interrupted run)")
-    notes = _prepare(folder, key, kind, task, resume) if folder is not None else []
+    run = fields(run)
+    key = digest(sorted(run.items()), task.n, task.chunk)
+    notes = _prepare(folder, run, kind, task, resume) if folder is not None else []
     n = task.n_chunks
     arrays: list = [None] * n
     failures: list[Failure] = []

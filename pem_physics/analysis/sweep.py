@@ -368,8 +368,9 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     task = chunks.Task(_chunk, (base, names, values, record_interval, [c[0] for c in cols], magnets, settle_speed,
                                 settle_distance), N, chunk)
     t0 = time.perf_counter()
-    run = chunks.run_chunks(task, kind="sweep", key=chunks.digest(base, names, values, record_interval, chunk,
-                                                                  settle_speed, settle_distance),
+    run = chunks.run_chunks(task, kind="sweep", run=dict(scene=base, parameters=names, values=values,
+                                                         record_interval=record_interval, settle_speed=settle_speed,
+                                                         settle_distance=settle_distance),
                             chunk_dir=chunk_dir, resume=resume, client=client, progress=progress, stop=stop)
     out = {name: np.full(N, np.nan) for name, _, _ in cols}
     out["completed"] = np.zeros(N, dtype=int)

@@ -3,8 +3,8 @@ kernels._member_splitting) against the numpy contact driver alone (engine/contac
 
 Oracles:
 - the numpy-only run: the kernel's impact step is a port of contacts._advance_step (Brent on the same trial
-  steps, the same contacts, impulses and sweeps), so the events and records agree to ~1e-12
-  (test_compiled_contacts.assert_same_run);
+  steps, the same contacts, impulses and sweeps), so the events and records agree within the round-off bound
+  of tests/roundoff.py (test_compiled_contacts.assert_same_run);
 - that the kernel takes them: contacts._advance_step (the numpy impact step) is called for no step of an
   elastic cradle or marble box, while the kernels' impact search turned off (compiled.IMPACTS = False) calls it
   for every impact step;
@@ -21,12 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_compiled_contacts import assert_same_run, both
+from test_compiled_contacts import assert_same_run, both, numpy_runs
 from test_contact_sim import CRADLE
 
 from pem_physics import examples, simulate
 from pem_physics.engine import compiled, contacts
 from pem_physics.model.scene import StaticWall
+
+from roundoff import assert_follows, pick
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from bench_contacts import marble_box  # noqa: E402
@@ -62,16 +64,16 @@ def small_box(n=20, t_end=0.3):
 
 def test_marble_box_matches_the_numpy_driver(monkeypatch):
     # a gas is chaotic: the engines' rounding differences grow at each impact, with the kernel's impact steps as
-    # with the numpy driver's (the same ~4e-12 of the impulses by 0.3 s either way), so this comparison stops
-    # earlier; the next test compares the two compiled paths over longer
+    # with the numpy driver's (the twins' spread, and the round-off bound, grow with them); the next test compares
+    # the two compiled paths over longer
     scene = small_box(t_end=0.15)
-    fast, ref = both(scene, record_interval=1e-2)
+    fast, ref, tw = both(scene, record_interval=1e-2)
     assert impact_steps(ref, 1e-3) >= 20
     assert set(ref.events.body2) >= {"box"} and any(b.startswith("marble") for b in ref.events.body2)
-    assert_same_run(fast, ref, arrays=MARBLE_ARRAYS)
-    np.testing.assert_allclose(np.array(fast.events.position), np.array(ref.events.position), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(np.array(fast.events.orientation), np.array(ref.events.orientation), rtol=0,
-                               atol=1e-12)
+    assert_same_run(fast, ref, tw, arrays=MARBLE_ARRAYS)
+    for name in ("position", "orientation"):
+        assert_follows(f"events.{name}", getattr(fast.events, name), getattr(ref.events, name),
+                       pick([t.events for t in tw], name), ref.steps)
     # elastic: the impacts take no energy
     assert abs(fast.events.energy_loss) < 1e-12 * np.max(np.abs(ref.total_energy))
 
@@ -88,7 +90,8 @@ def test_kernel_impact_steps_match_the_numpy_impact_steps_on_the_compiled_engine
     finally:
         compiled.IMPACTS = True
     assert impact_steps(ref, 1e-3) >= 50
-    assert_same_run(fast, ref, arrays=MARBLE_ARRAYS)
+    base, tw = numpy_runs(scene, record_interval=1e-2)  # the bound's measure: the numpy run and its twins
+    assert_same_run(fast, ref, tw, arrays=MARBLE_ARRAYS, base=base)
 
 
 def test_the_kernel_takes_the_impact_steps(monkeypatch):
@@ -105,7 +108,9 @@ def test_the_kernel_takes_the_impact_steps(monkeypatch):
         finally:
             monkeypatch.setattr(compiled, "IMPACTS", True)
         assert len(calls) >= impact_steps(off, scene.settings.dt)
-        np.testing.assert_allclose(off.events.t, traj.events.t, rtol=0, atol=1e-12 * max(off.events.t))
+        base, tw = numpy_runs(scene, record_interval=1e-2)  # the round-off bound's measure
+        assert_follows("events.t", traj.events.t, off.events.t, [t.events.t for t in tw], off.steps,
+                       base=base.events.t)
 
 
 def test_a_full_event_buffer_is_flushed(monkeypatch):
@@ -122,17 +127,18 @@ def test_a_full_event_buffer_is_flushed(monkeypatch):
     monkeypatch.setattr(compiled, "EVENT_CAPACITY", 3)  # fewer than one step's events: the numpy driver's steps
     tiny = simulate(scene, record_interval=2e-3)
     assert len(calls) >= 1
-    assert_same_run(tiny, ref)
+    base, tw = numpy_runs(scene, record_interval=2e-3)  # the round-off bound's measure
+    assert_same_run(tiny, ref, tw, base=base)
 
 
 def test_friction_goes_to_the_numpy_driver_and_matches(monkeypatch):
     scene = examples.colliding_pendulums(t_end=2.0)
     scene.contact_friction = 0.3
-    fast, ref = both(scene, record_interval=5e-3)
+    fast, ref, tw = both(scene, record_interval=5e-3)
     calls = count_numpy_steps(monkeypatch)
     simulate(scene, record_interval=5e-3)
     assert len(calls) >= len(set(ref.events.t)) > 0
-    assert_same_run(fast, ref)
+    assert_same_run(fast, ref, tw)
 
 
 def test_a_resting_contact_goes_to_the_numpy_driver_and_matches(monkeypatch):
@@ -142,11 +148,11 @@ def test_a_resting_contact_goes_to_the_numpy_driver_and_matches(monkeypatch):
     floor = StaticWall(kind="plane", name="floor", point=(0.0, 0.0, -0.01), normal=(0.0, 0.0, 1.0))
     scene = replace(scene, gravity=(0.0, 0.0, -9.81), walls=(floor,), restitution=0.5,
                     bodies=[replace(scene.bodies[0], velocity=(0.0, 0.0, 0.0), position=(0.0, 0.0, 0.02))])
-    fast, ref = both(scene, record_interval=1e-2)
+    fast, ref, tw = both(scene, record_interval=1e-2)
     assert "rest" in ref.events.kind and ref.events.kind.count("impact") >= 3
     # the bounces before it are the kernel's; from the settling step on every step is the numpy driver's (_hold)
     calls = count_numpy_steps(monkeypatch)
     assert simulate(scene, record_interval=1e-2).events.t == fast.events.t
     t_rest = ref.events.t[ref.events.kind.index("rest")]
     assert calls and min(calls) >= t_rest - 1e-12
-    assert_same_run(fast, ref, arrays=("kinetic_energy", "center_of_mass"))
+    assert_same_run(fast, ref, tw, arrays=("kinetic_energy", "center_of_mass"))

@@ -1,4 +1,7 @@
-"""Ensembles with members in SIMD lanes (engine/lanes.py) against the numpy reference and the per-member engine."""
+"""Ensembles with members in SIMD lanes (engine/lanes.py) against the numpy reference and the per-member engine.
+
+Runs are compared within the round-off bound of tests/roundoff.py, measured on twin numpy runs with ulp-nudged
+steps."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pem_physics.engine.simulate import Ensemble, SimulationError, simulate
 from pem_physics.engine.system import compile_system
 
 from budget import property_settings
+from roundoff import assert_follows, pick, twins
 
 pytestmark = pytest.mark.skipif(not lanes.available(), reason="numba is not installed")
 
@@ -29,20 +33,23 @@ def members(scene, n=6):
 
 
 def run(scene, engine, **kw):
-    """simulate() with the lanes kernels ("lanes"), the per-member compiled engine ("member") or numpy."""
+    """simulate() with the lanes kernels ("lanes"), the per-member compiled engine ("member"), numpy, or numpy's
+    twin runs ("twins": ulp-nudged steps, which measure the round-off bound; tests/roundoff.py; a list)."""
     try:
         lanes.ENABLED = engine == "lanes"
-        compiled.ENABLED = engine != "numpy"
-        traj = simulate(scene, **kw)
+        compiled.ENABLED = engine not in ("numpy", "twins")
+        if engine == "twins":
+            return twins(lambda: simulate(scene, **kw))
+        return simulate(scene, **kw)
     finally:
         lanes.ENABLED = compiled.ENABLED = True
-    return traj
 
 
-def assert_close(got, ref, tol, names=("orientation", "angular_momentum", "omega", "total_energy")):
+def assert_close(got, ref, tw, names=("orientation", "angular_momentum", "omega", "total_energy")):
+    """got follows the numpy reference ref within the round-off bound that ref's twin runs ``tw`` measure."""
+    assert np.array_equal(got.t, ref.t) and all(np.array_equal(t.t, ref.t) for t in tw) and got.steps == ref.steps
     for name in names:
-        a, b = getattr(ref, name), getattr(got, name)
-        np.testing.assert_allclose(b, a, rtol=0, atol=tol * np.abs(a).max(), err_msg=name)
+        assert_follows(name, getattr(got, name), getattr(ref, name), pick(tw, name), ref.steps)
 
 
 # ---------------------------------------------------------------------------- sin and cos in the drifts
@@ -92,9 +99,10 @@ def test_lanes_match_numpy_and_the_member_engine(case):
     kw = dict(method=method, ensemble=ens, record_interval=0.1)
     got = run(scene, "lanes", **kw)
     ref = run(scene, "numpy", **kw)
+    tw = run(scene, "twins", **kw)
     assert got.info["engine"] == "numba" and ref.info["engine"] == "numpy"
-    assert_close(got, ref, 1e-12)
-    assert_close(got, run(scene, "member", **kw), 1e-12)
+    assert_close(got, ref, tw)
+    assert_close(run(scene, "member", **kw), ref, tw)
 
 
 def test_asymmetric_free_body_takes_every_drift_turn():
@@ -108,7 +116,7 @@ def test_asymmetric_free_body_takes_every_drift_turn():
     assert len(integ._plan[0]) == 3 and lanes.supported(integ)
     # 50 steps: before the flip, which amplifies round-off (numpy and the member engine differ by 1e-8 at 200)
     kw = dict(method="splitting4", ensemble=Ensemble(angular_velocity=w), t_end=50 * scene.settings.dt)
-    assert_close(run(scene, "lanes", **kw), run(scene, "numpy", **kw), 1e-12)
+    assert_close(run(scene, "lanes", **kw), run(scene, "numpy", **kw), run(scene, "twins", **kw))
 
 
 def test_per_member_friction_and_field_equal_single_runs():
@@ -120,11 +128,11 @@ def test_per_member_friction_and_field_equal_single_runs():
     for method in ("splitting4", "pem-rk4"):
         ens = run(scene, "lanes", method=method, ensemble=Ensemble(friction=c, field=B))
         for e in (0, 7, E - 1):
-            one = run(replace(scene, friction=c[e], field=B[e]), "numpy", method=method)
+            one = replace(scene, friction=c[e], field=B[e])
+            want, tw = run(one, "numpy", method=method), run(one, "twins", method=method)
             for name in ("orientation", "angular_momentum"):
-                want = getattr(one, name)
-                np.testing.assert_allclose(getattr(ens, name)[e], want, rtol=0, atol=1e-11 * np.abs(want).max(),
-                                           err_msg=f"{method} {name} of member {e}")
+                assert_follows(f"{method} {name} of member {e}", getattr(ens, name)[e], getattr(want, name),
+                               pick(tw, name), want.steps)
 
 
 def test_member_result_independent_of_lane_block_and_threads():
@@ -185,7 +193,7 @@ def test_what_the_lanes_do_not_take():
 @property_settings(12)
 def test_generated_ensembles_agree_with_the_member_engine(seed, method, n_magnets, friction, per_member, E):
     """Random ensembles (size, release points and spins, magnets, friction and field, per member or not):
-    the lanes against the per-member engine, whose own agreement with numpy test_compiled checks."""
+    the lanes and the per-member engine against numpy."""
     rng = np.random.default_rng(seed)
     scene = examples.three_magnet(friction=friction, dt=1e-3, t_end=0.2)
     scene = replace(scene, bodies=scene.bodies[:1 + n_magnets], field=tuple(rng.normal(scale=1e-4, size=3)))
@@ -195,4 +203,6 @@ def test_generated_ensembles_agree_with_the_member_engine(seed, method, n_magnet
     if per_member:
         ens.update(friction=rng.uniform(0, 2e-3, E), field=rng.normal(scale=1e-4, size=(E, 3)))
     kw = dict(method=method, ensemble=Ensemble(**ens), record_interval=0.05)
-    assert_close(run(scene, "lanes", **kw), run(scene, "member", **kw), 1e-12)
+    ref, tw = run(scene, "numpy", **kw), run(scene, "twins", **kw)
+    assert_close(run(scene, "lanes", **kw), ref, tw)
+    assert_close(run(scene, "member", **kw), ref, tw)

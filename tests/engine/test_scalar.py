@@ -1,4 +1,5 @@
-"""The plain-Python path for one body without numba (engine/scalar.py) against the numpy reference."""
+"""The plain-Python path for one body without numba (engine/scalar.py) against the numpy reference, within the
+round-off bound of tests/roundoff.py (measured on twin numpy runs with ulp-nudged steps)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,17 @@ from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.simulate import Ensemble, simulate
 from pem_physics.engine.system import compile_system
 
+from roundoff import assert_follows, pick, twins
 
-def run(scene, python: bool, **kw):
-    """simulate() without the compiled engine, on the Python path (forced) or the numpy reference."""
+
+def run(scene, python: bool, twin: bool = False, **kw):
+    """simulate() without the compiled engine, on the Python path (forced) or the numpy reference (``twin``: its
+    twin runs, a list, with ulp-nudged steps; tests/roundoff.py)."""
     try:
         compiled.ENABLED = False
         scalar.FORCE, scalar.ENABLED = python, python
+        if twin:
+            return twins(lambda: simulate(scene, **kw))
         return simulate(scene, **kw)
     finally:
         compiled.ENABLED = scalar.ENABLED = True
@@ -42,23 +48,23 @@ def test_python_path_matches_numpy(case):
     scene, method = CASES[case]
     if case == "no magnets":
         scene = replace(scene, bodies=scene.bodies[:1])
-    got = run(scene, True, method=method, record_interval=scene.settings.t_end / 10)
-    ref = run(scene, False, method=method, record_interval=scene.settings.t_end / 10)
+    kw = dict(method=method, record_interval=scene.settings.t_end / 10)
+    got, ref, tw = run(scene, True, **kw), run(scene, False, **kw), run(scene, False, twin=True, **kw)
     assert got.info["engine"] == "python" and ref.info["engine"] == "numpy"
     assert got.steps == ref.steps and np.array_equal(got.t, ref.t)
     for name in ("orientation", "angular_momentum", "omega", "total_energy", "torque"):
-        a, b = getattr(ref, name), getattr(got, name)
-        np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max(), err_msg=name)
+        assert_follows(name, getattr(got, name), getattr(ref, name), pick(tw, name), ref.steps)
 
 
 def test_stop_keeps_a_partial_record_like_numpy():
     scene = examples.three_magnet(friction=5e-3, dt=1e-3, t_end=1.0)
     got = run(scene, True, record_interval=0.1, stop=lambda: True)   # stops after the first call
     assert not got.complete and 0 < got.steps < 1000 and got.t[-1] == got.steps * 1e-3
-    ref = run(replace(scene, settings=replace(scene.settings, t_end=got.steps * 1e-3)), False, record_interval=0.1)
-    np.testing.assert_allclose(got.orientation[-1], ref.orientation[-1], rtol=0, atol=1e-12)
-    L = ref.angular_momentum[-1]
-    np.testing.assert_allclose(got.angular_momentum[-1], L, rtol=0, atol=1e-12 * np.abs(L).max())
+    part = replace(scene, settings=replace(scene.settings, t_end=got.steps * 1e-3))
+    ref, tw = run(part, False, record_interval=0.1), run(part, False, twin=True, record_interval=0.1)
+    for name in ("orientation", "angular_momentum"):
+        assert_follows(name, getattr(got, name)[-1], getattr(ref, name)[-1], [a[-1] for a in pick(tw, name)],
+                       got.steps)
 
 
 def test_when_the_python_path_runs(monkeypatch):
