@@ -9,7 +9,7 @@ Measured, whole operator calls seen from Python (``bpy.ops``, the synchronous ``
 
 - ``install_s``: ``extensions.package_install_files`` of the zip, enable included (the wheels for this Python
   unpacked);
-- ``first_bake_s``: the first Simulate & Bake in that user folder, numba's compile cache empty (the compile);
+- ``first_bake_s``: the first Bake in that user folder, numba's compile cache empty (the compile);
 - ``warm_bake_s``: the same scene built again and baked in the same session;
 - ``new_session_bake_s``: a new process on the same user folder (the extension enabled again), its first bake
   (numba imported and the cached kernels loaded).

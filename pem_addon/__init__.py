@@ -21,11 +21,12 @@ from . import (
     operators,
     overlay,
     props,
+    timeline,
     ui,
 )
 
 # Submodules with register()/unregister(), in registration order.
-_modules = (props, operators, ui, overlay, gas, contacts)
+_modules = (props, operators, ui, overlay, timeline, gas, contacts)
 
 
 def _use_extension_cache_folder() -> None:

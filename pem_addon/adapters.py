@@ -316,6 +316,12 @@ def stamp(obj, V: np.ndarray | bytes | None, M: np.ndarray, p) -> str:
     return h.hexdigest()
 
 
+def mass_kg(p, unit: float) -> float:
+    """The typed Mass in kg. Its property has Blender's mass unit, shown as the stored value × scale_length³
+    (Blender scales masses with the cube of the scene's length scale), so it is stored in kg / unit³."""
+    return exact(p, "mass") * unit**3
+
+
 def mass_properties(obj, context, M: np.ndarray | None = None, notes: list | None = None):
     """(MassProperties in the object frame — metres, object axes —, stamp) of a moving object.
 
@@ -327,14 +333,14 @@ def mass_properties(obj, context, M: np.ndarray | None = None, notes: list | Non
     M = initial_world(obj) if M is None else M
     S = object_frame_scale(obj, M, unit)
     V = None
-    amount = {"density": exact(p, "density")} if p.mass_mode == "DENSITY" else {"mass": exact(p, "mass")}
+    amount = {"density": exact(p, "density")} if p.mass_mode == "DENSITY" else {"mass": mass_kg(p, unit)}
     try:
         if p.inertia_source == "MANUAL":
             I = exact(p, "manual_inertia")
             tensor = np.array([[I[0], I[3], I[4]], [I[3], I[1], I[5]], [I[4], I[5], I[2]]])
             inertia.check_physical(tensor, f"Object '{obj.name}': the manual inertia (Physics ▸ Magnetic Pendulum "
                                            "▸ Mass Properties)")
-            mp = inertia.MassProperties(exact(p, "mass"), S @ exact(p, "manual_com"), tensor)
+            mp = inertia.MassProperties(mass_kg(p, unit), S @ exact(p, "manual_com"), tensor)
         else:
             meshes = _body_meshes(obj, context.evaluated_depsgraph_get()) if obj.type == "MESH" else None
             V, F = _joined(meshes) if meshes else (None, None)
@@ -495,9 +501,19 @@ def _check_step_count(scene, dt: float, T: float) -> None:
                          "shorten the frame range")
 
 
-def time_settings(context):
-    """(fps, dt, substeps per frame, t_end, frame_start) of the scene; AddonError on bad values (a run of more
-    than :data:`MAX_BAKE_STEPS` steps too).
+def simulation_range(scene) -> tuple[int, int]:
+    """(first frame, last frame) the scene's simulation covers: the scene's frame range, or the simulation's own
+    (``Scene.pem.use_scene_range`` off), as a Blender point cache has its own start and end."""
+    sp = scene.pem
+    if sp.use_scene_range:
+        return scene.frame_start, scene.frame_end
+    return sp.frame_start, sp.frame_end
+
+
+def time_settings(context, frame_end: int | None = None):
+    """(fps, dt, substeps per frame, t_end, frame_start) of the scene's simulation (:func:`simulation_range`, up
+    to ``frame_end`` when given: *Bake to Current Frame*); AddonError on bad values (a run of more than
+    :data:`MAX_BAKE_STEPS` steps too).
 
     Substeps mode: dt = one frame / substeps. dt mode: when the scene's dt divides the frame time to
     round-off (:func:`steps_per_frame`), substeps is the whole number of steps per frame and dt = one
@@ -510,9 +526,17 @@ def time_settings(context):
     fps = scene.render.fps / scene.render.fps_base
     if not fps > 0:
         raise AddonError(f"Scene '{scene.name}': frame rate must be positive")
-    if scene.frame_end <= scene.frame_start:
-        raise AddonError(f"Scene '{scene.name}': the frame range {scene.frame_start}–{scene.frame_end} is empty")
-    T = (scene.frame_end - scene.frame_start) / fps
+    start, end = simulation_range(scene)
+    if frame_end is not None:
+        if frame_end <= start:
+            raise AddonError(f"Scene '{scene.name}': the current frame {frame_end} is not after the simulation's "
+                             f"start frame {start}: go to a later frame to bake up to it")
+        end = min(end, frame_end)
+    if end <= start:
+        what = "scene's frame range" if sp.use_scene_range else "simulation's frame range (Cache ▸ Start, End)"
+        raise AddonError(f"Scene '{scene.name}': the {what} {start}–{end} is empty: make the end frame later than "
+                         "the start frame")
+    T = (end - start) / fps
     if sp.step_mode == "DT":
         dt = exact(sp, "dt")
         if not dt > 0:
@@ -520,14 +544,14 @@ def time_settings(context):
         _check_step_count(scene, dt, T)
         substeps = steps_per_frame(fps, dt)
         if substeps == 0:
-            return fps, dt, 0, math.ceil(T / dt - 1e-9) * dt, scene.frame_start
+            return fps, dt, 0, math.ceil(T / dt - 1e-9) * dt, start
     else:
         substeps = sp.substeps
         if substeps < 1:
             raise AddonError(f"Scene '{scene.name}': substeps per frame must be ≥ 1")
     dt = 1.0 / (fps * substeps)
     _check_step_count(scene, dt, T)
-    return fps, dt, substeps, T, scene.frame_start
+    return fps, dt, substeps, T, start
 
 
 def record_plan(fps: float, dt: float, substeps: int) -> tuple[int, int]:
@@ -545,9 +569,9 @@ def scene_gravity(scene) -> np.ndarray:
     return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
 
 
-def build_scene(context, notes: list | None = None):
+def build_scene(context, notes: list | None = None, frame_end: int | None = None):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
-    gets the warnings of :func:`mass_properties`."""
+    gets the warnings of :func:`mass_properties`; ``frame_end``: the run ends there (:func:`time_settings`)."""
     from . import contacts  # it imports this module
 
     scene = context.scene
@@ -600,7 +624,7 @@ def build_scene(context, notes: list | None = None):
                                              phase=exact(p, "orbit_phase"))
         bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
         worlds.append(M)
-    fps, dt, substeps, t_end, _ = time_settings(context)
+    fps, dt, substeps, t_end, _ = time_settings(context, frame_end)
     gravity = scene_gravity(scene) if sp.use_scene_gravity else exact(sp, "gravity")
     field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
     rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
@@ -833,7 +857,7 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             mp = body.resolved_mass_properties()
             p.inertia_source = "MANUAL"
             p.mass_mode = "MASS"
-            set_exact(p, "mass", mp.mass)
+            set_exact(p, "mass", mp.mass / unit**3)
             set_exact(p, "manual_com", tuple(np.asarray(mp.center_of_mass) / unit))
             I = mp.inertia
             set_exact(p, "manual_inertia", (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]))

@@ -1,4 +1,4 @@
-"""Simulate & Bake, in three phases so that nothing is half-written:
+"""Bake, in three phases so that nothing is half-written:
 
 1. :func:`prepare` reads the Blender scene into a core scene (no changes; errors name the object);
 2. :func:`run` integrates it (pure core; thread-safe, interruptible through ``stop``);
@@ -21,7 +21,7 @@ from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
 from ..pem_physics.io import bake as core_bake
-from . import adapters, keyframes
+from . import adapters, cache, keyframes
 from .adapters import AddonError
 
 #: How the status line names the core's engines (Trajectory.info["engine"]).
@@ -50,18 +50,24 @@ class Plan:
     parents: list = None     # parent-world matrices (4,4) at the start frame, aligned with objects
     notes: list = None       # warnings known before the run (animated pivots, mesh notes), reported with the bake's
     walls: list = None       # wall objects aligned with core.walls (to name them in the core's messages)
+    inputs: dict = None      # the cache's fingerprint of what was read (cache.inputs), stored with the bake
+    frame_end: int = 0       # the last frame the bake covers
 
 
-def prepare(context) -> Plan:
-    """Read the scene in its start pose: every body as it is at the scene's start frame with the baked
-    channels removed — the same whatever the current frame.
+def prepare(context, frame_end: int | None = None) -> Plan:
+    """Read the scene in its start pose: every body as it is at the simulation's start frame with the baked
+    channels removed — the same whatever the current frame. ``frame_end``: bake up to that frame only (*Bake to
+    Current Frame*), else to the end of the simulation's range (:func:`.adapters.simulation_range`).
 
     A baked object starts from its pose before the bake (its own animation, if it has one, evaluated at the
     start frame), or from where it was moved by hand after the bake (a re-bake then starts there). The
     scene is left exactly as it was: current frame, transforms, assigned actions.
     """
     scene = context.scene
-    fps, dt, substeps, t_end, frame_start = adapters.time_settings(context)
+    fps, dt, substeps, t_end, frame_start = adapters.time_settings(context, frame_end)
+    last = adapters.simulation_range(scene)[1]
+    last = last if frame_end is None else min(last, frame_end)
+    inputs = cache.inputs(context)  # before anything moves: what the panel compares with after the bake
     objects = adapters.pem_objects(scene)
     walls = [o for o in objects if o.pem.role == "WALL"]  # core.walls, in their order
     frame, subframe = scene.frame_current, scene.frame_subframe
@@ -80,7 +86,7 @@ def prepare(context) -> Plan:
         try:
             scene.frame_set(frame_start)
             notes = adapters.scene_notes(objects)
-            core, objects, worlds = adapters.build_scene(context, notes)
+            core, objects, worlds = adapters.build_scene(context, notes, frame_end)
             parents = [adapters.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
         finally:
             stack.close()
@@ -101,11 +107,20 @@ def prepare(context) -> Plan:
     except ValidationError as err:
         raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
-                adapters.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls)
+                adapters.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls, inputs, last)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
     return simulate(plan.core, progress=progress, stop=stop)
+
+
+def run_all(plans: list, progress=None, stop=None) -> list:
+    """:func:`run` each plan in turn (Bake All); ``progress`` gets the fraction of all of them."""
+    out = []
+    for k, plan in enumerate(plans):
+        part = None if progress is None else (lambda f, k=k: progress((k + f) / len(plans)))
+        out.append(run(plan, part, stop))
+    return out
 
 
 #: An impact closer than this (frames) to a regular key adds no key of its own: Blender's keys are single
@@ -253,7 +268,7 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
             before = (p.baked, p.pre_bake_state, p.user_action, p.user_slot, p.user_had_animation)
             snapshots.append((obj, keyframes.snapshot_animation(obj), before))
             if not p.baked:
-                # the first bake: its start pose and the user's own animation are kept for Clear Bake and
+                # the first bake: its start pose and the user's own animation are kept for Delete Bake and
                 # re-bakes; the keys go into an action of the bake's own
                 p.pre_bake_state = transform_state(obj)
                 user = keyframes.use_own_action(obj)
@@ -274,6 +289,10 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
     # the core names items by path (bodies[0].contacts[1], walls[0]); the panel and report name the objects
     said = [adapters.object_message(w, plan.objects, plan.walls or []) for w in traj.info.get("warnings", [])]
     _store_diagnostics(context.scene, traj, (plan.notes or []) + said)
+    for obj in context.scene.objects:  # baked before, but no longer moving (now a fixed magnet, a wall, off)
+        if obj.pem.baked and obj not in decomposed:
+            clear(obj)
+    cache.store(context.scene, plan.inputs, plan.frame_start, plan.frame_end)
     context.scene.frame_set(context.scene.frame_current)
     return len(next(iter(decomposed.values()))[0]) if decomposed else 0
 
@@ -282,7 +301,7 @@ TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotatio
                    "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
 
 #: The transform values a bake keys (location, rotation; it also sets the rotation mode): the only ones a
-#: re-bake's start pose and Clear Bake take from before the bake. Scale and the delta transforms are never
+#: re-bake's start pose and Delete Bake take from before the bake. Scale and the delta transforms are never
 #: keyed, so the user's current values stand: a body scaled after its bake is re-baked, and kept, at its new
 #: scale (its mass properties are computed anew from it by :func:`adapters.build_scene`).
 BAKED_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
@@ -337,7 +356,7 @@ def _store_diagnostics(scene, traj: Trajectory, warnings: list) -> None:
     }
 
 
-#: A bake estimated to run longer than this (seconds) asks before it starts (the Simulate & Bake button;
+#: A bake estimated to run longer than this (seconds) asks before it starts (the Bake button;
 #: scripts and ``blender -b`` calling the operator's execute are not asked).
 CONFIRM_SECONDS = 60.0
 
@@ -358,7 +377,7 @@ def expected_engine(context) -> tuple[str, str | None]:
     return "numpy", jit.unavailable_reason()
 
 
-def estimate(context) -> tuple[int, float, bool]:
+def estimate(context, frame_end: int | None = None) -> tuple[int, float, bool]:
     """(integration steps of a bake now, estimated seconds, whether the speed was measured).
 
     Seconds at the last bake's speed on this scene, or before any bake at :data:`PRIOR_RATE` of the
@@ -366,7 +385,7 @@ def estimate(context) -> tuple[int, float, bool]:
     promised when the bake will now run on numpy (numba no longer loads); the other way round the measured
     speed errs long, and is kept.
     """
-    fps, dt, substeps, t_end, _ = adapters.time_settings(context)
+    fps, dt, substeps, t_end, _ = adapters.time_settings(context, frame_end)
     steps = int(round(t_end / dt))
     sp = context.scene.pem
     engine, _ = expected_engine(context)
@@ -408,11 +427,22 @@ def deleted_objects(plan: Plan) -> list:
     return gone
 
 
-def bake(context, progress=None, stop=None) -> int:
+def bake(context, progress=None, stop=None, frame_end: int | None = None) -> int:
     """prepare → run → apply, synchronously (scripts, ``blender -b``, tests)."""
-    plan = prepare(context)
+    plan = prepare(context, frame_end)
     traj = run(plan, progress, stop)
     return apply(plan, traj, context)
+
+
+def delete(scene) -> list:
+    """Delete the scene's bake (*Delete Bake*): every baked object back as before it (:func:`clear`); the
+    objects, in name order."""
+    # among all the scene's objects: one that stopped being a body after its bake still plays it
+    objs = sorted((o for o in scene.objects if o.pem.baked), key=lambda o: o.name)
+    for obj in objs:
+        clear(obj)
+    cache.forget(scene)
+    return objs
 
 
 def clear(obj) -> None:

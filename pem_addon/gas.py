@@ -28,7 +28,7 @@ panel say where). Each build writes a new file, so undo never brings back an obj
 was overwritten; a build removes the files of earlier builds of the same box's gas that no object
 uses any more (:func:`remove_stale_caches`: a gas object deleted, or rebuilt), and the report says so.
 
-As with Simulate & Bake: :func:`prepare` reads and checks everything (no changes), :func:`run` is
+As with Bake: :func:`prepare` reads and checks everything (no changes), :func:`run` is
 pure core (thread-safe, stops on request), :func:`apply` writes the file and creates the object,
 removing everything it made if any step fails.
 """

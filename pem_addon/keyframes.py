@@ -9,7 +9,7 @@ Public API
   when a bake fails or is cancelled.
 - :func:`clear_keys` — remove baked channels.
 - :func:`use_own_action` / :func:`restore_user_action` — the bake plays an action of its own; the
-  user's action is kept untouched and comes back with Clear Bake; :func:`playing` assigns an action
+  user's action is kept untouched and comes back with Delete Bake; :func:`playing` assigns an action
   for a moment (to read the start pose), :func:`edited_by_hand` tells a baked object moved by hand,
   :func:`animates_transform` an object its own animation moves.
 
@@ -270,7 +270,7 @@ def write_transform_keys(obj, frames, locations, quaternions, *, action_name: st
 
 
 def clear_keys(obj, data_paths=tuple(path for path, _ in TRANSFORM_CHANNELS)) -> int:
-    """Remove the object's F-Curves on ``data_paths`` ("Clear Bake"); return how many were removed.
+    """Remove the object's F-Curves on ``data_paths`` ("Delete Bake"); return how many were removed.
 
     Only the object's assigned action (its slot, for layered actions) is touched. If that leaves
     an action this module created (:data:`CREATED_MARK`) with no F-Curves at all, the action is
@@ -286,12 +286,18 @@ def clear_keys(obj, data_paths=tuple(path for path, _ in TRANSFORM_CHANNELS)) ->
     return removed
 
 
+def action_fcurve_collections(action) -> list:
+    """Every F-Curve collection of an action: ``[action.fcurves]`` (legacy), or the ``fcurves`` of each
+    channelbag of every layer and slot (layered)."""
+    if not _action_is_layered(action):
+        return [action.fcurves]
+    return [bag.fcurves for layer in action.layers for strip in layer.strips
+            if strip.type == 'KEYFRAME' for bag in strip.channelbags]
+
+
 def _action_has_fcurves(action) -> bool:
     """True if any F-Curve is left in the action (any slot, any layer)."""
-    if not _action_is_layered(action):
-        return len(action.fcurves) > 0
-    return any(len(bag.fcurves) for layer in action.layers for strip in layer.strips
-               if strip.type == 'KEYFRAME' for bag in strip.channelbags)
+    return any(len(fcurves) for fcurves in action_fcurve_collections(action))
 
 
 # ---------------------------------------------------------------------------------------------

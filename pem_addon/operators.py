@@ -7,7 +7,7 @@ from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..pem_physics.errors import PemError
-from . import adapters, bake, plotimage
+from . import adapters, bake, cache, plotimage
 from .adapters import AddonError
 from .jobs import ModalJob
 from .lists import OnSelectedItem, RemoveSelectedItem, add_item
@@ -81,25 +81,49 @@ class PEM_OT_body_toggle(bpy.types.Operator):
         return {"FINISHED"}
 
 
+def _scene_context(context, scene):
+    """A context override in which ``scene`` (any scene of the file) is the context's scene, with its first view
+    layer: Bake All and Delete All Bakes read and write each scene through it."""
+    return context.temp_override(scene=scene, view_layer=scene.view_layers[0])
+
+
+def simulation_scenes() -> list:
+    """Scenes of the file with PEM bodies or a PEM bake, in name order (each is one simulation)."""
+    return sorted((s for s in bpy.data.scenes if any(o.pem.enabled or o.pem.baked for o in s.objects)),
+                  key=lambda s: s.name)
+
+
 class PEM_OT_bake(ModalJob, bpy.types.Operator):
-    """Simulate the scene's PEM bodies and bake them to keyframes (Esc cancels and changes nothing)"""
+    """Simulate the scene's bodies over the simulation's frame range and bake them to keyframes (Esc cancels and
+    changes nothing)"""
 
     bl_idname = "pem.simulate_bake"
-    bl_label = "Simulate & Bake"
+    bl_label = "Bake"
     bl_options = {"REGISTER", "UNDO"}
 
     #: set once the user said yes to a long bake (the dialog's OK runs execute(), which starts the modal bake)
     confirmed: BoolProperty(default=False, options={"HIDDEN", "SKIP_SAVE"})
+    to_current_frame: BoolProperty(name="To Current Frame", default=False, options={"SKIP_SAVE"},
+                                   description="Bake from the simulation's start up to the current frame only")
 
     job_label = "PEM: simulating"
     cancel_message = "Bake cancelled; nothing was changed"
 
+    @classmethod
+    def description(cls, context, properties):
+        if properties.to_current_frame:
+            return "Simulate from the simulation's start frame up to the current frame and bake it (Esc cancels)"
+        return cls.__doc__
+
+    def _frame_end(self, context):
+        return context.scene.frame_current if self.to_current_frame else None
+
     def execute(self, context):
         if self.confirmed and context.window is not None and not bpy.app.background:
             # OK in the long-bake dialog: run it as the button does, with progress and Esc
-            return bpy.ops.pem.simulate_bake("INVOKE_DEFAULT", confirmed=True)
+            return bpy.ops.pem.simulate_bake("INVOKE_DEFAULT", confirmed=True, to_current_frame=self.to_current_frame)
         try:
-            n = bake.bake(context)
+            n = bake.bake(context, frame_end=self._frame_end(context))
         except (PemError, ValueError, RuntimeError) as err:
             return _fail(self, err)
         except KeyboardInterrupt:  # Ctrl-C in a script: every change is undone on the way out (bake.apply)
@@ -110,8 +134,8 @@ class PEM_OT_bake(ModalJob, bpy.types.Operator):
 
     def invoke(self, context, event):
         try:
-            self._plan = bake.prepare(context)
-            steps, seconds, measured = bake.estimate(context)
+            self._plan = bake.prepare(context, self._frame_end(context))
+            steps, seconds, measured = bake.estimate(context, self._frame_end(context))
         except PemError as err:
             return _fail(self, err)
         if bake.needs_confirmation(seconds) and not self.confirmed:
@@ -141,21 +165,107 @@ class PEM_OT_bake(ModalJob, bpy.types.Operator):
 
 
 class PEM_OT_clear_bake(bpy.types.Operator):
-    """Remove the baked keys and restore the transforms from before the bake"""
+    """Delete the scene's bake: the baked keys go, every body is back where it was before the bake, with its own
+    animation"""
 
     bl_idname = "pem.clear_bake"
-    bl_label = "Clear Bake"
+    bl_label = "Delete Bake"
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        objs = [o for o in adapters.pem_objects(context.scene) if o.pem.baked]
-        for obj in objs:
-            bake.clear(obj)
+        objs = bake.delete(context.scene)
         if objs:
-            self.report({"INFO"}, f"Cleared the bake of {plural(len(objs), 'object')}: "
+            self.report({"INFO"}, f"Deleted the bake of {plural(len(objs), 'object')}: "
                                   + ", ".join(f"'{o.name}'" for o in objs))
         else:
-            self.report({"INFO"}, f"Scene '{context.scene.name}' has no baked object to clear")
+            self.report({"INFO"}, f"Scene '{context.scene.name}' has no bake to delete")
+        return {"FINISHED"}
+
+
+class PEM_OT_bake_all(ModalJob, bpy.types.Operator):
+    """Bake every scene's simulation that is not baked or is outdated (Esc cancels and changes nothing)"""
+
+    bl_idname = "pem.bake_all"
+    bl_label = "Bake All"
+    bl_options = {"REGISTER", "UNDO"}
+
+    job_label = "PEM: baking all"
+    cancel_message = "Bake All cancelled; nothing was changed"
+
+    def _plans(self, context) -> list:
+        """[(scene, plan)] of every scene to bake, all read before any runs (a refusal names its scene)."""
+        plans = []
+        for scene in simulation_scenes():
+            with _scene_context(context, scene):
+                if not any(o.pem.enabled for o in scene.objects) or cache.state(bpy.context) == cache.BAKED:
+                    continue
+                try:
+                    plans.append((scene, bake.prepare(bpy.context)))
+                except PemError as err:
+                    msg = str(err)
+                    raise AddonError(msg if f"Scene '{scene.name}'" in msg else f"Scene '{scene.name}': {msg}") from err
+        return plans
+
+    def _apply(self, context, plans, trajs) -> set:
+        keyed = []
+        for (scene, plan), traj in zip(plans, trajs):
+            with _scene_context(context, scene):
+                bake.apply(plan, traj, bpy.context)
+            keyed.append(f"'{scene.name}'")
+        if keyed:
+            self.report({"INFO"}, f"Baked {plural(len(keyed), 'scene')}: {', '.join(keyed)}")
+        else:
+            self.report({"INFO"}, "Every simulation is baked and up to date; nothing to bake")
+        return {"FINISHED"}
+
+    def execute(self, context):
+        try:
+            plans = self._plans(context)
+            return self._apply(context, plans, bake.run_all([p for _, p in plans]))
+        except (PemError, ValueError, RuntimeError) as err:
+            return _fail(self, err)
+        except KeyboardInterrupt:
+            self.report({"WARNING"}, "Bake All interrupted; the scenes baked before it stay baked")
+            return {"CANCELLED"}
+
+    def invoke(self, context, event):
+        try:
+            self._plans_read = self._plans(context)
+        except PemError as err:
+            return _fail(self, err)
+        plans = self._plans_read
+        return self._start_job(context, lambda progress, stop: bake.run_all([p for _, p in plans], progress, stop))
+
+    def _job_done(self, context, result, error) -> set:
+        if error is not None:
+            return _fail(self, error)
+        for _, plan in self._plans_read:
+            gone = bake.deleted_objects(plan)
+            if gone:
+                names = ", ".join(f"'{name}'" for name in gone)
+                return _fail(self, AddonError(f"Deleted while the bake ran: {names}; nothing was baked"))
+        try:
+            return self._apply(context, self._plans_read, result)
+        except (PemError, ValueError, RuntimeError, ReferenceError) as err:
+            return _fail(self, err)
+
+
+class PEM_OT_delete_all_bakes(bpy.types.Operator):
+    """Delete the bakes of every scene's simulation: every body back where it was before its bake"""
+
+    bl_idname = "pem.delete_all_bakes"
+    bl_label = "Delete All Bakes"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        done = []
+        for scene in simulation_scenes():
+            if bake.delete(scene):
+                done.append(f"'{scene.name}'")
+        if done:
+            self.report({"INFO"}, f"Deleted the bakes of {plural(len(done), 'scene')}: {', '.join(done)}")
+        else:
+            self.report({"INFO"}, "No scene has a PEM bake to delete")
         return {"FINISHED"}
 
 
@@ -308,7 +418,8 @@ def _menu_export(self, context):
     self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml)")
 
 
-classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_clear_bake, PEM_OT_dipole_add,
+classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_clear_bake, PEM_OT_bake_all,
+           PEM_OT_delete_all_bakes, PEM_OT_dipole_add,
            PEM_OT_dipole_remove, PEM_OT_dipole_duplicate, PEM_OT_export_scene, PEM_OT_import_scene,
            PEM_OT_import_udf, PEM_OT_plot)
 _register, _unregister = bpy.utils.register_classes_factory(classes)

@@ -110,8 +110,10 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     mass_mode: EnumProperty(name="Mass From", items=[
         ("DENSITY", "Density", "Mass = density × volume"), ("MASS", "Mass", "Total mass given"),
     ], default="DENSITY")
-    density: FloatProperty(name="Density", description="kg/m³", default=1000.0, min=0.0, soft_max=20000.0)
-    mass: FloatProperty(name="Mass", description="kg", default=1.0, min=0.0, soft_max=100.0, precision=4)
+    density: FloatProperty(name="Density (kg/m³)", description="Mass per volume, kg/m³ (Blender has no density "
+                                                              "unit)", default=1000.0, min=0.0, soft_max=20000.0)
+    mass: FloatProperty(name="Mass", description="Total mass, in the scene's mass unit", default=1.0, min=0.0,
+                        soft_max=100.0, precision=4, unit="MASS")
     manual_com: FloatVectorProperty(name="Centre of Mass", subtype="XYZ", size=3, unit="LENGTH",
                                     description="In object coordinates")
     manual_inertia: FloatVectorProperty(name="Inertia", size=6, default=(1e-3, 1e-3, 1e-3, 0, 0, 0),
@@ -128,8 +130,9 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     computed_notes: StringProperty(name="Notes", description="Warnings about the mesh the values were computed from "
                                                              "(overlapping parts, flipped normals), one per line")
     # --- motion
-    angular_velocity: FloatVectorProperty(name="Angular Velocity", subtype="XYZ", size=3,
-                                          description="Initial angular velocity, world axes, rad/s")
+    angular_velocity: FloatVectorProperty(name="Angular Velocity", subtype="XYZ", size=3, unit="ROTATION",
+                                          description="Initial angular velocity, world axes, per second (shown in "
+                                                      "the scene's rotation unit: 57.3° is 1 rad/s)")
     use_hinge: BoolProperty(name="Hinge", description="Turn only about one axis", default=False)
     translate: BoolProperty(
         name="Translate", default=False, update=_tag_redraw,
@@ -150,7 +153,8 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     orbit_center: FloatVectorProperty(name="Orbit Centre", subtype="XYZ", size=3, unit="LENGTH")
     orbit_r1: FloatVectorProperty(name="R1", subtype="XYZ", size=3, unit="LENGTH", default=(0.05, 0.0, 0.0))
     orbit_r2: FloatVectorProperty(name="R2", subtype="XYZ", size=3, unit="LENGTH", default=(0.0, 0.05, 0.0))
-    orbit_omega: FloatProperty(name="Angular Velocity", description="rad/s", default=1.0)
+    orbit_omega: FloatProperty(name="Angular Velocity", default=1.0, unit="ROTATION",
+                               description="Orbital angular velocity, per second (in the scene's rotation unit)")
     orbit_phase: FloatProperty(name="Phase", subtype="ANGLE", default=0.0)
     # --- dipoles
     dipoles: CollectionProperty(type=PEM_PG_dipole)
@@ -183,14 +187,34 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     pre_bake_state: StringProperty(name="Pre-bake Transform",
                                    description="Transform values before the bake, the start pose of a re-bake (JSON)")
     # The user's own animation while the object plays its bake action (keyframes.use_own_action): kept
-    # here (a counted reference, so the action survives saving) and put back by Clear Bake.
+    # here (a counted reference, so the action survives saving) and put back by Delete Bake.
     user_action: PointerProperty(name="Own Animation", type=bpy.types.Action,
-                                 description="The object's own action from before the bake, restored by Clear Bake")
+                                 description="The object's own action from before the bake, restored by Delete Bake")
     user_slot: StringProperty(name="Own Animation Slot", description="Its slot identifier (Blender 4.4+)")
     user_had_animation: BoolProperty(name="Had Animation Data", default=False)
 
 
+def _own_range_from_scene(self, context):
+    """Turning Scene Frame Range off starts the simulation's own range at the scene's (a point cache's default)."""
+    if not self.use_scene_range and context is not None and context.scene is not None:
+        scene = context.scene
+        if scene.pem == self:
+            self.frame_start, self.frame_end = scene.frame_start, scene.frame_end
+
+
 class PEM_PG_scene(bpy.types.PropertyGroup):
+    # --- the simulation's frame range (its cache's start and end, as Blender's point caches have)
+    use_scene_range: BoolProperty(name="Scene Frame Range", default=True, update=_own_range_from_scene,
+                                  description="The simulation covers the scene's frame range; off: a range of "
+                                              "its own (Start, End), as a point cache has")
+    frame_start: IntProperty(name="Start", default=1, min=-1048574, max=1048574,
+                             description="Frame on which the simulation starts")
+    frame_end: IntProperty(name="End", default=250, min=-1048574, max=1048574,
+                           description="Frame on which the simulation stops")
+    # --- the bake's record (pem_addon.cache): its inputs' fingerprint and the frames it covers
+    bake_inputs: StringProperty(name="Baked Inputs", description="Fingerprint of what the bake read (JSON)")
+    bake_frame_start: IntProperty(name="Baked From", description="First frame of the bake")
+    bake_frame_end: IntProperty(name="Baked To", description="Last frame of the bake")
     use_scene_gravity: BoolProperty(name="Scene Gravity", default=True,
                                     description="Use the scene's gravity (Scene properties; none when its Gravity "
                                                 "checkbox is off)")
@@ -201,7 +225,8 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     field: FloatVectorProperty(name="B", size=3, subtype="XYZ", description="Uniform field, T", precision=5)
     field_b1: FloatVectorProperty(name="B1", size=3, subtype="XYZ", default=(1e-3, 0, 0), precision=5)
     field_b2: FloatVectorProperty(name="B2", size=3, subtype="XYZ", default=(0, 1e-3, 0), precision=5)
-    field_omega: FloatProperty(name="ω", description="Field angular velocity, rad/s", default=1.0)
+    field_omega: FloatProperty(name="ω", default=1.0, unit="ROTATION",
+                               description="Field angular velocity, per second (in the scene's rotation unit)")
     mu0: FloatProperty(name="μ₀", description="Vacuum permeability, T·m/A", default=MU0, precision=10, min=0.0)
     friction: FloatProperty(name="Friction", description="Pivot friction coefficient c (torque −cω), N·m·s",
                             default=0.0, min=0.0, precision=6)
@@ -218,7 +243,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     dt: FloatProperty(name="dt", description="Time step, s. When it divides the frame time (0.001 at 25 fps: 40 "
                                              "steps a frame) keys land on frames; else it is used as it is and keys "
                                              "fall at the step times (a little under a frame apart)",
-                      default=1e-3, precision=6)
+                      default=1e-3, precision=6, unit="TIME_ABSOLUTE")
     use_periodic: BoolProperty(name="Periodic Box", default=False)
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
                                description="Default coefficient of restitution e of impacts (1 elastic, 0 plastic)")

@@ -6,7 +6,7 @@ import bpy
 
 from ..pem_physics import jit
 from ..pem_physics.engine import integrators
-from . import adapters, contacts
+from . import adapters, cache, contacts
 from .lists import draw_list
 from .props import method_name
 
@@ -24,9 +24,23 @@ def _draw_baked(layout, p) -> None:
     col = box.column(align=True)
     col.label(text="Baked: the object plays its bake action", icon="ACTION")
     own = p.user_action.name if p.user_action is not None else "none"
-    col.label(text=f"Your own animation (action: {own}) is kept; Clear Bake brings it back")
-    col.label(text="Start pose: as before the bake, at the scene's start frame")
-    col.label(text="To start elsewhere: move or turn the object, then Simulate & Bake again")
+    col.label(text=f"Your own animation (action: {own}) is kept; Delete Bake brings it back")
+    col.label(text="Start pose: as before the bake, at the simulation's start frame")
+    col.label(text="To start elsewhere: move or turn the object (the bake is then outdated), then Bake again")
+
+
+def _split(layout) -> None:
+    """Blender's property layout: labels in a column on the left, values on the right, no animate dots."""
+    layout.use_property_split = True
+    layout.use_property_decorate = False
+
+
+def _baked_settings(layout, context):
+    """A column for simulation settings: greyed out while the scene is baked, as Cloth's are (still editable: a
+    change marks the bake outdated)."""
+    col = layout.column()
+    col.active = not cache.is_baked(context.scene)
+    return col
 
 
 def draw_object(layout, context, obj):
@@ -34,9 +48,11 @@ def draw_object(layout, context, obj):
     if not p.enabled:   # the panel's header carries the checkbox, as Blender's own physics panels do
         layout.label(text="Tick the header, or Physics ▸ Magnetic Pendulum, to make this a body or wall", icon="INFO")
         return
-    layout.prop(p, "role")
+    _split(layout)
     if p.baked:
         _draw_baked(layout, p)
+    layout = _baked_settings(layout, context)
+    layout.prop(p, "role")
     col = layout.column()
     if p.role == "WALL":
         contacts.draw_object(layout, obj)
@@ -123,6 +139,9 @@ def draw_object(layout, context, obj):
 
 def draw_scene(layout, context):
     sp = context.scene.pem
+    _split(layout)
+    outer = layout
+    layout = _baked_settings(layout, context)
     col = layout.column()
     col.prop(sp, "use_scene_gravity")
     if sp.use_scene_gravity:  # the scene's checkbox too: off is zero gravity
@@ -147,17 +166,12 @@ def draw_scene(layout, context):
     row.prop(sp, "step_mode", expand=True)
     col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
     _estimate_line(col, context)
-    row = col.row(align=True)
-    row.prop(context.scene, "frame_start")
-    row.prop(context.scene, "frame_end")
     col.prop(sp, "use_periodic")
     if sp.use_periodic:
         col.prop(sp, "box")
     col.prop(sp, "restitution")
     col.prop(sp, "contact_friction")
-    row = layout.row(align=True)
-    row.operator("pem.simulate_bake", icon="PLAY")
-    row.operator("pem.clear_bake", icon="TRASH")
+    layout = outer
     layout.operator("pem.plot_diagnostics", icon="GRAPH")
     _engine_line(layout, context)
     if sp.status:
@@ -169,12 +183,53 @@ def draw_scene(layout, context):
         for line in sp.last_warnings.splitlines():
             box.label(text=line, icon="ERROR")
     row = layout.row(align=True)
+    row.use_property_split = False
     row.label(text="Overlay:")
     row.prop(sp, "show_dipoles", toggle=True)
     row.prop(sp, "show_pivots", toggle=True)
     row.prop(sp, "show_field_lines", toggle=True)
     row.prop(sp, "show_contacts", toggle=True)
     layout.prop(sp, "arrow_scale")
+
+
+#: The state line's icon, as Blender's caches show theirs.
+STATE_ICONS = {cache.NOT_BAKED: "INFO", cache.BAKED: "CHECKMARK", cache.OUTDATED: "ERROR"}
+
+
+def draw_cache(layout, context):
+    """The simulation's cache, as Blender's point-cache panels: its frame range, its state (not baked, baked,
+    outdated: what changed), Bake / Delete Bake, Bake to Current Frame, Bake All / Delete All Bakes."""
+    scene = context.scene
+    sp = scene.pem
+    _split(layout)
+    changed = cache.changes(context)
+    state = cache.NOT_BAKED if not cache.is_baked(scene) else cache.OUTDATED if changed else cache.BAKED
+    col = layout.column(align=True)
+    col.prop(sp, "use_scene_range")
+    sub = col.column(align=True)
+    sub.enabled = state == cache.NOT_BAKED  # as a point cache's range: fixed while baked
+    owner = scene if sp.use_scene_range else sp
+    sub.prop(owner, "frame_start", text="Start")
+    sub.prop(owner, "frame_end", text="End")
+    box = layout.box()
+    if state == cache.NOT_BAKED:
+        box.label(text="Not baked", icon=STATE_ICONS[state])
+    else:
+        frames = f"frames {sp.bake_frame_start}–{sp.bake_frame_end}" if sp.bake_frame_end else "frames unknown"
+        if state == cache.BAKED:
+            box.label(text=f"Baked: {frames}", icon=STATE_ICONS[state])
+        else:
+            box.label(text=f"Outdated bake ({frames}): changed since", icon=STATE_ICONS[state])
+            for what in changed:
+                box.label(text=f"    {what[0].upper()}{what[1:]}")
+            box.label(text="Bake again, or Delete Bake to edit with the settings live")
+    row = layout.row(align=True)
+    row.operator("pem.simulate_bake", text="Bake", icon="PHYSICS")
+    row.operator("pem.clear_bake", text="Delete Bake", icon="TRASH")
+    layout.operator("pem.simulate_bake", text="Bake to Current Frame").to_current_frame = True
+    row = layout.row(align=True)
+    row.operator("pem.bake_all", text="Bake All")
+    row.operator("pem.delete_all_bakes", text="Delete All Bakes")
 
 
 def _method_line(layout, sp) -> None:
@@ -263,6 +318,36 @@ class PEM_PT_scene(_ScenePanel, bpy.types.Panel):
     bl_context = "scene"
 
 
+class _CachePanel:
+    """Draws the simulation's cache (under the scene's and the object's panels, and in the sidebar), as Blender's
+    Cloth and Rigid Body World have a Cache subpanel."""
+
+    def draw(self, context):
+        draw_cache(self.layout, context)
+
+
+class PEM_PT_scene_cache(_CachePanel, bpy.types.Panel):
+    bl_label = "Cache"
+    bl_idname = "PEM_PT_scene_cache"
+    bl_parent_id = "PEM_PT_scene"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "scene"
+
+
+class PEM_PT_object_cache(_CachePanel, bpy.types.Panel):
+    bl_label = "Cache"
+    bl_idname = "PEM_PT_object_cache"
+    bl_parent_id = "PEM_PT_object"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None and context.object.pem.enabled
+
+
 class PEM_PT_sidebar_object(_ObjectPanel, bpy.types.Panel):
     bl_label = "Body"
     bl_idname = "PEM_PT_sidebar_object"
@@ -279,7 +364,17 @@ class PEM_PT_sidebar_scene(_ScenePanel, bpy.types.Panel):
     bl_category = "PEM"
 
 
-classes = (PEM_UL_dipoles, PEM_PT_object, PEM_PT_scene, PEM_PT_sidebar_object, PEM_PT_sidebar_scene)
+class PEM_PT_sidebar_cache(_CachePanel, bpy.types.Panel):
+    bl_label = "Cache"
+    bl_idname = "PEM_PT_sidebar_cache"
+    bl_parent_id = "PEM_PT_sidebar_scene"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PEM"
+
+
+classes = (PEM_UL_dipoles, PEM_PT_object, PEM_PT_scene, PEM_PT_scene_cache, PEM_PT_object_cache,
+           PEM_PT_sidebar_object, PEM_PT_sidebar_scene, PEM_PT_sidebar_cache)
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 
 #: The panels' out-of-date check keeps mesh digests until the depsgraph says a geometry changed.

@@ -5,7 +5,7 @@ Run with the bpy wheel's Python (scripts/demo.sh does that):
     python scripts/demo.py [OUTDIR]        # default out/demo
 
 1. Three-magnet pendulum (pem_physics.examples.three_magnet, with friction): imported into Blender
-   as objects with pivots and dipoles, baked (Simulate & Bake), saved, rendered (Cycles CPU).
+   as objects with pivots and dipoles, baked (Bake), saved, rendered (Cycles CPU).
 2. T-handle (Dzhanibekov): a T-shaped mesh whose inertia is computed from the mesh triangles in
    Blender, spun about its middle axis, baked, saved, rendered.
 3. Hard-sphere gas: 500 spheres in a box (Build Hard-Sphere Gas: a PC2 point cache on a point mesh,

@@ -127,6 +127,6 @@ def test_rebake_after_moving_the_object_starts_from_the_new_pose(pem, kf):  # no
     for k, f in enumerate(range(scene.frame_start, scene.frame_end + 1)):
         scene.frame_set(f)
         np.testing.assert_allclose(M(obj), expect[k], atol=TOL, err_msg=f"frame {f}")
-    # Clear Bake puts the object where the user last put it (the start pose of the last bake)
+    # Delete Bake puts the object where the user last put it (the start pose of the last bake)
     assert bpy.ops.pem.clear_bake() == {"FINISHED"}
     np.testing.assert_allclose(list(obj.location), new_location, atol=1e-7)

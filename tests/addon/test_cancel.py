@@ -129,7 +129,8 @@ class _Context:
 def _operator(ops):
     """An object that runs the bake operator's own invoke (its class methods) outside Blender's event loop."""
     cls = ops.PEM_OT_bake
-    return type("Op", (ops.ModalJob,), {"confirmed": False, "report": lambda self, *a: self.reports.append(a),
+    return type("Op", (ops.ModalJob,), {"confirmed": False, "to_current_frame": False,
+                                        "report": lambda self, *a: self.reports.append(a), "_frame_end": cls._frame_end,
                                         "reports": [], "invoke": cls.invoke, "_start": cls._start,
                                         "_job_done": cls._job_done, "cancel_message": cls.cancel_message})()
 

@@ -28,6 +28,8 @@ class _Op:
 
     def __init__(self, cls, **props):
         self._cls, self.reports = cls, []
+        for name, prop in getattr(cls, "__annotations__", {}).items():  # the properties' declared defaults
+            self.__dict__[name] = getattr(prop, "keywords", {}).get("default")
         self.__dict__.update(props)
 
     def report(self, kinds, text):
@@ -70,7 +72,7 @@ def test_a_rebake_after_scaling_simulates_and_keeps_the_new_scale(pem):  # noqa:
     for k, f in enumerate(range(scene.frame_start, scene.frame_end + 1)):
         scene.frame_set(f)
         np.testing.assert_allclose(M(obj), expect[k], atol=TOL, err_msg=f"frame {f}")
-    # Clear Bake puts back the start pose, but keeps the scale the user set after the first bake
+    # Delete Bake puts back the start pose, but keeps the scale the user set after the first bake
     assert bpy.ops.pem.clear_bake() == {"FINISHED"}
     assert tuple(obj.scale) == (2.0, 2.0, 2.0)
 
@@ -358,13 +360,13 @@ def test_reports_are_sentences_that_name_the_objects(pem, tmp_path):  # noqa: F8
         return [text for _, text in op.reports]
 
     assert run(ops.PEM_OT_compute_mass) == ["Object 'Cube': mass 1 kg"]                 # 1000 kg/m³ × (0.1 m)³
-    baked = run(ops.PEM_OT_bake, confirmed=False)[0]
+    baked = run(ops.PEM_OT_bake, confirmed=False, to_current_frame=False)[0]
     assert baked.startswith("Baked ") and baked.endswith("; 25 keys per channel on 'Cube'")   # frames 1–25
     assert run(ops.PEM_OT_plot)[0] == "Plotted the last bake of Scene 'Scene' into image 'PEM Diagnostics'"
     out = tmp_path / "s.toml"
     assert run(ops.PEM_OT_export_scene, filepath=str(out)) == [f"Wrote Scene 'Scene' (1 body) to {out}"]
-    assert run(ops.PEM_OT_clear_bake) == ["Cleared the bake of 1 object: 'Cube'"]
-    assert run(ops.PEM_OT_clear_bake) == ["Scene 'Scene' has no baked object to clear"]
+    assert run(ops.PEM_OT_clear_bake) == ["Deleted the bake of 1 object: 'Cube'"]
+    assert run(ops.PEM_OT_clear_bake) == ["Scene 'Scene' has no bake to delete"]
     assert all(text[0].isupper() for text in said), said
     # an Empty for a mesh: "an empty", not "a empty"
     e = empty("Handle")

@@ -1,0 +1,243 @@
+"""The simulation cache of a scene, with the semantics of Blender's point caches (Cloth, Rigid Body World).
+
+A scene's PEM bodies form one simulation. Its bake (the keys written by :mod:`.bake`) is in one of three
+states, shown in the panels and the timeline:
+
+- ``NOT_BAKED``: no object plays a PEM bake;
+- ``BAKED``: the keys are what a bake of the scene now would write;
+- ``OUTDATED``: an input changed after the bake — a setting of the scene or of a body, a body's start pose
+  (moved by hand), scale or mesh, a pivot, a parent, a wall, a dipole — and :func:`changes` names which.
+
+The inputs are fingerprinted item by item (:func:`inputs`: the scene's settings, then each PEM object) when a
+bake is prepared; the fingerprint is stored with the bake and compared with the current one on every redraw.
+Everything read here is independent of the current frame, so scrubbing the timeline never changes the state:
+a baked body's start pose is its pose before the bake (or where it was moved by hand since), and an object that
+moves by its own animation is fingerprinted by its F-Curves, not by where it is now.
+
+The simulation's frame range is the scene's, or its own (``Scene.pem.use_scene_range`` off), as a point
+cache has its own start and end; a bake may stop at the current frame (*Bake to Current Frame*).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import bpy
+
+from . import adapters, keyframes
+
+NOT_BAKED, BAKED, OUTDATED = "NOT_BAKED", "BAKED", "OUTDATED"
+
+#: Scene properties that are not inputs of the simulation: overlay switches and the last bake's own record.
+_SCENE_SKIP = frozenset({
+    "rna_type", "name", "show_contacts", "show_dipoles", "show_pivots", "show_field_lines", "arrow_scale",
+    "status", "last_method", "last_engine", "last_steps", "last_wall_time", "last_energy_drift",
+    "last_energy_error", "last_friction_loss", "last_warnings", "last_orthonormality", "last_energy",
+    "bake_inputs", "bake_frame_start", "bake_frame_end",
+})
+
+#: Object properties that are not inputs: the bake's bookkeeping and the values computed for the panel.
+_OBJECT_SKIP = frozenset({
+    "rna_type", "name", "baked", "pre_bake_matrix", "pre_bake_state", "user_action", "user_slot",
+    "user_had_animation", "active_dipole", "active_contact", "computed_mass", "computed_volume", "computed_com",
+    "computed_moments", "computed_axes", "computed_inertia", "computed_stamp", "computed_notes",
+})
+
+#: The names :func:`changes` gives the scene's own item.
+SCENE_ITEM = "simulation settings"
+
+
+def _rna_values(group, skip=frozenset({"rna_type", "name"})) -> list:
+    """The values of a property group's RNA properties (collections item by item, ID pointers by name), in a
+    stable order: what :func:`inputs` hashes."""
+    out = []
+    for prop in group.bl_rna.properties:
+        name = prop.identifier
+        if name in skip:
+            continue
+        value = getattr(group, name)
+        if prop.type == "COLLECTION":
+            value = [_rna_values(item) for item in value]
+        elif prop.type == "POINTER":
+            value = None if value is None else (value.name if isinstance(value, bpy.types.ID)
+                                                else _rna_values(value))
+        elif hasattr(value, "__len__") and not isinstance(value, str):
+            value = list(value)
+        out.append((name, value))
+    # the exact (double) values kept beside single-precision ones after an import are inputs too
+    out.extend(sorted((k, _plain(group[k])) for k in group.keys() if k.startswith(adapters._EXACT)))
+    return out
+
+
+def _plain(value):
+    if isinstance(value, set):
+        return sorted(value)
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return value
+
+
+def _fcurves_digest(obj) -> list:
+    """What an object's own animation is: every F-Curve's keys and handles of the action it plays (and its
+    drivers' expressions), so an animated object's fingerprint does not change with the current frame."""
+    out = []
+    for fcurves in keyframes._slot_fcurve_collections(obj):
+        for fc in fcurves:
+            pts = [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation)
+                   for k in fc.keyframe_points]
+            out.append((fc.data_path, fc.array_index, pts, len(fc.modifiers)))
+    anim = obj.animation_data
+    if anim is not None:
+        out.extend((d.data_path, d.array_index, d.driver.expression) for d in anim.drivers)
+    return out
+
+
+def _placement(obj) -> list:
+    """Where a non-body object (pivot, parent) is, independent of the current frame: its animation when it
+    moves by itself, else its world matrix."""
+    if adapters.moves_by_itself(obj):
+        chain, o = [], obj
+        while o is not None:
+            chain.append((o.name, _fcurves_digest(o), [list(r) for r in o.matrix_parent_inverse],
+                          [c.type for c in o.constraints if not c.mute]))
+            o = o.parent
+        return ["animated", chain]
+    return ["still", [list(r) for r in obj.matrix_world]]
+
+
+def _start_pose(obj, scene) -> list:
+    """An object's start pose, the same before and after its bake and at any current frame: its transform values
+    (before the bake, or where it was moved by hand since) unless its own animation moves it, and its own
+    animation's keys (the action it plays, or kept aside while it plays its bake)."""
+    from .bake import transform_state  # bake imports this module
+
+    p = obj.pem
+    anim = obj.animation_data
+    action = p.user_action if p.baked else (anim.action if anim is not None else None)
+    own = _fcurves_digest_of(action) if action is not None else []
+    # a bake keys location and rotation only: the scale and the delta transforms are the object's own, now
+    unkeyed = [list(getattr(obj, name)) for name in _UNKEYED]
+    if p.baked and keyframes.edited_by_hand(obj, scene.frame_current + scene.frame_subframe):
+        return ["pose", transform_state(obj), own, unkeyed]  # a re-bake starts here (and keeps it as its start)
+    animated = _moves(action) if p.baked else keyframes.animates_transform(obj)
+    if animated:  # its transform values follow the current frame: its keys say where it starts
+        return ["pose", None, own]
+    return ["pose", p.pre_bake_state if p.baked else transform_state(obj), own, unkeyed]
+
+
+#: The transform values a bake never keys (:data:`.bake.BAKED_PROPS` are keyed).
+_UNKEYED = ("scale", "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
+
+
+def _moves(action) -> bool:
+    """Whether an action has F-Curves that move an object (varying transform channels)."""
+    return action is not None and any(
+        fc.data_path in keyframes._MOVING_PATHS and keyframes._varies(fc)
+        for fcurves in keyframes.action_fcurve_collections(action) for fc in fcurves)
+
+
+def _fcurves_digest_of(action) -> list:
+    """The keys of an action's F-Curves (all its layers and slots): an object's own animation kept during a bake."""
+    out = []
+    for fcurves in keyframes.action_fcurve_collections(action):
+        for fc in fcurves:
+            out.append((fc.data_path, fc.array_index, [tuple(k.co) for k in fc.keyframe_points]))
+    return out
+
+
+def _object_item(obj, context) -> list:
+    p = obj.pem
+    item = [obj.type, _rna_values(p, _OBJECT_SKIP), _start_pose(obj, context.scene)]
+    if obj.parent is not None:
+        item.append(["parent", obj.parent.name, obj.parent_type, [list(r) for r in obj.matrix_parent_inverse],
+                     _placement(obj.parent)])
+    item.append(["constraints", [(c.type, c.mute) for c in obj.constraints]])
+    if p.role == "WALL" or (p.inertia_source == "PRIMITIVE"):
+        item.append(["dimensions", list(obj.dimensions)])
+    if p.role != "WALL" and p.inertia_source != "MANUAL" and obj.type == "MESH":
+        try:
+            item.append(["mesh", adapters.mesh_digest(obj, context).hex()])
+        except Exception as err:  # noqa: BLE001  (a mesh the bake will refuse: the refusal is its state)
+            item.append(["mesh", f"unreadable: {err}"])
+        for part in adapters.compound_parts(obj):
+            item.append(["part", part.name, [list(r) for r in part.matrix_local]])
+    if p.role == "PENDULUM" and p.pivot_mode == "OBJECT" and p.pivot_object is not None:
+        item.append(["pivot", p.pivot_object.name, _placement(p.pivot_object)])
+    return item
+
+
+def _digest(value) -> str:
+    return hashlib.sha1(json.dumps(value, default=_plain, sort_keys=True).encode()).hexdigest()
+
+
+def inputs(context) -> dict:
+    """{item name: digest} of everything a bake of ``context.scene`` reads (see the module's docstring):
+    :data:`SCENE_ITEM` for the scene's settings, ``Object 'name'`` for each PEM object."""
+    scene = context.scene
+    scene_values = [_rna_values(scene.pem, _SCENE_SKIP), scene.render.fps, scene.render.fps_base,
+                    list(scene.gravity), scene.use_gravity, scene.unit_settings.scale_length,
+                    list(adapters.simulation_range(scene))]
+    out = {SCENE_ITEM: _digest(scene_values)}
+    for obj in adapters.pem_objects(scene):
+        out[f"Object '{obj.name}'"] = _digest(_object_item(obj, context))
+    return out
+
+
+def store(scene, fingerprint: dict, frame_start: int, frame_end: int) -> None:
+    """Record a bake's inputs and the frames it covers (called by :func:`.bake.apply`)."""
+    sp = scene.pem
+    sp.bake_inputs = json.dumps(fingerprint, sort_keys=True)
+    sp.bake_frame_start, sp.bake_frame_end = frame_start, frame_end
+
+
+def forget(scene) -> None:
+    """The scene's bake was deleted: no inputs kept."""
+    sp = scene.pem
+    sp.bake_inputs = ""
+    sp.bake_frame_start = sp.bake_frame_end = 0
+
+
+def is_baked(scene) -> bool:
+    """Whether an object of the scene plays a PEM bake."""
+    return any(o.pem.baked for o in scene.objects)
+
+
+def changes(context) -> list:
+    """What changed since the bake, one phrase each (``simulation settings``, ``Object 'Bob'``, ``Object 'X'
+    (new)``, ``Object 'Y' (removed)``); [] when nothing did or the scene is not baked."""
+    scene = context.scene
+    if not is_baked(scene):
+        return []
+    try:
+        kept = json.loads(scene.pem.bake_inputs or "{}")
+    except ValueError:
+        kept = {}
+    if not kept:  # baked by a version without the cache's record: its inputs are unknown
+        return ["unknown (baked by an older version of the add-on)"]
+    now = inputs(context)
+    out = [name for name in now if name in kept and kept[name] != now[name]]
+    out += [f"{name} (new)" for name in now if name not in kept]
+    out += [f"{name} (removed)" for name in kept if name not in now]
+    return out
+
+
+def state(context) -> str:
+    """:data:`NOT_BAKED`, :data:`BAKED` or :data:`OUTDATED` (see the module's docstring)."""
+    if not is_baked(context.scene):
+        return NOT_BAKED
+    return OUTDATED if changes(context) else BAKED
+
+
+def state_text(context) -> str:
+    """The panel's line for the state: ``Not baked``, ``Baked: frames 1–250``, ``Outdated: … changed``."""
+    st = state(context)
+    if st == NOT_BAKED:
+        return "Not baked"
+    sp = context.scene.pem
+    frames = f"frames {sp.bake_frame_start}–{sp.bake_frame_end}" if sp.bake_frame_end else "frames unknown"
+    if st == BAKED:
+        return f"Baked: {frames}"
+    return f"Outdated ({frames}): changed since the bake: {', '.join(changes(context))}"
