@@ -170,3 +170,37 @@ def test_a_magnet_a_millimetre_away_bakes_with_warnings(pem):  # noqa: F811
     sp = bpy.context.scene.pem
     assert "large for the fastest motion" in sp.last_warnings
     assert sp.last_energy_error >= 0 and sp.last_friction_loss == 0.0
+
+
+def test_a_bake_is_the_command_line_run_of_its_exported_scene(pem, tmp_path):  # noqa: F811
+    """A scene typed in Blender (typed gravity, μ₀, friction, dt; a magnet on a pendulum near a fixed one), baked,
+    then exported: ``python -m pem_physics run`` of the file (another process, the published outputs) gives the
+    bake's own trajectory to 1e-12 — the panel and the command line are one simulation."""
+    import subprocess
+    import sys
+
+    from .test_addon import pendulum_setup
+
+    obj, piv = pendulum_setup()
+    scene = bpy.context.scene
+    sp = scene.pem
+    sp.use_scene_gravity = False
+    sp.gravity = (0.0, 0.0, -9.81)
+    sp.friction = 1e-4
+    sp.step_mode, sp.dt = "DT", 0.001          # 40 steps a frame at 25 fps
+    scene.render.fps = 25
+    obj.pem.dipoles.add().moment = (0.0, 0.0, 0.2)
+    _magnet_below(obj, (0.0, 0.0, -0.08))
+    add_bake = pem["pem_addon.bake"]
+    plan = add_bake.prepare(bpy.context)
+    got = add_bake.run(plan)
+    out = tmp_path / "typed.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    run = subprocess.run([sys.executable, "-m", "pem_physics", "run", str(out), "-o", str(tmp_path / "cli"), "-q"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    ref = np.load(tmp_path / "cli" / "trajectory.npz")
+    assert len(ref["t"]) == len(got.t)
+    np.testing.assert_array_equal(ref["t"], got.t)
+    np.testing.assert_allclose(ref["orientation"], got.orientation, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ref["omega"], got.omega, rtol=0, atol=1e-12 * max(1.0, np.abs(got.omega).max()))
