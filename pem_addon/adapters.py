@@ -22,18 +22,13 @@ import numpy as np
 from ..pem_physics.errors import PemError, ValidationError
 from ..pem_physics.model import (
     MU0,
-    Body,
     ConstantVelocity,
-    Dipole,
-    EllipticOrbit,
-    RotatingField,
     Scene,
-    Settings,
     inertia,
     mesh_parts,
 )
 from . import keyframes
-from .props import ROLE_TO_CORE, method_name
+from .props import ROLE_TO_CORE
 
 
 class AddonError(PemError):
@@ -483,172 +478,6 @@ def steps_per_frame(fps: float, dt: float) -> int:
     n = 1.0 / (fps * dt)
     steps = round(n)
     return int(steps) if steps >= 1 and abs(n - steps) <= DIVIDES_RTOL * n else 0
-
-
-#: Most integration steps a bake may take: ~40 min on the compiled engine (~4·10⁵ steps/s), weeks on numpy; a
-#: mistyped dt (10⁻¹² s) or substeps count (2³¹) asks for far more and is refused with the number.
-MAX_BAKE_STEPS = 1e9
-
-
-def _check_step_count(scene, dt: float, T: float) -> None:
-    """AddonError naming the scene, the count and the setting to change when a run of T s at dt s takes more
-    than :data:`MAX_BAKE_STEPS` steps."""
-    steps = T / dt
-    if steps > MAX_BAKE_STEPS:
-        fix = ("raise the time step dt" if scene.pem.step_mode == "DT" else "use fewer substeps per frame")
-        raise AddonError(f"Scene '{scene.name}': {steps:.3g} integration steps (dt = {dt:.3g} s over {T:.3g} s), "
-                         f"more than the {MAX_BAKE_STEPS:.0e} a bake may take: {fix} (Scene ▸ Magnetic Pendulum) or "
-                         "shorten the frame range")
-
-
-def simulation_range(scene) -> tuple[int, int]:
-    """(first frame, last frame) the scene's simulation covers: the scene's frame range, or the simulation's own
-    (``Scene.pem.use_scene_range`` off), as a Blender point cache has its own start and end."""
-    sp = scene.pem
-    if sp.use_scene_range:
-        return scene.frame_start, scene.frame_end
-    return sp.frame_start, sp.frame_end
-
-
-def time_settings(context, frame_end: int | None = None):
-    """(fps, dt, substeps per frame, t_end, frame_start) of the scene's simulation (:func:`simulation_range`, up
-    to ``frame_end`` when given: *Bake to Current Frame*); AddonError on bad values (a run of more than
-    :data:`MAX_BAKE_STEPS` steps too).
-
-    Substeps mode: dt = one frame / substeps. dt mode: when the scene's dt divides the frame time to
-    round-off (:func:`steps_per_frame`), substeps is the whole number of steps per frame and dt = one
-    frame / substeps, so keys land on frames; else substeps is 0, the run keeps the scene's dt exactly,
-    and keys fall at the step times, a little under a frame apart (:func:`record_plan`); t_end covers the
-    frame range in whole steps.
-    """
-    scene = context.scene
-    sp = scene.pem
-    fps = scene.render.fps / scene.render.fps_base
-    if not fps > 0:
-        raise AddonError(f"Scene '{scene.name}': frame rate must be positive")
-    start, end = simulation_range(scene)
-    if frame_end is not None:
-        if frame_end <= start:
-            raise AddonError(f"Scene '{scene.name}': the current frame {frame_end} is not after the simulation's "
-                             f"start frame {start}: go to a later frame to bake up to it")
-        end = min(end, frame_end)
-    if end <= start:
-        what = "scene's frame range" if sp.use_scene_range else "simulation's frame range (Cache ▸ Start, End)"
-        raise AddonError(f"Scene '{scene.name}': the {what} {start}–{end} is empty: make the end frame later than "
-                         "the start frame")
-    T = (end - start) / fps
-    if sp.step_mode == "DT":
-        dt = exact(sp, "dt")
-        if not dt > 0:
-            raise AddonError(f"Scene '{scene.name}': time step dt must be positive, got {dt:g} s")
-        _check_step_count(scene, dt, T)
-        substeps = steps_per_frame(fps, dt)
-        if substeps == 0:
-            return fps, dt, 0, math.ceil(T / dt - 1e-9) * dt, start
-    else:
-        substeps = sp.substeps
-        if substeps < 1:
-            raise AddonError(f"Scene '{scene.name}': substeps per frame must be ≥ 1")
-    dt = 1.0 / (fps * substeps)
-    _check_step_count(scene, dt, T)
-    return fps, dt, substeps, T, start
-
-
-def record_plan(fps: float, dt: float, substeps: int) -> tuple[int, int]:
-    """(steps between records, records per frame for key_stride): up to 8 records a frame (a power of two
-    dividing the substeps) when dt divides the frame time; else a record every whole number of steps
-    that fits in a frame (at least every step), each record a key."""
-    if substeps >= 1:
-        per_frame = sample_rate(substeps)
-        return substeps // per_frame, per_frame
-    return max(1, int(math.floor(1.0 / (fps * dt) + 1e-9))), 1
-
-
-def scene_gravity(scene) -> np.ndarray:
-    """The scene's own gravity (m/s², (3,)) as its Gravity checkbox says: zero when it is off."""
-    return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
-
-
-def build_scene(context, notes: list | None = None, frame_end: int | None = None):
-    """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
-    gets the warnings of :func:`mass_properties`; ``frame_end``: the run ends there (:func:`time_settings`)."""
-    from . import contacts  # it imports this module
-
-    scene = context.scene
-    sp = scene.pem
-    unit = unit_scale(scene)
-    objects = pem_objects(scene)
-    wall_objects = [o for o in objects if o.pem.role == "WALL"]
-    objects = [o for o in objects if o.pem.role != "WALL"]
-    if not objects:
-        raise AddonError(f"Scene '{scene.name}' has no PEM bodies: enable Magnetic Pendulum on an object "
-                         "(Physics properties)")
-    if not any(o.pem.role in ("PENDULUM", "FREE") for o in objects):
-        raise AddonError(f"Scene '{scene.name}' has no moving body (pendulum or free); nothing to simulate")
-    bodies, worlds = [], []
-    for obj in objects:
-        p = obj.pem
-        M = initial_world(obj)
-        R = rotation_part(M, obj.name)
-        role = ROLE_TO_CORE[p.role]
-        origin = M[:3, 3]
-        ref = pivot_world(obj) if role == "pendulum" else origin
-        S = object_frame_scale(obj, M, unit)
-        offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
-        dipoles = tuple(Dipole(S @ exact(d, "position") + offset, exact(d, "moment")) for d in p.dipoles)
-        kw = {"contacts": contacts.body_contacts(obj, M, S, offset, unit), "restitution": contacts.restitution_of(obj),
-              "contact_friction": contacts.contact_friction_of(obj)}
-        if role in ("pendulum", "free"):
-            mp, _ = mass_properties(obj, context, M, notes)
-            kw["mass_properties"] = mp.translated(offset)
-            kw["angular_velocity"] = exact(p, "angular_velocity")
-            if role == "free" and p.translate:
-                if p.use_hinge:
-                    raise AddonError(f"Object '{obj.name}': Hinge and Translate are both on, but a translating body "
-                                     "cannot be hinged (a hinge is a fixed axis): turn one of them off")
-                kw["translate"] = True
-                kw["velocity"] = unit * exact(p, "velocity")
-            if p.use_hinge:
-                axis = exact(p, "hinge_axis")
-                if not np.linalg.norm(axis) > 0:
-                    raise AddonError(f"Object '{obj.name}': the hinge axis is zero")
-                kw["hinge"] = axis / np.linalg.norm(axis)
-        elif not p.dipoles and not (role == "fixed" and p.contacts):  # a fixed body may be there to be struck
-            raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
-        if role == "driven":
-            if p.motion == "CONSTANT_VELOCITY":
-                kw["motion"] = ConstantVelocity(unit * exact(p, "velocity"))
-            else:
-                kw["motion"] = EllipticOrbit(center=unit * exact(p, "orbit_center"), r1=unit * exact(p, "orbit_r1"),
-                                             r2=unit * exact(p, "orbit_r2"), angular_velocity=exact(p, "orbit_omega"),
-                                             phase=exact(p, "orbit_phase"))
-        bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
-        worlds.append(M)
-    fps, dt, substeps, t_end, _ = time_settings(context, frame_end)
-    gravity = scene_gravity(scene) if sp.use_scene_gravity else exact(sp, "gravity")
-    field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
-    rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
-                if sp.field_mode == "ROTATING" else None)
-    every, _ = record_plan(fps, dt, substeps)
-    settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end, record_interval=dt * every)
-    core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
-                 friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
-                 settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
-                 contact_friction=exact(sp, "contact_friction"),
-                 walls=tuple(contacts.wall_of(o, unit) for o in wall_objects))
-    try:
-        core = core.checked()
-    except ValidationError as err:
-        raise AddonError(object_message(str(err), objects, wall_objects)) from err
-    return core, objects, worlds
-
-
-def sample_rate(substeps: int, cap: int = 8) -> int:
-    """Records per frame: the largest power of two ≤ cap dividing the substeps (sub-frame keys need them)."""
-    k = 1
-    while k * 2 <= cap and substeps % (k * 2) == 0:
-        k *= 2
-    return k
 
 
 #: Core setting paths in the panel's words: (pattern of the path, the setting's UI name and where it is).

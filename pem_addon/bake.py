@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,8 +20,9 @@ from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
 from ..pem_physics.io import bake as core_bake
-from . import adapters, cache, keyframes
+from . import adapters, cache, keyframes, scenes
 from .adapters import AddonError
+from .keyframes import BAKED_PROPS, TRANSFORM_PROPS, restore_transform_state, transform_state  # noqa: F401
 
 #: How the status line names the core's engines (Trajectory.info["engine"]).
 ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy"}
@@ -57,15 +57,15 @@ class Plan:
 def prepare(context, frame_end: int | None = None) -> Plan:
     """Read the scene in its start pose: every body as it is at the simulation's start frame with the baked
     channels removed — the same whatever the current frame. ``frame_end``: bake up to that frame only (*Bake to
-    Current Frame*), else to the end of the simulation's range (:func:`.adapters.simulation_range`).
+    Current Frame*), else to the end of the simulation's range (:func:`.scenes.simulation_range`).
 
     A baked object starts from its pose before the bake (its own animation, if it has one, evaluated at the
     start frame), or from where it was moved by hand after the bake (a re-bake then starts there). The
     scene is left exactly as it was: current frame, transforms, assigned actions.
     """
     scene = context.scene
-    fps, dt, substeps, t_end, frame_start = adapters.time_settings(context, frame_end)
-    last = adapters.simulation_range(scene)[1]
+    fps, dt, substeps, t_end, frame_start = scenes.time_settings(context, frame_end)
+    last = scenes.simulation_range(scene)[1]
     last = last if frame_end is None else min(last, frame_end)
     inputs = cache.inputs(context)  # before anything moves: what the panel compares with after the bake
     objects = adapters.pem_objects(scene)
@@ -86,7 +86,7 @@ def prepare(context, frame_end: int | None = None) -> Plan:
         try:
             scene.frame_set(frame_start)
             notes = adapters.scene_notes(objects)
-            core, objects, worlds = adapters.build_scene(context, notes, frame_end)
+            core, objects, worlds = scenes.build_scene(context, notes, frame_end)
             parents = [adapters.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
         finally:
             stack.close()
@@ -107,7 +107,7 @@ def prepare(context, frame_end: int | None = None) -> Plan:
     except ValidationError as err:
         raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
-                adapters.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls, inputs, last)
+                scenes.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls, inputs, last)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
@@ -297,32 +297,6 @@ def apply(plan: Plan, traj: Trajectory, context) -> int:
     return len(next(iter(decomposed.values()))[0]) if decomposed else 0
 
 
-TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
-                   "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
-
-#: The transform values a bake keys (location, rotation; it also sets the rotation mode): the only ones a
-#: re-bake's start pose and Delete Bake take from before the bake. Scale and the delta transforms are never
-#: keyed, so the user's current values stand: a body scaled after its bake is re-baked, and kept, at its new
-#: scale (its mass properties are computed anew from it by :func:`adapters.build_scene`).
-BAKED_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
-
-
-def transform_state(obj) -> str:
-    """The object's transform values and rotation mode, exactly (JSON of Python floats)."""
-    state = {name: list(getattr(obj, name)) for name in TRANSFORM_PROPS}
-    state["rotation_mode"] = obj.rotation_mode
-    return json.dumps(state)
-
-
-def restore_transform_state(obj, text: str, names=TRANSFORM_PROPS) -> None:
-    """Put back the rotation mode and the values ``names`` of a :func:`transform_state` (the others stay)."""
-    state = json.loads(text)
-    obj.rotation_mode = state.pop("rotation_mode")  # first: switching modes converts the rotation values
-    for name, value in state.items():
-        if name in names:
-            setattr(obj, name, value)
-
-
 def _store_diagnostics(scene, traj: Trajectory, warnings: list) -> None:
     """The bake's numbers and ``warnings`` (in the panel's words, one sentence each) for the panel and report."""
     sp = scene.pem
@@ -385,7 +359,7 @@ def estimate(context, frame_end: int | None = None) -> tuple[int, float, bool]:
     promised when the bake will now run on numpy (numba no longer loads); the other way round the measured
     speed errs long, and is kept.
     """
-    fps, dt, substeps, t_end, _ = adapters.time_settings(context, frame_end)
+    fps, dt, substeps, t_end, _ = scenes.time_settings(context, frame_end)
     steps = int(round(t_end / dt))
     sp = context.scene.pem
     engine, _ = expected_engine(context)

@@ -25,7 +25,7 @@ import json
 
 import bpy
 
-from . import adapters, keyframes
+from . import adapters, keyframes, scenes
 
 NOT_BAKED, BAKED, OUTDATED = "NOT_BAKED", "BAKED", "OUTDATED"
 
@@ -112,8 +112,6 @@ def _start_pose(obj, scene) -> list:
     """An object's start pose, the same before and after its bake and at any current frame: its transform values
     (before the bake, or where it was moved by hand since) unless its own animation moves it, and its own
     animation's keys (the action it plays, or kept aside while it plays its bake)."""
-    from .bake import transform_state  # bake imports this module
-
     p = obj.pem
     anim = obj.animation_data
     action = p.user_action if p.baked else (anim.action if anim is not None else None)
@@ -121,14 +119,14 @@ def _start_pose(obj, scene) -> list:
     # a bake keys location and rotation only: the scale and the delta transforms are the object's own, now
     unkeyed = [list(getattr(obj, name)) for name in _UNKEYED]
     if p.baked and keyframes.edited_by_hand(obj, scene.frame_current + scene.frame_subframe):
-        return ["pose", transform_state(obj), own, unkeyed]  # a re-bake starts here (and keeps it as its start)
+        return ["pose", keyframes.transform_state(obj), own, unkeyed]  # a re-bake starts here
     animated = _moves(action) if p.baked else keyframes.animates_transform(obj)
     if animated:  # its transform values follow the current frame: its keys say where it starts
         return ["pose", None, own]
-    return ["pose", p.pre_bake_state if p.baked else transform_state(obj), own, unkeyed]
+    return ["pose", p.pre_bake_state if p.baked else keyframes.transform_state(obj), own, unkeyed]
 
 
-#: The transform values a bake never keys (:data:`.bake.BAKED_PROPS` are keyed).
+#: The transform values a bake never keys (:data:`.keyframes.BAKED_PROPS` are keyed).
 _UNKEYED = ("scale", "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
 
 
@@ -179,7 +177,7 @@ def inputs(context) -> dict:
     scene = context.scene
     scene_values = [_rna_values(scene.pem, _SCENE_SKIP), scene.render.fps, scene.render.fps_base,
                     list(scene.gravity), scene.use_gravity, scene.unit_settings.scale_length,
-                    list(adapters.simulation_range(scene))]
+                    list(scenes.simulation_range(scene))]
     out = {SCENE_ITEM: _digest(scene_values)}
     for obj in adapters.pem_objects(scene):
         out[f"Object '{obj.name}'"] = _digest(_object_item(obj, context))

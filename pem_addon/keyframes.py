@@ -36,6 +36,7 @@ then set by the caller's sampling step alone.
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field
 
 import bpy
@@ -586,3 +587,32 @@ __all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNEL
            "animates_transform", "clear_keys", "discard_snapshot", "edited_by_hand", "make_quaternions_continuous",
            "owns_action", "playing", "preserve_animation", "restore_animation", "restore_user_action",
            "snapshot_animation", "use_own_action", "write_transform_keys"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Transform values of a bake's start pose (kept as JSON on the object).
+
+TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
+                   "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
+
+#: The transform values a bake keys (location, rotation; it also sets the rotation mode): the only ones a
+#: re-bake's start pose and Delete Bake take from before the bake. Scale and the delta transforms are never
+#: keyed, so the user's current values stand: a body scaled after its bake is re-baked, and kept, at its new
+#: scale (its mass properties are computed anew from it by :func:`scenes.build_scene`).
+BAKED_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
+
+
+def transform_state(obj) -> str:
+    """The object's transform values and rotation mode, exactly (JSON of Python floats)."""
+    state = {name: list(getattr(obj, name)) for name in TRANSFORM_PROPS}
+    state["rotation_mode"] = obj.rotation_mode
+    return json.dumps(state)
+
+
+def restore_transform_state(obj, text: str, names=TRANSFORM_PROPS) -> None:
+    """Put back the rotation mode and the values ``names`` of a :func:`transform_state` (the others stay)."""
+    state = json.loads(text)
+    obj.rotation_mode = state.pop("rotation_mode")  # first: switching modes converts the rotation values
+    for name, value in state.items():
+        if name in names:
+            setattr(obj, name, value)

@@ -7,7 +7,7 @@ from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..pem_physics.errors import PemError
-from . import adapters, bake, cache, plotimage
+from . import adapters, bake, cache, plotimage, scenes
 from .adapters import AddonError
 from .jobs import ModalJob
 from .lists import OnSelectedItem, RemoveSelectedItem, add_item
@@ -320,7 +320,7 @@ class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
         from ..pem_physics.io import scenefile
 
         try:
-            core, _, _ = adapters.build_scene(context)
+            core, _, _ = scenes.build_scene(context)
             scenefile.save_scene(core, self.filepath)
         except (PemError, OSError) as err:
             return _fail(self, err)

@@ -236,7 +236,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
         ("SUBSTEPS", "Substeps per Frame", ""), ("DT", "Time Step", ""),
     ], default="SUBSTEPS")
     # no hard maximum: Blender would clamp a larger value silently; a bake of too many steps is refused with
-    # the number instead (adapters.MAX_BAKE_STEPS)
+    # the number instead (scenes.MAX_BAKE_STEPS)
     substeps: IntProperty(name="Substeps", description="Integration steps per frame (the slider goes to 256; any "
                                                        "number may be typed, up to a bake of 10⁹ steps)",
                           default=16, min=1, soft_max=256)

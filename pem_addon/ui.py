@@ -6,7 +6,7 @@ import bpy
 
 from ..pem_physics import jit
 from ..pem_physics.engine import integrators
-from . import adapters, cache, contacts
+from . import adapters, bake, cache, contacts
 from .lists import draw_list
 from .props import method_name
 
@@ -243,8 +243,6 @@ def _method_line(layout, sp) -> None:
 
 def _estimate_line(layout, context) -> None:
     """How long a bake would run: its steps and seconds (at the last bake's speed, or estimated before one)."""
-    from . import bake
-
     try:
         steps, seconds, measured = bake.estimate(context)
     except adapters.AddonError as err:
@@ -259,7 +257,6 @@ def _estimate_line(layout, context) -> None:
 def _engine_line(layout, context) -> None:
     """Which engine this scene's bake runs on: compiled (numba, bundled with the extension) or numpy — the
     fallback without numba."""
-    from . import bake
 
     engine, reason = bake.expected_engine(context)
     if engine == "numba":

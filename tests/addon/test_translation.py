@@ -24,7 +24,7 @@ R_BALL = 0.0625   # BU: dyadic, exact in single precision
 H = 0.5           # drop height of the ball's lowest point above the floor
 MASS = 0.125
 FPS = 24
-SUBSTEPS = 16     # 8 records a frame (adapters.record_plan)
+SUBSTEPS = 16     # 8 records a frame (scenes.record_plan)
 
 
 @pytest.fixture
