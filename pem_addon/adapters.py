@@ -1,4 +1,7 @@
-"""Blender data ↔ pem_physics: the only place that knows both (Bonsai's ``tool`` layer).
+"""The body adapter, Blender data ↔ pem_physics (Bonsai's ``tool`` layer): exact values, poses, meshes and mass
+properties of PEM objects, pivots, messages in the panel's words, and building objects from an imported scene.
+The scene as a whole (its time settings, the core Scene) is :mod:`.scenes`; contact spheres and walls are
+:mod:`.contacts`.
 
 Frames. Blender world coordinates are in Blender units (BU); the core's lab frame is the same
 axes in metres: x_lab = unit · x_world, ``unit`` = ``scene.unit_settings.scale_length``; velocities
