@@ -315,7 +315,9 @@ def _store_diagnostics(scene, traj: Trajectory, warnings: list) -> None:
     sp.last_engine = engine
     load = traj.info.get("compile_or_load_s", 0.0)
     sp.status = (f"Baked {traj.steps} steps ({traj.method}) in {traj.wall_time:.2f} s, "
-                 f"{ENGINE_NAMES.get(engine, engine)} engine, {rate:.3g} steps/s"
+                 f"{ENGINE_NAMES.get(engine, engine)} engine"
+                 + (" (built ahead of time)" if traj.info.get("kernels") == "ahead-of-time" else "")
+                 + f", {rate:.3g} steps/s"
                  + (f" (+{load:.1f} s compiling the engine, once)" if load > 2.0 else ""))
     n = len(traj.t)
     pick = np.unique(np.linspace(0, n - 1, min(n, 2000)).astype(int))
@@ -346,9 +348,17 @@ def expected_engine(context) -> tuple[str, str | None]:
     (translating bodies and contacts included)."""
     from ..pem_physics import jit
 
-    if jit.installed():
+    if jit.installed() or ahead_of_time():
         return "numba", None
     return "numpy", jit.unavailable_reason()
+
+
+def ahead_of_time() -> bool:
+    """Whether the single-scene kernels built ahead of time load here (the extension ships them for Blender's
+    Pythons on linux-x64): a bake then starts at once, with no compile."""
+    from ..pem_physics.engine import aot
+
+    return aot.load() is not None  # None too for a build this Blender cannot load
 
 
 def estimate(context, frame_end: int | None = None) -> tuple[int, float, bool]:

@@ -61,6 +61,8 @@ def _draw():
     if (scene is None or region is None or space is None or getattr(space, "mode", None) != "TIMELINE"
             or not space.show_cache or not hasattr(scene, "pem")):
         return
+    if not cache.is_baked(scene):  # cheap: the fingerprints are only compared for a baked scene
+        return
     sp = scene.pem
     shown = bar(cache.state(context), sp.bake_frame_start, sp.bake_frame_end,
                 lambda f: region.view2d.view_to_region(f, 0, clip=False)[0],

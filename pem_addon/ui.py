@@ -259,8 +259,10 @@ def _engine_line(layout, context) -> None:
     fallback without numba."""
 
     engine, reason = bake.expected_engine(context)
-    if engine == "numba":
-        layout.label(text="Engine: compiled (numba)", icon="CHECKMARK")
+    if engine == "numba" and bake.ahead_of_time():
+        layout.label(text="Engine: compiled, built ahead of time (no compile)", icon="CHECKMARK")
+    elif engine == "numba":
+        layout.label(text="Engine: compiled (numba; the first bake compiles it, once)", icon="CHECKMARK")
     elif jit.installed():
         layout.label(text=f"Engine: numpy — {reason}; bakes are slower", icon="INFO")
     else:

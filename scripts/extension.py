@@ -14,8 +14,11 @@ Blenders bake with the numpy engine, as the panel says.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -56,19 +59,91 @@ def blender_ext_tool() -> Path:
     return path
 
 
-def build(out: Path) -> list[Path]:
-    """Fetch the wheels, build one zip per platform into ``out``; return the zips."""
+#: The ahead-of-time kernels each zip carries (pem_physics/engine/_aot, :mod:`pem_physics.engine.aot`): one build
+#: per Python and numpy Blender bundles, each made with a venv of that Python (requirements/aot3*.txt).
+AOT_BUILDS = (("aot311", "Blender 4.2 LTS – 5.0: Python 3.11, numpy 1"),
+              ("aot313", "Blender 5.1+: Python 3.13, numpy 2"))
+#: Only builds for the machine running this script can be made (numba compiles for the host's platform).
+AOT_HOST = ("linux", "x86_64")
+
+
+def build_aot(where: Path, log=print) -> list[Path]:
+    """Compile the single-scene kernels ahead of time into ``where`` (a staged copy's
+    ``pem_physics/engine/_aot``) for each of :data:`AOT_BUILDS`, so a first bake in Blender needs no compile
+    (needs a C compiler; on another host, or without one, the zips ship without and Blender compiles on first
+    use, as before)."""
+    import platform
+
+    if (sys.platform, platform.machine()) != AOT_HOST:
+        log(f"ahead-of-time kernels: not built on {sys.platform}/{platform.machine()} (only {'/'.join(AOT_HOST)})")
+        return []
+    out = []
+    for name, what in AOT_BUILDS:
+        venv = ["bash", str(ROOT / "scripts" / "venv.sh"), name, str(ROOT / "requirements" / f"{name}.txt")]
+        py = subprocess.run(venv, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        env = {k: v for k, v in os.environ.items() if k not in ("PEM_AOT_DIR", "PEM_AOT", "PEM_NUMBA")}
+        run = subprocess.run([py, "-c", "import sys; from pem_physics.engine import prebuild; "
+                              "print(prebuild.build(sys.argv[1], log=lambda *a: None))", str(where)],
+                             cwd=ROOT, env=env, capture_output=True, text=True)
+        if run.returncode != 0:
+            log(f"ahead-of-time kernels for {what}: not built ({run.stderr.strip().splitlines()[-1]})")
+            continue
+        out.append(Path(run.stdout.strip().splitlines()[-1]))
+        log(f"ahead-of-time kernels for {what}: {out[-1].name}")
+    return out
+
+
+#: What the staged copy leaves out (besides what the manifest excludes): local environments and outputs.
+_NOT_STAGED = shutil.ignore_patterns(".git", ".venvs", "dist", "out", "build", "wheels", "_aot", "__pycache__",
+                                     ".hypothesis", ".pytest_cache", ".ruff_cache")
+
+
+def build(out: Path, log=print) -> list[Path]:
+    """Fetch the wheels, stage a copy of the source with the ahead-of-time kernels built into it
+    (:func:`build_aot`; the checkout itself gets no build products), then one zip per platform into ``out``;
+    return the zips."""
     fetch_wheels()
     out.mkdir(parents=True, exist_ok=True)
     m = manifest()
     for old in out.glob(f"{m['id']}-{m['version']}-*.zip"):
         old.unlink()
-    subprocess.run([sys.executable, str(blender_ext_tool()), "build", "--split-platforms", "--source-dir", str(ROOT),
-                    "--output-dir", str(out)], check=True, stdout=subprocess.DEVNULL)
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="extension-", dir=ROOT / "build") as tmp:
+        stage = Path(tmp) / "src"
+        shutil.copytree(ROOT, stage, ignore=_NOT_STAGED)
+        shutil.copytree(ROOT / "wheels", stage / "wheels", copy_function=_link_or_copy)
+        build_aot(stage / "pem_physics" / "engine" / "_aot", log)
+        subprocess.run([sys.executable, str(blender_ext_tool()), "build", "--split-platforms", "--source-dir",
+                        str(stage), "--output-dir", str(out)], check=True, stdout=subprocess.DEVNULL)
     zips = sorted(out.glob(f"{m['id']}-{m['version']}-*.zip"))
     if len(zips) != len(m["platforms"]):
         raise SystemExit(f"expected one zip per platform {m['platforms']}, got {[z.name for z in zips]}")
+    for z in zips:  # the kernels are machine code for AOT_HOST: the other platforms' zips leave them out
+        if not z.stem.endswith(AOT_PLATFORM):
+            _drop(z, "pem_physics/engine/_aot/")
     return zips
+
+
+#: The Blender platform of :data:`AOT_HOST` (the zip name's suffix).
+AOT_PLATFORM = "linux_x64"
+
+
+def _drop(zip_path: Path, prefix: str) -> None:
+    """Rewrite a zip without the entries under ``prefix`` (written beside it, then moved over it)."""
+    tmp = zip_path.with_suffix(".tmp")
+    with zipfile.ZipFile(zip_path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if not info.filename.startswith(prefix):
+                dst.writestr(info, src.read(info))
+    os.replace(tmp, zip_path)
+
+
+def _link_or_copy(src, dst):
+    """A hard link (the wheels are large; the staged copy lives beside them), or a copy across file systems."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def main(argv=None) -> int:
@@ -83,7 +158,9 @@ def main(argv=None) -> int:
     for z in build(Path(args.out)):
         with zipfile.ZipFile(z) as zf:
             wheels = sorted(Path(n).name for n in zf.namelist() if n.endswith(".whl"))
-        print(f"{z}  ({z.stat().st_size / 1e6:.1f} MB; wheels: {', '.join(wheels) or 'none (numpy engine)'})")
+            kernels = sorted(Path(n).name.split(".")[0] for n in zf.namelist() if "/_aot/" in n and n.endswith(".json"))
+        print(f"{z}  ({z.stat().st_size / 1e6:.1f} MB; wheels: {', '.join(wheels) or 'none (numpy engine)'}; "
+              f"ahead-of-time kernels: {', '.join(kernels) or 'none'})")
     return 0
 
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import demo  # noqa: E402  (sets up Blender's user folder, then imports bpy)
+import demo  # noqa: E402, I001  (first: it sets up Blender's user folder, then imports bpy)
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
@@ -151,7 +151,8 @@ def main(argv=None):
         scene = bpy.context.scene
         demo.set_material(demo._support_bar(pivot=(0.0, 0.0, 0.3)),
                           demo.material("Steel", (0.3, 0.3, 0.32, 1.0), metallic=0.8, roughness=0.35))
-        demo.stage(target=(0.0, 0.0, 0.13), distance=0.62, elevation_deg=18, azimuth_deg=-65, lens=40,
+        # the demo's stage, the camera a little further back: the support bar stays in the wider picture
+        demo.stage(target=(0.0, 0.0, 0.14), distance=0.7, elevation_deg=18, azimuth_deg=-65, lens=40,
                    ground_z=-0.012, size=0.5)
         demo.render_settings(samples=SAMPLES, res=RES)
         render_to(outdir / "01-scene.png", scene.frame_start, tmp)

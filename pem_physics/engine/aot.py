@@ -10,8 +10,9 @@ extension module that needs only numpy at run time. A
 single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
 results, no numba import. Ensembles keep the JIT kernels (parallel, SIMD lanes).
 
-The build lives beside numba's cache (``<cache>/aot``, or ``PEM_AOT_DIR``) under a name keyed on
-the kernels' source, the Python version, numpy's major version and the machine, so an edited
+The build lives beside numba's cache (``<cache>/aot``, or ``PEM_AOT_DIR``), or ships in the package
+(:data:`SHIPPED`: the Blender extension's zip carries builds for Blender's Pythons), under a name keyed on
+the kernels' source, the Python minor version, numpy's major version and the machine, so an edited
 kernel or another interpreter never loads a stale build; it is written to a temporary folder and
 moved into place (a crash leaves no half-written module). Linking needs a C compiler (gcc, clang
 or MSVC). Each call checks its arguments against the types the build was made for (kind, dtype,
@@ -52,24 +53,43 @@ ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_spli
 _loaded: dict = {}
 
 
+#: Builds shipped with the package (the Blender extension's zip carries them: ``scripts/extension.py`` compiles
+#: them for each Python and numpy Blender bundles), searched before the user's own (:func:`folders`).
+SHIPPED = Path(__file__).resolve().parent / "_aot"
+
+
 def folder() -> Path:
-    """Where builds are kept: ``PEM_AOT_DIR`` or ``aot`` in the compile cache (:func:`pem_physics.jit.cache_dir`)."""
+    """Where builds are made and kept: ``PEM_AOT_DIR`` or ``aot`` in the compile cache
+    (:func:`pem_physics.jit.cache_dir`)."""
     env = os.environ.get("PEM_AOT_DIR")
     return Path(env) if env else cache_dir() / "aot"
 
 
+def folders() -> list:
+    """Where :func:`load` looks, in order: ``PEM_AOT_DIR`` alone when set, else the shipped builds
+    (:data:`SHIPPED`), then the user's (:func:`folder`)."""
+    return [folder()] if os.environ.get("PEM_AOT_DIR") else [SHIPPED, folder()]
+
+
+def abi_tag() -> str:
+    """The interpreter and numpy a build is for: an extension module loads into one CPython minor version
+    (``cpython_311``) and one numpy major version (``np1``, ``np2``)."""
+    return f"{sys.implementation.cache_tag.replace('-', '_')}_np{np.__version__.split('.')[0]}"
+
+
 def key() -> str:
-    """What a build depends on: the kernels' and Model's source, Python, numpy's major version, the machine."""
+    """What a build depends on: the kernels' and Model's source, Python and numpy (:func:`abi_tag`), the machine.
+    Not the interpreter's full version string: a build made with one CPython 3.11 loads in any other (Blender's)."""
     here = Path(__file__).resolve().parent
     h = sha256()
     for name in ("kernels.py", "compiled.py", "aot.py"):
         h.update((here / name).read_bytes())
-    h.update(f"{sys.version}|{np.__version__.split('.')[0]}|{platform.machine()}|{sys.platform}".encode())
+    h.update(f"{abi_tag()}|{platform.machine()}|{sys.platform}".encode())
     return h.hexdigest()[:16]
 
 
 def module_name() -> str:
-    return f"pem_kernels_{key()}"
+    return f"pem_kernels_{abi_tag()}_{key()}"
 
 
 def spec(x):
@@ -112,10 +132,17 @@ def enabled() -> bool:
 
 
 def load(where: Path | None = None) -> Build | None:
-    """The build for this source and interpreter, or None (none built, turned off, or not loadable)."""
+    """The build for this source and interpreter, or None (none built, turned off, or not loadable); from
+    ``where``, or the first of :func:`folders` that has it."""
     if not enabled():
         return None
-    where = Path(where) if where is not None else folder()
+    if where is None:
+        for place in folders():
+            build = load(place)
+            if build is not None:
+                return build
+        return None
+    where = Path(where)
     name = module_name()
     cached = _loaded.get((where, name))
     if cached is not None or (where, name) in _loaded:
@@ -124,11 +151,16 @@ def load(where: Path | None = None) -> Build | None:
     so = where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
     meta = where / (name + ".json")
     if so.is_file() and meta.is_file():
-        specs = json.loads(meta.read_text(encoding="utf-8"))["specs"]
-        spec_ = importlib.util.spec_from_file_location(name, so)
-        module = importlib.util.module_from_spec(spec_)
-        spec_.loader.exec_module(module)
-        build = Build(module, so, specs)
+        try:
+            specs = json.loads(meta.read_text(encoding="utf-8"))["specs"]
+            spec_ = importlib.util.spec_from_file_location(name, so)
+            module = importlib.util.module_from_spec(spec_)
+            spec_.loader.exec_module(module)
+            build = Build(module, so, specs)
+        except (ImportError, OSError, ValueError, KeyError):
+            # a build this interpreter cannot load (another numpy's ABI, missing system libraries, a damaged
+            # file): numba's JIT kernels instead, as without a build
+            build = None
     _loaded[(where, name)] = build
     return build
 
@@ -188,7 +220,7 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
     os.replace(tmp / (name + ".json"), where / (name + ".json"))
     shutil.rmtree(tmp, ignore_errors=True)
     if sys.platform != "win32":  # builds of older sources (Windows cannot remove a module another process loaded)
-        for old in where.glob("pem_kernels_*"):
+        for old in where.glob(f"pem_kernels_{abi_tag()}_*"):  # other Pythons' and numpys' builds stay
             if not old.name.startswith(name):
                 old.unlink()
     _loaded.pop((where, name), None)

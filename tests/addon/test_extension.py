@@ -122,8 +122,16 @@ def test_one_zip_per_platform_with_its_own_wheels(built_zips):
         assert len(wheels) == 2 * len(pythons), (platform, wheels)
         assert all(tag in w for w in wheels), (platform, wheels)
         assert {w.split("-")[2] for w in wheels} == pythons, (platform, wheels)
+        with zipfile.ZipFile(path) as zf:
+            kernels = sorted(Path(n).name for n in zf.namelist() if "/engine/_aot/" in n)
+        if platform == HOST_PLATFORM:  # the kernels built ahead of time, for each of Blender's Pythons and numpys
+            assert [k.split(".")[0].rsplit("_", 1)[0] for k in kernels] == [
+                "pem_kernels_cpython_311_np1"] * 2 + ["pem_kernels_cpython_313_np2"] * 2, kernels
+            assert {k.rsplit(".", 1)[1] for k in kernels} == {"so", "json"}, kernels
+        else:                          # machine code for linux-x64 only: not carried elsewhere
+            assert kernels == [], (platform, kernels)
         size_mb = path.stat().st_size / 1e6
-        # the wheels are the zip (~60 MB of llvmlite per Python on Linux); our own code is well under 2 MB
+        # the wheels are the zip (~60 MB of llvmlite per Python on Linux); our own code and kernels are under 2 MB
         wheel_mb = sum((ROOT / "wheels" / w).stat().st_size for w in wheels) / 1e6
         assert size_mb < wheel_mb + 2.0, (platform, size_mb, wheel_mb)
         print(f"{platform}: {size_mb:.1f} MB, wheels {wheels}")
@@ -251,13 +259,7 @@ def test_install_enables_the_addon_with_its_core(installed):
     assert tuple(obj.location) == (1.0, 0.0, 0.0)
 
 
-def test_installed_zip_bakes_on_the_compiled_engine_from_its_wheels(installed):
-    """The installed extension's bake runs on numba — under bpy 4.2 (no numba of its own) the one from the
-    zip's wheels — and numba caches its compiled code in the extension's user folder."""
-    import numba
-
-    if not NUMBA_IN_ENV:
-        assert Path(numba.__file__).resolve().is_relative_to(Path(SANDBOX).resolve()), numba.__file__
+def _bake_a_pendulum():
     pivot = bpy.data.objects.new("Pivot", None)
     bpy.context.scene.collection.objects.link(pivot)
     bpy.ops.mesh.primitive_cube_add(size=0.1, location=(0, 0, -0.3))
@@ -268,6 +270,31 @@ def test_installed_zip_bakes_on_the_compiled_engine_from_its_wheels(installed):
     cube.pem.angular_velocity = (0.0, 2.0, 0.0)
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
-    assert "compiled engine" in bpy.context.scene.pem.status, bpy.context.scene.pem.status
+    return bpy.context.scene.pem.status
+
+
+def test_installed_zip_bakes_at_once_on_its_kernels_built_ahead_of_time(installed):
+    """On linux-x64 the zip carries the kernels built ahead of time for this Blender's Python and numpy: the first
+    bake in a fresh user folder runs on them — no compile, nothing in numba's cache — and the panel says so."""
+    status = _bake_a_pendulum()
+    assert "compiled engine (built ahead of time)" in status and "compiling" not in status, status
+    aot = importlib.import_module(f"{MODULE}.pem_physics.engine.aot")
+    build = aot.load()
+    assert build is not None and build.path.parent == installed / "pem_physics" / "engine" / "_aot", build
+    cache = Path(bpy.utils.extension_path_user(MODULE, path="numba_cache"))
+    assert not any(cache.rglob("*.nbi")), "the bake compiled with numba although the zip carries its kernels"
+
+
+def test_installed_zip_bakes_on_the_compiled_engine_from_its_wheels(installed, monkeypatch):
+    """Without the kernels built ahead of time (``PEM_AOT=0``: what a platform without a build gets), the installed
+    extension's bake runs on numba — under bpy 4.2 (no numba of its own) the one from the zip's wheels — and numba
+    caches its compiled code in the extension's user folder."""
+    monkeypatch.setenv("PEM_AOT", "0")
+    status = _bake_a_pendulum()
+    import numba
+
+    if not NUMBA_IN_ENV:
+        assert Path(numba.__file__).resolve().is_relative_to(Path(SANDBOX).resolve()), numba.__file__
+    assert "compiled engine" in status and "ahead of time" not in status, status
     cache = Path(bpy.utils.extension_path_user(MODULE, path="numba_cache"))
     assert any(cache.rglob("*.nbi")), f"no compiled code cached in {cache}"
