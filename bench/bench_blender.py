@@ -4,12 +4,14 @@
 
 For each Blender (the bpy wheels in .venvs/bpy42, bpy45, bpy50, bpy52: venvs without numba, made by
 scripts/venv.sh), the linux-x64 zip built from this checkout (scripts/extension.py) is installed into a fresh
-user folder (``BLENDER_USER_RESOURCES``) and enabled; its compiled engine is the numba from its own wheels.
+user folder (``BLENDER_USER_RESOURCES``) and enabled; its compiled engine is the kernels it carries built ahead
+of time (scripts/extension.py), else the numba from its own wheels.
 Measured, whole operator calls seen from Python (``bpy.ops``, the synchronous ``execute`` path a script uses):
 
 - ``install_s``: ``extensions.package_install_files`` of the zip, enable included (the wheels for this Python
   unpacked);
-- ``first_bake_s``: the first Bake in that user folder, numba's compile cache empty (the compile);
+- ``first_bake_s``: the first Bake in that user folder, numba's compile cache empty: on the kernels the zip
+  carries built ahead of time where they load (no compile), else numba's compile;
 - ``warm_bake_s``: the same scene built again and baked in the same session;
 - ``new_session_bake_s``: a new process on the same user folder (the extension enabled again), its first bake
   (numba imported and the cached kernels loaded).
@@ -69,6 +71,8 @@ def _child(phase: str, zip_path: str, out: str) -> None:
         key = "first_bake_s" if phase == "first" else "new_session_bake_s"
         res[f"{name}_{key}"] = bake()
         res[f"{name}_engine"] = bpy.context.scene.pem.last_engine
+        res[f"{name}_kernels"] = ("ahead-of-time" if "built ahead of time" in bpy.context.scene.pem.status
+                                  else "jit")
         res[f"{name}_steps"] = bpy.context.scene.pem.last_steps
         if phase == "first":
             build()
@@ -121,7 +125,7 @@ def main(argv=None) -> dict:
             r = results[v]
             scenes = "; ".join(f"{s}: first {r[f'{s}_first_bake_s']:.1f} s, new session "
                                f"{r[f'{s}_new_session_bake_s']:.2f} s, warm {r[f'{s}_warm_bake_s']:.2f} s "
-                               f"({r[f'{s}_engine']})" for s in ("three_magnet", "cradle"))
+                               f"({r[f'{s}_engine']}, {r[f'{s}_kernels']})" for s in ("three_magnet", "cradle"))
             print(f"Blender {r['blender']} (Python {r['python']}): install {r['install_s']:.2f} s; {scenes}",
                   flush=True)
     if args.json:
