@@ -386,7 +386,8 @@ def _fastmesh(n_triangles: int):
     """The numba kernels (:mod:`.fastmesh`) if installed, enabled and worth it for this many triangles, else None."""
     from . import fastmesh
 
-    use = fastmesh.ENABLED and fastmesh.available() and n_triangles >= fastmesh.MIN_TRIANGLES
+    # the size first: available() imports numba (~0.3 s), which a small mesh does not repay
+    use = fastmesh.ENABLED and n_triangles >= fastmesh.MIN_TRIANGLES and fastmesh.available()
     return fastmesh if use else None
 
 
