@@ -17,8 +17,9 @@ Measured, whole operator calls seen from Python (``bpy.ops``, the synchronous ``
   (numba imported and the cached kernels loaded).
 
 Scenes: the demo's three-magnet pendulum (8 s at dt = 1e-3: 8000 steps) and its five-ball Newton's cradle
-(1.5 s, 40 substeps a frame at 24 fps, contacts: the contact kernel variant). The builders are the demo's own
-(scripts/demo.py), run against the installed extension. Any Python runs it (e.g. .venvs/core/bin/python).
+(1.5 s, 40 substeps a frame at 24 fps, contacts: the contact kernel variant); then the demo's gas, 500 hard
+spheres in a 2 m box over 25 frames (``gas_first_build_s``, ``gas_new_session_build_s``). The builders are the
+demo's own (scripts/demo.py), run against the installed extension. Any Python runs it (e.g. .venvs/core/bin/python).
 """
 
 from __future__ import annotations
@@ -77,6 +78,17 @@ def _child(phase: str, zip_path: str, out: str) -> None:
         if phase == "first":
             build()
             res[f"{name}_warm_bake_s"] = bake()
+    # the demo's gas: 500 hard spheres between the walls of a 2 m cube (η = 0.2), 25 frames at 24 fps
+    demo.new_scene()
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 25
+    bpy.ops.wm.save_as_mainfile(filepath=str(Path(out).with_suffix(".blend")))  # the cache goes next to it
+    bpy.ops.mesh.primitive_cube_add(size=2.0, location=(0.0, 0.0, 1.0))
+    t = time.perf_counter()
+    assert bpy.ops.pem.gas_build(box=bpy.context.object.name, n=500, packing_fraction=0.2, temperature=1.0, seed=1,
+                                 periodic=False) == {"FINISHED"}
+    res["gas_first_build_s" if phase == "first" else "gas_new_session_build_s"] = time.perf_counter() - t
+    res["gas_engine"] = bpy.context.object["pem_gas"]["engine"]
     import numba
 
     res["numba_from"] = numba.__file__
@@ -126,8 +138,9 @@ def main(argv=None) -> dict:
             scenes = "; ".join(f"{s}: first {r[f'{s}_first_bake_s']:.1f} s, new session "
                                f"{r[f'{s}_new_session_bake_s']:.2f} s, warm {r[f'{s}_warm_bake_s']:.2f} s "
                                f"({r[f'{s}_engine']}, {r[f'{s}_kernels']})" for s in ("three_magnet", "cradle"))
-            print(f"Blender {r['blender']} (Python {r['python']}): install {r['install_s']:.2f} s; {scenes}",
-                  flush=True)
+            print(f"Blender {r['blender']} (Python {r['python']}): install {r['install_s']:.2f} s; {scenes}; "
+                  f"gas of 500: first {r['gas_first_build_s']:.1f} s, new session {r['gas_new_session_build_s']:.1f} s "
+                  f"({r['gas_engine']})", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return results

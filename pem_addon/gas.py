@@ -345,7 +345,9 @@ def apply(plan: Plan, result: Result, context):
             "temperature": plan.temperature, "seed": plan.seed, "periodic": plan.periodic,
             "radius": result.radius, "lengths": plan.lengths.tolist(), "frame_start": plan.frame_start,
             "frame_end": plan.frame_end, "fps": plan.fps, "cache": cache.filepath,
-            "engine": result.info["engine"], "collisions": result.info["collisions"],
+            "engine": result.info["engine"] + (", built ahead of time" if result.info.get("kernels") == "ahead-of-time"
+                                               else ""),
+            "collisions": result.info["collisions"],
             "wall_events": result.info["wall_events"], "wall_time": result.info["wall_time"],
             "total_time": result.total_time}
         context.collection.objects.link(obj)

@@ -48,8 +48,24 @@ except ImportError:
         from hashlib import sha256
 
 #: The entries of a build and the kernels they export: a contact scene's splitting kernel is an entry of its
-#: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code).
+#: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code); the
+#: hard-sphere gas engine's two kernels once per case (``gas_build_3d``, ``gas_advance_3d_gravity``, …:
+#: :data:`pem_physics.gas.edmd.CASES`).
 ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
+#: The kernels' source files: a build is keyed on them (:func:`key`).
+SOURCES = ("engine/kernels.py", "engine/compiled.py", "engine/aot.py", "gas/edmd.py")
+
+
+def kernel(kind: str):
+    """The numba dispatcher an entry compiles: a single-scene kernel (:data:`ENTRIES`) or a gas kernel
+    (``gas_build_<case>``, ``gas_advance_<case>``)."""
+    if kind.startswith("gas_"):
+        from ..gas import edmd
+
+        return edmd._build if kind.startswith("gas_build_") else edmd._advance
+    from . import kernels
+
+    return getattr(kernels, ENTRIES[kind])
 _loaded: dict = {}
 
 
@@ -80,10 +96,10 @@ def abi_tag() -> str:
 def key() -> str:
     """What a build depends on: the kernels' and Model's source, Python and numpy (:func:`abi_tag`), the machine.
     Not the interpreter's full version string: a build made with one CPython 3.11 loads in any other (Blender's)."""
-    here = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     h = sha256()
-    for name in ("kernels.py", "compiled.py", "aot.py"):
-        h.update((here / name).read_bytes())
+    for name in SOURCES:
+        h.update((package / name).read_bytes())
     h.update(f"{abi_tag()}|{platform.machine()}|{sys.platform}".encode())
     return h.hexdigest()[:16]
 
@@ -188,8 +204,6 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
 
     from numba.pycc import CC
 
-    from . import kernels
-
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", nb.NumbaPendingDeprecationWarning)
@@ -200,7 +214,7 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
         cc.verbose = False
         specs = {}
         for kind, args in probes:
-            disp = getattr(kernels, ENTRIES[kind])
+            disp = kernel(kind)
             types = tuple(nb.typeof(a) for a in args)
             disp.compile(types)
             sig = disp.overloads[types].signature

@@ -28,6 +28,32 @@ def probes():
     integ = make_integrator("splitting4", system, scene.settings.dt, system.U0[None], system.omega0[None])
     integ.contacts = ContactModel(scene, system)
     yield Runner(integ, 1e-6, 1000).member_call([0])
+    yield from gas_probes()
+
+
+def gas_probes():
+    """(entry, args) of the gas engine's two kernels in each 3D case (:data:`..gas.edmd.CASES`: walls, gravity,
+    periodic), on a few spheres. The 2D cases stay with numba's JIT: each case takes ~45 s to build, and Blender
+    (the user who cannot wait for a compile) makes 3D gases only."""
+    import numpy as np
+
+    from ..gas import edmd
+    from ..gas.state import GasState
+
+    for d, gravity, periodic in edmd.CASES:
+        if d != 3:
+            continue
+        n = 4
+        x = np.array([[0.25, 0.25, 0.25], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75], [0.75, 0.75, 0.25]])[:, :d]
+        v = np.array([[1.0, 0.5, 0.2], [-0.3, 1.0, 0.4], [0.2, -0.7, 1.0], [-1.0, 0.1, -0.5]])[:, :d]
+        state = GasState(x, v, np.full(n, 0.05), np.ones(n), np.ones(d), periodic, 0.0)
+        g = np.zeros(d)
+        if gravity:
+            g[-1] = -1.0
+        engine = edmd.CompiledEngine(state, gravity=g if gravity else None)
+        case = edmd.case_name(d, gravity, periodic)
+        yield f"gas_build_{case}", engine.build_call(0.0)
+        yield f"gas_advance_{case}", engine.advance_call(1.0, 10)
 
 
 def build(where=None, force: bool = False, log=print):

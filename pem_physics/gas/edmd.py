@@ -63,7 +63,27 @@ REACHED, MAX_EVENTS, LOG_FULL = 0, 1, 2
 
 
 def available() -> bool:
-    return nb is not None and ENABLED
+    """Whether the compiled engine runs (numba installed; its 3D cases then run on kernels built ahead of time
+    where a build has them, :func:`_aot_build`)."""
+    return ENABLED and nb is not None
+
+
+#: The cases the kernels are compiled for (:func:`spec_array`): dimensions, gravity, periodic box (gravity needs
+#: hard walls). Each is an entry of its own in a build made ahead of time (:mod:`..engine.prebuild`).
+CASES = tuple((d, g, p) for d in (2, 3) for g in (False, True) for p in (False, True) if not (g and p))
+
+
+def case_name(d: int, gravity: bool, periodic: bool) -> str:
+    """``3d``, ``3d_gravity``, ``2d_periodic``: the suffix of a case's entries in a build."""
+    return f"{d}d" + ("_gravity" if gravity else "") + ("_periodic" if periodic else "")
+
+
+def _aot_build(case: str):
+    """The build made ahead of time when it has this case's gas kernels, else None (numba's JIT then)."""
+    from ..engine import aot
+
+    build = aot.load()
+    return build if build is not None and f"gas_advance_{case}" in build.specs else None
 
 
 if nb is not None:
@@ -808,9 +828,32 @@ class CompiledEngine:
         self.ci = np.zeros((n, d), np.int64)
         self.col_t = np.zeros(n)
         self.col_p = np.zeros(n, np.int64)
-        _build(self.P, self.box, self.width, self.spec, self.ci, self.cell, self.nc, self.head,
-               self.nxt, self.prv, self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt,
-               self.cnt, self.heap, self.hpos, self.hkey, state.time, self.g3, self.cont, self.wpar)
+        #: the kernels: built ahead of time for this case when a build has them (:mod:`..engine.aot`; no
+        #: numba import, no compile), else numba's
+        self.case = case_name(d, self.grav, self.periodic)
+        self.aot = _aot_build(self.case)
+        self.kernels = "ahead-of-time" if self.aot is not None else "jit"
+        args = self.build_call(state.time)
+        if self.aot is not None:
+            self.aot.check(f"gas_build_{self.case}", args)
+            getattr(self.aot.module, f"member_gas_build_{self.case}")(*args)
+        else:
+            _build(*args)
+
+    def build_call(self, t: float) -> tuple:
+        """The arguments of the cell-list and heap kernel (``_build``) at time t."""
+        return (self.P, self.box, self.width, self.spec, self.ci, self.cell, self.nc, self.head,
+                self.nxt, self.prv, self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt,
+                self.cnt, self.heap, self.hpos, self.hkey, float(t), self.g3, self.cont, self.wpar)
+
+    def advance_call(self, t_stop: float, max_events: int) -> tuple:
+        """The arguments of the event-loop kernel (``_advance``): also what :mod:`..engine.prebuild` compiles
+        ahead of time from."""
+        return (float(t_stop), int(max_events), self.e, self.spec, self.P, self.m, self.box,
+                self.width, self.ci, self.cell, self.nc, self.head, self.nxt, self.prv,
+                self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt, self.cnt, self.heap,
+                self.hpos, self.hkey, self.acc, self.wall_impulse, self.counts, self.log_t, self.log_i,
+                self.log_j, bool(self.keep_log), self.g3, self.tc, self.tlast, self.cont, self.wpar)
 
     @property
     def x(self) -> np.ndarray:
@@ -847,12 +890,13 @@ class CompiledEngine:
         """Run heap events (collisions, wall hits, cell crossings, invalidated events) up to ``t_stop``,
         at most ``max_events`` of them; True when the time reached ``t_stop``. Stopping changes nothing but
         the clock, so where the stops fall (records, blocks, chunks) does not change the run."""
+        kernel = (getattr(self.aot.module, f"member_gas_advance_{self.case}") if self.aot is not None
+                  else _advance)
         while True:
-            code = _advance(float(t_stop), int(max_events), self.e, self.spec, self.P, self.m, self.box,
-                            self.width, self.ci, self.cell, self.nc, self.head, self.nxt, self.prv,
-                            self.ev_t, self.ev_p, self.col_t, self.col_p, self.col_cnt, self.cnt, self.heap,
-                            self.hpos, self.hkey, self.acc, self.wall_impulse, self.counts, self.log_t, self.log_i,
-                            self.log_j, self.keep_log, self.g3, self.tc, self.tlast, self.cont, self.wpar)
+            args = self.advance_call(t_stop, max_events)
+            if self.aot is not None:
+                self.aot.check(f"gas_advance_{self.case}", args)
+            code = kernel(*args)
             if code != LOG_FULL:
                 return code == REACHED
             grow = len(self.log_t)

@@ -153,6 +153,7 @@ def frame_positions(state: GasState, times, *, engine: str = "auto", progress=No
         out[s] = x
         if progress is not None:
             progress((ts - state.time) / span)
-    info = {"engine": eng.name, "collisions": int(eng.n_collisions), "wall_events": int(eng.n_wall_events),
+    info = {"engine": eng.name, "kernels": getattr(eng, "kernels", None),
+            "collisions": int(eng.n_collisions), "wall_events": int(eng.n_wall_events),
             "wall_time": _time.perf_counter() - wall0, "kinetic_energy": (k0, eng.kinetic_energy())}
     return out, info

@@ -124,3 +124,29 @@ def test_run_says_how_to_start_without_numba_only_when_it_started_numba(build_di
     assert not note(empty, "-q")
     assert not note(empty, aot_on="0")
     assert not note(build_dir)
+
+
+@pytest.mark.parametrize("case", ["walls", "gravity", "periodic", "sphere container"])
+def test_build_runs_the_3d_gas_bit_for_bit(case, build_dir, monkeypatch):
+    """The hard-sphere gas engine's 3D kernels in the build (every case Blender makes: walls, gravity, periodic;
+    containers are runtime data of the walls case) give the JIT kernels' collisions and positions bit for bit."""
+    from pem_physics.gas import edmd
+    from pem_physics.gas.state import make_gas
+
+    state = make_gas(200, 0.2, 3, seed=1, periodic=case == "periodic",
+                     container="sphere" if case == "sphere container" else "box")
+    gravity = np.array([0.0, 0.0, -0.5]) if case == "gravity" else None
+    out = []
+    for where in (None, build_dir):
+        if where is None:
+            monkeypatch.setenv("PEM_AOT", "0")
+        else:
+            monkeypatch.setenv("PEM_AOT", "1")
+            monkeypatch.setenv("PEM_AOT_DIR", str(where))
+        eng = edmd.make_engine(state, 0.9, log=True, gravity=gravity)
+        assert eng.kernels == ("jit" if where is None else "ahead-of-time")
+        eng.advance(2.0, 10**7)
+        out.append((eng.n_collisions, eng.n_wall_events, eng.positions_at(2.0), eng.event_log().time))
+    (n1, w1, x1, t1), (n2, w2, x2, t2) = out
+    assert n1 > 100 and (n1, w1) == (n2, w2)
+    assert np.array_equal(x1, x2) and np.array_equal(t1, t2)
