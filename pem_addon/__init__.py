@@ -23,6 +23,7 @@ from . import (
     props,
     timeline,
     ui,
+    warmup,
 )
 
 # Submodules with register()/unregister(), in registration order.
@@ -44,13 +45,18 @@ def _use_extension_cache_folder() -> None:
 
 
 def register():
-    """Register every submodule in ``_modules``, in order."""
+    """Register every submodule in ``_modules``, in order; installed as an extension, start numba's warm-up when
+    the zip carries no kernels built ahead of time for this Blender (:mod:`.warmup`)."""
     _use_extension_cache_folder()
     for module in _modules:
         module.register()
+    root = __package__.rpartition(".")[0]
+    if root.startswith("bl_ext."):
+        warmup.start(root)
 
 
 def unregister():
-    """Unregister every submodule in ``_modules``, in reverse order."""
+    """Unregister every submodule in ``_modules``, in reverse order (and end a running warm-up)."""
+    warmup.stop()
     for module in reversed(_modules):
         module.unregister()

@@ -59,3 +59,21 @@ def gas_probes():
 def build(where=None, force: bool = False, log=print):
     """``pem build-engine``: the single-scene kernels built ahead of time (:mod:`.aot`); returns the module path."""
     return aot.build(probes(), where, force, log)
+
+
+def warm() -> None:
+    """Run each kernel a Blender bake or gas build uses once under numba's JIT, so that it is compiled and cached
+    (the add-on's background warm-up on platforms without a build made ahead of time): splitting4 and pem-rk4 on
+    a single scene, splitting4 with contacts, the gas engine's 3D walls and periodic cases."""
+    from ..examples import build as example
+    from ..gas import edmd
+    from ..gas.state import make_gas
+    from .simulate import simulate
+
+    scene = example("three-magnet")
+    for method in ("splitting4", "pem-rk4"):
+        simulate(scene, method=method, t_end=0.01)
+    simulate(example("newtons-cradle"), t_end=0.01)
+    if edmd.available():
+        for periodic in (False, True):
+            edmd.make_engine(make_gas(32, 0.1, 3, seed=0, periodic=periodic)).advance(0.1, 1000)

@@ -286,11 +286,18 @@ def test_installed_zip_bakes_at_once_on_its_kernels_built_ahead_of_time(installe
 
 
 def test_installed_zip_bakes_on_the_compiled_engine_from_its_wheels(installed, monkeypatch):
-    """Without the kernels built ahead of time (``PEM_AOT=0``: what a platform without a build gets), the installed
-    extension's bake runs on numba — under bpy 4.2 (no numba of its own) the one from the zip's wheels — and numba
-    caches its compiled code in the extension's user folder."""
+    """Without the kernels built ahead of time (``PEM_AOT=0``: what a platform without a build gets), the add-on's
+    warm-up compiles numba's kernels in a background process of Blender's Python, into the extension's cache
+    folder; the bake then runs on numba — under bpy 4.2 (no numba of its own) the one from the zip's wheels —
+    loading them, with no compile of its own."""
     monkeypatch.setenv("PEM_AOT", "0")
+    warmup = importlib.import_module(f"{MODULE}.pem_addon.warmup")
+    assert warmup.needed()
+    proc = warmup.start(MODULE)
+    assert proc is not None and proc.wait(timeout=900) == 0
+    assert warmup.stamp_path().exists() and not warmup.needed()   # done once: not started again
     status = _bake_a_pendulum()
+    assert "compiling" not in status, status                        # loaded what the warm-up compiled
     import numba
 
     if not NUMBA_IN_ENV:
