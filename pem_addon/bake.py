@@ -248,18 +248,27 @@ def _keys_for(plan: Plan, traj: Trajectory, stride: int):
     return out
 
 
-def apply(plan: Plan, traj: Trajectory, context) -> int:
-    """Write the keys; returns the number of keys per channel. All-or-nothing."""
+def checked_keys(plan: Plan, traj: Trajectory) -> dict:
+    """{object: (frames, locations, quaternions)} of the keys a bake writes, every check made (nothing changed
+    yet): what :func:`apply` writes. AddonError naming the object when a key cannot be written."""
     if not traj.complete:
         raise AddonError("The simulation did not finish; nothing was baked")
     keys = _keys_for(plan, traj, key_stride(plan, traj))
     decomposed = {}
-    for obj, (frames, basis) in keys.items():  # all checks before any change
+    for obj, (frames, basis) in keys.items():
         try:
             loc, q, _ = core_bake.decompose(basis, name=f"Object '{obj.name}'")
         except ValidationError as err:
             raise AddonError(str(err)) from err
         decomposed[obj] = (frames, loc, q)
+    return decomposed
+
+
+def apply(plan: Plan, traj: Trajectory, context, decomposed: dict | None = None) -> int:
+    """Write the keys (:func:`checked_keys`, or ``decomposed`` when already checked); returns the number of keys
+    per channel. All-or-nothing."""
+    if decomposed is None:
+        decomposed = checked_keys(plan, traj)  # all checks before any change
     snapshots = []
     moved = plan.moved or {}
     try:

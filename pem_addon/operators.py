@@ -207,10 +207,12 @@ class PEM_OT_bake_all(ModalJob, bpy.types.Operator):
         return plans
 
     def _apply(self, context, plans, trajs) -> set:
+        # every scene's keys checked before any scene is written: a refusal changes no scene
+        checked = [bake.checked_keys(plan, traj) for (_, plan), traj in zip(plans, trajs)]
         keyed = []
-        for (scene, plan), traj in zip(plans, trajs):
+        for (scene, plan), traj, keys in zip(plans, trajs, checked):
             with _scene_context(context, scene):
-                bake.apply(plan, traj, bpy.context)
+                bake.apply(plan, traj, bpy.context, keys)
             keyed.append(f"'{scene.name}'")
         if keyed:
             self.report({"INFO"}, f"Baked {plural(len(keyed), 'scene')}: {', '.join(keyed)}")

@@ -10,6 +10,7 @@ display rule for masses (value × scale_length³).
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -384,3 +385,17 @@ def test_bake_all_from_the_button_runs_on_a_thread_and_applies_on_the_main_threa
     assert op.modal(ctx, _Event("TIMER")) == {"FINISHED"}, op.reports
     assert obj.pem.baked and state(mods) == "BAKED"
     np.testing.assert_array_equal(poses(obj, range(1, 26)), want)
+
+
+def test_bake_all_refuses_by_scene_and_changes_no_scene(mods):
+    """A scene that cannot bake (a pendulum without a pivot) stops Bake All before anything runs, naming it; the
+    other scene is left unbaked."""
+    obj, piv = pendulum_setup()
+    first = bpy.context.scene
+    bpy.ops.scene.new(type="FULL_COPY")
+    second = next(s for s in bpy.data.scenes if s != first)
+    copy = next(o for o in second.objects if o.pem.enabled)
+    copy.pem.pivot_object = None                      # the copy has no pivot
+    with pytest.raises(RuntimeError, match=re.escape(f"Scene '{second.name}': Object '{copy.name}' has no pivot")):
+        bpy.ops.pem.bake_all()
+    assert not obj.pem.baked and not copy.pem.baked
