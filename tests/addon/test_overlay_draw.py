@@ -16,6 +16,8 @@ import pytest
 bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
 import gpu  # noqa: E402
 
+from .offscreen import draw_offscreen  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def gpu_context():
@@ -26,23 +28,11 @@ def gpu_context():
 
 @pytest.mark.parametrize("width", [2.0, 5.0])
 def test_overlay_lines_are_drawn_where_and_as_wide_as_asked(gpu_context, ext, monkeypatch, width):
-    from mathutils import Matrix
-
     overlay = importlib.import_module(f"{ext.__name__}.pem_addon.overlay")
     monkeypatch.setattr(overlay, "LINE_WIDTH", width)
     W = H = 64
-    off = gpu.types.GPUOffScreen(W, H)
-    try:
-        with off.bind():
-            fb = gpu.state.active_framebuffer_get()
-            fb.clear(color=(0.0, 0.0, 0.0, 0.0))
-            with gpu.matrix.push_pop(), gpu.matrix.push_pop_projection():
-                gpu.matrix.load_matrix(Matrix.Identity(4))
-                gpu.matrix.load_projection_matrix(Matrix.Identity(4))
-                overlay.draw_segments({"dipoles": np.array([[[-0.8, 0.0, 0.0], [0.8, 0.0, 0.0]]])}, (W, H))
-            px = np.array(fb.read_color(0, 0, W, H, 4, 0, "FLOAT").to_list()).reshape(H, W, 4)
-    finally:
-        off.free()
+    px = draw_offscreen(W, H, lambda: overlay.draw_segments(
+        {"dipoles": np.array([[[-0.8, 0.0, 0.0], [0.8, 0.0, 0.0]]])}, (W, H)))
     lit = px[:, :, 3] > 0.5
     rows, cols = np.flatnonzero(lit.any(axis=1)), np.flatnonzero(lit.any(axis=0))
     assert abs(len(rows) - width) <= 1, (rows, width)                       # thickness in pixels

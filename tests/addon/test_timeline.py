@@ -13,6 +13,8 @@ import pytest
 bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
 import gpu  # noqa: E402
 
+from .offscreen import draw_offscreen  # noqa: E402
+
 
 @pytest.fixture
 def timeline(ext):
@@ -38,20 +40,9 @@ def test_the_bar_is_drawn_where_computed(timeline):
     gpu.init()
     W, H = 96, 32
     rect, color = timeline.bar("BAKED", 1, 25, lambda f: 10.0 + 3.0 * (f - 1))  # x 10 … 82
-    off = gpu.types.GPUOffScreen(W, H)
-    try:
-        with off.bind():
-            fb = gpu.state.active_framebuffer_get()
-            fb.clear(color=(0.0, 0.0, 0.0, 0.0))
-            with gpu.matrix.push_pop(), gpu.matrix.push_pop_projection():
-                gpu.matrix.load_matrix(Matrix.Identity(4))
-                # pixel space, as in a POST_PIXEL handler: x, y in pixels → normalised device coordinates
-                gpu.matrix.load_projection_matrix(Matrix(((2 / W, 0, 0, -1), (0, 2 / H, 0, -1), (0, 0, 1, 0),
-                                                          (0, 0, 0, 1))))
-                timeline.draw_bar(rect, color)
-            px = np.array(fb.read_color(0, 0, W, H, 4, 0, "FLOAT").to_list()).reshape(H, W, 4)
-    finally:
-        off.free()
+    # pixel space, as in a POST_PIXEL handler: x, y in pixels → normalised device coordinates
+    pixels = Matrix(((2 / W, 0, 0, -1), (0, 2 / H, 0, -1), (0, 0, 1, 0), (0, 0, 0, 1)))
+    px = draw_offscreen(W, H, lambda: timeline.draw_bar(rect, color), pixels)
     lit = px[:, :, 3] > 0.5
     rows, cols = np.flatnonzero(lit.any(axis=1)), np.flatnonzero(lit.any(axis=0))
     assert (cols.min(), cols.max() + 1) == (10, 82), cols
