@@ -83,8 +83,8 @@ def cmd_run(args) -> int:
 
         if aot.enabled():  # numba's import and cache load are most of a short run: say how to skip them
             print("note: this run started numba's JIT engine (~1 s of start-up); `python -m pem_physics "
-                  "build-engine` builds the same kernels ahead of time once (~20 s, needs a C compiler) and later "
-                  "runs of one scene start without numba", file=sys.stderr)
+                  "build-engine` (or `pip install .`) builds the same kernels ahead of time once (a few minutes, "
+                  "needs a C compiler) and later runs of one scene start without numba", file=sys.stderr)
     if not traj.complete:
         print(f"interrupted at t = {traj.t[-1]:g} s; partial results written to {args.outdir}", file=sys.stderr)
         return 130
@@ -361,8 +361,9 @@ def add_convert_command(sub) -> None:
 
 
 def add_build_engine_command(sub) -> None:
-    e = sub.add_parser("build-engine", help="compile the single-scene kernels ahead of time (needs numba and a C "
-                                            "compiler): later runs start without loading numba")
+    e = sub.add_parser("build-engine", help="compile the single-scene kernels and the 3D gas engine ahead of time "
+                                            "(needs numba and a C compiler; pip install does it): later runs start "
+                                            "without loading numba")
     e.add_argument("--force", action="store_true", help="build again even if a build for this source exists")
     e.add_argument("--dir", help="where to keep the build (default: the compile cache's aot folder, or PEM_AOT_DIR)")
     e.set_defaults(func=cmd_build_engine)
