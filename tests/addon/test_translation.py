@@ -298,7 +298,7 @@ def test_engine_line_and_estimate_for_translating_scenes(mods):
     layout = _Layout()
     ui._engine_line(layout, bpy.context)
     text = " ".join(layout.labels)
-    assert "compiled (numba)" in text if jit.installed() else "Python/numpy" in text
+    assert "Engine: compiled (numba; the first bake compiles it" in text if jit.installed() else "Python/numpy" in text
 
 
 class _Layout:
@@ -398,3 +398,12 @@ def test_export_import_round_trip_of_translate_and_velocity(mods, tmp_path):
     make_ball(translate=False, contact=False)
     assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
     assert not sf.load_scene(out).bodies[0].translate
+
+
+def test_engine_line_says_when_the_kernels_are_built_ahead_of_time(mods, monkeypatch):
+    ui = mods["pem_addon.ui"]
+    aot = importlib.import_module(f"{ui.__name__.rsplit('.', 2)[0]}.pem_physics.engine.aot")
+    monkeypatch.setattr(aot, "load", lambda *a: object())   # a build that loads (the extension's linux-x64 zip)
+    layout = _Layout()
+    ui._engine_line(layout, bpy.context)
+    assert layout.labels == ["Engine: compiled, built ahead of time (no compile)"]
