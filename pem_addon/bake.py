@@ -22,7 +22,7 @@ from ..pem_physics.errors import PemError, ValidationError
 from ..pem_physics.io import bake as core_bake
 from . import adapters, cache, keyframes, scenes
 from .adapters import AddonError
-from .keyframes import BAKED_PROPS, TRANSFORM_PROPS, restore_transform_state, transform_state  # noqa: F401
+from .keyframes import BAKED_PROPS, restore_transform_state, transform_state
 
 #: How the status line names the core's engines (Trajectory.info["engine"]).
 ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy"}

@@ -80,15 +80,18 @@ def _plain(value):
     return value
 
 
+def _keys(fcurve_collections) -> list:
+    """Every F-Curve's channel, keys, handles, interpolation and modifier count: what an animation is."""
+    return [(fc.data_path, fc.array_index,
+             [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation) for k in fc.keyframe_points],
+             len(fc.modifiers))
+            for fcurves in fcurve_collections for fc in fcurves]
+
+
 def _fcurves_digest(obj) -> list:
-    """What an object's own animation is: every F-Curve's keys and handles of the action it plays (and its
-    drivers' expressions), so an animated object's fingerprint does not change with the current frame."""
-    out = []
-    for fcurves in keyframes._slot_fcurve_collections(obj):
-        for fc in fcurves:
-            pts = [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation)
-                   for k in fc.keyframe_points]
-            out.append((fc.data_path, fc.array_index, pts, len(fc.modifiers)))
+    """What an object's own animation is: the F-Curves of the action slot it plays and its drivers' expressions,
+    so an animated object's fingerprint does not change with the current frame."""
+    out = _keys(keyframes._slot_fcurve_collections(obj))
     anim = obj.animation_data
     if anim is not None:
         out.extend((d.data_path, d.array_index, d.driver.expression) for d in anim.drivers)
@@ -138,12 +141,9 @@ def _moves(action) -> bool:
 
 
 def _fcurves_digest_of(action) -> list:
-    """The keys of an action's F-Curves (all its layers and slots): an object's own animation kept during a bake."""
-    out = []
-    for fcurves in keyframes.action_fcurve_collections(action):
-        for fc in fcurves:
-            out.append((fc.data_path, fc.array_index, [tuple(k.co) for k in fc.keyframe_points]))
-    return out
+    """The F-Curves of an action (all its layers and slots): an object's own animation, kept aside during a
+    bake."""
+    return _keys(keyframes.action_fcurve_collections(action))
 
 
 def _object_item(obj, context) -> list:
@@ -222,20 +222,31 @@ def changes(context) -> list:
     return out
 
 
+def status(context) -> tuple[str, list]:
+    """(:data:`NOT_BAKED`, :data:`BAKED` or :data:`OUTDATED`; :func:`changes`), the fingerprints compared once."""
+    if not is_baked(context.scene):
+        return NOT_BAKED, []
+    changed = changes(context)
+    return (OUTDATED if changed else BAKED), changed
+
+
 def state(context) -> str:
     """:data:`NOT_BAKED`, :data:`BAKED` or :data:`OUTDATED` (see the module's docstring)."""
-    if not is_baked(context.scene):
-        return NOT_BAKED
-    return OUTDATED if changes(context) else BAKED
+    return status(context)[0]
+
+
+def baked_frames(scene) -> str:
+    """``frames 1–250``: the frames the scene's bake covers."""
+    sp = scene.pem
+    return f"frames {sp.bake_frame_start}–{sp.bake_frame_end}" if sp.bake_frame_end else "frames unknown"
 
 
 def state_text(context) -> str:
-    """The panel's line for the state: ``Not baked``, ``Baked: frames 1–250``, ``Outdated: … changed``."""
-    st = state(context)
+    """The state in one line: ``Not baked``, ``Baked: frames 1–250``, ``Outdated (frames 1–250): changed since
+    the bake: …``."""
+    st, changed = status(context)
     if st == NOT_BAKED:
         return "Not baked"
-    sp = context.scene.pem
-    frames = f"frames {sp.bake_frame_start}–{sp.bake_frame_end}" if sp.bake_frame_end else "frames unknown"
     if st == BAKED:
-        return f"Baked: {frames}"
-    return f"Outdated ({frames}): changed since the bake: {', '.join(changes(context))}"
+        return f"Baked: {baked_frames(context.scene)}"
+    return f"Outdated ({baked_frames(context.scene)}): changed since the bake: {', '.join(changed)}"

@@ -81,6 +81,15 @@ class PEM_OT_body_toggle(bpy.types.Operator):
         return {"FINISHED"}
 
 
+def _deleted_while_running(plans) -> AddonError | None:
+    """The refusal when objects of the plans were deleted while a modal bake ran (their names), else None."""
+    gone = [name for plan in plans for name in bake.deleted_objects(plan)]
+    if not gone:
+        return None
+    names = ", ".join(f"'{n}'" for n in gone)
+    return AddonError(f"Deleted while the bake ran: {names}; nothing was baked")
+
+
 def _scene_context(context, scene):
     """A context override in which ``scene`` (any scene of the file) is the context's scene, with its first view
     layer: Bake All and Delete All Bakes read and write each scene through it."""
@@ -152,10 +161,9 @@ class PEM_OT_bake(ModalJob, bpy.types.Operator):
     def _job_done(self, context, result, error) -> set:
         if error is not None:
             return _fail(self, error)
-        gone = bake.deleted_objects(self._plan)
-        if gone:
-            names = ", ".join(f"'{name}'" for name in gone)
-            return _fail(self, AddonError(f"Deleted while the bake ran: {names}; nothing was baked"))
+        gone = _deleted_while_running([self._plan])
+        if gone is not None:
+            return _fail(self, gone)
         try:
             n = bake.apply(self._plan, result, context)
         except (PemError, ValueError, RuntimeError, ReferenceError) as err:
@@ -227,7 +235,7 @@ class PEM_OT_bake_all(ModalJob, bpy.types.Operator):
         except (PemError, ValueError, RuntimeError) as err:
             return _fail(self, err)
         except KeyboardInterrupt:
-            self.report({"WARNING"}, "Bake All interrupted; the scenes baked before it stay baked")
+            self.report({"WARNING"}, "Bake All interrupted; nothing was changed")  # the keys are written at the end
             return {"CANCELLED"}
 
     def invoke(self, context, event):
@@ -241,11 +249,9 @@ class PEM_OT_bake_all(ModalJob, bpy.types.Operator):
     def _job_done(self, context, result, error) -> set:
         if error is not None:
             return _fail(self, error)
-        for _, plan in self._plans_read:
-            gone = bake.deleted_objects(plan)
-            if gone:
-                names = ", ".join(f"'{name}'" for name in gone)
-                return _fail(self, AddonError(f"Deleted while the bake ran: {names}; nothing was baked"))
+        gone = _deleted_while_running([plan for _, plan in self._plans_read])
+        if gone is not None:
+            return _fail(self, gone)
         try:
             return self._apply(context, self._plans_read, result)
         except (PemError, ValueError, RuntimeError, ReferenceError) as err:

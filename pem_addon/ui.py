@@ -202,8 +202,7 @@ def draw_cache(layout, context):
     scene = context.scene
     sp = scene.pem
     _split(layout)
-    changed = cache.changes(context)
-    state = cache.NOT_BAKED if not cache.is_baked(scene) else cache.OUTDATED if changed else cache.BAKED
+    state, changed = cache.status(context)
     col = layout.column(align=True)
     col.prop(sp, "use_scene_range")
     sub = col.column(align=True)
@@ -215,7 +214,7 @@ def draw_cache(layout, context):
     if state == cache.NOT_BAKED:
         box.label(text="Not baked", icon=STATE_ICONS[state])
     else:
-        frames = f"frames {sp.bake_frame_start}–{sp.bake_frame_end}" if sp.bake_frame_end else "frames unknown"
+        frames = cache.baked_frames(scene)
         if state == cache.BAKED:
             box.label(text=f"Baked: {frames}", icon=STATE_ICONS[state])
         else:

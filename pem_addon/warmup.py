@@ -78,8 +78,9 @@ def start(package: str) -> subprocess.Popen | None:
         if spec is not None and spec.submodule_search_locations:
             paths.append(str(Path(spec.submodule_search_locations[0]).parent))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
-    if "cache_dir" in jit._state and "NUMBA_CACHE_DIR" not in os.environ:
-        env["NUMBA_CACHE_DIR"] = str(jit._state["cache_dir"])   # cache_dir() appends the package's name itself
+    # the extension's cache folder: cache_dir() is it with the package's name appended, which the process appends
+    # again itself (the same name: it imports the files under it)
+    env["NUMBA_CACHE_DIR"] = str(jit.cache_dir().parent)
     stamp = stamp_path()
     stamp.parent.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen([sys.executable, "-c", _SCRIPT, str(root), package, str(stamp)], env=env,

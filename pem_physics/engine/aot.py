@@ -142,6 +142,11 @@ class Build:
                 f"{len(got)} arguments where the build has {len(want)}")
             raise TypeError(f"ahead-of-time kernel member_{kind}: {where} (rebuild: pem build-engine)")
 
+    def call(self, kind: str, args: tuple):
+        """Run the entry ``kind`` on ``args``, checked first (:meth:`check`)."""
+        self.check(kind, args)
+        return getattr(self.module, "member_" + kind)(*args)
+
 
 def enabled() -> bool:
     return os.environ.get("PEM_AOT", "1") != "0" and os.environ.get("PEM_NUMBA", "1") != "0"

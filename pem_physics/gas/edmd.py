@@ -69,7 +69,7 @@ def available() -> bool:
 
 
 #: The cases the kernels are compiled for (:func:`spec_array`): dimensions, gravity, periodic box (gravity needs
-#: hard walls). Each is an entry of its own in a build made ahead of time (:mod:`..engine.prebuild`).
+#: hard walls). The 3D ones are entries of their own in a build made ahead of time (:mod:`..engine.prebuild`).
 CASES = tuple((d, g, p) for d in (2, 3) for g in (False, True) for p in (False, True) if not (g and p))
 
 
@@ -835,8 +835,7 @@ class CompiledEngine:
         self.kernels = "ahead-of-time" if self.aot is not None else "jit"
         args = self.build_call(state.time)
         if self.aot is not None:
-            self.aot.check(f"gas_build_{self.case}", args)
-            getattr(self.aot.module, f"member_gas_build_{self.case}")(*args)
+            self.aot.call(f"gas_build_{self.case}", args)
         else:
             _build(*args)
 
@@ -890,13 +889,9 @@ class CompiledEngine:
         """Run heap events (collisions, wall hits, cell crossings, invalidated events) up to ``t_stop``,
         at most ``max_events`` of them; True when the time reached ``t_stop``. Stopping changes nothing but
         the clock, so where the stops fall (records, blocks, chunks) does not change the run."""
-        kernel = (getattr(self.aot.module, f"member_gas_advance_{self.case}") if self.aot is not None
-                  else _advance)
         while True:
             args = self.advance_call(t_stop, max_events)
-            if self.aot is not None:
-                self.aot.check(f"gas_advance_{self.case}", args)
-            code = kernel(*args)
+            code = (self.aot.call(f"gas_advance_{self.case}", args) if self.aot is not None else _advance(*args))
             if code != LOG_FULL:
                 return code == REACHED
             grow = len(self.log_t)

@@ -399,3 +399,21 @@ def test_bake_all_refuses_by_scene_and_changes_no_scene(mods):
     with pytest.raises(RuntimeError, match=re.escape(f"Scene '{second.name}': Object '{copy.name}' has no pivot")):
         bpy.ops.pem.bake_all()
     assert not obj.pem.baked and not copy.pem.baked
+
+
+def test_a_body_that_no_longer_moves_is_unbaked_by_the_next_bake(mods):
+    """Baked as a pendulum, then made a fixed magnet: the next bake keys it no more and puts it back where it was
+    before its bake (its own start pose), as Delete Bake would."""
+    obj, piv = pendulum_setup()
+    before = [x for r in obj.matrix_world for x in r]
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"} and obj.pem.baked
+    other = cube("Other", location=(0.5, 0.0, -0.3))   # a second pendulum keeps the scene a simulation
+    other.pem.enabled, other.pem.pivot_object = True, piv
+    obj.pem.role = "FIXED"
+    obj.pem.dipoles.add().moment = (0.0, 0.0, 0.1)
+    bpy.context.scene.frame_set(13)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    assert not obj.pem.baked and other.pem.baked and state(mods) == "BAKED"
+    for f in (1, 13, 25):
+        bpy.context.scene.frame_set(f)
+        np.testing.assert_allclose([x for r in obj.matrix_world for x in r], before, atol=1e-7)
