@@ -43,6 +43,7 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 _SECTION = re.compile(r"""\\(?P<cmd>begin|end|include)\s*\{\s*(?P<arg>"[^"]*"|[A-Za-z_]\w*)\s*\}""")
+_RECORD_LABEL = re.compile(r"\s*\{\s*\"([^\"]*)\"\s*\}")
 
 
 class _Source:
@@ -51,9 +52,11 @@ class _Source:
     def __init__(self, text: str, name: str):
         self.text = text
         self.name = name
-        self._lines = [m.end() for m in re.finditer("\n", text)]
+        self._lines = None   # line starts, found when a message first needs one (a 2 MB file has 1e5 lines)
 
     def where(self, offset: int) -> str:
+        if self._lines is None:
+            self._lines = [m.end() for m in re.finditer("\n", self.text)]
         line = bisect.bisect_right(self._lines, offset)
         col = offset - (self._lines[line - 1] if line else 0) + 1
         return f"{self.name}:{line + 1}:{col}"
@@ -405,16 +408,16 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
             continue
         if cmd == "begin":
             if arg == "record":
-                lm = re.match(r"\s*\{\s*\"([^\"]*)\"\s*\}", text[pos:pos + 200])
-                record_label = lm.group(1) if lm else str(len(records))
-                if lm:
-                    pos += lm.end()
-                if not want_records:
+                if not want_records:   # an output file's records (thousands): skipped by plain search
                     end = text.find("\\end{record}", pos)
                     if end < 0:
                         raise src.error(m.start(), "\\begin{record} without \\end{record}")
                     pos = end + len("\\end{record}")
                     continue
+                lm = _RECORD_LABEL.match(text, pos, pos + 200)
+                record_label = lm.group(1) if lm else str(len(records))
+                if lm:
+                    pos = lm.end()
             stack.append((arg, pos, m.start()))
             if arg == "unit":  # unit conversion table for GOURMET's display; units come from unitParameter
                 end = text.find("\\end{unit}", pos)

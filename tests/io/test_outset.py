@@ -185,7 +185,7 @@ def test_a_full_disk_during_a_run_is_a_message_and_the_previous_set_stays(tmp_pa
     def full(*args, **kw):
         raise OSError(28, "No space left on device", str(tmp_path / "trajectory.npz"))
 
-    monkeypatch.setattr(numpy, "savez_compressed", full)
+    monkeypatch.setattr(numpy, "savez", full)
     assert cli_main(["run", "example:pendulum", "-o", str(tmp_path), "--t-end", "0.1", "-q"]) == 1
     err = capsys.readouterr().err
     assert "No space left on device" in err and "not published" in err and "Traceback" not in err
