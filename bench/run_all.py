@@ -167,7 +167,8 @@ def main(argv=None):
         res["bake"] = bake_bench(1000 if quick else 5000)
         import bench_gas
 
-        res["gas"] = bench_gas.main(["--repeat", "1" if quick else "3"] + (["--no-scaling"] if quick else []))
+        quick_gas = ["--no-scaling", "--no-whole"] if quick else []
+        res["gas"] = bench_gas.main(["--repeat", "1" if quick else "3"] + quick_gas)
         import bench_contacts
 
         res["contacts"] = bench_contacts.main(["--repeat", "1" if quick else "3"]
@@ -206,6 +207,18 @@ def gas_section(gas) -> list:
               "Carnahan–Starling at N = 4000)."]
     else:
         L += ["", f"Peer not run: {peer.get('skipped')}."]
+    if gas.get("whole_process"):
+        L += ["", "Whole processes, as a user runs them (`python -m pem_physics gas --n N --eta 0.25 --t-end T --start "
+              "lattice --record-interval T -o DIR -q`: start-up, the FCC start and its overlap check, the run, the "
+              "statistics, the output files and their manifest; on the kernels built ahead of time, as after "
+              "`pip install`) against the peer's whole run, alternating, the best of each. Goal (issue 28): ≥ 1 "
+              "at N = 4000 and 256,000.", "",
+              "| N | t | ours s | of which the event loop s | peer s | peer ÷ ours |",
+              "|---:|---:|---:|---:|---:|---:|"]
+        for r in gas["whole_process"]:
+            o, p = r["ours"], r.get("peer") or {}
+            L.append(f"| {r['n']:,} | {r['t_end']:.4g} | {o['wall_s']:.2f} | {o['kernels_wall_s']:.2f} | "
+                     + (f"{p['wall_s']:.2f} | **{r['ratio']:.2f}** |" if "wall_s" in p else "— | — |"))
     if gas.get("scaling"):
         L += ["", "Scaling (~10⁶ collisions a row from an FCC start, our event loop timed; the peer on the same N and "
               "time, its whole run):", "",

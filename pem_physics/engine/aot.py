@@ -53,16 +53,16 @@ except ImportError:
 #: :data:`pem_physics.gas.edmd.CASES`).
 ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
 #: The kernels' source files: a build is keyed on them (:func:`key`).
-SOURCES = ("engine/kernels.py", "engine/compiled.py", "engine/aot.py", "gas/edmd.py")
+SOURCES = ("engine/kernels.py", "engine/compiled.py", "engine/aot.py", "gas/edmd.py", "gas/edmd_kernels.py")
 
 
 def kernel(kind: str):
     """The numba dispatcher an entry compiles: a single-scene kernel (:data:`ENTRIES`) or a gas kernel
     (``gas_build_<case>``, ``gas_advance_<case>``)."""
     if kind.startswith("gas_"):
-        from ..gas import edmd
+        from ..gas import edmd_kernels
 
-        return edmd._build if kind.startswith("gas_build_") else edmd._advance
+        return edmd_kernels._build if kind.startswith("gas_build_") else edmd_kernels._advance
     from . import kernels
 
     return getattr(kernels, ENTRIES[kind])

@@ -299,7 +299,7 @@ class GasState:
     box: np.ndarray
     periodic: bool = True
     time: float = 0.0
-    #: False skips the O(N²) overlap check (engines passing on a state they produced; not for user input)
+    #: False skips the overlap check (engines passing on a state they produced; not for user input)
     validate: InitVar[bool] = True
     #: the hard-walled region (:class:`Container`); None is the plain box
     container: Container | None = None
@@ -417,11 +417,73 @@ class GasState:
 
 
 def first_overlap(positions, radii, box=None, tol: float = OVERLAP_TOL):
-    """The first overlapping pair (i, j, distance) with distance < (R_i + R_j)(1 − tol), or None.
+    """The first overlapping pair (i, j, distance) with i < j and distance < (R_i + R_j)(1 − tol) — first in
+    the order of (i, j) — or None.
 
-    ``box`` (d,) for minimum-image distances in a periodic box. All pairs, in row blocks so that
-    memory stays ~O(N · block).
+    ``box`` (d,) for minimum-image distances in a periodic box. Pairs are found through cells at least as
+    wide as the largest diameter (O(N) work and memory: 3^d neighbour cells of each particle's cell), or
+    among all pairs (:func:`first_overlap_all_pairs`, the reference) when there are too few particles or cells
+    for that to pay.
     """
+    x = np.asarray(positions, dtype=np.float64)
+    r = np.asarray(radii, dtype=np.float64)
+    n, d = x.shape
+    if n < 2:
+        return None
+    sig_max = 2.0 * float(r.max())
+    if box is not None:
+        L = np.asarray(box, dtype=np.float64)
+        nc = np.floor(L / (sig_max * (1.0 + 1e-9))).astype(np.int64)
+        x = x - L * np.floor(x / L)
+        lo = np.zeros(d)
+    else:
+        lo = x.min(axis=0)
+        nc = np.floor((x.max(axis=0) - lo) / (sig_max * (1.0 + 1e-9))).astype(np.int64) + 1
+    # a periodic axis of fewer than 3 cells would list a neighbour cell twice; too many cells cost memory
+    if n < 512 or (box is not None and np.any(nc < 3)) or float(np.prod(nc.astype(np.float64))) > 8.0 * n + 4096:
+        return first_overlap_all_pairs(x, r, box, tol)
+    width = (L / nc) if box is not None else np.full(d, sig_max * (1.0 + 1e-9))
+    ci = np.minimum(np.floor((x - lo) / width).astype(np.int64), nc - 1)   # round-off at the top face
+    stride = np.cumprod(np.concatenate([[1], nc[:-1]]))
+    cell = ci @ stride
+    order = np.argsort(cell, kind="stable")
+    # the particles of cell c: order[first[c]:first[c + 1]]
+    first = np.searchsorted(cell[order], np.arange(int(np.prod(nc)) + 1))
+    best = None
+    for off in np.ndindex(*(3,) * d):
+        o = np.asarray(off) - 1
+        cj = ci + o
+        if box is not None:
+            cj %= nc
+            keep = np.arange(n)
+        else:
+            keep = np.flatnonzero(np.all((cj >= 0) & (cj < nc), axis=1))
+        nb = cj[keep] @ stride
+        cnt = first[nb + 1] - first[nb]
+        i = np.repeat(keep, cnt)
+        # the k-th particle of each neighbour cell: its start in `order` plus k
+        k = np.arange(len(i)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        j = order[np.repeat(first[nb], cnt) + k]
+        pair = i < j
+        i, j = i[pair], j[pair]
+        dr = x[i] - x[j]
+        if box is not None:
+            dr -= L * np.floor(dr / L + 0.5)
+        dist2 = np.einsum("ij,ij->i", dr, dr)
+        sig = (r[i] + r[j]) * (1.0 - tol)
+        bad = np.flatnonzero(dist2 < sig * sig)
+        if bad.size:
+            key = i[bad] * n + j[bad]
+            b = bad[np.argmin(key)]
+            cand = (int(i[b]), int(j[b]), float(math.sqrt(dist2[b])))
+            if best is None or cand[:2] < best[:2]:
+                best = cand
+    return best
+
+
+def first_overlap_all_pairs(positions, radii, box=None, tol: float = OVERLAP_TOL):
+    """:func:`first_overlap` by testing all pairs, in row blocks so that memory stays ~O(N · block): the
+    reference the cell search is tested against, and the method for small N."""
     x = np.asarray(positions, dtype=np.float64)
     r = np.asarray(radii, dtype=np.float64)
     n = len(x)

@@ -150,3 +150,17 @@ def test_build_runs_the_3d_gas_bit_for_bit(case, build_dir, monkeypatch):
     (n1, w1, x1, t1), (n2, w2, x2, t2) = out
     assert n1 > 100 and (n1, w1) == (n2, w2)
     assert np.array_equal(x1, x2) and np.array_equal(t1, t2)
+
+
+def test_a_gas_command_on_the_build_does_not_import_numba(build_dir, tmp_path):
+    """``pem gas`` (3D, periodic) on the build: the event engine's JIT kernels live in their own module
+    (gas/edmd_kernels.py), imported only when a case is missing from the build."""
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "from pem_physics.cli import main\n"
+            f"main(['gas', '--n', '500', '--eta', '0.2', '--t-end', '1', '-o', {str(tmp_path / 'out')!r}, '-q'])\n"
+            "import json, pathlib\n"
+            f"s = json.loads(pathlib.Path({str(tmp_path / 'out' / 'summary.json')!r}).read_text())\n"
+            "print(s['engine'], s['collisions'] > 0, 'numba' in sys.modules)\n")
+    env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["numba", "True", "False"]

@@ -222,6 +222,8 @@ def test_particle_rows_start_a_cache_line():
 def test_event_queue_pops_in_time_order():
     import numba
 
+    from pem_physics.gas import edmd_kernels
+
     @numba.njit
     def drain(keys, heap, hpos, hkey):
         # a 4-ary heap built by rescheduling every item from +inf, then emptied by moving the top to +inf
@@ -231,12 +233,12 @@ def test_event_queue_pops_in_time_order():
             hpos[i] = i
             hkey[i] = np.inf
         for i in range(n):
-            edmd._reheap(heap, hpos, hkey, i, keys[i])
+            edmd_kernels._reheap(heap, hpos, hkey, i, keys[i])
         out = np.empty(n)
         for k in range(n):
             i = heap[0]
             out[k] = hkey[0]
-            edmd._reheap(heap, hpos, hkey, i, np.inf)
+            edmd_kernels._reheap(heap, hpos, hkey, i, np.inf)
         return out
 
     rng = np.random.default_rng(1)

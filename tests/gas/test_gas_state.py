@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from pem_physics.gas.state import GasState, first_overlap, make_gas, maxwell_boltzmann_velocities
+from pem_physics.gas.state import (
+    GasState,
+    first_overlap,
+    first_overlap_all_pairs,
+    make_gas,
+    maxwell_boltzmann_velocities,
+)
 
 
 @pytest.mark.parametrize("d,start,lattice,eta", [(3, "random", None, 0.25), (3, "lattice", "fcc", 0.5),
@@ -105,3 +111,40 @@ def test_bad_start_arguments_are_refused_by_name(args, kw, words):
 def test_random_insertion_that_jams_says_so():
     with pytest.raises(ValueError, match="no room for particle .* start='lattice'"):
         make_gas(64, 0.3, 3, periodic=False)  # the centres of a small hard-wall box reach ~half the volume
+
+
+@pytest.mark.parametrize("periodic", [False, True])
+@pytest.mark.parametrize("d", [2, 3])
+def test_the_cell_search_finds_the_first_overlap_of_all_pairs(d, periodic):
+    """Oracle: every pair tested (first_overlap_all_pairs). Random clouds dense enough to overlap somewhere and
+    sparse ones that may not, mixed radii, points outside the box (wrapped when periodic), N past the size from
+    which cells are used."""
+    rng = np.random.default_rng(10 * d + periodic)
+    found = 0
+    for _ in range(40):
+        n = int(rng.integers(600, 2500))
+        box = rng.uniform(8.0, 30.0, d)
+        x = rng.uniform(-0.2, 1.2, (n, d)) * box
+        r = rng.uniform(0.02, 0.2, n) * rng.choice([0.05 if d == 2 else 0.2, 1.0])
+        b = box if periodic else None
+        ref = first_overlap_all_pairs(x - box * np.floor(x / box) if periodic else x, r, b)
+        got = first_overlap(x, r, b)
+        assert (got is None) == (ref is None)
+        if ref is not None:
+            found += 1
+            assert got[:2] == ref[:2]
+            assert got[2] == pytest.approx(ref[2], rel=1e-12, abs=1e-12)
+    assert 5 < found < 40   # both outcomes were tried
+
+
+def test_a_planted_overlap_is_the_first_pair_named():
+    s = make_gas(4000, 0.25, 3, start="lattice", seed=3)
+    assert first_overlap(s.positions, s.radii, s.box) is None
+    x = s.positions.copy()
+    # two overlaps across the periodic boundary: the pair with the smaller first index is named
+    x[2500] = x[3999] + [s.box[0] - 0.5 * (s.radii[2500] + s.radii[3999]), 0, 0]
+    x[1200] = x[700] + [0.0, 0.0, 0.3]
+    i, j, dist = first_overlap(x, s.radii, s.box)
+    assert (i, j) == (700, 1200) and dist == pytest.approx(0.3, rel=1e-12)
+    with pytest.raises(ValueError, match="700"):
+        GasState(x, s.velocities, s.radii, s.masses, s.box)
