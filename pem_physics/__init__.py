@@ -13,7 +13,7 @@ SI units throughout. The package is layered, each layer importing only those abo
 Public API:
 
 - scene data: :class:`Scene`, :class:`Body`, :class:`Dipole`, :class:`Settings`,
-  :class:`RotatingField`, :class:`ConstantVelocity`, :class:`EllipticOrbit`
+  :class:`RotatingField`, :class:`ConstantVelocity`, :class:`EllipticOrbit`, :class:`TabulatedMotion`
 - shapes and mass properties: :mod:`pem_physics.model.inertia`
 - :func:`simulate` → :class:`Trajectory`; :class:`Ensemble` for many initial conditions
 - :func:`load_scene` (TOML, PEM UDF, Python) and :mod:`pem_physics.examples`
@@ -21,6 +21,7 @@ Public API:
 
 from .engine.simulate import Ensemble, Trajectory, simulate
 from .errors import MeshError, PemError, SimulationError, ValidationError
+from .model.motion import TabulatedMotion
 from .model.scene import (
     DEFAULT_METHOD,
     METHODS,
@@ -58,4 +59,5 @@ def __getattr__(name):
 
 __all__ = ["Body", "ConstantVelocity", "ContactSphere", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble",
            "METHODS", "MU0", "MeshError", "PairRestitution", "PemError", "RotatingField", "Scene", "Settings",
-           "SimulationError", "StaticWall", "Trajectory", "ValidationError", "load_scene", "simulate"]
+           "SimulationError", "StaticWall", "TabulatedMotion", "Trajectory", "ValidationError", "load_scene",
+           "simulate"]

@@ -322,3 +322,106 @@ BUILDERS.update({
     "magnetic-marbles": magnetic_marbles,
     "bouncing-ball": bouncing_ball,
 })
+
+
+# ---------------------------------------------------------------------------- driven by tabulated motions
+
+def _samples(t_end: float, per_second: float) -> np.ndarray:
+    """Sample times (s) from 0 to past t_end, ``per_second`` a second (a table must cover the whole run)."""
+    n = int(np.ceil(t_end * per_second)) + 2
+    return np.arange(n) / per_second
+
+
+def _point_pendulum(name: str, length: float, mass: float, tilt: float, up: bool, **kw) -> Body:
+    """A point bob on a massless rod hinged about x, ``tilt`` rad from straight down (or up with ``up``)."""
+    R = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), tilt)
+    return Body(name=name, orientation=R.T, hinge=(1, 0, 0),
+                mass_properties=MassProperties(mass, np.array([0.0, 0.0, length if up else -length]), np.zeros((3, 3))),
+                **kw)
+
+
+def kapitza(amplitude: float = 0.01, frequency: float = 60.0, length: float = 0.2, tilt_deg: float = 6.0,
+            t_end: float = 1.5, dt: float = 2e-4, samples_per_period: int = 40) -> Scene:
+    """Kapitza's pendulum: a point bob 0.1 kg on a massless rod of ``length`` m standing upright, ``tilt_deg`` off
+    vertical, its pivot shaken vertically, z = ``amplitude``·cos(2π·``frequency``·t) (a table of
+    ``samples_per_period`` samples a period). Upright is stable when a²ω² > 2gl (high-frequency limit), with the
+    slow swing √(a²ω²/2l² − g/l) about it."""
+    from .model.motion import TabulatedMotion
+
+    w = 2 * np.pi * frequency
+    t = _samples(t_end, samples_per_period * frequency)
+    table = TabulatedMotion(t, np.stack([0 * t, 0 * t, amplitude * np.cos(w * t)], 1))
+    bob = _point_pendulum("bob", length, 0.1, np.radians(tilt_deg), True, pivot_motion=table)
+    return Scene(name="Kapitza's pendulum", bodies=[bob], gravity=(0, 0, -9.81),
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=10 * dt))
+
+
+def parametric_pendulum(amplitude: float = 0.005, length: float = 0.2, tilt_deg: float = 0.5, t_end: float = 15.0,
+                        dt: float = 2e-3, samples_per_period: int = 40, frequency_ratio: float = 2.0) -> Scene:
+    """Parametric resonance: a hanging point pendulum (0.1 kg, ``length`` m) whose pivot moves vertically,
+    z = ``amplitude``·cos(Ωt), Ω = ``frequency_ratio``·ω₀, ω₀ = √(g/l). At Ω = 2ω₀ (Mathieu's first tongue,
+    h = 4a/l) a small swing grows as e^{st}, s = h·ω₀/4 = a·ω₀/l."""
+    from .model.motion import TabulatedMotion
+
+    w = frequency_ratio * np.sqrt(9.81 / length)
+    t = _samples(t_end, samples_per_period * w / (2 * np.pi))
+    table = TabulatedMotion(t, np.stack([0 * t, 0 * t, amplitude * np.cos(w * t)], 1))
+    bob = _point_pendulum("bob", length, 0.1, np.radians(tilt_deg), False, pivot_motion=table)
+    return Scene(name="parametric resonance", bodies=[bob], gravity=(0, 0, -9.81),
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=5 * dt))
+
+
+def keyed_circle(keys_per_turn: int | None = 32, radius: float = 0.04, rate: float = 2 * np.pi, t_end: float = 2.0,
+                 dt: float = 1e-3) -> Scene:
+    """A magnet carried round a circle of ``radius`` m under a magnetic pendulum at ``rate`` rad/s, turning with it:
+    keyed at ``keys_per_turn`` positions and orientations a turn (a :class:`~.model.motion.TabulatedMotion`), or
+    with None PEM's analytic elliptic orbit — the keyed motion matches it to the spline's error, O(keys⁻⁴)."""
+    from .model.motion import TabulatedMotion
+    from .model.rotations import orientation_to_quat
+    from .model.scene import EllipticOrbit
+
+    orbit = EllipticOrbit(center=(0.0, 0.0, 0.0), r1=(radius, 0.0, 0.0), r2=(0.0, radius, 0.0),
+                          angular_velocity=rate)
+    if keys_per_turn is not None:
+        t = _samples(t_end, keys_per_turn * rate / (2 * np.pi))
+        ph = rate * t
+        pos = np.stack([radius * np.cos(ph), radius * np.sin(ph), 0 * t], 1)
+        U = np.array([axis_angle_matrix(np.array([0.0, 0.0, 1.0]), p).T for p in ph])   # rows: body axes (U₀ = 𝟙)
+        orbit = TabulatedMotion(t, pos, orientation_to_quat(U))
+    magnet = Body(name="rotor", role="driven", position=(radius, 0.0, 0.0), motion=orbit,
+                  dipoles=(Dipole((0.01, 0.0, 0.0), (0.0, 0.0, 0.5)),))
+    bob = Body(name="pendulum", position=(0.0, 0.0, 0.3), orientation=axis_angle_matrix(np.array([1.0, 0, 0]), 0.2).T,
+               mass_properties=MassProperties(0.05, np.array([0.0, 0.0, -0.28]), np.diag([1e-6, 1e-6, 1e-7])),
+               dipoles=(Dipole((0.0, 0.0, -0.285), (0.0, 0.0, -0.3)),))
+    return Scene(name="magnet keyed on a circle", bodies=[bob, magnet], gravity=(0, 0, -9.81), friction=2e-4,
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=10 * dt))
+
+
+def magnetic_gear(rate: float = 10.0, moment: float = 0.5, follower_moment: float = 0.2, distance: float = 0.03,
+                  friction: float = 2e-5, t_end: float = 3.0, dt: float = 2.5e-4, samples_per_turn: int = 64) -> Scene:
+    """A magnetic gear: a magnet (moment ``moment`` A·m² in its xy plane) spun about z at ``rate`` rad/s by keys
+    (tabulated orientations), and a compass magnet hinged about z ``distance`` m above it on the same axis, with
+    pivot friction c. The driver's field there, −k·m₁/d³ (k = μ₀/4π), turns with it, so the follower turns in step,
+    antiparallel and lagging by δ, sin δ = cΩ/K, K = k·m₁·m₂/d³ — up to its pull-out rate Ω = K/c."""
+    from .model.motion import TabulatedMotion
+    from .model.rotations import orientation_to_quat
+
+    t = _samples(t_end, samples_per_turn * rate / (2 * np.pi))
+    U = np.array([axis_angle_matrix(np.array([0.0, 0.0, 1.0]), rate * tk).T for tk in t])
+    spin = TabulatedMotion(t, np.zeros((len(t), 3)), orientation_to_quat(U))
+    driver = Body(name="driver", role="driven", motion=spin,
+                  dipoles=(Dipole((0.0, 0.0, 0.0), (moment, 0.0, 0.0)),))
+    follower = Body(name="follower", role="pendulum", position=(0.0, 0.0, distance), hinge=(0, 0, 1),
+                    orientation=axis_angle_matrix(np.array([0.0, 0.0, 1.0]), np.pi).T,
+                    shapes=(Cylinder(radius=0.002, half_length=0.01, axis=(1, 0, 0), mass=0.001),),
+                    dipoles=(Dipole((0.0, 0.0, 0.0), (follower_moment, 0.0, 0.0)),))
+    return Scene(name="magnetic gear", bodies=[follower, driver], gravity=(0, 0, -9.81), friction=friction,
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=4 * dt))
+
+
+BUILDERS.update({
+    "kapitza": kapitza,
+    "parametric-pendulum": parametric_pendulum,
+    "keyed-circle": keyed_circle,
+    "magnetic-gear": magnetic_gear,
+})

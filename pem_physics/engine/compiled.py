@@ -422,6 +422,8 @@ def supports(integ) -> bool:
     if not (ENABLED and getattr(integ, "name", "") in METHODS):
         return False
     sys_ = integ.system
+    if sys_.tabulated:  # tabulated motions (moving pivots, sampled drivers) run on the numpy engine for now
+        return False
     if getattr(integ, "contacts", None) is not None:
         # The kernels find the step of an impact and hand it to the numpy contact driver (contacts.run_compiled)
         if integ.name not in ("splitting4", "splitting2") or integ.L.shape[0] != 1:

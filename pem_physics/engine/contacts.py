@@ -343,7 +343,8 @@ def _shifted(cls):
 def _state(integ, t0: float):
     """A copy of the integrator's state at time t0 (arrays copied; the clock restarts at t0)."""
     c = copy.copy(integ)
-    for key in ("Q", "L", "T", "J", "X", "P") + (("F",) if len(integ.moving_x) else ()):
+    for key in (("Q", "L", "T", "J", "X", "P") + (("F",) if len(integ.moving_x) else ())
+                + (("driver_work", "W") if getattr(integ, "driver_work", None) is not None else ())):
         setattr(c, key, getattr(integ, key).copy())
     c._decay = {}  # the friction decay cache is keyed by the step length: keep Brent's lengths out of it
     c.__class__ = _shifted(type(integ))
@@ -365,6 +366,8 @@ def _commit(integ, state, steps: int) -> None:
     integ.X, integ.P = state.X.copy(), state.P.copy()
     if len(integ.moving_x):
         integ.F = state.F.copy()
+    if getattr(integ, "driver_work", None) is not None:
+        integ.driver_work, integ.W = state.driver_work.copy(), state.W.copy()
     integ.steps_done = steps
 
 

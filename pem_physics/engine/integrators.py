@@ -118,8 +118,9 @@ class Integrator:
         return omega_lab(self.system, self.system.kin_body, self.U, self.L, self.J)
 
     def position(self) -> np.ndarray:
-        """Centres of rotation (E,B,3) m, lab: pivots, centres of mass of free bodies (moving if translating)."""
-        return self.X
+        """Centres of rotation (E,B,3) m, lab: pivots (moving ones where they are now), centres of mass of free
+        bodies (moving if translating)."""
+        return self.system.centres(self.t, self.X)
 
     def linear_momentum(self) -> np.ndarray:
         """Linear momenta (E,B,3) kg·m/s, lab, of the translating bodies (zero rows for the others)."""
@@ -155,14 +156,25 @@ class Splitting(Integrator):
         else:
             self.scheme = "srkn6b" if self.exact_drift else "suzuki"
         self.drifts, self.kicks = SCHEMES[self.scheme]
+        #: (E,) J: the work the drivers did on the bodies so far (driven magnets, moving pivots, a rotating
+        #: field), None without drivers — see :meth:`_kick`
+        self.driver_work = np.zeros(len(L0)) if self.system.driven else None
+        self._jumps = None
+        if self.driver_work is not None and self.system.moving_pivots:
+            self._jumps = [None if m is None else m.jerk_jumps() for m in self.system.pivot_motions]
         self.T = self._torque(0.0)
 
     def _torque(self, t):
-        """Torques (E,B,3) at the current state and time t; the forces (translating systems) go to ``self.F``."""
-        if not len(self.moving_x):
-            return evaluate(self.system, self.system.kin_principal, self.Q, t).torque
-        res = evaluate(self.system, self.system.kin_principal, self.Q, t, X=self.X)
-        self.F = res.force
+        """Torques (E,B,3) at the current state and time t; the forces (translating systems) go to ``self.F``,
+        the drivers' power ∂V/∂t (scenes with drivers) to ``self.W``."""
+        driven = self.driver_work is not None
+        self._t_torque = t
+        res = evaluate(self.system, self.system.kin_principal, self.Q, t, X=self.X if len(self.moving_x) else None,
+                       power=driven)
+        if len(self.moving_x):
+            self.F = res.force
+        if driven:
+            self.W = res.power
         return res.torque
 
     def orientation(self):
@@ -179,6 +191,10 @@ class Splitting(Integrator):
         undamped run gets, and a member with c > 0 those of a single run with that c.
         """
         sys, T = self.system, self.T
+        if self.driver_work is not None:
+            # time is a coordinate the drifts advance, its momentum −E the kicks change by −h·∂V/∂t: so the
+            # drivers' work is summed with the scheme's own weights, and E − W is conserved to the scheme's order
+            self.driver_work += h * self.W
         if len(self.moving_x):
             tr = self.moving_x
             self.P[:, tr] += h * self.F[:, tr]
@@ -295,6 +311,7 @@ class Splitting(Integrator):
         for step in range(n):
             t0 = self.t
             tau = 0.0
+            nodes = [self._t_torque]   # the times the kicks' torques (and ∂V/∂t) were taken at
             for i in range(s):
                 self._drift(a[i] * dt)
                 tau += a[i]
@@ -302,6 +319,7 @@ class Splitting(Integrator):
                 coef = b[i + 1] + (b[0] if last and step < n - 1 else 0.0)
                 if coef or (last and step == n - 1):
                     self.T = self._torque(t0 + tau * dt)
+                nodes.append(t0 + tau * dt)
                 if coef:
                     self._kick(coef * dt)
             # Each turn is orthogonal only to round-off, and turns of similar angles round the same
@@ -309,7 +327,35 @@ class Splitting(Integrator):
             # squares that error away and keeps the frames orthonormal to round-off for ever.
             Q = self.Q
             self.Q = 1.5 * Q - 0.5 * (Q @ np.swapaxes(Q, -1, -2)) @ Q
+            if self._jumps is not None:
+                self._jerk_steps(np.array(nodes))
             self.steps_done += 1
+
+    def _jerk_steps(self, nodes):
+        """Correct the drivers' work of the step whose kicks took their torques at ``nodes`` (s+1,) s for the
+        steps of a moving pivot's jerk inside it.
+
+        The kicks sum ∂V/∂t = M R_G·ȧ_pivot at their times with the scheme's weights — a quadrature exact to the
+        scheme's order for a smooth ȧ, but a splined pivot's ȧ steps at every sample (its acceleration is
+        piecewise linear). A step Δȧ at τ in (t₀, t₁] adds M R_G·Δȧ·(t₁ − τ) to the exact integral over the step,
+        while the kicks count M R_G·Δȧ·Σ_{nodes ≥ τ} w (a sample's value is the right one at τ): their difference
+        is added here, R_G taken at the step's end (an error O(dt·Δȧ·dt) a sample, the order of the error the
+        kinked force itself leaves in the step). The nodes are the very times the kicks used, so consecutive
+        steps share their boundary exactly."""
+        t0, t1 = nodes[0], nodes[-1]
+        weights = np.asarray(self.kicks, dtype=float) * self.dt
+        Rg = None
+        for b, jumps in enumerate(self._jumps):
+            if jumps is None:
+                continue
+            times, dj = jumps
+            lo, hi = np.searchsorted(times, t0, side="right"), np.searchsorted(times, t1, side="right")
+            if lo == hi:
+                continue
+            if Rg is None:
+                Rg = np.einsum("ebij,bi->ebj", self.Q, self.system.kin_principal.com)   # (E,B,3)
+            corr = np.array([(t1 - tau) - weights[nodes >= tau].sum() for tau in times[lo:hi]])
+            self.driver_work += self.system.mass[b] * (Rg[:, b] @ (corr @ dj[lo:hi]))
 
 
 def _composition(gammas):

@@ -41,7 +41,7 @@ def supported(integ) -> bool:
     sys_ = integ.system
     return (integ.L.shape[0] == 1 and sys_.n_bodies == 1 and not sys_.hinged.any() and sys_.box is None
             and sys_.rotating_field is None and sys_.static_sources and not sys_.per_member
-            and not sys_.any_translating)
+            and not sys_.any_translating and not sys_.moving_pivots)
 
 
 def _t(a) -> tuple:

@@ -140,6 +140,9 @@ class Trajectory:
     ensemble: bool = False
     info: dict = field(default_factory=dict)
     friction_work: np.ndarray | None = None  # (..., R) J done against pivot friction since the start (checks)
+    #: (..., R) J: the work the drivers (driven magnets, moving pivots, a rotating field) did on the bodies since
+    #: the start, summed by the integrator's own kicks (numpy splitting runs); None where not summed
+    driver_work: np.ndarray | None = None
     #: contact scenes: impacts (:class:`~pem_physics.engine.contacts.EventLog`) and the kinetic energy (J) they
     #: took up to each record (R,); None for scenes without contacts
     events: object | None = None
@@ -177,11 +180,15 @@ class Trajectory:
         return np.where(scale > 0, scale, 1.0)
 
     def energy_balance(self) -> float:
-        """max |E(t) + W(t) − E(0)| / scale: the integration error, with the work W of pivot friction counted
-        (equals :meth:`energy_drift` without friction). Not meaningful with driven magnets or a rotating field."""
+        """max |E(t) + W(t) − E(0)| / scale: the integration error, with the work W of pivot friction and impacts
+        counted, less the drivers' work (equals :meth:`energy_drift` without friction, impacts and drivers). With
+        drivers (driven magnets, moving pivots, a rotating field) meaningful only where their work was summed
+        (:attr:`driver_work` not None); E of a body on a moving pivot is its energy in the pivot's frame."""
         W = self.friction_work if self.friction_work is not None else 0.0
         if self.impact_loss is not None:
             W = W + self.impact_loss
+        if self.driver_work is not None:
+            W = W - self.driver_work
         Et = self.total_energy + W
         return float(np.max(np.abs(Et - Et[..., :1]) / self._energy_scale()))
 
@@ -207,8 +214,11 @@ class Trajectory:
 
 
 def _record(system: System, integ, t: float) -> dict:
-    return _record_state(system, integ.orientation(), integ.momentum(), integ.angular_velocity(), t,
-                         integ.position(), integ.linear_momentum())
+    rec = _record_state(system, integ.orientation(), integ.momentum(), integ.angular_velocity(), t,
+                        integ.position(), integ.linear_momentum())
+    if getattr(integ, "driver_work", None) is not None:  # numpy splitting steps sum the drivers' work
+        rec["driver_work"] = integ.driver_work.copy()
+    return rec
 
 
 def _record_state(system: System, U: np.ndarray, L: np.ndarray, w: np.ndarray, t: float,
@@ -220,7 +230,7 @@ def _record_state(system: System, U: np.ndarray, L: np.ndarray, w: np.ndarray, t
     """
     kin = system.kin_body
     if X is None:
-        X = np.broadcast_to(system.pivot, L.shape)
+        X = np.broadcast_to(system.centres(t), L.shape)
     if P is None:
         P = np.zeros(L.shape)
     res = evaluate(system, kin, U, t, energies=True, X=X if system.any_translating else None)

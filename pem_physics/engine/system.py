@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..model.inertia import pseudo_inverse
+from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix, cross, pem_correct
 from ..model.scene import ConstantVelocity, EllipticOrbit, Scene
 
@@ -103,6 +104,10 @@ class System:
     #: rotation is then the state's position x (E,B,3), starting at ``pivot``, with momentum p = M·velocity0.
     translating: np.ndarray | None = None
     velocity0: np.ndarray | None = None    # (B,3) m/s, lab; zero for bodies that do not translate
+    #: (B,) the pivot's :class:`~pem_physics.model.motion.TabulatedMotion` of each body (None: a fixed pivot), or
+    #: None when no pivot moves. A moving pivot is the body's centre of rotation at each time, and the inertial
+    #: force −M·a_pivot acts at its centre of mass (an extra uniform "gravity" −a_pivot for that body).
+    pivot_motions: list | None = None
 
     def __post_init__(self):
         B = len(self.names)
@@ -114,6 +119,49 @@ class System:
     @property
     def any_translating(self) -> bool:
         return bool(self.translating.any())
+
+    @property
+    def moving_pivots(self) -> bool:
+        """Whether some pivot follows a motion (:attr:`pivot_motions`)."""
+        return self.pivot_motions is not None
+
+    @property
+    def tabulated(self) -> bool:
+        """Whether a pivot or a driven magnet follows a tabulated motion (the numpy engine runs those)."""
+        return self.moving_pivots or any(isinstance(b.motion, TabulatedMotion) for b in self.src_bodies)
+
+    @property
+    def driven(self) -> bool:
+        """Whether the potential energy depends on time explicitly (driven magnets, moving pivots, a rotating
+        field): the drivers then do work on the bodies (:func:`.torques.evaluate`'s ``power``)."""
+        return self.moving_pivots or not self.static_sources or self.rotating_field is not None
+
+    def _pivot_rows(self, t: float, order: int) -> np.ndarray:
+        out = np.zeros((self.n_bodies, 3))
+        for b, m in enumerate(self.pivot_motions):
+            if m is not None:
+                out[b] = m._pos(t, order)
+        return out
+
+    def centres(self, t: float, X: np.ndarray | None = None) -> np.ndarray:
+        """Centres of rotation (…,B,3) m at time t: ``X`` (default the pivots) with each moving pivot's position."""
+        c = self.pivot if X is None else X
+        if self.pivot_motions is None:
+            return c
+        moves = np.array([m is not None for m in self.pivot_motions])
+        return np.where(moves[:, None], self._pivot_rows(t, 0), c)
+
+    def pivot_velocity(self, t: float) -> np.ndarray:
+        """(B,3) m/s: each pivot's velocity at t (zero for fixed ones)."""
+        return np.zeros((self.n_bodies, 3)) if self.pivot_motions is None else self._pivot_rows(t, 1)
+
+    def pivot_acceleration(self, t: float) -> np.ndarray:
+        """(B,3) m/s²: each pivot's acceleration at t (zero for fixed ones)."""
+        return np.zeros((self.n_bodies, 3)) if self.pivot_motions is None else self._pivot_rows(t, 2)
+
+    def pivot_jerk(self, t: float) -> np.ndarray:
+        """(B,3) m/s³: the rate of change of each pivot's acceleration at t."""
+        return np.zeros((self.n_bodies, 3)) if self.pivot_motions is None else self._pivot_rows(t, 3)
 
     @property
     def per_member(self) -> bool:
@@ -206,6 +254,26 @@ def source_placement(body, t: float) -> tuple[np.ndarray, np.ndarray]:
         n = cross(motion.r1, motion.r2)
         R = axis_angle_matrix(n / np.linalg.norm(n), motion.angular_velocity * t)
         return origin, body.orientation @ R.T
+    if isinstance(motion, TabulatedMotion):
+        U = motion.orientation(t)
+        return motion.position(t), body.orientation if U is None else U
+    raise TypeError(f"unknown motion {motion!r}")
+
+
+def source_rates(body, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """Velocity (3,) m/s of the origin and angular velocity (3,) rad/s (lab) of a fixed or driven body at t."""
+    motion = body.motion
+    if motion is None:
+        return np.zeros(3), np.zeros(3)
+    if isinstance(motion, ConstantVelocity):
+        return np.asarray(motion.velocity, dtype=float), np.zeros(3)
+    if isinstance(motion, EllipticOrbit):
+        w = motion.angular_velocity
+        ph = motion.phase + w * t
+        n = cross(motion.r1, motion.r2)
+        return w * (-motion.r1 * np.sin(ph) + motion.r2 * np.cos(ph)), w * n / np.linalg.norm(n)
+    if isinstance(motion, TabulatedMotion):
+        return motion.velocity(t), motion.angular_velocity(t)
     raise TypeError(f"unknown motion {motion!r}")
 
 
@@ -247,14 +315,16 @@ class PemSourceDriver:
         for k, body in enumerate(sys.src_bodies):
             sel = sys.src_owner == k
             m = body.motion
+            U = self.frames[k]
             if isinstance(m, EllipticOrbit):
                 th = m.phase + self.updates * m.angular_velocity * self.dt
                 origin = m.center + m.r1 * np.cos(th) + m.r2 * np.sin(th)
             elif isinstance(m, ConstantVelocity):
                 origin = body.position + m.velocity * self.time
+            elif isinstance(m, TabulatedMotion):  # placed at PEM's clock, as a constant-velocity body is
+                origin, U = source_placement(body, self.time)
             else:
                 origin = body.position
-            U = self.frames[k]
             r[sel] = origin + sys.src_pos[sel] @ U
             mom[sel] = sys.src_mom[sel] @ U
         return r, mom
@@ -272,7 +342,7 @@ def compile_system(scene: Scene) -> System:
     """Arrays of a validated scene (call ``scene.checked()`` first)."""
     moving = [i for i, b in enumerate(scene.bodies) if b.moving]
     names, pivots, masses, coms, tensors, U0s, w0s, hinged, axes_h = [], [], [], [], [], [], [], [], []
-    translating, v0s = [], []
+    translating, v0s, pivot_motions = [], [], []
     owner, dpos, dmom = [], [], []
     for k, i in enumerate(moving):
         body = scene.bodies[i]
@@ -298,6 +368,7 @@ def compile_system(scene: Scene) -> System:
         w0s.append(np.asarray(body.angular_velocity, dtype=float))
         hinged.append(body.hinge is not None)
         translating.append(body.translating)
+        pivot_motions.append(body.pivot_motion)
         v0s.append(np.asarray(body.velocity, dtype=float) if body.translating else np.zeros(3))
         axes_h.append(np.zeros(3) if body.hinge is None else np.asarray(body.hinge, dtype=float))
         for d in body.dipoles:
@@ -359,4 +430,5 @@ def compile_system(scene: Scene) -> System:
         box=None if scene.periodic_box is None else np.asarray(scene.periodic_box, dtype=float),
         translating=np.array(translating, dtype=bool),
         velocity0=np.array(v0s).reshape(-1, 3),
+        pivot_motions=pivot_motions if any(m is not None for m in pivot_motions) else None,
     )

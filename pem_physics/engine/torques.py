@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.rotations import cross
-from .system import Kinematics, System
+from .system import Kinematics, System, source_placement, source_rates
 
 
 @dataclass
@@ -30,6 +30,9 @@ class TorqueResult:
     gravity_energy: np.ndarray | None = None  # (E,B)
     field_energy: np.ndarray | None = None    # (E,B)
     dipole_energy: np.ndarray | None = None   # (E,) all dipole–dipole pairs, each counted once
+    #: (E,) W: ∂V/∂t at fixed orientations — the power with which the drivers (driven magnets, moving pivots, a
+    #: rotating field) change the potential energy V (asked for with ``power=True``; zero without drivers)
+    power: np.ndarray | None = None
 
 
 def dipole_pair_terms(ra, pa, rb, pb, k, box=None, mask=None, energy_weights=None):
@@ -123,7 +126,7 @@ def _all_pairs(system: System, r, p, rs, ms, k: float, energies: bool):
 def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
              sources: tuple[np.ndarray, np.ndarray] | None = None, *,
              U_dipoles: np.ndarray | None = None, energies: bool = False,
-             X: np.ndarray | None = None) -> TorqueResult:
+             X: np.ndarray | None = None, power: bool = False) -> TorqueResult:
     """Torques (E,B,3) on every moving body at orientations U (E,B,3,3) and time t.
 
     X: (E,B,3) m, lab centres of rotation (default ``system.pivot``); translating bodies' centres of
@@ -135,17 +138,25 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     U_dipoles: orientations that place the dipoles for the dipole–dipole terms when they
     differ from U (PEM places dipoles before re-orthonormalising its frames, but turns them
     in the external field with the frame U).
+
+    A body whose pivot moves (``system.pivot_motions``) turns about the pivot's position at t, and in the
+    pivot's frame the inertial force −M·a_pivot(t) acts at its centre of mass: its gravity is g − a_pivot(t)
+    (torque and gravity energy alike, so that the energy is the one of the pivot's frame).
+    power: also ∂V/∂t at fixed U (:attr:`TorqueResult.power`, see :func:`driver_power`).
     """
     E = U.shape[0]
     Rg = np.einsum("ebij,bi->ebj", U, kin.com)
-    torque = system.mass[:, None] * cross(Rg, system.gravity)
+    g = system.gravity
+    if system.moving_pivots:
+        g = g - system.pivot_acceleration(t)          # (B,3): the pivot frame's effective gravity
+    torque = system.mass[:, None] * cross(Rg, g)
     result = TorqueResult(torque)
     translating = system.any_translating
-    centre = system.pivot if X is None else X
+    centre = system.centres(t, X)
     if translating:
         result.force = np.broadcast_to(system.mass[:, None] * system.gravity, torque.shape).copy()
     if energies:
-        result.gravity_energy = -system.mass * np.einsum("ebi,i->eb", Rg, system.gravity)
+        result.gravity_energy = -system.mass * np.einsum("ebi,bi->eb", Rg, np.broadcast_to(g, Rg.shape[1:]))
         if translating:
             # A translating body's height counts from the lab origin (its centre of rotation moves);
             # other bodies keep theirs from the pivot, as always.
@@ -154,6 +165,10 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
                 "ebi,i->eb", com, system.gravity), result.gravity_energy)
         result.field_energy = np.zeros(torque.shape[:2])
         result.dipole_energy = np.zeros(E)
+    if power:
+        # the inertial potential M·R_G·a_pivot(t) changes with the pivot's acceleration
+        result.power = (system.mass * np.einsum("ebi,bi->eb", Rg, system.pivot_jerk(t))).sum(-1) \
+            if system.moving_pivots else np.zeros(E)
     D = system.n_dipoles
     if D == 0:
         return result
@@ -167,6 +182,7 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     # PEM turns a dipole in the external field with the body's own (corrected) frame U, while its
     # dipole–dipole terms use the dipoles it placed with the uncorrected frame (U_dipoles).
     pe = None if U_dipoles is None else np.einsum("edij,di->edj", U[:, system.owner], kin.dmom)
+    F = None
     if k > 0 and plan.n_sources > 1:
         rs, ms = system.sources(t) if sources is None else sources
         Bdd, F, Ud_ = _all_pairs(system, r, p, rs, ms, k, energies)
@@ -185,4 +201,41 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
         # Bext is (3,), or (E,1,3) when every ensemble member has its own field.
         pB = p @ Bext if Bext.ndim == 1 else np.einsum("edi,eki->ed", p, Bext)
         result.field_energy = plan.to_bodies(-pB[..., None])[..., 0]
+    if power:
+        result.power = result.power + driver_power(system, t, r, p, F, k)
     return result
+
+
+def driver_power(system: System, t: float, r, p, F, k: float) -> np.ndarray:
+    """∂V/∂t (E,) W of the magnetic energy at fixed body orientations: the power the drivers put in.
+
+    r, p (E,D,3): the moving dipoles at t; F (E,D,3) N the forces on them from every other dipole (None without
+    pairs). V depends on t explicitly through the moving pivots (their dipoles move with velocity v_pivot:
+    −F·v_pivot), the driven magnets (a source dipole at r_s with moment m_s moving with ṙ_s = v + ω × (r_s − o),
+    ṁ_s = ω × m_s: −F_s·ṙ_s − B_s·ṁ_s, with F_s and B_s the force and field on it from the moving dipoles;
+    source–source energy is not the bodies') and the rotating field (−Σ p·∂B/∂t).
+    """
+    E = r.shape[0]
+    out = np.zeros(E)
+    if F is not None and system.moving_pivots:
+        v = system.pivot_velocity(t)[system.owner]                       # (D,3)
+        out -= np.einsum("edi,di->e", F, v)
+    if k > 0 and not system.static_sources and len(system.src_pos):
+        rs, ms = system.sources(t)
+        rdot = np.empty_like(rs)
+        mdot = np.empty_like(ms)
+        for j, body in enumerate(system.src_bodies):
+            sel = system.src_owner == j
+            origin, _ = source_placement(body, t)
+            vo, wo = source_rates(body, t)
+            rdot[sel] = vo + np.cross(wo, rs[sel] - origin)
+            mdot[sel] = np.cross(wo, ms[sel])
+        Bs, Fs, _ = dipole_pair_terms(np.broadcast_to(rs, (E,) + rs.shape), np.broadcast_to(ms, (E,) + ms.shape),
+                                      r, p, k, system.box)
+        out -= np.einsum("esi,si->e", Fs, rdot) + np.einsum("esi,si->e", Bs, mdot)
+    rf = system.rotating_field
+    if rf is not None:
+        ph = rf.angular_velocity * t + rf.phase
+        dB = rf.angular_velocity * (-np.asarray(rf.b1) * np.sin(ph) + np.asarray(rf.b2) * np.cos(ph))
+        out -= np.einsum("edi,i->e", p, dB)
+    return out

@@ -2,6 +2,8 @@
 
 - :mod:`.scene` — scene data (:class:`Scene`, :class:`Body`, :class:`Dipole`, :class:`Settings`,
   driven motions, the rotating field) and its validation; re-exported here.
+- :mod:`.motion` — tabulated motions (sampled positions and orientations, splined) for driven magnets and
+  moving pivots.
 - :mod:`.inertia` — mass properties: analytic shapes, exact closed-mesh integrals, Steiner shifts,
   the pseudo-inverse; :mod:`.fastmesh` its optional compiled kernel; :mod:`.mesh_parts` a mesh's
   closed parts and which of them overlap.
@@ -11,6 +13,7 @@
 Depends on :mod:`pem_physics.errors` only.
 """
 
+from .motion import TabulatedMotion
 from .scene import (
     DEFAULT_METHOD,
     METHODS,
@@ -28,4 +31,4 @@ from .scene import (
 )
 
 __all__ = ["Body", "ConstantVelocity", "ContactSphere", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0",
-           "PairRestitution", "RotatingField", "Scene", "Settings", "StaticWall"]
+           "PairRestitution", "RotatingField", "Scene", "Settings", "StaticWall", "TabulatedMotion"]

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from . import validate as v
+from .motion import TabulatedMotion
 
 ROLES = ("pendulum", "free", "fixed", "driven")
 METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler", "dop853")
@@ -203,6 +204,11 @@ class Body:
     shapes: inertia shapes (:mod:`pem_physics.inertia`) in body coordinates;
     mass_properties: an override (PEM's ``analysis``) used instead of the shapes.
     hinge: a lab-frame axis; the body then only turns about it (1 DOF).
+    motion: a driven body's: constant velocity, PEM's elliptic orbit, or a :class:`.motion.TabulatedMotion`
+    (sampled positions and orientations, splined), which then places the body (``position`` and, with
+    orientations, ``orientation`` are its start).
+    pivot_motion: a pendulum's pivot following a :class:`.motion.TabulatedMotion` (positions only): the body turns
+    about the moving pivot, the inertial force −M·a_pivot acting at its centre of mass (theory §3, moving pivots).
     """
 
     name: str = "body"
@@ -214,7 +220,8 @@ class Body:
     mass_properties: object | None = None
     dipoles: Sequence[Dipole] = ()
     hinge: Sequence[float] | None = None
-    motion: ConstantVelocity | EllipticOrbit | None = None
+    motion: ConstantVelocity | EllipticOrbit | TabulatedMotion | None = None
+    pivot_motion: TabulatedMotion | None = None
     color: Sequence[float] | None = None
     #: contact spheres (body coordinates) and the body's own restitution and friction coefficient μ of impacts
     #: (None: the scene's)
@@ -295,12 +302,30 @@ class Body:
             raise ValidationError(f"{path}.contacts", "only pendulum, fixed and translating free bodies "
                                   f"(translate = true) take part in contacts (role is {self.role!r}, not translating)")
         if self.role == "driven":
-            if not isinstance(self.motion, (ConstantVelocity, EllipticOrbit)):
+            if not isinstance(self.motion, (ConstantVelocity, EllipticOrbit, TabulatedMotion)):
                 raise ValidationError(f"{path}.motion",
-                                      "a driven body needs a ConstantVelocity or EllipticOrbit motion")
+                                      "a driven body needs a ConstantVelocity, EllipticOrbit or TabulatedMotion motion")
             out.motion = self.motion.checked(f"{path}.motion")
+            if isinstance(out.motion, TabulatedMotion):
+                out.position = out.motion.position(out.motion.start)
+                if out.motion.orientations is not None:
+                    out.orientation = out.motion.orientation(out.motion.start)
         elif self.motion is not None:
             raise ValidationError(f"{path}.motion", f"only driven bodies have a motion (role is {self.role!r})")
+        if self.pivot_motion is not None:
+            if self.role != "pendulum":
+                raise ValidationError(f"{path}.pivot_motion", f"only a pendulum has a pivot to move (role is "
+                                                              f"{self.role!r})")
+            if not isinstance(self.pivot_motion, TabulatedMotion):
+                raise ValidationError(f"{path}.pivot_motion", "expected a TabulatedMotion (times and positions)")
+            if self.pivot_motion.orientations is not None:
+                raise ValidationError(f"{path}.pivot_motion.orientations", "a pivot is a point: give its positions "
+                                                                           "only (a hinge keeps its lab axis)")
+            if out.contacts:
+                raise ValidationError(f"{path}.pivot_motion", "a pendulum with a moving pivot cannot have contact "
+                                                              "spheres yet: remove its contacts or fix its pivot")
+            out.pivot_motion = self.pivot_motion.checked(f"{path}.pivot_motion")
+            out.position = out.pivot_motion.position(out.pivot_motion.start)
         if out.moving:
             mp = self.resolved_mass_properties(path)
             if not mp.mass > 0:
@@ -316,6 +341,16 @@ class Body:
         if self.role in ("fixed", "driven") and np.any(out.angular_velocity):
             raise ValidationError(f"{path}.angular_velocity", f"a {self.role} body has no angular velocity of its own")
         return out
+
+
+def _check_span(m: TabulatedMotion, t_end: float, path: str) -> None:
+    """A table must cover the run: from t = 0 to its last step's time t_end (s; the steps round t_end)."""
+    if m.start > 0.0:
+        raise ValidationError(f"{path}.times[0]", f"the table starts at t = {m.start:.6g} s, after the run's start "
+                                                  "(t = 0): give a sample at 0 s or earlier")
+    if m.end < t_end * (1.0 - 1e-12):
+        raise ValidationError(f"{path}.times", f"the table ends at t = {m.end:.6g} s, before the run's end (t_end = "
+                                               f"{t_end:.6g} s): sample the motion to the end, or shorten t_end")
 
 
 def _bad(path: str, message: str):
@@ -425,6 +460,11 @@ class Scene:
                 raise ValidationError("periodic_box", "box lengths must be positive")
         if not isinstance(self.settings, Settings):
             raise ValidationError("settings", "expected a Settings")
+        settings = self.settings.checked("settings")
+        for i, b in enumerate(bodies):
+            for name, m in (("motion", b.motion), ("pivot_motion", b.pivot_motion)):
+                if isinstance(m, TabulatedMotion):
+                    _check_span(m, settings.steps * settings.dt, f"bodies[{i}].{name}")
         return Scene(
             bodies=bodies,
             gravity=v.vector(self.gravity, "gravity"),
@@ -433,7 +473,7 @@ class Scene:
             mu0=v.number(self.mu0, "mu0", nonnegative=True),
             friction=v.number(self.friction, "friction", nonnegative=True),
             periodic_box=box,
-            settings=self.settings.checked("settings"),
+            settings=settings,
             name=self.name,
             **self._checked_contacts(bodies),
         )
