@@ -277,3 +277,48 @@ def test_ball_in_ring_leaves_at_y_1_and_lands_at_the_bottom(tmp_path):
     assert res["energy_drift_relative"] < 1e-9
     assert (tmp_path / "ball_in_ring.png").is_file()
     assert res["claim_holds"]
+
+
+def test_kapitza():
+    """Closed forms: upright stable for a²ω² > 2gl with the slow swing √(a²ω²/2l² − g/l) (Kapitza; L–L §30)."""
+    res = load("kapitza").main()
+    g, l, w = 9.81, 0.2, 2 * np.pi * 60.0
+    up, down = res["runs"]["above"], res["runs"]["below"]
+    assert up["a2w2_over_2gl"] > 1 > down["a2w2_over_2gl"]
+    assert up["max_tilt_deg"] == pytest.approx(6.0, abs=0.5) and down["max_tilt_deg"] > 90
+    slow = np.sqrt(up["amplitude_m"] ** 2 * w * w / (2 * l * l) - g / l)
+    # measured 0.2 %: the averaging's (Ω/ω)² and the 6° swing's anharmonicity
+    assert up["slow_period_s"] == pytest.approx(2 * np.pi / slow, rel=0.01)
+    assert up["energy_balance"] < 1e-6   # the drivers' work counted: the balance is the integration error
+    assert res["claim_holds"]
+
+
+def test_parametric_resonance():
+    """Mathieu's first tongue: θ̈ + ω₀²(1 − h cos 2ω₀t)θ = 0, h = 4a/l, grows at s = hω₀/4 (L–L §27)."""
+    res = load("parametric_resonance").main()
+    a, l = 0.005, 0.2
+    s = (4 * a / l) * np.sqrt(9.81 / l) / 4
+    assert res["growth_rate_per_s"] == pytest.approx(s, rel=0.01)   # measured 0.2 % (O(h²) corrections)
+    assert res["amplitude_end_rad"] > 5 * res["amplitude_start_rad"]
+    assert res["claim_holds"]
+
+
+def test_keyed_circle():
+    """The keyed circle converges to PEM's analytic orbit at the spline's order, keys⁻⁴."""
+    res = load("keyed_circle").main(t_end=1.0)
+    assert res["observed_orders"][-1] == pytest.approx(4.0, abs=0.4)
+    assert res["orientation_error_vs_analytic"][-1] < 1e-6
+    assert res["claim_holds"]
+
+
+def test_magnetic_gear():
+    """Two dipoles on one axis: the follower turns in step, lagging by arcsin(cΩ/K), K = (μ₀/4π)m₁m₂/d³; slips
+    above the pull-out rate K/c."""
+    res = load("magnetic_gear").main()
+    K = 1e-7 * 0.5 * 0.2 / 0.03 ** 3
+    below, above = res["runs"]["below"], res["runs"]["above"]
+    assert res["pull_out_rate_rad_s"] == pytest.approx(K / 2e-5, rel=1e-12)
+    assert below["lag_rad"] == pytest.approx(np.arcsin(2e-5 * below["rate_rad_s"] / K), rel=1e-5)
+    assert below["mean_rate_rad_s"] == pytest.approx(below["rate_rad_s"], rel=1e-5)
+    assert above["mean_rate_rad_s"] < 0.7 * above["rate_rad_s"]
+    assert res["claim_holds"]

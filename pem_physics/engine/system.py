@@ -224,11 +224,34 @@ class System:
         """True when no fixed or driven dipole moves (their fields do not depend on time)."""
         return all(b.motion is None for b in self.src_bodies)
 
+    def source_rates(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Lab positions, moments (S,3) of the fixed and driven dipoles at t and their rates of change (S,3):
+        ṙ = v + ω × (r − o), ṁ = ω × m for a body whose origin o moves at v and which turns at ω."""
+        last = self.__dict__.get("_rates")
+        if last is not None and last[0] == t:   # the torque and the drivers' power of one evaluation share them
+            return last[1]
+        r, m = self.sources(t)
+        rdot, mdot = np.zeros_like(r), np.zeros_like(m)
+        for k, body in enumerate(self.src_bodies):
+            if body.motion is None:
+                continue
+            sel = self.src_owner == k
+            origin, _ = source_placement(body, t)
+            v, w = source_rates(body, t)
+            rdot[sel] = v + cross(w, r[sel] - origin)
+            mdot[sel] = cross(w, m[sel])
+        out = (r, m, rdot, mdot)
+        self.__dict__["_rates"] = (t, out)
+        return out
+
     def sources(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Lab positions and moments (S,3) of the fixed and driven dipoles at time t (exact kinematics)."""
         static = self.static_sources
         if static and "_static_sources" in self.__dict__:
             return self.__dict__["_static_sources"]
+        last = self.__dict__.get("_sources_at")
+        if last is not None and last[0] == t:
+            return last[1]
         r = np.empty_like(self.src_pos)
         m = np.empty_like(self.src_mom)
         for k, body in enumerate(self.src_bodies):
@@ -238,6 +261,8 @@ class System:
             m[sel] = self.src_mom[sel] @ U
         if static:
             self.__dict__["_static_sources"] = (r, m)
+        else:   # the same time is asked for again within one evaluation (torques, the drivers' power, records)
+            self.__dict__["_sources_at"] = (t, (r, m))
         return r, m
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.rotations import cross
-from .system import Kinematics, System, source_placement, source_rates
+from .system import Kinematics, System
 
 
 @dataclass
@@ -221,17 +221,8 @@ def driver_power(system: System, t: float, r, p, F, k: float) -> np.ndarray:
         v = system.pivot_velocity(t)[system.owner]                       # (D,3)
         out -= np.einsum("edi,di->e", F, v)
     if k > 0 and not system.static_sources and len(system.src_pos):
-        rs, ms = system.sources(t)
-        rdot = np.empty_like(rs)
-        mdot = np.empty_like(ms)
-        for j, body in enumerate(system.src_bodies):
-            sel = system.src_owner == j
-            origin, _ = source_placement(body, t)
-            vo, wo = source_rates(body, t)
-            rdot[sel] = vo + np.cross(wo, rs[sel] - origin)
-            mdot[sel] = np.cross(wo, ms[sel])
-        Bs, Fs, _ = dipole_pair_terms(np.broadcast_to(rs, (E,) + rs.shape), np.broadcast_to(ms, (E,) + ms.shape),
-                                      r, p, k, system.box)
+        rs, ms, rdot, mdot = system.source_rates(t)
+        Bs, Fs, _ = dipole_pair_terms(rs[None], ms[None], r, p, k, system.box)
         out -= np.einsum("esi,si->e", Fs, rdot) + np.einsum("esi,si->e", Bs, mdot)
     rf = system.rotating_field
     if rf is not None:

@@ -343,14 +343,17 @@ class Body:
         return out
 
 
-def _check_span(m: TabulatedMotion, t_end: float, path: str) -> None:
-    """A table must cover the run: from t = 0 to its last step's time t_end (s; the steps round t_end)."""
+def _check_span(m: TabulatedMotion, settings: Settings, path: str) -> None:
+    """A table must cover the run: from t = 0 to its last step (t_end rounded to whole steps of dt)."""
     if m.start > 0.0:
         raise ValidationError(f"{path}.times[0]", f"the table starts at t = {m.start:.6g} s, after the run's start "
                                                   "(t = 0): give a sample at 0 s or earlier")
-    if m.end < t_end * (1.0 - 1e-12):
-        raise ValidationError(f"{path}.times", f"the table ends at t = {m.end:.6g} s, before the run's end (t_end = "
-                                               f"{t_end:.6g} s): sample the motion to the end, or shorten t_end")
+    last = settings.steps * settings.dt
+    if m.end < last * (1.0 - 1e-12):
+        rounded = "" if last == settings.t_end else f" (t_end = {settings.t_end:.6g} s in whole steps of dt)"
+        raise ValidationError(f"{path}.times", f"the table ends at t = {m.end:.6g} s, before the run's last step at "
+                                               f"{last:.10g} s{rounded}: sample the motion to the end, or shorten "
+                                               "t_end")
 
 
 def _bad(path: str, message: str):
@@ -464,7 +467,7 @@ class Scene:
         for i, b in enumerate(bodies):
             for name, m in (("motion", b.motion), ("pivot_motion", b.pivot_motion)):
                 if isinstance(m, TabulatedMotion):
-                    _check_span(m, settings.steps * settings.dt, f"bodies[{i}].{name}")
+                    _check_span(m, settings, f"bodies[{i}].{name}")
         return Scene(
             bodies=bodies,
             gravity=v.vector(self.gravity, "gravity"),

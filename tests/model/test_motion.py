@@ -155,7 +155,7 @@ def test_a_scene_refuses_a_table_that_does_not_cover_the_run_and_misplaced_motio
     assert ok.checked().bodies[0].pivot_motion.end == 1.0
     cases = [
         (Scene(bodies=[pendulum(pivot_motion=table)], settings=Settings(dt=1e-3, t_end=1.5)),
-         "bodies[0].pivot_motion.times", "before the run's end"),
+         "bodies[0].pivot_motion.times", "before the run's last step"),
         (Scene(bodies=[pendulum(pivot_motion=TabulatedMotion(t + 0.1, x))], settings=Settings(dt=1e-3, t_end=1.0)),
          "bodies[0].pivot_motion.times[0]", "after the run's start"),
         (Scene(bodies=[pendulum(), Body(name="m", role="fixed", dipoles=(Dipole((0, 0, 0), (0, 0, 1)),),
