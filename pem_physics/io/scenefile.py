@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import PemError, ValidationError, join_path
 from ..model import inertia
+from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix
 from ..model.scene import (
     METHODS,
@@ -63,7 +64,7 @@ SETTINGS_KEYS = ("method", "dt", "t_end", "record_interval", "rtol", "atol")
 ORIENTATION_KEYS = ("quaternion", "axes", "euler_deg")
 BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
     "angular_velocity", "angular_velocity_body", "hinge", "color", "shapes", "mass_properties", "dipoles",
-    "motion", "contacts", "restitution", "contact_friction", "translate", "velocity")
+    "motion", "pivot_motion", "contacts", "restitution", "contact_friction", "translate", "velocity")
 CONTACT_KEYS = ("center", "radius")
 PAIR_KEYS = ("bodies", "restitution")
 WALL_KEYS = {"plane": ("kind", "name", "restitution", "contact_friction", "point", "normal"),
@@ -74,7 +75,11 @@ WALL_KEYS = {"plane": ("kind", "name", "restitution", "contact_friction", "point
 MASS_PROPERTY_KEYS = ("mass", "center_of_mass", "inertia")
 DIPOLE_KEYS = ("position", "moment")
 MOTION_KEYS = {"constant_velocity": ("kind", "velocity"),
-               "elliptic_orbit": ("kind", "center", "r1", "r2", "angular_velocity", "phase")}
+               "elliptic_orbit": ("kind", "center", "r1", "r2", "angular_velocity", "phase"),
+               "tabulated": ("kind", "times", "positions", "orientations", "file")}
+#: Columns of a tabulated motion's CSV file: time, position, and optionally the orientation's quaternion.
+TABLE_COLUMNS = ("t", "x", "y", "z")
+TABLE_QUATERNION = ("qw", "qx", "qy", "qz")
 ROLES = ("pendulum", "free", "fixed", "driven")
 SHAPE_KEYS = {
     "sphere": ("kind", "mass", "density", "center", "radius"),
@@ -508,7 +513,8 @@ def _body(d, path: str, index: int, u: Units, base_dir) -> Body:
         mass_properties=_get(d, "mass_properties", path, lambda x, p: _mass_properties(x, p, u), default=None),
         dipoles=dipoles,
         hinge=_get(d, "hinge", path, lambda x, p: _vector(x, p, nonzero=True), default=None),
-        motion=_get(d, "motion", path, lambda x, p: _motion(x, p, u), default=None),
+        motion=_get(d, "motion", path, lambda x, p: _motion(x, p, u, base_dir), default=None),
+        pivot_motion=_get(d, "pivot_motion", path, lambda x, p: _pivot_motion(x, p, u, base_dir), default=None),
         color=_get(d, "color", path, _color, default=None),
         contacts=tuple(_contact(c, f"{path}.contacts[{k}]", u) for k, c in enumerate(
             _get(d, "contacts", path, lambda x, p: _array_of_tables(x, p), default=[]))),
@@ -554,12 +560,14 @@ def _dipole(d, path, u: Units) -> Dipole:
                               expected="3 numbers (magnetic moment, ampere·length²)"))
 
 
-def _motion(d, path, u: Units):
+def _motion(d, path, u: Units, base_dir=None):
     if not isinstance(d, dict):
         raise ValidationError(path, f"expected a table, got {_describe(d)}")
     kind = _get(d, "kind", path, lambda x, p: _choice(x, p, tuple(MOTION_KEYS)),
                 expected=" or ".join(map(repr, MOTION_KEYS)))
     d = _table(d, path, MOTION_KEYS[kind], parent=BODY_KEYS)
+    if kind == "tabulated":
+        return _tabulated(d, path, u, base_dir)
     if kind == "constant_velocity":
         return ConstantVelocity(_get(d, "velocity", path, lambda x, p: _vector(x, p, u.velocity),
                                      expected="3 numbers (length/time)"))
@@ -570,6 +578,74 @@ def _motion(d, path, u: Units):
         angular_velocity=_get(d, "angular_velocity", path, lambda x, p: _number(x, p, u.rate),
                               expected="a number (1/time)"),
         phase=_get(d, "phase", path, lambda x, p: _number(x, p), default=0.0))
+
+
+def _pivot_motion(d, path, u: Units, base_dir) -> TabulatedMotion:
+    if not isinstance(d, dict):
+        raise ValidationError(path, f"expected a table, got {_describe(d)}")
+    if d.get("kind", "tabulated") != "tabulated":
+        raise ValidationError(f"{path}.kind", f"a pivot moves by a table only: expected 'tabulated', got "
+                                              f"{_describe(d['kind'])}")
+    return _tabulated(_table(d, path, MOTION_KEYS["tabulated"], parent=BODY_KEYS), path, u, base_dir, pivot=True)
+
+
+def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMotion:
+    """A tabulated motion: ``times`` (time units) and ``positions`` (length) inline, with ``orientations`` (unit
+    quaternions w, x, y, z) for a driven body, or ``file``: a CSV file (relative to the scene file) with a header
+    row t, x, y, z [, qw, qx, qy, qz]. The table itself is checked by the model (sorted, finite, no jumps)."""
+    if "file" in d:
+        extra = [k for k in ("times", "positions", "orientations") if k in d]
+        if extra:
+            raise ValidationError(f"{path}.{extra[0]}", "give either file (a CSV table) or times and positions")
+        t, x, q = _table_file(d["file"], f"{path}.file", base_dir)
+    else:
+        for key in ("times", "positions"):
+            if key not in d:
+                raise ValidationError(f"{path}.{key}", "missing: a tabulated motion needs times and positions "
+                                                       "(or a CSV file)")
+        if not isinstance(d["times"], list):
+            raise ValidationError(f"{path}.times", f"expected a list of times, got {_describe(d['times'])}")
+        t = np.array([_number(v, f"{path}.times[{i}]") for i, v in enumerate(d["times"])])
+        if not isinstance(d["positions"], list):
+            raise ValidationError(f"{path}.positions", f"expected a list of positions, got {_describe(d['positions'])}")
+        x = np.array([_vector(v, f"{path}.positions[{i}]") for i, v in enumerate(d["positions"])]).reshape(-1, 3)
+        q = None
+        if "orientations" in d:
+            if not isinstance(d["orientations"], list):
+                raise ValidationError(f"{path}.orientations", "expected a list of quaternions (w, x, y, z)")
+            q = np.array([_vector(v, f"{path}.orientations[{i}]", n=4)
+                          for i, v in enumerate(d["orientations"])]).reshape(-1, 4)
+    if pivot and q is not None:
+        raise ValidationError(f"{path}.orientations", "a pivot is a point: give its positions only")
+    return TabulatedMotion(t * u.T, x * u.L, q)
+
+
+def _table_file(value, path, base_dir):
+    """(times (K,), positions (K,3), quaternions (K,4) or None) of a motion's CSV file."""
+    import csv
+
+    name = _string(value, path)
+    p = Path(name)
+    if not p.is_absolute():
+        p = Path(base_dir if base_dir is not None else Path.cwd()) / p
+    text = read_input_text(p, "motion table")
+    rows = list(csv.reader(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")))
+    if not rows:
+        raise ValidationError(str(p), "empty: expected a header row t, x, y, z [, qw, qx, qy, qz] and one row a sample")
+    head = [c.strip().lower() for c in rows[0]]
+    if tuple(head) not in (TABLE_COLUMNS, TABLE_COLUMNS + TABLE_QUATERNION):
+        raise ValidationError(f"{p}:1", f"header {', '.join(rows[0])!r}: expected t, x, y, z or t, x, y, z, qw, qx, "
+                                        "qy, qz")
+    out = np.empty((len(rows) - 1, len(head)))
+    for i, row in enumerate(rows[1:]):
+        if len(row) != len(head):
+            raise ValidationError(f"{p}:{i + 2}", f"{len(row)} values, expected {len(head)} ({', '.join(head)})")
+        for j, cell in enumerate(row):
+            try:
+                out[i, j] = float(cell)
+            except ValueError:
+                raise ValidationError(f"{p}:{i + 2}", f"column {head[j]}: {cell.strip()!r} is not a number") from None
+    return out[:, 0], out[:, 1:4], (out[:, 4:8] if len(head) == 8 else None)
 
 
 def _mass_properties(d, path, u: Units) -> inertia.MassProperties:
@@ -867,10 +943,14 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
         m = b.motion
         if isinstance(m, ConstantVelocity):
             out["motion"] = {"kind": "constant_velocity", "velocity": _floats(m.velocity)}
+        elif isinstance(m, TabulatedMotion):
+            out["motion"] = _tabulated_to_dict(m)
         else:
             out["motion"] = {"kind": "elliptic_orbit", "center": _floats(m.center), "r1": _floats(m.r1),
                              "r2": _floats(m.r2), "angular_velocity": float(m.angular_velocity),
                              "phase": float(m.phase)}
+    if b.pivot_motion is not None:
+        out["pivot_motion"] = _tabulated_to_dict(b.pivot_motion)
     if b.shapes:
         out["shapes"] = [_shape_to_dict(sh, f"{path}.shapes[{k}]", base_dir) for k, sh in enumerate(b.shapes)]
     if b.dipoles:
@@ -881,6 +961,13 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
         out["contact_friction"] = float(b.contact_friction)
     if b.contacts:
         out["contacts"] = [{"center": _floats(c.center), "radius": float(c.radius)} for c in b.contacts]
+    return out
+
+
+def _tabulated_to_dict(m: TabulatedMotion) -> dict:
+    out = {"kind": "tabulated", "times": _floats(m.times), "positions": _floats(m.positions)}
+    if m.orientations is not None:
+        out["orientations"] = _floats(m.orientations)
     return out
 
 
