@@ -452,19 +452,6 @@ def animated_pivot(obj):
     return piv if piv is not None and moves_by_itself(piv) else None
 
 
-def scene_notes(objects) -> list:
-    """Warnings about what a bake of ``objects`` will not do as the viewport shows (one sentence each, naming the
-    objects): animated pivots."""
-    notes = []
-    for obj in objects:
-        piv = animated_pivot(obj)
-        if piv is not None:
-            notes.append(f"Object '{obj.name}': its pivot object '{piv.name}' is animated, but the simulation holds "
-                         "the pivot where it is at the start frame; remove the pivot's animation (keys, constraints "
-                         "or a moving parent) so that the viewport shows what is simulated")
-    return notes
-
-
 def pem_objects(scene) -> list:
     """Objects of the scene with PEM enabled, in a stable (name) order."""
     return sorted((o for o in scene.objects if o.pem.enabled), key=lambda o: o.name)

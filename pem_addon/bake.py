@@ -20,6 +20,7 @@ from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
 from ..pem_physics.errors import PemError, ValidationError
 from ..pem_physics.io import bake as core_bake
+from ..pem_physics.model import TabulatedMotion
 from . import adapters, cache, keyframes, scenes
 from .adapters import AddonError
 from .keyframes import BAKED_PROPS, restore_transform_state, transform_state
@@ -48,7 +49,7 @@ class Plan:
     per_frame: int           # records per frame
     moved: dict = None       # baked objects moved by hand since their bake: {object: transform state (JSON)}
     parents: list = None     # parent-world matrices (4,4) at the start frame, aligned with objects
-    notes: list = None       # warnings known before the run (animated pivots, mesh notes), reported with the bake's
+    notes: list = None       # warnings known before the run (mesh notes), reported with the bake's
     walls: list = None       # wall objects aligned with core.walls (to name them in the core's messages)
     inputs: dict = None      # the cache's fingerprint of what was read (cache.inputs), stored with the bake
     frame_end: int = 0       # the last frame the bake covers
@@ -85,7 +86,7 @@ def prepare(context, frame_end: int | None = None) -> Plan:
                 stack.enter_context(keyframes.playing(obj, p.user_action, p.user_slot))
         try:
             scene.frame_set(frame_start)
-            notes = adapters.scene_notes(objects)
+            notes = []
             core, objects, worlds = scenes.build_scene(context, notes, frame_end)
             parents = [adapters.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
         finally:
@@ -203,7 +204,8 @@ def key_stride(plan: Plan, traj: Trajectory) -> int:
     stride = min(core_bake.key_stride(q_all[:, k], plan.per_frame, MAX_KEY_ANGLE) for k in range(q_all.shape[1]))
     moving = [b for b in plan.core.bodies if b.moving]
     t_ev = traj.events.t if traj.events is not None else ()
-    for k in np.flatnonzero(_translating(traj)):
+    pivots = np.array([b.pivot_motion is not None for b in moving])
+    for k in np.flatnonzero(_translating(traj) | pivots):   # keyed paths of moving centres and pivots
         body = next(b for b in moving if b.name == traj.names[k])
         tol = MAX_KEY_SAG * body_size(body)
         stride = min(stride, path_stride(traj.t, traj.position[:, k], stride, tol, t_ev))
@@ -227,11 +229,13 @@ def _keys_for(plan: Plan, traj: Trajectory, stride: int):
         if body.role in ("pendulum", "free"):
             k = moving[body.name]
             U = np.concatenate([traj.orientation[idx, k], U_ev[:, k]])[order]
-            if translating[k]:
+            if translating[k] or body.pivot_motion is not None:   # its centre (or pivot) moves
                 X = np.concatenate([traj.position[idx, k], X_ev[:, k]])[order]
                 W = core_bake.world_matrices(U, X, M0, plan.unit)
             else:
                 W = core_bake.world_matrices(U, traj.pivot[k], M0, plan.unit)
+        elif body.role == "driven" and isinstance(body.motion, TabulatedMotion):
+            continue   # it follows its own animation, which the bake leaves as it is
         elif body.role == "driven":
             U0 = np.asarray(body.orientation)
             P0 = np.asarray(body.position) / plan.unit

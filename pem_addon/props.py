@@ -141,7 +141,10 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     hinge_axis: FloatVectorProperty(name="Hinge Axis", subtype="XYZ", size=3, default=(0.0, 0.0, 1.0),
                                     description="World axis")
     motion: EnumProperty(name="Motion", items=[
-        ("CONSTANT_VELOCITY", "Constant Velocity", ""), ("ORBIT", "Elliptic Orbit", ""),
+        ("CONSTANT_VELOCITY", "Constant Velocity", "Moves in a straight line at the Velocity"),
+        ("ORBIT", "Elliptic Orbit", "PEM's analytic orbit, turning with it"),
+        ("ANIMATION", "Animation", "Follows the object's own animation — keys, constraints, drivers, a moving "
+                                   "parent — sampled Motion Samples times a frame (Scene ▸ Magnetic Pendulum)"),
     ], default="ORBIT")
     # One velocity per object, read by the role that has one: a driven magnet's constant velocity, or a
     # translating free body's initial centre-of-mass velocity. Both are the body's own velocity in world axes,
@@ -244,6 +247,11 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
                                              "steps a frame) keys land on frames; else it is used as it is and keys "
                                              "fall at the step times (a little under a frame apart)",
                       default=1e-3, precision=6, unit="TIME_ABSOLUTE")
+    motion_samples: IntProperty(
+        name="Motion Samples", default=4, min=1, soft_max=64,
+        description="Samples per frame of animated pivots and of driven magnets with Motion: Animation; the "
+                    "simulation follows a smooth spline through them (more samples for motions faster than a "
+                    "frame, as a shaken pivot)")
     use_periodic: BoolProperty(name="Periodic Box", default=False)
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
                                description="Default coefficient of restitution e of impacts (1 elastic, 0 plastic)")

@@ -12,13 +12,24 @@ import math
 import numpy as np
 
 from ..pem_physics.errors import ValidationError
-from ..pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
-from . import contacts
+from ..pem_physics.model import (
+    Body,
+    ConstantVelocity,
+    Dipole,
+    EllipticOrbit,
+    RotatingField,
+    Scene,
+    Settings,
+    TabulatedMotion,
+)
+from ..pem_physics.model.rotations import orientation_to_quat
+from . import contacts, motions
 from .adapters import (
     AddonError,
     exact,
     initial_world,
     mass_properties,
+    moves_by_itself,
     object_frame_scale,
     object_message,
     pem_objects,
@@ -128,6 +139,10 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                          "(Physics properties)")
     if not any(o.pem.role in ("PENDULUM", "FREE") for o in objects):
         raise AddonError(f"Scene '{scene.name}' has no moving body (pendulum or free); nothing to simulate")
+    fps, dt, substeps, t_end, frame_start = time_settings(context, frame_end)
+    # animated pivots and driven magnets: sampled over the run, its last step included (t_end whole steps of dt)
+    steps = round(t_end / dt)
+    tables = motions.tables(context, objects, frame_start, steps * dt, fps, unit)
     bodies, worlds = [], []
     for obj in objects:
         p = obj.pem
@@ -135,7 +150,16 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
         R = rotation_part(M, obj.name)
         role = ROLE_TO_CORE[p.role]
         origin = M[:3, 3]
-        ref = pivot_world(obj) if role == "pendulum" else origin
+        table = tables.get(obj)
+        if role == "pendulum" and table is not None:
+            ref = table[2][0] / unit   # the pivot where its animation puts it at the start
+        else:
+            ref = pivot_world(obj) if role == "pendulum" else origin
+        if role in ("pendulum", "free") and obj.parent is not None and moves_by_itself(obj.parent):
+            raise AddonError(f"Object '{obj.name}' is parented to '{obj.parent.name}', which moves: the bake keys "
+                             "it in its parent's frame, so the parent's motion would be added to the simulated one; "
+                             "clear the parent (Alt P ▸ Clear and Keep Transformation) — an animated pivot object "
+                             "is followed without it")
         S = object_frame_scale(obj, M, unit)
         offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
         dipoles = tuple(Dipole(S @ exact(d, "position") + offset, exact(d, "moment")) for d in p.dipoles)
@@ -158,8 +182,12 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                 kw["hinge"] = axis / np.linalg.norm(axis)
         elif not p.dipoles and not (role == "fixed" and p.contacts):  # a fixed body may be there to be struck
             raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
+        if table is not None and table[0] == "pivot":
+            kw["pivot_motion"] = TabulatedMotion(table[1], table[2])
         if role == "driven":
-            if p.motion == "CONSTANT_VELOCITY":
+            if table is not None:
+                kw["motion"] = TabulatedMotion(table[1], table[2], orientation_to_quat(table[3]))
+            elif p.motion == "CONSTANT_VELOCITY":
                 kw["motion"] = ConstantVelocity(unit * exact(p, "velocity"))
             else:
                 kw["motion"] = EllipticOrbit(center=unit * exact(p, "orbit_center"), r1=unit * exact(p, "orbit_r1"),
@@ -167,7 +195,6 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                                              phase=exact(p, "orbit_phase"))
         bodies.append(Body(name=obj.name, role=role, position=unit * ref, orientation=R.T, dipoles=dipoles, **kw))
         worlds.append(M)
-    fps, dt, substeps, t_end, _ = time_settings(context, frame_end)
     gravity = scene_gravity(scene) if sp.use_scene_gravity else exact(sp, "gravity")
     field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
     rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))

@@ -6,7 +6,7 @@ import bpy
 
 from ..pem_physics import jit
 from ..pem_physics.engine import integrators
-from . import adapters, bake, cache, contacts
+from . import adapters, bake, cache, contacts, motions
 from .lists import draw_list
 from .props import method_name
 
@@ -65,8 +65,8 @@ def draw_object(layout, context, obj):
             if p.pivot_object is None:
                 col.label(text="No pivot object set", icon="ERROR")
             elif adapters.animated_pivot(obj) is not None:
-                col.label(text=f"Pivot '{p.pivot_object.name}' is animated: the simulation holds it at its "
-                               "start-frame position", icon="ERROR")
+                col.label(text=f"Pivot '{p.pivot_object.name}' is animated: the pivot follows it, sampled "
+                               f"{context.scene.pem.motion_samples}× a frame", icon="ANIM")
         else:
             col.prop(p, "pivot_point")
     if p.role in ("PENDULUM", "FREE"):
@@ -125,6 +125,9 @@ def draw_object(layout, context, obj):
         col.prop(p, "motion")
         if p.motion == "CONSTANT_VELOCITY":
             col.prop(p, "velocity")
+        elif p.motion == "ANIMATION":
+            n = context.scene.pem.motion_samples
+            col.label(text=f"Follows its own animation, sampled {n}× a frame", icon="ANIM")
         else:
             for name in ("orbit_center", "orbit_r1", "orbit_r2", "orbit_omega", "orbit_phase"):
                 col.prop(p, name)
@@ -166,6 +169,11 @@ def draw_scene(layout, context):
     row.prop(sp, "step_mode", expand=True)
     col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
     _estimate_line(col, context)
+    followed = motions.describe(adapters.pem_objects(context.scene), sp.motion_samples)
+    if followed:
+        col.prop(sp, "motion_samples")
+        for line in followed:
+            col.label(text=line, icon="ANIM")
     col.prop(sp, "use_periodic")
     if sp.use_periodic:
         col.prop(sp, "box")

@@ -12,6 +12,10 @@ Run with the bpy wheel's Python (scripts/demo.sh does that):
    spheres instanced by Geometry Nodes), saved with its cache beside it, three frames rendered.
 4. Newton's cradle: five balls on strings (hinged pendulums with contact spheres), baked with keys at the
    impacts, saved, three frames rendered (released, just after the strike, ball 5 at its far swing).
+5. Kapitza's pendulum: a bob on a rod standing upright on a pivot Empty that a driver shakes up and down at
+   30 Hz (a²ω² = 3.6 × 2gl): the bake follows the animated pivot and the bob stays up; rendered.
+6. A magnetic gear: a magnet keyed to spin (Motion: Animation) turns a compass magnet above it in step,
+   lagging by arcsin(cΩ/K); rendered.
 Also writes the energy plots (matplotlib) and prints a summary.
 """
 
@@ -388,6 +392,131 @@ def newtons_cradle(outdir: Path) -> dict:
             "renders": [p.name for p in paths]}
 
 
+def build_kapitza() -> tuple:
+    """A bob (sphere, 2 cm) on a light rod standing on a pivot Empty whose height a driver sets,
+    z = a·cos(2π·30 Hz·t), a = 2 cm (frame 1 is t = 0); returns (bob, pivot), not baked."""
+    new_scene()
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = 1, 1 + 36     # 1.5 s
+    sp = scene.pem
+    sp.substeps, sp.motion_samples = 160, 25           # 20 samples a shake, ω·dt = 0.05
+    pivot = bpy.data.objects.new("Shaker", None)
+    scene.collection.objects.link(pivot)
+    pivot.empty_display_type, pivot.empty_display_size = "PLAIN_AXES", 0.03
+    fc = pivot.driver_add("location", 2)
+    fc.driver.expression = "0.02*cos(2*pi*30*(frame-1)/24)"   # a simple expression: no Python scripts needed
+    tilt, length = math.radians(6.0), 0.2
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.02, segments=32, ring_count=16,
+                                         location=(0.0, -length * math.sin(tilt), 0.02 + length * math.cos(tilt)))
+    bob = bpy.context.object
+    bob.name = "Bob"
+    set_material(bob, material("Bob", (0.75, 0.2, 0.15, 1.0), metallic=0.3, roughness=0.35))
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.002, depth=length, location=(0.0, 0.0, -length / 2),
+                                        rotation=(0.0, 0.0, 0.0))
+    rod = bpy.context.object
+    rod.name = "Rod"
+    set_material(rod, material("Rod", (0.1, 0.1, 0.1, 1.0), metallic=0.6))
+    rod.parent = bob                                      # it swings with the bob (its mass: none, a light rod)
+    rod.rotation_euler = (tilt, 0.0, 0.0)
+    rod.location = (0.0, length * math.sin(tilt) / 2, -length * math.cos(tilt) / 2)
+    p = bob.pem
+    p.enabled, p.pivot_object, p.use_hinge, p.hinge_axis = True, pivot, True, (1.0, 0.0, 0.0)
+    p.mass_mode, p.density, p.include_children = "DENSITY", 7850.0, False
+    bpy.context.view_layer.update()
+    return bob, pivot
+
+
+def kapitza(outdir: Path) -> dict:
+    bob, pivot = build_kapitza()
+    scene = bpy.context.scene
+    t0 = time.perf_counter()
+    bpy.ops.pem.simulate_bake()
+    bake_s = time.perf_counter() - t0
+    tilts = []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        d = np.array(bob.matrix_world.translation) - np.array(pivot.matrix_world.translation)
+        tilts.append(math.degrees(math.atan2(math.hypot(d[0], d[1]), d[2])))
+    stage(target=(0.0, 0.0, 0.12), distance=0.6, elevation_deg=8, azimuth_deg=-90, lens=50, ground_z=-0.08,
+          size=0.6)
+    render_settings()
+    save_blend(outdir / "kapitza.blend")
+    paths = render_frames(outdir, "kapitza", [1, 19, 37])
+    sp = scene.pem
+    return {"bake_wall_s": round(bake_s, 2), "status": sp.status, "steps": sp.last_steps,
+            "energy_balance": sp.last_energy_error, "max_tilt_deg": round(max(tilts), 2),
+            "stays_upright": bool(max(tilts) < 12.0), "renders": [p.name for p in paths]}
+
+
+def build_gear() -> tuple:
+    """A bar magnet keyed to spin about z at Ω = 11.1 rad/s (linear keys, Motion: Animation) and a compass magnet
+    hinged about z 3 cm above it, pivot friction c = 2e-5 N·m·s; returns (driver, follower), not baked."""
+    new_scene()
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = 1, 1 + 36
+    sp = scene.pem
+    sp.substeps, sp.friction, sp.use_scene_gravity = 96, 2e-5, True
+    red, blue = material("North", (0.8, 0.15, 0.1, 1.0)), material("South", (0.1, 0.25, 0.8, 1.0))
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 0.0))
+    driver = bpy.context.object
+    driver.name, driver.scale = "Rotor", (0.03, 0.008, 0.008)
+    set_material(driver, red, smooth=False)
+    rate = 0.6 * 1e-7 * 0.5 * 0.2 / 0.03 ** 3 / 2e-5    # 0.6 of the pull-out rate K/c
+    for frame in (1, 1 + 36):
+        driver.rotation_euler.z = rate * (frame - 1) / 24
+        driver.keyframe_insert("rotation_euler", index=2, frame=frame)
+    keyframes = importlib.import_module("pem_demo_ext.pem_addon.keyframes")
+    for fcurves in keyframes.action_fcurve_collections(driver.animation_data.action):
+        for fcu in fcurves:
+            for k in fcu.keyframe_points:
+                k.interpolation = "LINEAR"
+    p = driver.pem
+    p.enabled, p.role, p.motion = True, "DRIVEN", "ANIMATION"
+    m = p.dipoles.add()
+    m.position, m.moment = (0.0, 0.0, 0.0), (0.5, 0.0, 0.0)
+    pivot = bpy.data.objects.new("Axle", None)
+    scene.collection.objects.link(pivot)
+    pivot.location = (0.0, 0.0, 0.03)
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 0.03))
+    follower = bpy.context.object
+    follower.name, follower.scale = "Needle", (0.02, 0.003, 0.003)
+    follower.rotation_euler.z = math.pi                    # antiparallel to the rotor: their resting pose
+    set_material(follower, blue, smooth=False)
+    p = follower.pem
+    p.enabled, p.pivot_object, p.use_hinge, p.hinge_axis = True, pivot, True, (0.0, 0.0, 1.0)
+    p.mass_mode, p.density = "DENSITY", 7500.0
+    d = p.dipoles.add()
+    d.position, d.moment = (0.0, 0.0, 0.0), (0.2, 0.0, 0.0)   # A·m² along the needle (its object x axis)
+    bpy.context.view_layer.update()
+    return driver, follower, rate
+
+
+def gear(outdir: Path) -> dict:
+    driver, follower, rate = build_gear()
+    scene = bpy.context.scene
+    t0 = time.perf_counter()
+    bpy.ops.pem.simulate_bake()
+    bake_s = time.perf_counter() - t0
+    lag = []
+    for f in range(scene.frame_start + 24, scene.frame_end + 1):   # after it has settled
+        scene.frame_set(f)
+        a = driver.matrix_world.to_euler().z
+        b = follower.matrix_world.to_euler().z
+        lag.append((a + math.pi - b + math.pi) % (2 * math.pi) - math.pi)
+    K = 1e-7 * 0.5 * 0.2 / 0.03 ** 3
+    stage(target=(0.0, 0.0, 0.015), distance=0.3, elevation_deg=35, azimuth_deg=-60, lens=50, ground_z=-0.02,
+          size=0.3)
+    render_settings()
+    save_blend(outdir / "magnetic_gear.blend")
+    paths = render_frames(outdir, "magnetic_gear", [1, 13, 25])
+    sp = scene.pem
+    return {"bake_wall_s": round(bake_s, 2), "status": sp.status, "rate_rad_s": round(rate, 3),
+            "lag_rad": round(float(np.mean(lag)), 5), "lag_closed_form_rad": round(math.asin(2e-5 * rate / K), 5),
+            "renders": [p.name for p in paths]}
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     outdir = Path(argv[0] if argv else ROOT / "out" / "demo").resolve()
@@ -396,7 +525,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     summary = {"blender": bpy.app.version_string, "three_magnet": three_magnet(ext, outdir),
                "t_handle": t_handle(ext, outdir), "gas": hard_sphere_gas(ext, outdir),
-               "newtons_cradle": newtons_cradle(outdir)}
+               "newtons_cradle": newtons_cradle(outdir), "kapitza": kapitza(outdir), "magnetic_gear": gear(outdir)}
     summary["total_wall_s"] = round(time.perf_counter() - t0, 1)
     (outdir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))

@@ -61,6 +61,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..model.inertia import Cuboid, Cylinder, Ellipsoid, MassProperties, Mesh, PointMass, Rod, Sphere
+from ..model.motion import TabulatedMotion
 from ..model.scene import ConstantVelocity, EllipticOrbit, Scene
 from .udf_scene import _Units
 
@@ -477,6 +478,10 @@ class _Writer:
             if b.contacts:
                 raise ValidationError(f"bodies[{i}].contacts", f"PEM has no contacts: {b.name!r} carries contact "
                                       "spheres, which a UDF file cannot express (write a TOML scene instead)")
+            if b.pivot_motion is not None or isinstance(b.motion, TabulatedMotion):
+                what = "pivot_motion" if b.pivot_motion is not None else "motion"
+                raise ValidationError(f"bodies[{i}].{what}", f"PEM has no tabulated motions: {b.name!r} follows a "
+                                      "table, which a UDF file cannot express (write a TOML scene instead)")
         if sc.walls:
             raise ValidationError("walls", f"PEM has no walls: {sc.walls[0].name!r} cannot be written to a UDF file "
                                            "(write a TOML scene instead)")

@@ -602,3 +602,14 @@ def test_cli_convert_writes_udf(tmp_path, capsys):
     assert cli_main(["convert", "example:compass", str(tmp_path / "x.json")]) == 2
     assert "must be a .toml scene file or a .udf" in capsys.readouterr().err
     assert cli_main(["convert", "example:compass", str(tmp_path / "x.toml"), "--units", "cgs"]) == 2
+
+
+def test_a_tabulated_motion_is_refused_naming_the_body():
+    from pem_physics import examples
+    from pem_physics.errors import ValidationError
+    from pem_physics.io.udf_write import write_udf
+
+    for name, where in (("kapitza", "bodies[0].pivot_motion"), ("magnetic-gear", "bodies[1].motion")):
+        with pytest.raises(ValidationError) as err:
+            write_udf(examples.build(name, t_end=0.1), "/nonexistent/never-written.udf", method="pem-rk4")
+        assert err.value.path == where and "no tabulated motions" in err.value.message

@@ -1,0 +1,89 @@
+"""The motion adapter: Blender's animation drives the physics.
+
+A pendulum's pivot object that moves by itself (keys, constraints, drivers, a moving parent) and a driven magnet
+with *Motion: Animation* are sampled from the depsgraph — ``Scene.pem.motion_samples`` times a frame over the
+simulation's range — and handed to the core as tabulated motions (:class:`~pem_physics.model.TabulatedMotion`,
+splined): the pivot's world positions, the magnet's world positions and orientations. The scene's frame is
+restored afterwards. Times count from the simulation's start frame (s); positions are in metres.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .adapters import AddonError, animated_pivot, matrix, rotation_part
+
+
+def animated_driver(obj) -> bool:
+    """Whether obj is a driven magnet that follows its own animation (Motion: Animation)."""
+    return obj.pem.role == "DRIVEN" and obj.pem.motion == "ANIMATION"
+
+
+def followed(objects) -> list:
+    """[(object sampled, what it drives, "pivot" or "driver")] of ``objects`` (PEM bodies), in their order."""
+    out = []
+    for obj in objects:
+        piv = animated_pivot(obj)
+        if piv is not None:
+            out.append((piv, obj, "pivot"))
+        elif animated_driver(obj):
+            out.append((obj, obj, "driver"))
+    return out
+
+
+def sample(scene, targets, frame_start: int, t_last: float, fps: float, per_frame: int) -> tuple:
+    """(times (K,) s, {object: world matrices (K,4,4) BU}) of ``targets`` sampled ``per_frame`` times a frame from
+    the start frame until past t_last (s) — the last sample at or after it, and at least four samples — by
+    evaluating the scene at each (sub-)frame; the current frame is restored."""
+    n = max(4, math.ceil(t_last * fps * per_frame - 1e-9) + 1)
+    frames = frame_start + np.arange(n) / per_frame
+    out = {obj: np.empty((n, 4, 4)) for obj in targets}
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    try:
+        for i, f in enumerate(frames):
+            whole = math.floor(f)
+            scene.frame_set(int(whole), subframe=float(f - whole))
+            for obj in targets:
+                out[obj][i] = matrix(obj.matrix_world)
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+    return (frames - frame_start) / fps, out
+
+
+def tables(context, objects, frame_start: int, t_last: float, fps: float, unit: float) -> dict:
+    """{PEM object: ("pivot", times, positions (K,3) m) or ("driver", times, positions m, U (K,3,3))} for every
+    animated pivot and animated driven magnet among ``objects``; U rows are the body axes (the rotation part of
+    the world matrix, its scale taken out)."""
+    follow = followed(objects)
+    if not follow:
+        return {}
+    per_frame = int(context.scene.pem.motion_samples)
+    t, mats = sample(context.scene, sorted({o for o, _, _ in follow}, key=lambda o: o.name), frame_start, t_last,
+                     fps, per_frame)
+    out = {}
+    for src, body, kind in follow:
+        M = mats[src]
+        x = unit * M[:, :3, 3]
+        if kind == "pivot":
+            out[body] = ("pivot", t, x)
+        else:
+            try:
+                U = np.array([rotation_part(m, body.name).T for m in M])
+            except AddonError as err:
+                raise AddonError(f"{err} (while its animation was sampled)") from None
+            out[body] = ("driver", t, x, U)
+    return out
+
+
+def describe(objects, per_frame: int) -> list:
+    """One line per animated pivot or driven magnet for the panel: what follows which animation, how sampled."""
+    lines = []
+    for src, body, kind in followed(objects):
+        if kind == "pivot":
+            lines.append(f"'{body.name}' swings from '{src.name}', which is animated: its pivot follows it, "
+                         f"sampled {per_frame}× a frame")
+        else:
+            lines.append(f"'{body.name}' follows its animation (position and rotation), sampled {per_frame}× a frame")
+    return lines

@@ -1,0 +1,123 @@
+"""Blender's animation drives the physics (issue 29): an animated pivot object and a driven magnet with
+Motion: Animation are sampled from the depsgraph and followed by the bake.
+
+Oracles: the pivot object's own animation evaluated by Blender at the record times (the simulated pivot passes
+through every sample); the command-line run of the exported scene (another process: the bake is that run, to
+1e-12); the magnet's keys (the bake leaves its animation as it was); the scene's current frame (restored).
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
+
+from .test_addon import M, empty, pem, pendulum_setup  # noqa: E402, F401
+from conftest import ROOT  # noqa: E402
+
+
+def keyed_scene():
+    """The test pendulum (a cube hung from an Empty) whose Empty is keyed to move along x and bob up and down, and
+    a driven magnet below it keyed to turn about z (Motion: Animation)."""
+    obj, piv = pendulum_setup()
+    scene = bpy.context.scene
+    for frame, x, z in ((1, 0.0, 0.1), (9, 0.03, 0.12), (17, 0.05, 0.09), (25, 0.08, 0.1)):
+        piv.location = (x, 0.0, z)
+        piv.keyframe_insert("location", frame=frame)
+    d = obj.pem.dipoles.add()
+    d.position, d.moment = (0.0, 0.0, 0.0), (0.0, 0.1, 0.2)
+    rotor = empty("Rotor", location=(0.1, 0.0, -0.45))
+    p = rotor.pem
+    p.enabled, p.role, p.motion = True, "DRIVEN", "ANIMATION"
+    m = p.dipoles.add()
+    m.position, m.moment = (0.02, 0.0, 0.0), (0.3, 0.0, 0.0)
+    for frame, angle in ((1, 0.0), (25, 3.0)):
+        rotor.rotation_euler.z = angle
+        rotor.keyframe_insert("rotation_euler", frame=frame)
+    scene.frame_set(7)   # not the start frame: the sampling must leave the scene at its frame
+    return obj, piv, rotor
+
+
+def evaluated_location(obj, t, fps, start=1):
+    scene = bpy.context.scene
+    f = start + t * fps
+    whole = int(np.floor(f))
+    scene.frame_set(whole, subframe=float(f - whole))
+    return np.array(obj.matrix_world.translation)
+
+
+def test_the_bake_follows_an_animated_pivot_and_magnet_and_is_the_cli_run(pem, tmp_path):  # noqa: F811
+    obj, piv, rotor = keyed_scene()
+    scene = bpy.context.scene
+    add_bake = pem["pem_addon.bake"]
+    plan = add_bake.prepare(bpy.context)
+    assert scene.frame_current == 7
+    body = plan.core.bodies[[b.name for b in plan.core.bodies].index(obj.name)]
+    rotor_body = plan.core.bodies[[b.name for b in plan.core.bodies].index("Rotor")]
+    assert body.pivot_motion is not None and rotor_body.motion.orientations is not None
+    got = add_bake.run(plan)
+    # the drivers' work counted: no warning, the balance below the post-flight limit (2.8e-6 here)
+    assert got.info["warnings"] == [] and got.driver_work is not None and got.energy_balance() < 1e-4
+    fps = scene.render.fps
+    # 4 samples a frame, 8 records a frame: every other record is a sample, where the spline meets Blender's pose
+    for i in range(0, len(got.t), 2):
+        np.testing.assert_allclose(got.position[i, 0], evaluated_location(piv, got.t[i], fps), rtol=0, atol=1e-12)
+    # between samples the spline stays within the keys' smooth curve
+    for i in range(1, len(got.t), 16):
+        np.testing.assert_allclose(got.position[i, 0], evaluated_location(piv, got.t[i], fps), rtol=0, atol=2e-4)
+    scene.frame_set(7)
+    out = tmp_path / "animated.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    run = subprocess.run([sys.executable, "-m", "pem_physics", "run", str(out), "-o", str(tmp_path / "cli"), "-q"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    ref = np.load(tmp_path / "cli" / "trajectory.npz")
+    np.testing.assert_array_equal(ref["t"], got.t)
+    np.testing.assert_allclose(ref["orientation"], got.orientation, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ref["position"], got.position, rtol=0, atol=1e-12)
+
+
+def test_the_baked_pendulum_hangs_from_the_moving_pivot_and_the_magnet_keeps_its_keys(pem):  # noqa: F811
+    obj, piv, rotor = keyed_scene()
+    scene = bpy.context.scene
+    keyframes = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+
+    def rotor_keys():   # layered actions (5.0+) and the old API alike
+        return [(fc.data_path, tuple(k.co)) for fcurves in keyframes.action_fcurve_collections(
+            rotor.animation_data.action) for fc in fcurves for k in fc.keyframe_points]
+
+    keys_before = rotor_keys()
+    assert len(keys_before) == 6
+    scene.frame_set(1)
+    M0, p0 = M(obj), np.array(piv.matrix_world.translation)
+    local = np.linalg.solve(M0, np.r_[p0, 1.0])     # the pivot in the cube's own coordinates: fixed to the body
+    scene.frame_set(7)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    assert scene.frame_current == 7
+    assert obj.pem.baked and not rotor.pem.baked
+    assert rotor_keys() == keys_before
+    for frame in (1, 5, 12, 20, 25):
+        scene.frame_set(frame)
+        # the keyed pose carries the pivot point where the animated Empty is (keys in single precision)
+        np.testing.assert_allclose((M(obj) @ local)[:3], np.array(piv.matrix_world.translation), rtol=0, atol=1e-5)
+    assert rotor.rotation_euler.z == pytest.approx(3.0, abs=1e-6)   # at frame 25: its own last key, as keyed
+
+
+def test_a_pendulum_parented_to_a_moving_object_is_refused_by_name(pem):  # noqa: F811
+    obj, piv = pendulum_setup()
+    mover = empty("Mover")
+    for frame, z in ((1, 0.0), (25, 0.1)):
+        mover.location.z = z
+        mover.keyframe_insert("location", frame=frame)
+    world = obj.matrix_world.copy()
+    obj.parent = mover
+    obj.matrix_world = world
+    bpy.context.view_layer.update()
+    with pytest.raises(RuntimeError, match="Object 'Cube' is parented to 'Mover', which moves"):
+        bpy.ops.pem.simulate_bake()
+    assert not obj.pem.baked
