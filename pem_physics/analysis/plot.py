@@ -57,6 +57,8 @@ def read_trajectory(path) -> Trajectory:
             raise ValidationError(str(path), f"not a pem trajectory file: missing {', '.join(missing)}")
         arrays = {k: data[k] for k in ARRAYS}
         arrays.update({k: data[k] for k in MOTION_ARRAYS if k in data.files})
+        if "driver_work" in data.files:   # runs with drivers: their work, which the energy balance counts
+            arrays["driver_work"] = data["driver_work"]
         names = [str(n) for n in data["names"]]
         meta = json.loads(str(data["meta"]))
         events = impact_loss = None
@@ -122,11 +124,15 @@ def plot_energy(traj: Trajectory, path) -> Path:
     ax1.legend(loc="best", fontsize="small")
     ax1.set_title(f"energies ({traj.method}, dt = {traj.dt:g} s)")
     ax2.plot(t, relative_energy_error(traj), "C3", lw=1, label="E − E₀")
-    if traj.friction_work is not None and np.any(traj.friction_work):
+    friction = traj.friction_work is not None and np.any(traj.friction_work)
+    if friction or traj.driver_work is not None:
         scale = np.abs(traj.total_energy[:1]).max()
         scale = max(scale, float(np.abs(traj.kinetic_energy.sum(-1)).max()))
-        ax2.plot(t, (traj.total_energy + traj.friction_work - traj.total_energy[0]) / (scale or 1.0), "C2", lw=1,
-                 label="E + friction work − E₀ (integration error)")
+        W = (traj.friction_work if friction else 0.0) - (traj.driver_work if traj.driver_work is not None else 0.0)
+        what = " + ".join(["E"] + (["friction work"] if friction else [])) + (
+            " − drivers' work" if traj.driver_work is not None else "")
+        ax2.plot(t, (traj.total_energy + W - traj.total_energy[0]) / (scale or 1.0), "C2", lw=1,
+                 label=f"{what} − E₀ (integration error)")
         ax2.legend(loc="best", fontsize="small")
     if traj.events is not None and len(traj.events):
         for ax in (ax1, ax2):  # one marker per impact time (simultaneous contacts share one)

@@ -37,6 +37,8 @@ def write_npz(traj: Trajectory, path) -> None:
     meta = dict(method=traj.method, dt=traj.dt, steps=traj.steps, complete=traj.complete,
                 ensemble=traj.ensemble)
     data["meta"] = np.array(json.dumps(meta))
+    if traj.driver_work is not None:  # the work (J) the drivers did by each record, which the energy balance counts
+        data["driver_work"] = traj.driver_work
     if traj.events is not None:  # contact scenes: the impact log (event_t, event_body1, …) and the energy it took
         data.update(traj.events.arrays())
         data["impact_loss"] = traj.impact_loss
@@ -111,6 +113,8 @@ def summary(traj: Trajectory) -> dict:
             "translating": [n for n, m in zip(traj.names, traj.translating) if m],
             "linear_momentum_final": traj.total_linear_momentum[..., -1, :].tolist(),
             "angular_momentum_about_origin_final": traj.total_angular_momentum[..., -1, :].tolist()}),
+        **({} if traj.driver_work is None else {
+            "driver_work_final_J": float(np.asarray(traj.driver_work)[..., -1].max())}),
         **({} if traj.events is None else {"events": traj.events.counts(), "impacts": len(traj.events),
                                            "impact_energy_loss_J": float(traj.events.energy_loss)}),
     }

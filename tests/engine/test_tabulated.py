@@ -140,3 +140,15 @@ def test_only_the_numpy_splitting_sums_the_drivers_work_and_the_others_say_so():
     assert tr.driver_work is None and tr.info["warnings"] == [checks.BALANCE_NOT_SUMMED]
     tr = simulate(scene, method="splitting2")
     assert tr.driver_work is not None and tr.info["warnings"] == []
+
+
+def test_the_drivers_work_is_written_and_read_back(tmp_path):
+    from pem_physics.analysis.plot import read_trajectory
+    from pem_physics.io.output import write_outputs
+
+    tr = simulate(swing_scene(table(lambda s: [0.01 * np.sin(5 * s), 0, 0], K=41)))
+    summary = write_outputs(tr, tmp_path)
+    back = read_trajectory(tmp_path)
+    np.testing.assert_array_equal(back.driver_work, tr.driver_work)
+    assert back.energy_balance() == tr.energy_balance() == summary["energy_balance_error_relative"]
+    assert summary["driver_work_final_J"] == float(tr.driver_work[-1])
