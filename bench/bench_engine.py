@@ -147,6 +147,54 @@ def pem_samples(repeat: int, aot_dir) -> list:
     return rows
 
 
+#: One run of a sample, timed phase by phase in its own process (bench_engine.sample_phases).
+_PHASES = """
+import json, sys, time
+t0 = time.perf_counter()
+from pem_physics.cli import main                      # the command line and the library (numpy included)
+from pem_physics.engine.simulate import simulate
+from pem_physics.io.loading import load_scene
+from pem_physics.io.output import write_outputs
+t1 = time.perf_counter()
+scene = load_scene(sys.argv[1])
+t2 = time.perf_counter()
+traj = simulate(scene)
+t3 = time.perf_counter()
+write_outputs(traj, sys.argv[2])
+t4 = time.perf_counter()
+print(json.dumps({"imports_s": t1 - t0, "read_input_s": t2 - t1, "simulate_s": t3 - t2,
+                  "kernel_load_s": traj.info.get("compile_or_load_s", 0.0), "steps_s": traj.wall_time,
+                  "outputs_s": t4 - t3, "kernels": traj.info.get("kernels")}))
+"""
+
+
+def sample_phases(name: str, aot_dir, repeat: int = 5) -> dict | None:
+    """Where the milliseconds of one PEM sample's run go (best of ``repeat`` per phase, each in a fresh process,
+    on the kernels built ahead of time): the interpreter's start (``python -c pass``), imports, reading the UDF
+    file, the run (loading the kernels, the steps, the records), writing the outputs."""
+    if not SAMPLES.exists():
+        return None
+    env = our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        shutil.copy(SAMPLES / "pem1_3_def.udf", tmp)
+        shutil.copy(SAMPLES / f"{name}.udf", tmp)
+        import json
+
+        runs = []
+        for _ in range(repeat):
+            out = subprocess.run([sys.executable, "-c", _PHASES, f"{name}.udf", "out"], cwd=tmp, env=env,
+                                 check=True, capture_output=True, text=True)
+            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        start = min(timed([sys.executable, "-c", "pass"], env=env) for _ in range(repeat))
+    best = {k: min(r[k] for r in runs) for k in runs[0] if k != "kernels"}
+    best["interpreter_start_s"] = start
+    best["kernels"] = runs[0]["kernels"]
+    print(f"{name}: where the time goes (ms): " + ", ".join(f"{k[:-2]} {1e3 * v:.1f}" for k, v in best.items()
+                                                             if k.endswith("_s")))
+    return best
+
+
 def pendulum_wave(repeat: int, aot_dir) -> dict | None:
     if not PEER.exists():
         print(f"pendulum wave: skipped — peer {PEER} not found")
@@ -226,7 +274,9 @@ def main(argv=None) -> dict:
         return {}
     with tempfile.TemporaryDirectory() as aot_dir:
         res = {"compile": compile_times(), "aot_build_s": build_aot(aot_dir),
-               "pem_samples": pem_samples(args.rounds, aot_dir), "pendulum_wave": pendulum_wave(args.rounds, aot_dir),
+               "pem_samples": pem_samples(args.rounds, aot_dir),
+               "sample_phases": sample_phases("ellipsoid", aot_dir),
+               "pendulum_wave": pendulum_wave(args.rounds, aot_dir),
                "single": single_scene(), "ensemble": ensemble(args.members, 2000)}
     return finish(res, start, args.json, indent=2)
 

@@ -27,6 +27,7 @@ from ..pem_physics.model import (
     MU0,
     ConstantVelocity,
     Scene,
+    TabulatedMotion,
     inertia,
     mesh_parts,
 )
@@ -631,6 +632,11 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
     a bake of the imported scene reproduces the core's run of the file.
     """
     core = core.checked()
+    for body in core.bodies:   # refused before anything is made
+        if body.pivot_motion is not None or isinstance(body.motion, TabulatedMotion):
+            raise AddonError(f"Body '{body.name}' follows a table of positions (a tabulated motion), which an import "
+                             "cannot turn into Blender animation yet: animate its pivot object, or the magnet with "
+                             "Motion: Animation, in Blender instead")
     scene = context.scene
     unit = unit_scale(scene)
     collection = collection or scene.collection

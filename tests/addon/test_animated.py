@@ -121,3 +121,14 @@ def test_a_pendulum_parented_to_a_moving_object_is_refused_by_name(pem):  # noqa
     with pytest.raises(RuntimeError, match="Object 'Cube' is parented to 'Mover', which moves"):
         bpy.ops.pem.simulate_bake()
     assert not obj.pem.baked
+
+
+def test_an_imported_table_is_refused_by_name_and_nothing_is_made(pem, tmp_path):  # noqa: F811
+    scenefile = pem["pem_physics.io.scenefile"]
+    examples = importlib.import_module(f"{pem['pem_physics'].__name__}.examples")
+    path = tmp_path / "kapitza.toml"
+    path.write_text(scenefile.dumps(examples.build("kapitza", t_end=0.1)), encoding="utf-8")
+    before = len(bpy.data.objects)
+    with pytest.raises(RuntimeError, match="Body 'bob' follows a table of positions"):
+        bpy.ops.pem.import_scene(filepath=str(path))
+    assert len(bpy.data.objects) == before

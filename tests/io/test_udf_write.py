@@ -149,6 +149,8 @@ def round_trip(scene: Scene, tmp_path, **kw) -> Scene:
 CONTACT_EXAMPLES = ("newtons-cradle", "colliding-pendulums")  # PEM has no contacts: refused (test below)
 #: PEM has no translation either: refused (tests/engine/test_translation.py)
 TRANSLATING_EXAMPLES = ("magnetic-marbles", "bouncing-ball")
+#: nor tabulated motions: refused (test_a_tabulated_motion_is_refused_naming_the_body)
+TABULATED_EXAMPLES = ("kapitza", "parametric-pendulum", "keyed-circle", "magnetic-gear")
 
 
 @pytest.mark.parametrize("name", CONTACT_EXAMPLES)
@@ -157,7 +159,8 @@ def test_contact_scenes_are_refused_by_name(name, tmp_path):
         write_udf(examples.build(name), tmp_path / "scene.udf", method="pem-rk4")
 
 
-@pytest.mark.parametrize("name", sorted(set(examples.BUILDERS) - set(CONTACT_EXAMPLES) - set(TRANSLATING_EXAMPLES)))
+@pytest.mark.parametrize("name", sorted(set(examples.BUILDERS) - set(CONTACT_EXAMPLES) - set(TRANSLATING_EXAMPLES)
+                                        - set(TABULATED_EXAMPLES)))
 @pytest.mark.parametrize("units", ["si", "cgs"])
 def test_every_example_round_trips_and_runs_the_same(name, units, tmp_path):
     scene = examples.build(name)
@@ -609,7 +612,10 @@ def test_a_tabulated_motion_is_refused_naming_the_body():
     from pem_physics.errors import ValidationError
     from pem_physics.io.udf_write import write_udf
 
-    for name, where in (("kapitza", "bodies[0].pivot_motion"), ("magnetic-gear", "bodies[1].motion")):
+    wheres = {"kapitza": "bodies[0].pivot_motion", "parametric-pendulum": "bodies[0].pivot_motion",
+              "keyed-circle": "bodies[1].motion", "magnetic-gear": "bodies[1].motion"}
+    for name in TABULATED_EXAMPLES:
+        where = wheres[name]
         with pytest.raises(ValidationError) as err:
             write_udf(examples.build(name, t_end=0.1), "/nonexistent/never-written.udf", method="pem-rk4")
         assert err.value.path == where and "no tabulated motions" in err.value.message
