@@ -224,7 +224,7 @@ class System:
         """True when no fixed or driven dipole moves (their fields do not depend on time)."""
         return all(b.motion is None for b in self.src_bodies)
 
-    def source_rates(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def sources_and_rates(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Lab positions, moments (S,3) of the fixed and driven dipoles at t and their rates of change (S,3):
         ṙ = v + ω × (r − o), ṁ = ω × m for a body whose origin o moves at v and which turns at ω."""
         last = self.__dict__.get("_rates")

@@ -221,7 +221,7 @@ def driver_power(system: System, t: float, r, p, F, k: float) -> np.ndarray:
         v = system.pivot_velocity(t)[system.owner]                       # (D,3)
         out -= np.einsum("edi,di->e", F, v)
     if k > 0 and not system.static_sources and len(system.src_pos):
-        rs, ms, rdot, mdot = system.source_rates(t)
+        rs, ms, rdot, mdot = system.sources_and_rates(t)
         Bs, Fs, _ = dipole_pair_terms(rs[None], ms[None], r, p, k, system.box)
         out -= np.einsum("esi,si->e", Fs, rdot) + np.einsum("esi,si->e", Bs, mdot)
     rf = system.rotating_field
