@@ -137,10 +137,11 @@ class System:
         return self.moving_pivots or not self.static_sources or self.rotating_field is not None
 
     def _pivot_rows(self, t: float, order: int) -> np.ndarray:
+        """(B,3): each moving pivot's position (order 0), velocity, acceleration or jerk (3) at t; 0 elsewhere."""
         out = np.zeros((self.n_bodies, 3))
         for b, m in enumerate(self.pivot_motions):
             if m is not None:
-                out[b] = m._pos(t, order)
+                out[b] = (m.position, m.velocity, m.acceleration, m.jerk)[order](t)
         return out
 
     def centres(self, t: float, X: np.ndarray | None = None) -> np.ndarray:
