@@ -3,8 +3,11 @@
 The same step as :mod:`pem_physics.engine.integrators` (the numpy reference, which stays the
 fallback and the definition), for any number of pendulum, free and hinged bodies, any number of
 dipoles per body, fixed and driven magnets (constant velocity, elliptic orbit — and PEM's own
-bookkeeping of them for ``pem-*``), uniform and rotating fields, periodic boxes, friction, and
-per-member friction and field, translating free bodies (splitting: centre-of-mass positions and momenta
+bookkeeping of them for ``pem-*`` —, tables of positions and orientations), pendulums on moving pivots (tables),
+uniform and rotating fields, periodic boxes, friction, and
+per-member friction and field, the drivers' work (splitting: summed by the kicks as
+:class:`~.integrators.Splitting` sums it, so that the energy balance stays the integration error), translating
+free bodies (splitting: centre-of-mass positions and momenta
 kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
 scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
 they take themselves where they can (scenes whose torques do not depend on time; frictionless impacts that do not
@@ -41,6 +44,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..jit import numba as _numba
+from ..model.motion import TabulatedMotion
 from ..model.scene import ConstantVelocity, EllipticOrbit
 from . import aot
 
@@ -68,7 +72,12 @@ WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
 
 #: Scene constants the kernels read. Body-frame vectors are in one choice of body axes (the
 #: user's for pem-*, the principal frames for splitting). Driven-body kinds: 0 fixed,
-#: 1 constant velocity, 2 elliptic orbit.
+#: 1 constant velocity, 2 elliptic orbit, 3 a table (:class:`~pem_physics.model.motion.TabulatedMotion`).
+#: Tables (driven bodies' and moving pivots'), one after another: tab_t (N,) s their samples' times, tab_y (N,7)
+#: the samples (position m, quaternion w x y z; zeros without orientations) and tab_m (N,7) the splines' second
+#: derivatives (Spline.M); table k is rows tab_lo[k]…tab_lo[k+1]−1, tab_rot[k] whether it has orientations.
+#: sb_tab (K,) and pv_tab (B,): each driven body's and each pivot's table (−1: none). power: the splitting
+#: kernels sum the drivers' work (Splitting.driver_work; scenes with drivers).
 Model = namedtuple("Model", [
     "pivot", "com", "mass", "inv_inertia", "hinged", "hinge_axis",       # (B,3) (B,3) (B,) (B,3,3) (B,) (B,3)
     "owner", "dpos", "dmom",                                             # (D,) (D,3) (D,3)
@@ -76,7 +85,8 @@ Model = namedtuple("Model", [
     "sb_kind", "sb_pos", "sb_rot", "sb_vel", "sb_center", "sb_r1", "sb_r2",  # (K,) (K,3) (K,3,3) (K,3)…
     "sb_omega", "sb_phase", "sb_axis", "sb_spin",                        # (K,) (K,) (K,3) unit r1×r2, (K,3) ω·axis
     "static_sources", "gravity", "rf_on", "rf_b1", "rf_b2", "rf_omega", "rf_phase",
-    "k", "pairs", "periodic", "box", "orth_limit"])
+    "k", "pairs", "periodic", "box", "orth_limit",
+    "tab_t", "tab_y", "tab_m", "tab_lo", "tab_rot", "sb_tab", "pv_tab", "pv_any", "power"])
 
 #: The contact geometry the splitting kernels check after each step (contacts.ContactModel; empty arrays
 #: without): C spheres, P pairs, W walls. An argument of its own, not Model fields: every
@@ -186,8 +196,38 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          ev_normal=np.zeros((N, 3)), ev_U=np.zeros((N, B, 3, 3)), ev_X=np.zeros((N, B, 3)))
 
 
-def build_model(system, kin, orth_limit: float) -> Model:
-    """The constant arrays of ``system`` in the body axes of ``kin`` (a Kinematics)."""
+def _tables(system) -> tuple:
+    """The tabulated motions of ``system`` as the Model's arrays: (tab_t, tab_y, tab_m, tab_lo, tab_rot, sb_tab,
+    pv_tab) (see :data:`Model`)."""
+    motions = []
+
+    def add(m) -> int:
+        if not isinstance(m, TabulatedMotion):
+            return -1
+        motions.append(m)
+        return len(motions) - 1
+
+    sb_tab = [add(b.motion) for b in system.src_bodies]
+    pv_tab = [add(m) for m in (system.pivot_motions or [None] * system.n_bodies)]
+    t, y, mm, lo, rot = [], [], [], [0], []
+    for m in motions:
+        tk, yk, mk, has_rot = m.spline_table()
+        t.append(tk)
+        y.append(yk)
+        mm.append(mk)
+        lo.append(lo[-1] + len(tk))
+        rot.append(has_rot)
+
+    def cat(a, shape):
+        return _f(np.concatenate(a) if a else np.zeros(shape))
+
+    return (cat(t, (0,)), cat(y, (0, 7)), cat(mm, (0, 7)), np.array(lo, np.int64), np.array(rot, np.bool_),
+            np.array(sb_tab, np.int64), np.array(pv_tab, np.int64))
+
+
+def build_model(system, kin, orth_limit: float, power: bool = False) -> Model:
+    """The constant arrays of ``system`` in the body axes of ``kin`` (a Kinematics); ``power``: sum the drivers'
+    work (the splitting kernels, scenes with drivers)."""
     K = len(system.src_bodies)
     kind = np.zeros(K, np.int64)
     pos, rot, vel, ctr, r1, r2 = (np.zeros((K, 3)), np.zeros((K, 3, 3)), np.zeros((K, 3)), np.zeros((K, 3)),
@@ -204,6 +244,9 @@ def build_model(system, kin, orth_limit: float) -> Model:
             n = np.cross(m.r1, m.r2)
             axis[j] = n / np.linalg.norm(n)
             spin[j] = m.angular_velocity * n / np.linalg.norm(n)  # as PemSourceDriver forms it
+        elif isinstance(m, TabulatedMotion):
+            kind[j] = 3
+    tab_t, tab_y, tab_m, tab_lo, tab_rot, sb_tab, pv_tab = _tables(system)
     rf = system.rotating_field
     k = float(system.mu0 / (4 * np.pi))
     n_src = len(system.owner) + len(system.src_pos)
@@ -223,12 +266,14 @@ def build_model(system, kin, orth_limit: float) -> Model:
         rf_omega=float(rf.angular_velocity) if rf is not None else 0.0,
         rf_phase=float(rf.phase) if rf is not None else 0.0,
         k=k, pairs=bool(k > 0 and n_src > 1), periodic=system.box is not None,
-        box=_f(system.box if system.box is not None else np.ones(3)), orth_limit=float(orth_limit))
+        box=_f(system.box if system.box is not None else np.ones(3)), orth_limit=float(orth_limit),
+        tab_t=tab_t, tab_y=tab_y, tab_m=tab_m, tab_lo=tab_lo, tab_rot=tab_rot, sb_tab=sb_tab, pv_tab=pv_tab,
+        pv_any=bool((pv_tab >= 0).any()), power=bool(power))
 
 
 #: Positions of the per-member arrays in the arguments of run_splitting / run_pem: a single scene
 #: passes their one member straight to the member function (no parallel machinery to load).
-_SPLIT_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 8, 10, 24, 25, 26, 27, 28, 29))
+_SPLIT_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 8, 10, 24, 25, 26, 27, 28, 29, 30, 31))
 _PEM_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 17, 18))
 
 
@@ -266,7 +311,9 @@ class Runner:
             #: steps it can (time-free scenes) and stops at the start of any other step that ends with an overlap
             #: (status CONTACT), where contacts.run_compiled takes over
             self.contacts = getattr(integ, "contacts", None)
-            self.model = build_model(sys_, sys_.kin_principal, orth_limit)
+            #: the kernels sum the drivers' work as Splitting does (its W and driver_work: scenes with drivers)
+            self.power = getattr(integ, "driver_work", None) is not None
+            self.model = build_model(sys_, sys_.kin_principal, orth_limit, self.power)
             #: its ContactArrays, or None (the kernels then compile without any contact code)
             self.contact = None if self.contacts is None else contact_arrays(
                 self.contacts, sys_.axes, integ.orientation()[0], np.broadcast_to(integ.J, (E, B))[0])
@@ -274,7 +321,7 @@ class Runner:
             self.moving = np.array(sys_.translating, dtype=np.bool_)
             self.translating = bool(self.moving.any())
             #: the torques do not depend on time (static sources, no rotating field): :meth:`step` may run
-            self.time_free = bool(self.model.static_sources and not self.model.rf_on)
+            self.time_free = bool(self.model.static_sources and not self.model.rf_on and not self.model.pv_any)
             plan, inv1 = integ._plan
             free = integ.free
             coef = np.zeros((len(plan), B))
@@ -321,9 +368,14 @@ class Runner:
             # the force is part of the state only where bodies translate (Splitting._torque): else any array
             X, P, F = _f(integ.X), _f(integ.P), _f(integ.F) if self.translating else np.zeros((E, B, 3))
             out_XP = np.zeros((E, R, B, 3)), np.zeros((E, R, B, 3))
+            # the drivers' power at the state and their work so far (Splitting's W and driver_work), per member
+            DW = np.zeros((E, 2))
+            if self.power:
+                DW[:, 0], DW[:, 1] = integ.W, integ.driver_work
             args = (self.model, Q, L, T, J, X, P, F, self.friction, self.damped, self.field, float(integ.dt), steps0,
-                    marks, self.check_every, *self.split, self.moving, self.axes, *out, *out_XP, status, self.contact)
-            return args, (Q, L, T, X, P, F)
+                    marks, self.check_every, *self.split, self.moving, self.axes, *out, *out_XP, DW, np.zeros((E, R)),
+                    status, self.contact)
+            return args, (Q, L, T, X, P, F, DW)
         drv = integ.driver
         K = len(drv.frames)
         frames = _f(np.broadcast_to(np.array(drv.frames).reshape(K, 3, 3), (E, K, 3, 3)))
@@ -340,12 +392,16 @@ class Runner:
         X, P (E,R,B,3): centres of rotation (m) and linear momenta (kg·m/s) there — None when no body
         translates (pivots and zero: nothing to record); status (E,3) int: code (OK, NONFINITE,
         NOT_ORTHONORMAL, CONTACT), steps done, body index (the pair for CONTACT).
+        The drivers' work (J) at each mark, for splitting scenes with drivers, is then in :attr:`work` (E,R).
         """
         integ = self.integ
         args, state = self._args(marks)
         E = integ.L.shape[0]
         if self.kind == "splitting":
-            out_U, out_L, out_w, out_X, out_P, status = args[-7:-1]
+            out_U, out_L, out_w, out_X, out_P = args[24:29]
+            status = args[31]
+            #: (E,R) J: the drivers' work at the marks of the last call (None without drivers)
+            self.work = args[30] if self.power else None
             if not self.translating:
                 out_X = out_P = None
         else:
@@ -359,9 +415,11 @@ class Runner:
             k = _kernels()
             (k.run_splitting if self.kind == "splitting" else k.run_pem)(*args)
         if self.kind == "splitting":
-            integ.Q, integ.L, integ.T, integ.X, integ.P, F = state
+            integ.Q, integ.L, integ.T, integ.X, integ.P, F, DW = state
             if self.translating:
                 integ.F = F
+            if self.power:
+                integ.W, integ.driver_work = DW[:, 0].copy(), DW[:, 1].copy()
         else:
             U, Ud, L, w, frames, dtime = state
             if E == 1:
@@ -422,8 +480,6 @@ def supports(integ) -> bool:
     if not (ENABLED and getattr(integ, "name", "") in METHODS):
         return False
     sys_ = integ.system
-    if sys_.tabulated:  # tabulated motions (moving pivots, sampled drivers) run on the numpy engine for now
-        return False
     if getattr(integ, "contacts", None) is not None:
         # The kernels find the step of an impact and hand it to the numpy contact driver (contacts.run_compiled)
         if integ.name not in ("splitting4", "splitting2") or integ.L.shape[0] != 1:

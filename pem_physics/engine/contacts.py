@@ -930,8 +930,9 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     the numpy driver's, which holds it after each step (:func:`_hold`; the kernels have no hold).
 
     Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), X (1,R,B,3), P (1,R,B,3), complete, log,
-    impact_loss (R,) J) — the states at the records (orientations in the user's body axes, lab momenta and
-    angular velocities, centres of rotation in m and linear momenta in kg·m/s).
+    impact_loss (R,) J, driver_work (1,R) J or None) — the states at the records (orientations in the user's body
+    axes, lab momenta and angular velocities, centres of rotation in m and linear momenta in kg·m/s) and the
+    drivers' work by each (scenes with drivers).
     """
     import time as _time
 
@@ -956,13 +957,17 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
 
     U, L, w = [integ.orientation()[:, None]], [integ.momentum()[:, None]], [integ.angular_velocity()[:, None]]
     X, P = [integ.position()[:, None].copy()], [integ.linear_momentum()[:, None].copy()]
+    # the drivers' work (scenes with drivers: the kernels and the numpy steps both sum it in integ)
+    W = [integ.driver_work[:, None].copy()] if getattr(runner, "power", False) else None
     times, loss = [0.0], [0.0]
     steps = marks[-1]
     complete = True
     per_call = check_every
     i = 1
 
-    def keep(cU, cL, cw, cX, cP, ts, losses=None):
+    def keep(cU, cL, cw, cX, cP, ts, losses=None, cW=None):
+        if W is not None:
+            W.append(cW)
         U.append(cU)
         L.append(cL)
         w.append(cw)
@@ -1005,7 +1010,8 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     def keep_integ():
         """Record the integrator's state (after a step of this driver's, or where a stop leaves it)."""
         keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
-             integ.position()[:, None].copy(), integ.linear_momentum()[:, None].copy(), [integ.t])
+             integ.position()[:, None].copy(), integ.linear_momentum()[:, None].copy(), [integ.t],
+             cW=None if W is None else integ.driver_work[:, None].copy())
 
     while i < len(marks):
         start = integ.steps_done
@@ -1033,7 +1039,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
                 cX = np.broadcast_to(integ.position()[:, None], cU.shape[:3] + (3,))
                 cP = np.zeros(cX.shape)
             keep(cU[:, :n_rec], cL[:, :n_rec], cw[:, :n_rec], cX[:, :n_rec], cP[:, :n_rec],
-                 [m * dt for m in call[:n_rec]], losses)
+                 [m * dt for m in call[:n_rec]], losses, None if W is None else runner.work[:, :n_rec])
             i += n_rec
             done = reached - start
             if elapsed > 0 and done > 0:
@@ -1054,4 +1060,4 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
                 keep_integ()
             break
     U, L, w, X, P = (np.concatenate(x, axis=1) for x in (U, L, w, X, P))
-    return times, U, L, w, X, P, complete, log, np.array(loss)
+    return times, U, L, w, X, P, complete, log, np.array(loss), None if W is None else np.concatenate(W, axis=1)

@@ -36,13 +36,107 @@ prange = nb.prange
 
 # ------------------------------------------------------------------ sources and fields
 
+@_jit_borrowed
+def _knot(M, k, time):
+    """The interval i of table k's samples that holds ``time`` (Spline.__call__: searchsorted right − 1, clamped
+    to the table): an index into M.tab_t."""
+    lo, hi = M.tab_lo[k], M.tab_lo[k + 1]
+    a, b = lo, hi
+    while a < b:
+        mid = (a + b) // 2
+        if M.tab_t[mid] <= time:
+            a = mid + 1
+        else:
+            b = mid
+    i = a - 1
+    if i > hi - 2:
+        i = hi - 2
+    if i < lo:
+        i = lo
+    return i
+
+
+@_jit_inline
+def _cubic(M, i, col, A, B, h, order):
+    """Column ``col`` of the spline in interval i at the weights A, B (Spline.__call__'s formulas)."""
+    y0, y1, m0, m1 = M.tab_y[i, col], M.tab_y[i + 1, col], M.tab_m[i, col], M.tab_m[i + 1, col]
+    if order == 3:
+        return (m1 - m0) / h
+    if order == 2:
+        return A * m0 + B * m1
+    if order == 1:
+        return (y1 - y0) / h + ((1.0 - 3.0 * A * A) * m0 + (3.0 * B * B - 1.0) * m1) * (h / 6.0)
+    return A * y0 + B * y1 + ((A ** 3.0 - A) * m0 + (B ** 3.0 - B) * m1) * (h * h / 6.0)
+
+
+@_jit_borrowed
+def _spline(M, i, time, order):
+    """A tabulated motion's spline (model.motion.Spline.__call__, the same formulas) in interval i (:func:`_knot`) at
+    ``time``: its 7 columns — position (m), then the quaternion's spline (w, x, y, z; not normalised) — as a tuple;
+    value (order 0), first, second or third derivative. Callers pass ``order`` as a variable, not a constant: numba
+    compiles a function anew for each constant argument it is called with."""
+    t0, t1 = M.tab_t[i], M.tab_t[i + 1]
+    h = t1 - t0
+    A = (t1 - time) / h
+    B = (time - t0) / h
+    return (_cubic(M, i, 0, A, B, h, order), _cubic(M, i, 1, A, B, h, order), _cubic(M, i, 2, A, B, h, order),
+            _cubic(M, i, 3, A, B, h, order), _cubic(M, i, 4, A, B, h, order), _cubic(M, i, 5, A, B, h, order),
+            _cubic(M, i, 6, A, B, h, order))
+
+
+@_jit_borrowed
+def _tabulated(M, j, t, org, R, SR):
+    """Source body j on its table M.sb_tab[j] at t (system.source_placement, source_rates): origin org[j] (m),
+    orientation R[j] (rows: body axes in lab) and into SR[j] its origin's velocity (m/s) and angular velocity
+    (rad/s, lab) — TabulatedMotion.position, orientation (quat_to_orientation of the normalised spline),
+    velocity and angular_velocity (ω = 2ṅn̄)."""
+    k = M.sb_tab[j]
+    i = _knot(M, k, t)
+    s0 = s1 = s2 = s3 = d0 = d1 = d2 = d3 = 0.0
+    for o in range(2):  # the value and the rate, from one compiled _spline (o a variable)
+        sp = _spline(M, i, t, o)
+        for c in range(3):
+            if o == 0:
+                org[j, c] = sp[c]
+            else:
+                SR[j, c] = sp[c]
+                SR[j, 3 + c] = 0.0
+        if o == 0:
+            s0, s1, s2, s3 = sp[3], sp[4], sp[5], sp[6]
+        else:
+            d0, d1, d2, d3 = sp[3], sp[4], sp[5], sp[6]
+    if not M.tab_rot[k]:
+        for a in range(3):
+            for b in range(3):
+                R[j, a, b] = M.sb_rot[j, a, b]
+        return
+    nr = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2 + s3 * s3)
+    n0, n1, n2, n3 = s0 / nr, s1 / nr, s2 / nr, s3 / nr
+    # quaternion(): s/|s|; quat_to_matrix normalises again (a unit vector to rounding), then U = Rᵀ
+    nn = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2 + n3 * n3)
+    w, x, y, z = n0 / nn, n1 / nn, n2 / nn, n3 / nn
+    R[j, 0, 0], R[j, 1, 0], R[j, 2, 0] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+    R[j, 0, 1], R[j, 1, 1], R[j, 2, 1] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+    R[j, 0, 2], R[j, 1, 2], R[j, 2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+    nd = n0 * d0 + n1 * d1 + n2 * d2 + n3 * d3
+    e0, e1, e2, e3 = (d0 - n0 * nd) / nr, (d1 - n1 * nd) / nr, (d2 - n2 * nd) / nr, (d3 - n3 * nd) / nr
+    v0, v1, v2 = -n1, -n2, -n3
+    SR[j, 3] = 2.0 * (e0 * v0 + n0 * e1 + (e2 * v2 - e3 * v1))
+    SR[j, 4] = 2.0 * (e0 * v1 + n0 * e2 + (e3 * v0 - e1 * v2))
+    SR[j, 5] = 2.0 * (e0 * v2 + n0 * e3 + (e1 * v1 - e2 * v0))
+
+
 @_jit
-def _sources_exact(M, t, org, R, rs, ms):
+def _sources_exact(M, t, org, R, rs, ms, SR, rates):
     """Lab positions rs and moments ms (S,3) of the source dipoles at time t (exact kinematics;
-    engine.system.source_placement). org (K,3), R (K,3,3) scratch."""
+    engine.system.source_placement). org (K,3), R (K,3,3) scratch. With ``rates`` (the drivers' power is
+    summed) the rates into SR (K+S,6): rows 0…K−1 each body's origin velocity (m/s) and angular velocity
+    (rad/s, lab), rows K… each dipole's ṙ and ṁ (system.sources_and_rates)."""
     for j in range(M.sb_kind.shape[0]):
         kind = M.sb_kind[j]
-        if kind == 2:
+        if kind == 3:
+            _tabulated(M, j, t, org, R, SR)
+        elif kind == 2:
             ph = M.sb_phase[j] + M.sb_omega[j] * t
             c, s = np.cos(ph), np.sin(ph)
             for i in range(3):
@@ -70,7 +164,29 @@ def _sources_exact(M, t, org, R, rs, ms):
             for a in range(3):
                 for b in range(3):
                     R[j, a, b] = M.sb_rot[j, a, b]
+        if rates and kind != 3:
+            # source_rates: a constant velocity, or the orbit's w(−r₁ sin φ + r₂ cos φ) turning at w·n̂
+            for x in range(3):
+                SR[j, x], SR[j, 3 + x] = (M.sb_vel[j, x] if kind == 1 else 0.0), 0.0
+            if kind == 2:
+                w = M.sb_omega[j]
+                ph = M.sb_phase[j] + w * t
+                sn, cs = np.sin(ph), np.cos(ph)
+                for x in range(3):
+                    SR[j, x] = w * (-M.sb_r1[j, x] * sn + M.sb_r2[j, x] * cs)
+                    SR[j, 3 + x] = M.sb_spin[j, x]
     _place_sources(M, org, R, rs, ms)
+    if rates:
+        # ṙ = v + ω × (r − o), ṁ = ω × m for every dipole, from its body's (v, ω)
+        K = M.sb_kind.shape[0]
+        for q in range(M.src_body.shape[0]):
+            j = M.src_body[q]
+            v0, v1, v2, w0, w1, w2 = SR[j, 0], SR[j, 1], SR[j, 2], SR[j, 3], SR[j, 4], SR[j, 5]
+            d0, d1, d2 = rs[q, 0] - org[j, 0], rs[q, 1] - org[j, 1], rs[q, 2] - org[j, 2]
+            m0, m1, m2 = ms[q, 0], ms[q, 1], ms[q, 2]
+            SR[K + q, 0], SR[K + q, 1], SR[K + q, 2] = (v0 + (w1 * d2 - w2 * d1), v1 + (w2 * d0 - w0 * d2),
+                                                        v2 + (w0 * d1 - w1 * d0))
+            SR[K + q, 3], SR[K + q, 4], SR[K + q, 5] = w1 * m2 - w2 * m1, w2 * m0 - w0 * m2, w0 * m1 - w1 * m0
 
 @_jit_inline
 def _place_sources(M, org, R, rs, ms):
@@ -82,11 +198,14 @@ def _place_sources(M, org, R, rs, ms):
             ms[q, i] = M.src_mom[q, 0] * R[j, 0, i] + M.src_mom[q, 1] * R[j, 1, i] + M.src_mom[q, 2] * R[j, 2, i]
 
 @_jit
-def _sources_pem(M, updates, time, dt, frames, org, rs, ms):
-    """PemSourceDriver.current(): PEM's positions after ``updates`` updates, frames as PEM turned them."""
+def _sources_pem(M, updates, time, dt, frames, org, rs, ms, SR):
+    """PemSourceDriver.current(): PEM's positions after ``updates`` updates, frames as PEM turned them; a body on a
+    table placed (and its frame set) at PEM's clock ``time``, as a constant-velocity body is. SR (K+S,6) scratch."""
     for j in range(M.sb_kind.shape[0]):
         kind = M.sb_kind[j]
-        if kind == 2:
+        if kind == 3:
+            _tabulated(M, j, time, org, frames, SR)
+        elif kind == 2:
             th = M.sb_phase[j] + updates * M.sb_omega[j] * dt
             c, s = np.cos(th), np.sin(th)
             for i in range(3):
@@ -126,7 +245,40 @@ def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
             f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
 
 @_jit_inline
-def _torque(M, U, Ud, split, bext, rs, ms, X, T, F, s, p, r, Td):
+def _rate_energy(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
+    """a·B_c(r_a): the field of dipole c at d = r_a − r_c (minimum image) along a — −U_pair (torques.dipole_pair_terms);
+    with c = ṁ_s of a source, B_s·ṁ_s of torques.driver_power (the field at the source from a, along ṁ_s)."""
+    if periodic:
+        dx = dx - box[0] * np.rint(dx / box[0])
+        dy = dy - box[1] * np.rint(dy / box[1])
+        dz = dz - box[2] * np.rint(dz / box[2])
+    inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
+    kr3 = k * np.sqrt(inv_r2) * inv_r2
+    pad = ax * dx + ay * dy + az * dz
+    pcd = cx * dx + cy * dy + cz * dz
+    return kr3 * (3.0 * pad * pcd * inv_r2 - (ax * cx + ay * cy + az * cz))
+
+@_jit_borrowed
+def _pivots(M, t, X, Xt, pv):
+    """Centres of rotation Xt (B,3) m at t: X with each moving pivot at its table's position
+    (system.centres), and pv (B,12) each moving pivot's position, velocity, acceleration and jerk (rows of
+    fixed pivots stay zero)."""
+    for b in range(X.shape[0]):
+        k = M.pv_tab[b]
+        if k < 0:
+            for x in range(3):
+                Xt[b, x] = X[b, x]
+            continue
+        i = _knot(M, k, t)
+        for o in range(4):
+            sp = _spline(M, i, t, o)
+            for x in range(3):
+                pv[b, 3 * o + x] = sp[x]
+        for x in range(3):
+            Xt[b, x] = pv[b, x]
+
+@_jit_inline
+def _torque(M, U, Ud, split, bext, rs, ms, X, T, F, s, p, r, Td, pv, SR, dB, power, W):
     """Torques T (B,3) N·m about the centres X (B,3) m at orientations U (gravity) with dipoles placed by Ud,
     and the total forces F (B,3) N on the bodies (gravity M·g plus the dipole forces: torques.evaluate's
     force, which only translating bodies use).
@@ -138,26 +290,38 @@ def _torque(M, U, Ud, split, bext, rs, ms, X, T, F, s, p, r, Td):
     one (torques.evaluate sums a body's dipoles first: the same to rounding).
     ``split`` (PEM's schemes): the external field turns each dipole as the frame U carries it,
     the dipole–dipole terms use the dipoles as Ud placed them (torques.evaluate with U_dipoles).
+
+    Moving pivots (pv (B,12) from :func:`_pivots`, X their positions): a body's gravity is g − a_pivot (the pivot
+    frame's). With ``power`` also ∂V/∂t at fixed U into W[0] (torques.driver_power and the inertial term
+    M·R_G·ȧ_pivot): SR (K+S,6) the sources' rates (:func:`_sources_exact`), dB (3,) the rotating field's rate.
     """
     com, mass, gravity, owner, dpos, dmom = M.com, M.mass, M.gravity, M.owner, M.dpos, M.dmom
     pairs, k, periodic, box = M.pairs, M.k, M.periodic, M.box
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    wsum = 0.0
     for b in range(U.shape[0]):
         c0, c1, c2 = com[b, 0], com[b, 1], com[b, 2]
         rg0 = U[b, 0, 0] * c0 + U[b, 1, 0] * c1 + U[b, 2, 0] * c2
         rg1 = U[b, 0, 1] * c0 + U[b, 1, 1] * c1 + U[b, 2, 1] * c2
         rg2 = U[b, 0, 2] * c0 + U[b, 1, 2] * c1 + U[b, 2, 2] * c2
         m = mass[b]
-        T[b, 0] = m * (rg1 * g2 - rg2 * g1)
-        T[b, 1] = m * (rg2 * g0 - rg0 * g2)
-        T[b, 2] = m * (rg0 * g1 - rg1 * g0)
+        e0, e1, e2 = g0 - pv[b, 6], g1 - pv[b, 7], g2 - pv[b, 8]  # zero rows for fixed pivots: g exactly
+        T[b, 0] = m * (rg1 * e2 - rg2 * e1)
+        T[b, 1] = m * (rg2 * e0 - rg0 * e2)
+        T[b, 2] = m * (rg0 * e1 - rg1 * e0)
         F[b, 0] = m * g0
         F[b, 1] = m * g1
         F[b, 2] = m * g2
         Td[b, 0] = Td[b, 1] = Td[b, 2] = 0.0
+        if power:
+            wsum += m * (rg0 * pv[b, 9] + rg1 * pv[b, 10] + rg2 * pv[b, 11])
     D = owner.shape[0]
     if D == 0:
+        if power:
+            W[0] = wsum
         return
+    K = M.sb_kind.shape[0]
+    rates = power and not M.static_sources
     for d in range(D):
         b = owner[d]
         for j in range(3):
@@ -188,6 +352,14 @@ def _torque(M, U, Ud, split, bext, rs, ms, X, T, F, s, p, r, Td):
                     qx, qy, qz, cx, cy, cz = rs[q, 0], rs[q, 1], rs[q, 2], ms[q, 0], ms[q, 1], ms[q, 2]
                 t = _pair(xa - qx, ya - qy, za - qz, cx, cy, cz, ax, ay, az, k, periodic, box)
                 Bx, By, Bz, Fx, Fy, Fz = Bx + t[0], By + t[1], Bz + t[2], Fx + t[3], Fy + t[4], Fz + t[5]
+                if rates and c >= D:
+                    # the source moves: −F_s·ṙ_s − B_s·ṁ_s, F_s = −(the force on a from it) (Newton's third law)
+                    n = K + c - D
+                    wsum += t[3] * SR[n, 0] + t[4] * SR[n, 1] + t[5] * SR[n, 2]
+                    wsum -= _rate_energy(xa - qx, ya - qy, za - qz, SR[n, 3], SR[n, 4], SR[n, 5], ax, ay, az, k,
+                                         periodic, box)
+            if power:  # the dipole moves with its pivot: −F·v_pivot
+                wsum -= Fx * pv[oa, 3] + Fy * pv[oa, 4] + Fz * pv[oa, 5]
             s0, s1, s2 = s[a, 0], s[a, 1], s[a, 2]
             if split:
                 t0 = (s1 * Fz - s2 * Fy) + (ay * Bz - az * By) + (ey * bz - ez * by)
@@ -208,10 +380,14 @@ def _torque(M, U, Ud, split, bext, rs, ms, X, T, F, s, p, r, Td):
         Td[b, 0] += t0
         Td[b, 1] += t1
         Td[b, 2] += t2
+        if power and M.rf_on:  # the rotating field: −p·∂B/∂t
+            wsum -= ax * dB[0] + ay * dB[1] + az * dB[2]
     for b in range(U.shape[0]):
         T[b, 0] += Td[b, 0]
         T[b, 1] += Td[b, 1]
         T[b, 2] += Td[b, 2]
+    if power:
+        W[0] = wsum
 
 
 # ------------------------------------------------------------------ small linear algebra
@@ -270,9 +446,12 @@ def _decayed(Q, L, T, inv_m, b, i, c, h):
     return lp * e + tp * g
 
 @_jit_inline
-def _kick(M, Q, L, T, J, P, F, moving, h, c, damped, inv_m):
+def _kick(M, Q, L, T, J, P, F, moving, h, c, damped, inv_m, DW):
     """L ← exact solution over h of dL/dt = T − c·ω, orientation frozen, and P ← P + h·F (kg·m/s) for the
-    translating bodies (``moving`` (B,) True) (Splitting._kick)."""
+    translating bodies (``moving`` (B,) True) (Splitting._kick); with drivers (M.power) their work DW[1] (J) grows
+    by h times the power DW[0] (W) at the kick's state."""
+    if M.power:
+        DW[1] += h * DW[0]
     for b in range(L.shape[0]):
         if moving[b]:  # in this loop, not one of its own: each statement inlined costs compile time
             for j in range(3):
@@ -645,15 +824,68 @@ def _copy_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
                 Qc[b, x, y] = Q[b, x, y]
 
 @_jit_borrowed
+def _jerk_steps(M, Q, DW, kicks, nodes, dt):
+    """Splitting._jerk_steps: the drivers' work of the step whose kicks took their torques at ``nodes`` (s+1,) s,
+    corrected for the steps of each moving pivot's jerk (at its table's inner samples) inside it; R_G at the
+    step's end (Q)."""
+    t0, t1 = nodes[0], nodes[nodes.shape[0] - 1]
+    for b in range(Q.shape[0]):
+        k = M.pv_tab[b]
+        if k < 0:
+            continue
+        lo, hi = M.tab_lo[k] + 1, M.tab_lo[k + 1] - 1          # the inner samples
+        a, e = lo, hi
+        while a < e:  # the first with τ > t0 (searchsorted right)
+            mid = (a + e) // 2
+            if M.tab_t[mid] <= t0:
+                a = mid + 1
+            else:
+                e = mid
+        s0 = s1 = s2 = 0.0
+        m = a
+        while m < hi and M.tab_t[m] <= t1:
+            tau = M.tab_t[m]
+            w = 0.0
+            for i in range(nodes.shape[0]):
+                if nodes[i] >= tau:
+                    w += kicks[i] * dt
+            corr = (t1 - tau) - w
+            tm, tl, tr = M.tab_t[m], M.tab_t[m - 1], M.tab_t[m + 1]
+            for x in range(3):
+                dj = (M.tab_m[m + 1, x] - M.tab_m[m, x]) / (tr - tm) - (M.tab_m[m, x] - M.tab_m[m - 1, x]) / (tm - tl)
+                if x == 0:
+                    s0 += corr * dj
+                elif x == 1:
+                    s1 += corr * dj
+                else:
+                    s2 += corr * dj
+            m += 1
+        if m == a:
+            continue
+        c0, c1, c2 = M.com[b, 0], M.com[b, 1], M.com[b, 2]
+        rg0 = Q[b, 0, 0] * c0 + Q[b, 1, 0] * c1 + Q[b, 2, 0] * c2
+        rg1 = Q[b, 0, 1] * c0 + Q[b, 1, 1] * c1 + Q[b, 2, 1] * c2
+        rg2 = Q[b, 0, 2] * c0 + Q[b, 1, 2] * c1 + Q[b, 2, 2] * c2
+        DW[1] += M.mass[b] * (rg0 * s0 + rg1 * s1 + rg2 * s2)
+
+@_jit_borrowed
 def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
-                 plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td):
+                 plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DW, Xt, pv, SR, dB, nodes):
     """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk).
 
     X, P, F (B,3): centres of rotation (m), linear momenta (kg·m/s) and forces (N, at the state, as T is
-    the torque) — moved only for the translating bodies (``moving`` (B,) True), in the same kicks and drifts."""
+    the torque) — moved only for the translating bodies (``moving`` (B,) True), in the same kicks and drifts.
+    DW (2,): the drivers' power at the state (W) and their work so far (J), summed when M.power (Splitting's W and
+    driver_work). Scratch: Xt (B,3) the centres with moving pivots placed, pv (B,12), SR (K+S,6), dB (3,),
+    nodes (s+1,) the times of the step's torques."""
     sa = drifts.shape[0]
+    tau_end = 0.0
+    for i in range(sa):
+        tau_end += drifts[i]
     for step in range(n):
         t0 = (steps + step) * dt
+        # the time of the torque the step's first kick uses: the previous step's last one (0 at the start)
+        nodes[0] = 0.0 if steps + step == 0 else (steps + step - 1) * dt + tau_end * dt
         tau = 0.0
         # j = 0: the first kick of the chunk, by the torque T given (later steps' first kicks are merged into
         # the last kick of the step before); j ≥ 1: drift j−1, then its kick. One call site per stage function:
@@ -667,16 +899,30 @@ def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field,
                 i = j - 1
                 _drift(M, Q, L, J, X, P, moving, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
                 tau += drifts[i]
+                nodes[j] = t0 + tau * dt
                 last = i == sa - 1
                 coef = kicks[i + 1] + (kicks[0] if last and step < n - 1 else 0.0)
                 if coef != 0.0 or (last and step == n - 1):
                     t = t0 + tau * dt
                     if not M.static_sources:
-                        _sources_exact(M, t, org, Rs, rs, ms)
-                    _torque(M, Q, Q, False, _external(M, field, t), rs, ms, X, T, F, s, p, r, Td)
+                        _sources_exact(M, t, org, Rs, rs, ms, SR, M.power)
+                    if M.power and M.rf_on:
+                        w = M.rf_omega
+                        ph = w * t + M.rf_phase
+                        sn, cs = np.sin(ph), np.cos(ph)
+                        for x in range(3):
+                            dB[x] = w * (-M.rf_b1[x] * sn + M.rf_b2[x] * cs)
+                    Xc = X
+                    if M.pv_any:
+                        _pivots(M, t, X, Xt, pv)
+                        Xc = Xt
+                    _torque(M, Q, Q, False, _external(M, field, t), rs, ms, Xc, T, F, s, p, r, Td, pv, SR, dB,
+                            M.power, DW)
             if coef != 0.0:
-                _kick(M, Q, L, T, J, P, F, moving, coef * dt, c, damped, inv_m)
+                _kick(M, Q, L, T, J, P, F, moving, coef * dt, c, damped, inv_m, DW)
         _newton_schulz(Q)
+        if M.power and M.pv_any:
+            _jerk_steps(M, Q, DW, kicks, nodes, dt)
 
 # ------------------------------------------------------------------ impacts in the kernel (contacts._advance_step)
 
@@ -1096,7 +1342,7 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
 
 @_jit
 def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
-                      inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, st, C):
+                      inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, DWe, oW, st, C):
     """One member of :func:`run_splitting` (its arrays without the member axis).
 
     With contact pairs in C (compiled.ContactArrays) the steps run one at a time, the gaps checked after each
@@ -1118,12 +1364,16 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     t − t_c from the base (2), then one such step to the root t_hit (3), where :func:`_resolve_impacts`
     applies the impulses; the base becomes that state, t_c = t_c + (t_hit − t_c), and 1 again. The trial steps
     run here, on the one call site; :func:`_impact_search` decides between them (a function of its own,
-    without reference counts: as a part of this one it cost seconds more of first compile)."""
+    without reference counts: as a part of this one it cost seconds more of first compile).
+
+    DWe (2,): the drivers' power and work (:func:`_split_chunk`), oW (R,) the work at each mark."""
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
     org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
     rs, ms = np.empty((S, 3)), np.empty((S, 3))
     s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
+    Xt, pv, SR = np.empty((B, 3)), np.zeros((B, 12)), np.zeros((K + S, 6))
+    dB, nodes = np.zeros(3), np.zeros(drifts.shape[0] + 1)
     w = np.empty((B, 3))
     Q0, L0, T0 = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
     X0, P0, F0 = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
@@ -1152,16 +1402,20 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         if contacts:
             _overlap(C, Qe, Xe, S0, g0)
     if M.static_sources:
-        _sources_exact(M, 0.0, org, Rs, rs, ms)
+        # M.power, not a literal False: one signature with _split_chunk's call, which cannot compile its own (it runs
+        # without reference counting, and this function allocates)
+        _sources_exact(M, 0.0, org, Rs, rs, ms, SR, M.power)
     steps = steps0
     code, body = OK, 0
+    dw0, dw1 = 0.0, 0.0
     for i in range(marks.shape[0]):
         mark = marks[i]
         while steps < mark:
             n = min(check_every, mark - steps)
             if C is None:
                 _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
-                             inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
+                             inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt, pv,
+                             SR, dB, nodes)
             else:
                 h, k0 = dt, steps
                 if contacts:
@@ -1170,12 +1424,14 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     n = 1
                     if si[0] == 0:
                         _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
+                        dw0, dw1 = DWe[0], DWe[1]  # the drivers' power and work at the step's start
                     else:  # a trial step of the impact search: from its base state, of its length
                         _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                         h, k0 = sf[3], 0
                 if h > 0.0:  # a trial of length 0 is the base itself (contacts._step)
                     _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
-                                 inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td)
+                                 inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
+                                 pv, SR, dB, nodes)
                 if si[0] == 2:  # Brent's trial: only the smallest gap of its pairs (for _impact_search, in sf[5])
                     pair = -1
                     sf[5] = _min_gap(C, Qe, Xe, S1, hit, si[1])
@@ -1193,6 +1449,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                                                      Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1,
                                                      moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW, used)
                     if act == 3:  # handed back, or the event buffers full: stop at the step's start
+                        DWe[0], DWe[1] = dw0, dw1
                         break
                     if act == 2:  # an impact resolved: its gaps are the next trial's start
                         S0, S1 = S1, S0
@@ -1219,12 +1476,13 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                 ow[i, b, x] = w[b, x]
                 oX[i, b, x] = Xe[b, x]
                 oP[i, b, x] = Pe[b, x]
+        oW[i] = DWe[1]
     st[0], st[1], st[2] = code, steps, body
 
 @_jit_par
 def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
                   inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, out_U, out_L, out_w, out_X, out_P,
-                  status, C):
+                  DW, out_W, status, C):
     """Advance every member through ``marks`` (absolute step counts) from ``steps0``; record at each mark.
 
     Q (E,B,3,3) principal frames, L (E,B,3), T (E,B,3) the torque at the current state, J (E,B)
@@ -1233,13 +1491,14 @@ def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, m
     change X and P. friction (E,), field (E,3) per member; ``damped``
     selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
     axes (axes (B,3,3)), out_L, out_w, out_X, out_P (E,R,B,3). status (E,3): code, steps done, body.
+    DW (E,2) the drivers' power (W) and work (J) so far, out_W (E,R) the work at each mark (M.power; else unused).
     C: the contact geometry (compiled.ContactArrays), None without (always for ensembles).
     Members run in parallel; a single scene calls ``_member_splitting`` directly.
     """
     for e in prange(L.shape[0]):
         _member_splitting(M, Q[e], L[e], T[e], J[e], X[e], P[e], F[e], friction[e], damped, field[e], dt, steps0,
                           marks, check_every, drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, moving,
-                          axes, out_U[e], out_L[e], out_w[e], out_X[e], out_P[e], status[e], C)
+                          axes, out_U[e], out_L[e], out_w[e], out_X[e], out_P[e], DW[e], out_W[e], status[e], C)
 
 # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
 
@@ -1266,7 +1525,7 @@ def _dU(w, U, dt, out, k):
 
 @_jit_borrowed
 def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on, field,
-               org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G):
+               org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G, Xt, pv, SR):
     """``n`` steps of PemScheme.advance from ``steps`` steps done; returns the driver's new time.
 
     A function of its own, called once per chunk, not inlined into the loop of :func:`_pem_marks`:
@@ -1278,12 +1537,13 @@ def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on,
     Euler is the first stage alone, with U advanced by the new ω.
     Scratch: T, F, Ln, Td (B,3); Un, Us, Up (B,3,3); dL (4,B,3); dU (4,B,3,3); G (1,3,3) — separate
     arrays, not slices of one: a view made in the step loop costs a reference count each time. PEM's schemes
-    do not translate: torques about the pivots, forces (F) unused.
+    do not translate: torques about the pivots (moving ones placed in Xt, their motion in pv (B,12)), forces (F)
+    unused. SR (K+S,6) scratch of the sources on tables.
     """
     for step in range(steps, steps + n):
         i = step + 1
         if M.src_body.shape[0] and not M.static_sources:
-            _sources_pem(M, i, dtime, dt, frames, org, rs, ms)
+            _sources_pem(M, i, dtime, dt, frames, org, rs, ms, SR)
         t1 = i * dt
         t2 = t1 + 0.5 * dt
         t4 = t2 + 0.5 * dt
@@ -1302,7 +1562,12 @@ def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on,
                     for x in range(3):
                         for y in range(3):
                             Up[b, x, y] = Us[b, x, y]
-            _torque(M, Us, Up, True, _external(M, field, t), rs, ms, M.pivot, T, F, s, p, r, Td)
+            Xc = M.pivot
+            if M.pv_any:  # moving pivots at the stage's time
+                _pivots(M, t, M.pivot, Xt, pv)
+                Xc = Xt
+            _torque(M, Us, Up, True, _external(M, field, t), rs, ms, Xc, T, F, s, p, r, Td, pv, SR, G[0, 0], False,
+                    G[0, 1])
             if friction_on:
                 for b in range(B):
                     T[b, 0] = T[b, 0] - c * w[b, 0]
@@ -1368,15 +1633,16 @@ def _member_pem(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4,
     T, F, Ln = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))  # scratch of _pem_chunk
     Un, Us, Up = np.empty((B, 3, 3)), np.empty((B, 3, 3)), np.empty((B, 3, 3))
     dL, dU, G = np.empty((4, B, 3)), np.empty((4, B, 3, 3)), np.empty((1, 3, 3))
+    Xt, pv, SR = np.empty((B, 3)), np.zeros((B, 12)), np.zeros((K + S, 6))
     if S:
-        _sources_pem(M, 1, 0.0, dt, fe, org, rs, ms)
+        _sources_pem(M, 1, 0.0, dt, fe, org, rs, ms, SR)
     return _pem_marks(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
-                      oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G)
+                      oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G, Xt, pv, SR)
 
 
 @_jit_borrowed
 def _pem_marks(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
-               oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G):
+               oU, oL, ow, st, org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G, Xt, pv, SR):
     """The step loop of :func:`_member_pem` through ``marks``, on scratch arrays it is given."""
     B = Le.shape[0]
     steps = steps0
@@ -1386,7 +1652,7 @@ def _pem_marks(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, 
         while steps < mark:
             n = min(check_every, mark - steps)
             dtime = _pem_chunk(M, Ue, Ude, Le, we, fe, dtime, steps, n, dt, rk4, c, friction_on, field_e,
-                               org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G)
+                               org, rs, ms, s, p, r, Td, T, F, Un, Us, Up, Ln, dL, dU, G, Xt, pv, SR)
             steps += n
             code, body = _check(M, Ue, Le)
             if code != OK:

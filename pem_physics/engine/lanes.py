@@ -550,8 +550,8 @@ if nb is not None:
 
 def supported(integ) -> bool:
     """Whether the lanes kernels run this integrator object: numba; splitting4/2 or pem-rk4; an ensemble
-    of at least MIN_MEMBERS; one moving body, not hinged, not translating; static sources; no rotating field or
-    box."""
+    of at least MIN_MEMBERS; one moving body, not hinged, not translating, on a fixed pivot; static sources; no
+    rotating field or box."""
     from .integrators import PemScheme, Splitting
 
     if nb is None or not ENABLED:
@@ -560,7 +560,8 @@ def supported(integ) -> bool:
         return False
     sys_ = integ.system
     return (integ.L.shape[0] >= MIN_MEMBERS and sys_.n_bodies == 1 and not sys_.hinged.any()
-            and sys_.box is None and sys_.rotating_field is None and sys_.static_sources and not sys_.any_translating)
+            and sys_.box is None and sys_.rotating_field is None and sys_.static_sources and not sys_.any_translating
+            and not sys_.moving_pivots)
 
 
 def _c(a, dtype=np.float64) -> np.ndarray:

@@ -362,10 +362,12 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     wall0 = _time.perf_counter()
     events = impact_loss = None
     if runner is not None and contacts is not None:
-        times, U, L, w, X, P, complete, events, impact_loss = contact_mod.run_compiled(
+        times, U, L, w, X, P, complete, events, impact_loss, W = contact_mod.run_compiled(
             contacts, integ, runner, marks, lambda ig: _check(system, ig, False),
             lambda status: _raise_blowup(system, integ, status, False), progress, stop, CALL_SECONDS, CHECK_EVERY)
         arrays = _records(system, U, L, w, np.array(times), X, P)
+        if W is not None:
+            arrays["driver_work"] = W
     elif runner is not None:
         times, arrays, complete = _run_compiled(system, integ, runner, marks, ensemble is not None, progress, stop)
     elif contacts is not None:
@@ -444,6 +446,8 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
     # positions and linear momenta: recorded where bodies translate (the runner returns None where none does)
     X = [integ.position()[:, None]] if system.any_translating else None
     P = [integ.linear_momentum()[:, None]] if system.any_translating else None
+    # the drivers' work, where the kernels sum it (splitting scenes with drivers)
+    W = [integ.driver_work[:, None].copy()] if getattr(runner, "power", False) else None
     times = [0.0]
     steps = marks[-1]
     E, B = integ.L.shape[:2]
@@ -473,6 +477,8 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
         if X is not None:
             X.append(cX[:, :n_rec])
             P.append(cP[:, :n_rec])
+        if W is not None:
+            W.append(runner.work[:, :n_rec])
         times.extend(m * integ.dt for m in call[:n_rec])
         i = j
         if progress is not None:
@@ -486,6 +492,8 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
                 if X is not None:
                     X.append(cX[:, -1:])
                     P.append(cP[:, -1:])
+                if W is not None:
+                    W.append(runner.work[:, -1:])
                 times.append(integ.t)
             break
         done = integ.steps_done - start
@@ -494,7 +502,10 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
     U, L, w = (np.concatenate(x, axis=1) for x in (U, L, w))
     if X is not None:
         X, P = np.concatenate(X, axis=1), np.concatenate(P, axis=1)
-    return times, _records(system, U, L, w, np.array(times), X, P), complete
+    arrays = _records(system, U, L, w, np.array(times), X, P)
+    if W is not None:
+        arrays["driver_work"] = np.concatenate(W, axis=1)
+    return times, arrays, complete
 
 
 def _raise_blowup(system: System, integ, status: np.ndarray, ensemble: bool) -> None:
@@ -538,11 +549,11 @@ def _records(system: System, U, L, w, t, X=None, P=None) -> dict:
     """Recorded arrays (E,R,...) from states (E,R,B,...) at times t (R,); X, P (E,R,B,3) the centres of
     rotation (m) and linear momenta (kg·m/s), None where no body translates (pivots and zero).
 
-    A scene whose torques do not depend on time (no rotating field, no driven magnet) is
+    A scene whose torques do not depend on time (no rotating field, no driven magnet, no moving pivot) is
     evaluated in one vectorised call over all members and records; otherwise record by record.
     """
     E, R = U.shape[:2]
-    time_free = system.rotating_field is None and system.static_sources
+    time_free = not system.driven
     if time_free:
         flat = system
         if system.per_member:

@@ -127,7 +127,7 @@ class System:
 
     @property
     def tabulated(self) -> bool:
-        """Whether a pivot or a driven magnet follows a tabulated motion (the numpy engine runs those)."""
+        """Whether a pivot or a driven magnet follows a tabulated motion."""
         return self.moving_pivots or any(isinstance(b.motion, TabulatedMotion) for b in self.src_bodies)
 
     @property

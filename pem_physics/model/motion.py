@@ -256,6 +256,17 @@ class TabulatedMotion:
         j = np.diff(M, axis=0) / np.diff(t)[:, None]
         return t[1:-1], np.diff(j, axis=0)
 
+    def spline_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """The interpolant as arrays (what the compiled kernels evaluate): the sample times (K,) s, the samples
+        (K, 7) — position m, then the sign-continued unit quaternion (zeros without orientations) — the splines'
+        second derivatives at them (K, 7), and whether there are orientations."""
+        K = len(self._pos.t)
+        y, m = np.zeros((K, 7)), np.zeros((K, 7))
+        y[:, :3], m[:, :3] = self._pos.y, self._pos.M
+        if self._rot is not None:
+            y[:, 3:], m[:, 3:] = self._rot.y, self._rot.M
+        return np.array(self._pos.t, dtype=float), y, m, self._rot is not None
+
     def quaternion(self, t: float) -> np.ndarray | None:
         """Unit quaternion (4,) (w, x, y, z) at t, or None without orientations."""
         if self._rot is None:

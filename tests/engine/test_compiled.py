@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pem_physics import Ensemble, SimulationError, examples, simulate
+from pem_physics import Ensemble, SimulationError, TabulatedMotion, examples, simulate
 from pem_physics.engine import compiled
 from pem_physics.engine import simulate as sim_mod
 from pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
@@ -134,6 +134,18 @@ def periodic_scene():
     return examples.compass_array(n=3, spacing=0.02, friction=1e-7, t_end=1.0, dt=1e-3)
 
 
+def tabulated_scene():
+    """Every way a table drives a scene (test_tabulated.busy_scene): a pendulum on a moving pivot, a magnet keyed
+    with orientations, one on an analytic orbit and a rotating field; and a magnet keyed without orientations."""
+    from test_tabulated import busy_scene
+
+    scene = busy_scene()
+    plain = TabulatedMotion(scene.bodies[2].motion.times, scene.bodies[2].motion.positions[:, ::-1] * 0.8)
+    extra = Body(name="m3", role="driven", motion=plain, dipoles=(Dipole((0.0, 0.01, 0.0), (0.0, 0.1, 0.1)),))
+    return Scene(name="tables", bodies=[*scene.bodies, extra], gravity=scene.gravity,
+                 rotating_field=scene.rotating_field, settings=Settings(dt=1e-3, t_end=1.0, record_interval=0.02))
+
+
 FEATURES = {
     "gravity pendulum": lambda: examples.physical_pendulum(t_end=1.0),
     "free symmetric top": lambda: examples.heavy_top(t_end=1.0),
@@ -145,6 +157,9 @@ FEATURES = {
     "hinge off a principal axis": hinged_scene,
     "driven magnets": driven_scene,
     "periodic box": periodic_scene,
+    "tabulated motions": tabulated_scene,
+    "Kapitza's pendulum": lambda: examples.kapitza(t_end=0.5),
+    "magnet keyed on a circle": examples.keyed_circle,
 }
 
 
@@ -155,6 +170,33 @@ def test_compiled_engine_follows_numpy_for_1000_steps(feature, method):
     a, b, tw = both(scene, method=method, t_end=1000 * scene.settings.dt)
     assert a.steps == b.steps == 1000
     assert_close(a, b, tw)
+    assert_same_work(a, b, tw)
+
+
+def assert_same_work(a, b, tw):
+    """The drivers' work: summed by both engines' splitting (the same within the round-off bound, on the energies'
+    scale) and by neither of PEM's schemes, which say so."""
+    assert (a.driver_work is None) == (b.driver_work is None)
+    assert a.info["warnings"] == b.info["warnings"]
+    if a.method.startswith("pem"):
+        assert a.driver_work is None
+    if a.driver_work is not None:
+        energy = max(np.abs(getattr(a, k)).max() for k in ENERGIES)
+        assert_follows("driver_work", b.driver_work, a.driver_work, pick(tw, "driver_work"), a.steps, scale=energy)
+        assert abs(b.energy_balance() - a.energy_balance()) <= 1e-9 + 1e-3 * a.energy_balance()
+
+
+@pytest.mark.parametrize("method", ("splitting4", "pem-rk4"))
+def test_tabulated_motions_in_an_ensemble(method):
+    """Members of an ensemble on tables (the parallel kernels), each with its own start and field."""
+    scene = tabulated_scene()
+    E = 3
+    w = np.array([[0.3, -0.2, 1.0], [0.0, 0.5, -0.5], [1.0, 0.0, 0.2]])[:, None, :] * np.ones((1, 2, 1))
+    ens = Ensemble(angular_velocity=w, field=np.array([[0, 0, 0], [1e-3, 0, 0], [0, 2e-3, 0]], float))
+    a, b, tw = both(scene, method=method, t_end=0.3, ensemble=ens)
+    assert a.orientation.shape[0] == E
+    assert_close(a, b, tw)
+    assert_same_work(a, b, tw)
 
 
 @pytest.mark.parametrize("method", compiled.METHODS)

@@ -20,7 +20,7 @@ import pytest
 from test_contact_sim import CRADLE, body_energy, cradle_oracle
 
 from pem_physics import examples, simulate
-from pem_physics.engine import checks, compiled, contacts, prebuild
+from pem_physics.engine import compiled, contacts, prebuild
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.system import compile_system
 from pem_physics.model.scene import Body, ContactSphere, Dipole, RotatingField, StaticWall
@@ -78,8 +78,12 @@ def assert_same_run(fast, ref, tw, arrays=ARRAYS, base=None):
     np.testing.assert_array_equal(fast.t, ref.t)
     for k in arrays:
         assert_follows(k, getattr(fast, k), getattr(ref, k), pick(tw, k), steps, None, getattr(base, k))
-    # the numpy reference sums the drivers' work; the kernels do not yet, and say so
-    assert [w for w in fast.info["warnings"] if w != checks.BALANCE_NOT_SUMMED] == ref.info["warnings"]
+    # both sum the drivers' work (the kernels' steps and the numpy driver's impact steps alike)
+    assert fast.info["warnings"] == ref.info["warnings"]
+    assert (fast.driver_work is None) == (ref.driver_work is None)
+    if ref.driver_work is not None:
+        assert_follows("driver_work", fast.driver_work, ref.driver_work, pick(tw, "driver_work"), steps, E_scale,
+                       base.driver_work)
 
 
 def swinging_ball(*walls, t_end=0.8):
