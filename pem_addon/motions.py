@@ -52,10 +52,30 @@ def sample(scene, targets, frame_start: int, t_last: float, fps: float, per_fram
     return (frames - frame_start) / fps, out
 
 
+#: How far (relative) a driven magnet's world scale may move from the start frame's: its dipoles sit where the start
+#: frame's scale puts them, so a scale that is animated would move them in the viewport and not in the physics.
+SCALE_RTOL = 1e-6
+
+
+def _check_scale(name: str, t: np.ndarray, M: np.ndarray, fps: float, frame_start: int) -> None:
+    """Refuse a driven magnet whose world scale (column lengths of its sampled matrices M (K,4,4)) changes."""
+    scale = np.linalg.norm(M[:, :3, :3], axis=1)                     # (K,3): each local axis's length in the world
+    drift = np.max(np.abs(scale / scale[0] - 1.0), axis=1)
+    k = int(np.argmax(drift > SCALE_RTOL)) if np.any(drift > SCALE_RTOL) else None
+    if k is not None:
+        frame = frame_start + t[k] * fps
+        raise AddonError(f"Object '{name}' changes its scale while it moves (from {tuple(np.round(scale[0], 6))} at "
+                         f"the start frame to {tuple(np.round(scale[k], 6))} at frame {frame:.6g}): a driven "
+                         "magnet keeps the scale it has at the start frame, so its magnets would sit elsewhere in "
+                         "the viewport than in the simulation. Animate its location and rotation only (remove the "
+                         "scale keys or drivers, or apply the scale)")
+
+
 def tables(context, objects, frame_start: int, t_last: float, fps: float, unit: float) -> dict:
     """{PEM object: ("pivot", times, positions (K,3) m) or ("driver", times, positions m, U (K,3,3))} for every
     animated pivot and animated driven magnet among ``objects``; U rows are the body axes (the rotation part of
-    the world matrix, its scale taken out)."""
+    the world matrix, its scale taken out). A driven magnet whose scale is animated is refused
+    (:func:`_check_scale`)."""
     follow = followed(objects)
     if not follow:
         return {}
@@ -69,6 +89,7 @@ def tables(context, objects, frame_start: int, t_last: float, fps: float, unit: 
         if kind == "pivot":
             out[body] = ("pivot", t, x)
         else:
+            _check_scale(body.name, t, M, fps, frame_start)
             try:
                 U = np.array([rotation_part(m, body.name).T for m in M])
             except AddonError as err:

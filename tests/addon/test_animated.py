@@ -123,6 +123,21 @@ def test_a_pendulum_parented_to_a_moving_object_is_refused_by_name(pem):  # noqa
     assert not obj.pem.baked
 
 
+def test_a_magnet_whose_scale_is_animated_is_refused_by_name_and_nothing_is_baked(pem):  # noqa: F811
+    """Its dipoles sit where the start frame's scale puts them: a scale that grows would move them in the viewport
+    only. The message names the object, the frame and the fix; the scene is left as it was."""
+    obj, piv, rotor = keyed_scene()
+    for frame, s in ((1, 1.0), (25, 1.5)):
+        rotor.scale = (s, s, s)
+        rotor.keyframe_insert("scale", frame=frame)
+    scene = bpy.context.scene
+    scene.frame_set(7)
+    with pytest.raises(RuntimeError, match=r"Object 'Rotor' changes its scale while it moves .* Animate its location "
+                                           r"and rotation only"):
+        bpy.ops.pem.simulate_bake()
+    assert not obj.pem.baked and scene.frame_current == 7
+
+
 def test_an_imported_table_is_refused_by_name_and_nothing_is_made(pem, tmp_path):  # noqa: F811
     scenefile = pem["pem_physics.io.scenefile"]
     examples = importlib.import_module(f"{pem['pem_physics'].__name__}.examples")
