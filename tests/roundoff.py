@@ -51,7 +51,7 @@ FLOOR_ULPS = 4.0
 
 #: the numpy functions whose results :func:`nudged` moves by an ulp: those the integrators call whose SIMD
 #: implementation numpy picks by CPU
-TRANSCENDENTALS = ("sin", "cos", "exp")
+TRANSCENDENTALS = ("sin", "cos", "exp", "expm1")
 #: the twins' directions (:func:`twins`)
 DIRECTIONS = (+1, -1)
 #: odd multipliers for :func:`nudge`'s hash, one a direction (Fibonacci hashing: 2⁶⁴/φ, and another)
@@ -70,8 +70,8 @@ def nudge(x, direction: int = +1) -> np.ndarray:
 
 @contextlib.contextmanager
 def nudged(direction: int = +1, package: str = "pem_physics"):
-    """Inside, np.sin, np.cos and np.exp come out one ulp towards ``direction`` (+1: up); the torques and forces
-    the integrators evaluate, the state after every kick (L, translating bodies' P) and drift (frames,
+    """Inside, np.sin, np.cos, np.exp and np.expm1 come out one ulp towards ``direction`` (+1: up); the torques and
+    forces the integrators evaluate, the state after every kick (L, translating bodies' P) and drift (frames,
     translating bodies' X) of the splitting and after every step of PEM's schemes (L, U), and every contact
     impulse an ulp up or down (:func:`nudge`).
 

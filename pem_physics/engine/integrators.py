@@ -214,7 +214,8 @@ class Splitting(Integrator):
             e = np.exp((-cf * h) * inv)
             ci = cf * np.where(inv > 0, inv, 1.0)
             live = (inv > 0) & (ci > 0)
-            g = np.where(live, (1.0 - e) / np.where(live, ci, 1.0), h)
+            # (1 − e)/(c/I) as −expm1(−ch/I)/(c/I): exact to rounding however small ch/I (1 − e loses its digits)
+            g = np.where(live, -np.expm1((-cf * h) * inv) / np.where(live, ci, 1.0), h)
             self._decay[h] = (e, g)
         e, g = self._decay[h]
         f = self.free
@@ -230,7 +231,8 @@ class Splitting(Integrator):
             tau = np.einsum("ebi,bi->eb", T[:, self.hinge], a)
             eh = np.exp(-ch * h / J)
             damped = ch > 0
-            ell = np.where(damped, ell * eh + tau * (1.0 - eh) * J / np.where(damped, ch, 1.0), ell + h * tau)
+            ell = np.where(damped, ell * eh + tau * -np.expm1(-ch * h / J) * J / np.where(damped, ch, 1.0),
+                           ell + h * tau)
             self.L[:, self.hinge] = ell[..., None] * a
 
     def _drift_plan(self):

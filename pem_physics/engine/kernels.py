@@ -440,7 +440,8 @@ def _decayed(Q, L, T, inv_m, b, i, c, h):
     inv = inv_m[b, i]
     e = np.exp((-c * h) * inv)
     ci = c * (inv if inv > 0 else 1.0)
-    g = (1.0 - e) / ci if (inv > 0 and ci > 0) else h
+    # −expm1 for 1 − e: exact to rounding however small c·h·inv (Splitting._kick)
+    g = -np.expm1((-c * h) * inv) / ci if (inv > 0 and ci > 0) else h
     lp = Q[b, i, 0] * L[b, 0] + Q[b, i, 1] * L[b, 1] + Q[b, i, 2] * L[b, 2]
     tp = Q[b, i, 0] * T[b, 0] + Q[b, i, 1] * T[b, 1] + Q[b, i, 2] * T[b, 2]
     return lp * e + tp * g
@@ -468,7 +469,7 @@ def _kick(M, Q, L, T, J, P, F, moving, h, c, damped, inv_m, DW):
             ell = L[b, 0] * a0 + L[b, 1] * a1 + L[b, 2] * a2
             eh = np.exp(-c * h / J[b])
             if c > 0:
-                ell = ell * eh + tau * (1.0 - eh) * J[b] / c
+                ell = ell * eh + tau * -np.expm1(-c * h / J[b]) * J[b] / c
             else:
                 ell = ell + h * tau
             L[b, 0], L[b, 1], L[b, 2] = ell * a0, ell * a1, ell * a2

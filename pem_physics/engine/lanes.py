@@ -305,7 +305,7 @@ if nb is not None:
                     e = np.exp((-c * h) * inv)
                     ci = c * (inv if inv > 0 else 1.0)
                     Ed[(3 * n + i) * BLOCK + m] = e
-                    Gd[(3 * n + i) * BLOCK + m] = (1.0 - e) / ci if (inv > 0 and ci > 0) else h
+                    Gd[(3 * n + i) * BLOCK + m] = -np.expm1((-c * h) * inv) / ci if (inv > 0 and ci > 0) else h
         W = np.empty(16 * BLOCK)
         alive = np.ones(BLOCK, np.bool_)
         code = np.zeros(BLOCK, np.int64)

@@ -129,7 +129,7 @@ class Runner:
             for inv in self.inv_m:
                 e = math.exp((-c * h) * inv)
                 ci = c * (inv if inv > 0 else 1.0)
-                out.append((e, (1.0 - e) / ci if (inv > 0 and ci > 0) else h))
+                out.append((e, -math.expm1((-c * h) * inv) / ci if (inv > 0 and ci > 0) else h))
             self._decay[h] = tuple(out)
         return self._decay[h]
 

@@ -417,3 +417,32 @@ def test_constant_velocity_magnet_agrees_with_reference_method():
     # Measured: 2.2e-12 (splitting4), 6.2e-6 (splitting2). tests/engine/test_driven.py checks both
     # methods against the magnet's closed-form motion.
     np.testing.assert_allclose(tr.orientation, ref.orientation, atol=1e-11)
+
+
+@pytest.mark.parametrize("hinged", [False, True])
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_a_vanishing_friction_gives_the_frictionless_run(hinged, engine):
+    """The exact damped kick's impulse (1 − e^{−x})/c, x = c·h/I, tends to h as c → 0: a pendulum with c so small
+    that x = 1e-14 must swing as the frictionless one but for the friction's own effect, of order c·t/I = 5e-11 over
+    the run (measured 1.9e-10 and 5e-12: it scales with c, ×100 at x = 1e-12). Written as 1 − e the impulse lost its
+    digits (1 − e is a multiple of 1.1e-16, 1 % of x here) and the swing parted from the frictionless one by 0.3."""
+    from pem_physics.engine import compiled
+
+    if engine == "compiled" and not compiled.available():
+        pytest.skip("numba is not installed")
+    I, m, L = 2e-4, 0.05, 0.2
+    c = 1e-14 * I / 1e-3                        # x = c·h/I = 1e-14 at dt = 1e-3
+    body = Body(name="bob", role="pendulum", position=(0, 0, 0), hinge=(0, 1, 0) if hinged else None,
+                orientation=axis_angle_matrix(np.array([0.0, 1.0, 0.0]), 1.0).T, angular_velocity=(0.1, 0.3, 0.0),
+                mass_properties=MassProperties(m, (0.0, 0.0, -L), np.diag([I, I, 1e-5])))
+    runs = []
+    for friction in (0.0, c):
+        scene = Scene(bodies=[body], gravity=(0, 0, -9.81), friction=friction,
+                      settings=Settings(dt=1e-3, t_end=5.0, record_interval=0.05))
+        try:
+            compiled.ENABLED = engine == "compiled"
+            runs.append(simulate(scene))
+        finally:
+            compiled.ENABLED = True
+    assert runs[1].info["engine"] == ("numba" if engine == "compiled" else runs[1].info["engine"])
+    np.testing.assert_allclose(runs[1].orientation, runs[0].orientation, rtol=0, atol=10 * c * 5.0 / I)
