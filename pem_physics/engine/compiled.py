@@ -10,8 +10,8 @@ per-member friction and field, the drivers' work (splitting: summed by the kicks
 free bodies (splitting: centre-of-mass positions and momenta
 kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
 scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
-they take themselves where they can (scenes whose torques do not depend on time; frictionless impacts that do not
-settle: kernels._resolve_impacts, a port of the numpy driver's impact step) and otherwise stop at its start, for
+they take themselves where they can (frictionless impacts that do not settle: kernels._resolve_impacts, a port of
+the numpy driver's impact step, its trial steps starting anywhere in time) and otherwise stop at its start, for
 the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
@@ -104,7 +104,8 @@ ContactArrays = namedtuple("ContactArrays", [
     "inv_mass", "lever", "bounded", "sigma", "tol", "graze",
     # the impact step in the kernel (kernels._resolve_impacts; contacts._advance_step): per pair the touch limit
     # contacts.TOUCH_RTOL·scale (m), restitution and friction; impact: whether the kernels take impact steps at all
-    # (also only in time-free scenes); and the event buffers the kernel fills and the driver empties after each call:
+    # (their trial steps start at the search's time); and the event buffers the kernel fills and the driver
+    # empties after each call:
     # count (1,) int, loss (1,) J the running energy loss (the driver sets it before a call), per event (N,)
     # time, pair, side-1 body, step number, running loss after its resolution; (N,3) impulse, point, normal;
     # (N,B,3,3) orientations (user's body axes), (N,B,3) centres of rotation
@@ -308,8 +309,8 @@ class Runner:
         if isinstance(integ, Splitting):
             self.kind = "splitting"
             #: the scene's contact geometry (a contacts.ContactModel) or None; with it, the kernel takes the impact
-            #: steps it can (time-free scenes) and stops at the start of any other step that ends with an overlap
-            #: (status CONTACT), where contacts.run_compiled takes over
+            #: steps it can (frictionless, not settling) and stops at the start of any other step that ends with an
+            #: overlap (status CONTACT), where contacts.run_compiled takes over
             self.contacts = getattr(integ, "contacts", None)
             #: the kernels sum the drivers' work as Splitting does (its W and driver_work: scenes with drivers)
             self.power = getattr(integ, "driver_work", None) is not None
@@ -320,7 +321,7 @@ class Runner:
             #: (B,) which bodies translate (none: the kernels leave X and P alone)
             self.moving = np.array(sys_.translating, dtype=np.bool_)
             self.translating = bool(self.moving.any())
-            #: the torques do not depend on time (static sources, no rotating field): :meth:`step` may run
+            #: the torques do not depend on time (static sources, no rotating field, fixed pivots)
             self.time_free = bool(self.model.static_sources and not self.model.rf_on and not self.model.pv_any)
             plan, inv1 = integ._plan
             free = integ.free
@@ -374,7 +375,7 @@ class Runner:
                 DW[:, 0], DW[:, 1] = integ.W, integ.driver_work
             args = (self.model, Q, L, T, J, X, P, F, self.friction, self.damped, self.field, float(integ.dt), steps0,
                     marks, self.check_every, *self.split, self.moving, self.axes, *out, *out_XP, DW, np.zeros((E, R)),
-                    status, self.contact)
+                    status, 0.0, self.contact)
             return args, (Q, L, T, X, P, F, DW)
         drv = integ.driver
         K = len(drv.frames)
@@ -433,12 +434,12 @@ class Runner:
         integ.steps_done = int(status[:, 1].min())
         return out_U, out_L, out_w, out_X, out_P, status
 
-    def step(self, Q, L, T, J, X, P, F, h: float) -> None:
-        """One splitting step of length h (s) from principal frames Q (B,3,3), momenta L and torques T (B,3),
-        hinge inertias J (B,), centres of rotation X (m), linear momenta P and forces F (B,3) — all of one
-        member, updated in place (X, P only for translating bodies; F any (B,3) array where none translates) —
-        for a scene whose torques do not depend on time (:attr:`time_free`: the kernel's clock starts at 0).
-        No gap check: the contact driver's trial steps (:func:`.contacts.run_compiled`)."""
+    def step(self, Q, L, T, J, X, P, F, h: float, t0: float = 0.0, DW=None) -> None:
+        """One splitting step of length h (s) from time t0 (s) — principal frames Q (B,3,3), momenta L and torques T
+        (B,3), hinge inertias J (B,), centres of rotation X (m), linear momenta P and forces F (B,3), and with drivers
+        DW (2,) their power (W) and work (J) — all of one member, updated in place (X, P only for translating bodies;
+        F any (B,3) array where none translates). No gap check: the contact driver's trial steps
+        (:func:`.contacts.run_compiled`), which start anywhere in time."""
         state = (Q, L, T, J, X, P, F)
         member = self._step_args
         if member is None:  # the first call: the whole argument list, checked once (Brent calls this ~10× an impact)
@@ -458,7 +459,12 @@ class Runner:
                                     "(C-contiguous) is compiled")
             member[1:8] = state
         member[11] = float(h)
+        member[32] = float(t0)
+        if self.power:
+            member[29][:] = DW
         self._single(self.kind)(*member)
+        if self.power:
+            DW[:] = member[29]
 
     def _single(self, entry: str):
         """The single-scene kernel ``entry``: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""

@@ -42,16 +42,16 @@ between impacts without returning to Python, evaluating every gap after each ste
 grazing check (bound, then cubic; ``kernels._grazing``, with half the limit so that it flags a superset of
 the pairs flagged here); the first step that ends overlapping or may dip is handed back, from its start, to
 this driver's step (:func:`_advance_step`), which stays the one definition of what happens at an impact
-(and decides whether a flagged dip is one), and the kernels go on from its end. In scenes whose
-torques do not depend on time, that step's trial integrations (Brent's) run on the kernel too: the same
-step to rounding, and most of an impact step's cost in numpy. In those scenes the kernels take the common
-impact step themselves (``kernels._member_splitting``'s impact search and ``kernels._resolve_impacts``, a port
-of this driver's crossing branch, :func:`_resolve` and :func:`~.impulses.resolve_contacts`: the same trial steps,
-Brent's method, contacts, sweeps and impulses, to rounding), their events returned in buffers
-(``compiled.ContactArrays``) that :func:`run_compiled` appends to the log as :func:`_log` would; they hand to
-this driver, from its start, every impact step they do not take: a pair overlapping at an impact's start, a
-grazing dip flagged beside a crossing, a contact with friction or one that would settle (rest), no effective
-mass or wall normal, nothing approaching, more than MAX_EVENTS_PER_STEP impacts.
+(and decides whether a flagged dip is one), and the kernels go on from its end. That step's trial integrations
+(Brent's) run on the kernel too, from the trial's start time (torques that depend on time are taken where numpy
+takes them; the drivers' work carried): the same step to rounding, and most of an impact step's cost in numpy. The
+kernels take the common impact step themselves (``kernels._member_splitting``'s impact search and
+``kernels._resolve_impacts``, a port of this driver's crossing branch, :func:`_resolve` and
+:func:`~.impulses.resolve_contacts`: the same trial steps, Brent's method, contacts, sweeps and impulses, to
+rounding), their events returned in buffers (``compiled.ContactArrays``) that :func:`run_compiled` appends to the
+log as :func:`_log` would; they hand to this driver, from its start, every impact step they do not take: a pair
+overlapping at an impact's start, a grazing dip flagged beside a crossing, a contact with friction or one that would
+settle (rest), no effective mass or wall normal, nothing approaching, more than MAX_EVENTS_PER_STEP impacts.
 
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
 that received an impulse in a resolution, its impulses summed). Limits of the grazing check (none arise while
@@ -916,10 +916,10 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
 
     Each kernel call runs through record marks until a step ends with a gap below
     −:data:`~pem_physics.engine.compiled.CONTACT_RTOL`·(r_a + r_b) that the kernel does not resolve itself
-    (status CONTACT, the state back at that step's start; with ``runner.time_free`` the kernel takes the
-    frictionless impacts that do not settle, logged here from its buffers after each call, status EVENTS_FULL
-    when they are full); that one step is then :func:`_advance_step`'s, exactly as in :func:`run` (its trial
-    steps on the kernel when ``runner.time_free``), and the kernels continue from its end. ``check(integ)``
+    (status CONTACT, the state back at that step's start; the kernel takes the frictionless impacts that do not
+    settle itself, logged here from its buffers after each call, status EVENTS_FULL when they are full); that one
+    step is then :func:`_advance_step`'s, exactly as in :func:`run` (its trial steps on the kernel), and the kernels
+    continue from its end. ``check(integ)``
     raises on a blow-up after a numpy step, ``blowup(status)`` on a kernel's blow-up status (E,3). Calls are
     sized to about ``call_seconds`` of wall time (the first to ``check_every`` steps) so progress and
     ``stop()`` are polled as by the compiled driver of :mod:`.simulate`; every kernel step is synchronised,
@@ -942,16 +942,22 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     dt = integ.dt
     model.dt = dt
     step = _step
-    if runner.time_free:
+    if not runner.model.pv_any:
         # Brent's trial steps on the kernel too (most of an impact step's cost in numpy): the same step to
-        # rounding, so the driver still decides everything; the kernel's clock starts at 0, hence time-free only
+        # rounding, from the state's time (so torques that depend on time are taken where numpy takes them), the
+        # drivers' power and work carried; the driver still decides everything
         def step(state, h):
             out = _state(state, state.t)
             if h > 0:
                 # the force is state only where bodies translate (_state copies it then): else a scratch array
                 F = out.F[0] if len(out.moving_x) else np.zeros_like(out.X[0])
+                DW = None
+                if runner.power:
+                    DW = np.array([out.W[0], out.driver_work[0]])
                 runner.step(out.Q[0], out.L[0], out.T[0], np.ascontiguousarray(out.J[0], dtype=float), out.X[0],
-                            out.P[0], F, h)
+                            out.P[0], F, h, state.t, DW)
+                if DW is not None:
+                    out.W[0], out.driver_work[0] = DW
                 out.dt, out.steps_done = h, 1
             return out
 

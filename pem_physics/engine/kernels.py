@@ -871,8 +871,10 @@ def _jerk_steps(M, Q, DW, kicks, nodes, dt):
 
 @_jit_borrowed
 def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
-                 plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DW, Xt, pv, SR, dB, nodes):
-    """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk).
+                 plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DW, Xt, pv, SR, dB, nodes, tb):
+    """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk), its clock at
+    tb + steps·dt (s): tb = 0 for the run's steps, the start time of a trial step of the impact search (whose
+    steps start anywhere in time, as contacts._state's clock does).
 
     X, P, F (B,3): centres of rotation (m), linear momenta (kg·m/s) and forces (N, at the state, as T is
     the torque) — moved only for the translating bodies (``moving`` (B,) True), in the same kicks and drifts.
@@ -884,9 +886,9 @@ def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field,
     for i in range(sa):
         tau_end += drifts[i]
     for step in range(n):
-        t0 = (steps + step) * dt
-        # the time of the torque the step's first kick uses: the previous step's last one (0 at the start)
-        nodes[0] = 0.0 if steps + step == 0 else (steps + step - 1) * dt + tau_end * dt
+        t0 = tb + (steps + step) * dt
+        # the time of the torque the step's first kick uses: the previous step's last one (tb at the start)
+        nodes[0] = tb if steps + step == 0 else tb + (steps + step - 1) * dt + tau_end * dt
         tau = 0.0
         # j = 0: the first kick of the chunk, by the torque T given (later steps' first kicks are merged into
         # the last kick of the step before); j ≥ 1: drift j−1, then its kick. One call site per stage function:
@@ -1343,17 +1345,17 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
 
 @_jit
 def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
-                      inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, DWe, oW, st, C):
+                      inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, DWe, oW, st, tb,
+                      C):
     """One member of :func:`run_splitting` (its arrays without the member axis).
 
     With contact pairs in C (compiled.ContactArrays) the steps run one at a time, the gaps checked after each
-    (:func:`_overlap`) and, with C.graze, the pairs apart at both ends for a dip in between
-    (:func:`_grazing`). A step that ends overlapping is an impact step: in a scene whose torques do not depend
-    on time (and with C.impact) it is taken here as contacts._advance_step takes it (:func:`_impact_search`),
-    its events going to C's buffers; the run stops with status CONTACT (steps done, pair) at the start of any
-    other step that ends overlapping or may dip — or of an impact step the search hands back (a grazing dip,
-    a pair overlapping at its start, friction, a settling contact, nothing approaching, too many impacts) —
-    and with EVENTS_FULL at the start of one whose events no longer fit; the state is then that step's start
+    (:func:`_overlap`) and, with C.graze, the pairs apart at both ends for a dip in between (:func:`_grazing`). A
+    step that ends overlapping is an impact step: with C.impact it is taken here as contacts._advance_step takes it
+    (:func:`_impact_search`), its events going to C's buffers; the run stops with status CONTACT (steps done, pair)
+    at the start of any other step that ends overlapping or may dip — or of an impact step the search hands back (a
+    grazing dip, a pair overlapping at its start, friction, a settling contact, nothing approaching, too many
+    impacts) — and with EVENTS_FULL at the start of one whose events no longer fit; the state is then that step's start
     (a copy, :func:`_copy_state`). Every step, trial steps of the search included, calls the unchanged
     :func:`_split_chunk` from one site: a second call site, or a contact branch inside its step loop, made
     its first compile 50–100 % longer.
@@ -1367,7 +1369,10 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     run here, on the one call site; :func:`_impact_search` decides between them (a function of its own,
     without reference counts: as a part of this one it cost seconds more of first compile).
 
-    DWe (2,): the drivers' power and work (:func:`_split_chunk`), oW (R,) the work at each mark."""
+    DWe (2,): the drivers' power and work (:func:`_split_chunk`), oW (R,) the work at each mark. tb (s): the clock's
+    start (0, or a trial step's start time when contacts.run_compiled takes one step of length dt on the kernel).
+    The impact search's trial steps start at its t_c, so scenes whose torques depend on time take their impact steps
+    here too."""
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
     org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
@@ -1396,7 +1401,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         hit, bs = np.empty(nP, np.int64), np.empty(10)
         ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 10)), np.empty(nP, np.int64)
         bv, bw, bW, used = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)), np.empty(B, np.bool_)
-        can_impact = contacts and C.impact and M.static_sources and not M.rf_on
+        # scenes whose torques depend on time too: the trial steps start at the search's t_c (tb of _split_chunk)
+        can_impact = contacts and C.impact
         # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
         # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
         si, sf = np.zeros(5, np.int64), np.zeros(6)
@@ -1408,7 +1414,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         _sources_exact(M, 0.0, org, Rs, rs, ms, SR, M.power)
     steps = steps0
     code, body = OK, 0
-    dw0, dw1 = 0.0, 0.0
+    dw0, dw1 = 0.0, 0.0   # the drivers' power and work at the step's start
+    bw0, bw1 = 0.0, 0.0   # … and at the impact search's base state
     for i in range(marks.shape[0]):
         mark = marks[i]
         while steps < mark:
@@ -1416,23 +1423,25 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
             if C is None:
                 _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
                              inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt, pv,
-                             SR, dB, nodes)
+                             SR, dB, nodes, tb)
             else:
-                h, k0 = dt, steps
+                h, k0, t0 = dt, steps, tb
                 if contacts:
                     # one step a call: its kicks are not merged with the next step's, so each step ends
                     # synchronised, as the numpy contact driver's do, and can be undone from the copy
                     n = 1
                     if si[0] == 0:
                         _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
-                        dw0, dw1 = DWe[0], DWe[1]  # the drivers' power and work at the step's start
-                    else:  # a trial step of the impact search: from its base state, of its length
+                        dw0, dw1 = DWe[0], DWe[1]
+                        bw0, bw1 = dw0, dw1
+                    else:  # a trial step of the impact search: from its base state at t_c, of its length
                         _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                        h, k0 = sf[3], 0
+                        DWe[0], DWe[1] = bw0, bw1
+                        h, k0, t0 = sf[3], 0, sf[0]
                 if h > 0.0:  # a trial of length 0 is the base itself (contacts._step)
                     _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
-                                 pv, SR, dB, nodes)
+                                 pv, SR, dB, nodes, t0)
                 if si[0] == 2:  # Brent's trial: only the smallest gap of its pairs (for _impact_search, in sf[5])
                     pair = -1
                     sf[5] = _min_gap(C, Qe, Xe, S1, hit, si[1])
@@ -1452,7 +1461,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     if act == 3:  # handed back, or the event buffers full: stop at the step's start
                         DWe[0], DWe[1] = dw0, dw1
                         break
-                    if act == 2:  # an impact resolved: its gaps are the next trial's start
+                    if act == 2:  # an impact resolved: its gaps are the next trial's start (and its state the base)
+                        bw0, bw1 = DWe[0], DWe[1]
                         S0, S1 = S1, S0
                         g0, g1 = g1, g0
                     if act > 0:
@@ -1499,7 +1509,8 @@ def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, m
     for e in prange(L.shape[0]):
         _member_splitting(M, Q[e], L[e], T[e], J[e], X[e], P[e], F[e], friction[e], damped, field[e], dt, steps0,
                           marks, check_every, drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, moving,
-                          axes, out_U[e], out_L[e], out_w[e], out_X[e], out_P[e], DW[e], out_W[e], status[e], C)
+                          axes, out_U[e], out_L[e], out_w[e], out_X[e], out_P[e], DW[e], out_W[e], status[e], 0.0,
+                          C)
 
 # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
 

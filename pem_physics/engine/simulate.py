@@ -395,8 +395,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     if contacts is not None:
         traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contacts.py)"
                                  + ("; the steps between them on the compiled engine, which also takes the "
-                                    "frictionless impacts that do not settle in scenes whose torques do not "
-                                    "depend on time (engine/kernels.py)" if engine == "numba" else ""))
+                                    "frictionless impacts that do not settle (engine/kernels.py)"
+                                    if engine == "numba" else ""))
         warnings = warnings + contacts.warnings
     traj.info["warnings"] = warnings + checks.postflight(system, traj)
     return traj

@@ -247,13 +247,39 @@ def test_fixed_body_spheres_and_splitting2():
         assert_same_run(fast, ref, tw)
 
 
-def test_time_dependent_torques_keep_numpy_trial_steps():
-    """A rotating field on a magnetised bob: the kernels' clock cannot start mid-step, so Brent's trial steps stay
-    numpy ones (compiled.Runner.time_free); the run still matches the numpy driver."""
+def rotating_field_pendulums():
     scene = examples.colliding_pendulums(t_end=1.5)
     scene.bodies[0] = replace(scene.bodies[0], dipoles=(Dipole((0.0, 0.0, -0.5), (0.5, 0.0, 0.0)),))
     scene.rotating_field = RotatingField((0.0, 0.0, 2e-2), (2e-2, 0.0, 0.0), angular_velocity=3.0)
-    assert_same_run(*both(scene, record_interval=5e-3))
+    return scene
+
+
+def test_time_dependent_torques_in_the_kernels_impact_steps(monkeypatch):
+    """A rotating field on a magnetised bob: the kernels' impact search starts its trial steps at its t_c (the
+    torque is the field's there, as in numpy's), so the kernels take the impact steps themselves — no numpy impact
+    step — and the run, drivers' work included, matches the numpy driver's."""
+    from test_compiled_impacts import count_numpy_steps
+
+    fast, ref, tw = both(rotating_field_pendulums(), record_interval=5e-3)
+    assert len(fast.events) > 0 and fast.driver_work is not None
+    assert_same_run(fast, ref, tw)
+    calls = count_numpy_steps(monkeypatch)
+    again = simulate(rotating_field_pendulums(), record_interval=5e-3)
+    assert calls == [] and np.array_equal(again.orientation, fast.orientation)
+
+
+def test_time_dependent_trial_steps_of_the_numpy_impact_step_on_the_kernel(monkeypatch):
+    """With the kernels' own impact steps off, each impact step is numpy's (contacts._advance_step), its Brent trial
+    steps on the kernel from the trial's start time (Runner.step's t0) with the drivers' work carried: the same run."""
+    from test_compiled_impacts import count_numpy_steps
+
+    monkeypatch.setattr(compiled, "IMPACTS", False)
+    fast, ref, tw = both(rotating_field_pendulums(), record_interval=5e-3)
+    assert_same_run(fast, ref, tw)
+    calls = count_numpy_steps(monkeypatch)
+    again = simulate(rotating_field_pendulums(), record_interval=5e-3)
+    assert len(calls) >= len(set(np.ceil(np.asarray(fast.events.t) / 1e-3 - 1e-9))) > 0
+    assert np.array_equal(again.orientation, fast.orientation)
 
 
 def test_a_magnet_on_a_table_in_a_contact_scene():
