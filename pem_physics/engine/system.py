@@ -149,8 +149,10 @@ class System:
         c = self.pivot if X is None else X
         if self.pivot_motions is None:
             return c
-        moves = np.array([m is not None for m in self.pivot_motions])
-        return np.where(moves[:, None], self._pivot_rows(t, 0), c)
+        moves = self.__dict__.get("_moves")
+        if moves is None:   # (B,1) which pivots move: made once
+            moves = self.__dict__["_moves"] = np.array([m is not None for m in self.pivot_motions])[:, None]
+        return np.where(moves, self._pivot_rows(t, 0), c)
 
     def pivot_velocity(self, t: float) -> np.ndarray:
         """(B,3) m/s: each pivot's velocity at t (zero for fixed ones)."""
