@@ -506,7 +506,7 @@ def gear(outdir: Path) -> dict:
         b = follower.matrix_world.to_euler().z
         lag.append((a + math.pi - b + math.pi) % (2 * math.pi) - math.pi)
     K = 1e-7 * 0.5 * 0.2 / 0.03 ** 3
-    stage(target=(0.0, 0.0, 0.015), distance=0.3, elevation_deg=35, azimuth_deg=-60, lens=50, ground_z=-0.02,
+    stage(target=(0.0, 0.0, 0.015), distance=0.12, elevation_deg=35, azimuth_deg=-60, lens=50, ground_z=-0.02,
           size=0.3)
     render_settings()
     save_blend(outdir / "magnetic_gear.blend")
