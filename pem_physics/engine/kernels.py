@@ -1493,7 +1493,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
 @_jit_par
 def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, marks, check_every, drifts, kicks,
                   inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, out_U, out_L, out_w, out_X, out_P,
-                  DW, out_W, status, C):
+                  DW, out_W, status, tb, C):
     """Advance every member through ``marks`` (absolute step counts) from ``steps0``; record at each mark.
 
     Q (E,B,3,3) principal frames, L (E,B,3), T (E,B,3) the torque at the current state, J (E,B)
@@ -1502,15 +1502,15 @@ def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, m
     change X and P. friction (E,), field (E,3) per member; ``damped``
     selects the exact-decay kicks (a friction anywhere). out_U (E,R,B,3,3) in the user's body
     axes (axes (B,3,3)), out_L, out_w, out_X, out_P (E,R,B,3). status (E,3): code, steps done, body.
-    DW (E,2) the drivers' power (W) and work (J) so far, out_W (E,R) the work at each mark (M.power; else unused).
+    DW (E,2) the drivers' power (W) and work (J) so far, out_W (E,R) the work at each mark (M.power; else unused);
+    tb (s) the clock's start (0).
     C: the contact geometry (compiled.ContactArrays), None without (always for ensembles).
     Members run in parallel; a single scene calls ``_member_splitting`` directly.
     """
     for e in prange(L.shape[0]):
         _member_splitting(M, Q[e], L[e], T[e], J[e], X[e], P[e], F[e], friction[e], damped, field[e], dt, steps0,
                           marks, check_every, drifts, kicks, inv_m, inv1, plan_axis, plan_frac, plan_coef, moving,
-                          axes, out_U[e], out_L[e], out_w[e], out_X[e], out_P[e], DW[e], out_W[e], status[e], 0.0,
-                          C)
+                          axes, out_U[e], out_L[e], out_w[e], out_X[e], out_P[e], DW[e], out_W[e], status[e], tb, C)
 
 # ------------------------------------------------------------------ PEM's schemes (integrators.PemScheme)
 
