@@ -275,6 +275,9 @@ def build_model(system, kin, orth_limit: float, power: bool = False) -> Model:
 #: Positions of the per-member arrays in the arguments of run_splitting / run_pem: a single scene
 #: passes their one member straight to the member function (no parallel machinery to load).
 _SPLIT_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 8, 10, 24, 25, 26, 27, 28, 29, 30, 31))
+#: Positions in run_splitting's arguments (and a member's): the records U, L, ω, X, P; the drivers' power and
+#: work; the work at the marks; the status; the clock's start.
+_SPLIT_OUT, _SPLIT_DW, _SPLIT_WORK, _SPLIT_STATUS, _SPLIT_T0 = slice(24, 29), 29, 30, 31, 32
 _PEM_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 17, 18))
 
 
@@ -321,8 +324,6 @@ class Runner:
             #: (B,) which bodies translate (none: the kernels leave X and P alone)
             self.moving = np.array(sys_.translating, dtype=np.bool_)
             self.translating = bool(self.moving.any())
-            #: the torques do not depend on time (static sources, no rotating field, fixed pivots)
-            self.time_free = bool(self.model.static_sources and not self.model.rf_on and not self.model.pv_any)
             plan, inv1 = integ._plan
             free = integ.free
             coef = np.zeros((len(plan), B))
@@ -399,10 +400,10 @@ class Runner:
         args, state = self._args(marks)
         E = integ.L.shape[0]
         if self.kind == "splitting":
-            out_U, out_L, out_w, out_X, out_P = args[24:29]
-            status = args[31]
+            out_U, out_L, out_w, out_X, out_P = args[_SPLIT_OUT]
+            status = args[_SPLIT_STATUS]
             #: (E,R) J: the drivers' work at the marks of the last call (None without drivers)
-            self.work = args[30] if self.power else None
+            self.work = args[_SPLIT_WORK] if self.power else None
             if not self.translating:
                 out_X = out_P = None
         else:
@@ -459,12 +460,12 @@ class Runner:
                                     "(C-contiguous) is compiled")
             member[1:8] = state
         member[11] = float(h)
-        member[32] = float(t0)
+        member[_SPLIT_T0] = float(t0)
         if self.power:
-            member[29][:] = DW
+            member[_SPLIT_DW][:] = DW
         self._single(self.kind)(*member)
         if self.power:
-            DW[:] = member[29]
+            DW[:] = member[_SPLIT_DW]
 
     def _single(self, entry: str):
         """The single-scene kernel ``entry``: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""

@@ -36,19 +36,24 @@ prange = nb.prange
 
 # ------------------------------------------------------------------ sources and fields
 
-@_jit_borrowed
-def _knot(M, k, time):
-    """The interval i of table k's samples that holds ``time`` (Spline.__call__: searchsorted right − 1, clamped
-    to the table): an index into M.tab_t."""
-    lo, hi = M.tab_lo[k], M.tab_lo[k + 1]
-    a, b = lo, hi
+@_jit_inline
+def _after(M, a, b, time):
+    """The first index in a…b−1 of the sorted M.tab_t whose time is past ``time`` (b if none): searchsorted right."""
     while a < b:
         mid = (a + b) // 2
         if M.tab_t[mid] <= time:
             a = mid + 1
         else:
             b = mid
-    i = a - 1
+    return a
+
+
+@_jit_borrowed
+def _knot(M, k, time):
+    """The interval i of table k's samples that holds ``time`` (Spline.__call__: searchsorted right − 1, clamped
+    to the table): an index into M.tab_t."""
+    lo, hi = M.tab_lo[k], M.tab_lo[k + 1]
+    i = _after(M, lo, hi, time) - 1
     if i > hi - 2:
         i = hi - 2
     if i < lo:
@@ -227,14 +232,19 @@ def _external(M, field, t):
     return bx, by, bz
 
 @_jit_inline
-def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
-    """Field and force on dipole a from dipole c at separation d = r_a − r_c (torques.dipole_pair_terms)."""
+def _separation(dx, dy, dz, k, periodic, box):
+    """The separation d (its minimum image in a periodic box), 1/r² and k/r³ of a dipole pair."""
     if periodic:
         dx = dx - box[0] * np.rint(dx / box[0])
         dy = dy - box[1] * np.rint(dy / box[1])
         dz = dz - box[2] * np.rint(dz / box[2])
     inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
-    kr3 = k * np.sqrt(inv_r2) * inv_r2
+    return dx, dy, dz, inv_r2, k * np.sqrt(inv_r2) * inv_r2
+
+@_jit_inline
+def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
+    """Field and force on dipole a from dipole c at separation d = r_a − r_c (torques.dipole_pair_terms)."""
+    dx, dy, dz, inv_r2, kr3 = _separation(dx, dy, dz, k, periodic, box)
     pad = ax * dx + ay * dy + az * dz
     pbd = cx * dx + cy * dy + cz * dz
     pab = ax * cx + ay * cy + az * cz
@@ -248,12 +258,7 @@ def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
 def _rate_energy(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
     """a·B_c(r_a): the field of dipole c at d = r_a − r_c (minimum image) along a — −U_pair (torques.dipole_pair_terms);
     with c = ṁ_s of a source, B_s·ṁ_s of torques.driver_power (the field at the source from a, along ṁ_s)."""
-    if periodic:
-        dx = dx - box[0] * np.rint(dx / box[0])
-        dy = dy - box[1] * np.rint(dy / box[1])
-        dz = dz - box[2] * np.rint(dz / box[2])
-    inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
-    kr3 = k * np.sqrt(inv_r2) * inv_r2
+    dx, dy, dz, inv_r2, kr3 = _separation(dx, dy, dz, k, periodic, box)
     pad = ax * dx + ay * dy + az * dz
     pcd = cx * dx + cy * dy + cz * dz
     return kr3 * (3.0 * pad * pcd * inv_r2 - (ax * cx + ay * cy + az * cz))
@@ -835,13 +840,7 @@ def _jerk_steps(M, Q, DW, kicks, nodes, dt):
         if k < 0:
             continue
         lo, hi = M.tab_lo[k] + 1, M.tab_lo[k + 1] - 1          # the inner samples
-        a, e = lo, hi
-        while a < e:  # the first with τ > t0 (searchsorted right)
-            mid = (a + e) // 2
-            if M.tab_t[mid] <= t0:
-                a = mid + 1
-            else:
-                e = mid
+        a = _after(M, lo, hi, t0)                               # the first with τ > t0
         s0 = s1 = s2 = 0.0
         m = a
         while m < hi and M.tab_t[m] <= t1:
