@@ -50,8 +50,9 @@ run core requirements/core.txt tests --ignore=tests/addon -n 2 "$@"
 # numpy picks its SIMD exp/sin/cos by CPU: the compiled-against-numpy tests again with its AVX-512 paths off, so
 # an AVX2 machine and an AVX-512 machine both see both cases (said so and skipped where the CPU has none)
 (cd "$copy" && bash scripts/without-avx512.sh "$root/.venvs/core/bin/python" -n 2 "$@") || status=1
-run bpy50-numba requirements/bpy50-numba.txt tests -m "not slow" --ignore=tests/addon/test_extension.py "$@"
-(cd "$copy" && bash scripts/without-avx512.sh "$root/.venvs/bpy50-numba/bin/python" -m "not slow" "$@") || status=1
+# Two workers here too: each is its own process with its own bpy.
+run bpy50-numba requirements/bpy50-numba.txt tests -m "not slow" --ignore=tests/addon/test_extension.py -n 2 "$@"
+(cd "$copy" && bash scripts/without-avx512.sh "$root/.venvs/bpy50-numba/bin/python" -m "not slow" -n 2 "$@") || status=1
 run bpy42 requirements/bpy42.txt tests/addon "$@"
 run bpy45 requirements/bpy45.txt tests/addon "$@"
 run bpy52 requirements/bpy52.txt tests/addon "$@"

@@ -76,6 +76,53 @@ def omega_lab(system: System, kin, U, L, J=None):
     return w
 
 
+def free_turn_plan(inv: np.ndarray):
+    """The free-rotation sub-steps for bodies of inverse principal moments ``inv`` (Bf,3) kg⁻¹m⁻²:
+    ((axis, fraction of h, coefficient (Bf,)), …), and 1/λ₁ (Bf,).
+
+    Free rotation splits as T = |L|²/(2λ₁) + ½(1/λ₀ − 1/λ₁)L₀² + ½(1/λ₂ − 1/λ₁)L₂² (principal
+    components L_k, λ₁ the middle moment). The first term is bi-invariant, so it commutes with the
+    others and its flow — a turn of the whole body about the lab L by h|L|/λ₁ — is exact. The two
+    corrections are turns about principal axes 0 and 2 (Strang-split; they do not commute). For a
+    symmetric body (or a needle, λ₀ = 0) one correction vanishes and the drift is the exact free
+    motion; for an asymmetric one the splitting error scales with the product of the two small
+    corrections instead of with the moments themselves (Fassò, SIAM J. Numer. Anal. 41, 2003).
+    """
+    coef = inv - inv[:, 1:2]
+    scale = np.max(inv) if inv.size else 0.0
+    live = [k for k in (0, 2) if np.any(np.abs(coef[:, k]) > SYMMETRY_RTOL * scale)]
+    if len(live) == 2:
+        plan = ((0, 0.5), (2, 1.0), (0, 0.5))
+    else:
+        plan = tuple((k, 1.0) for k in live)
+    return tuple((k, f, coef[:, k].copy()) for k, f in plan), inv[:, 1].copy()
+
+
+def free_turn(Q: np.ndarray, L: np.ndarray, h: float, plan) -> np.ndarray:
+    """Free rotation over h (s) of frames Q (E,Bf,3,3) (rows: principal axes) with lab angular momenta
+    L (E,Bf,3) kg m²/s, by the sub-steps of :func:`free_turn_plan` (exact for symmetric bodies)."""
+    plan, inv1 = plan
+    # The turn about L by θ = h|L|/λ₁ (Rodrigues with K = [L]×, so no unit vector is formed):
+    # rows q → Rq, Q → Q Rᵀ = Q − (sin θ/|L|) QK + ((1 − cos θ)/|L|²) QK².
+    L2 = np.einsum("ebi,ebi->eb", L, L)
+    norm = np.sqrt(L2)
+    th = (h * inv1) * norm
+    with np.errstate(invalid="ignore", divide="ignore"):  # |L| = 0: the limits below
+        a = np.where(norm > 0, np.sin(th) / norm, h * inv1)[..., None, None]
+        b = np.where(norm > 0, (1.0 - np.cos(th)) / L2, 0.5 * (h * inv1) ** 2)[..., None, None]
+    K = (L @ CROSS_MATRIX).reshape(L.shape[:-1] + (3, 3))
+    QK = Q @ K
+    Q = Q - a * QK + b * (QK @ K)
+    for k, frac, ck in plan:
+        th = (frac * h) * np.einsum("ebi,ebi->eb", Q[:, :, k], L) * ck
+        c, s = np.cos(th)[..., None], np.sin(th)[..., None]
+        j, m = (k + 1) % 3, (k + 2) % 3
+        qj = Q[:, :, j].copy()
+        Q[:, :, j] = c * qj + s * Q[:, :, m]
+        Q[:, :, m] = c * Q[:, :, m] - s * qj
+    return Q
+
+
 class Integrator:
     """Common interface. ``U`` orientations in user body axes, ``L`` lab momenta, ``t`` time;
     ``X`` (E,B,3) m centres of rotation and ``P`` (E,B,3) kg·m/s linear momenta (see the module docstring)."""
@@ -236,48 +283,12 @@ class Splitting(Integrator):
             self.L[:, self.hinge] = ell[..., None] * a
 
     def _drift_plan(self):
-        """The free-rotation sub-steps for the free bodies: ((axis, fraction of h, coefficient (Bf,)), …).
-
-        Free rotation splits as T = |L|²/(2λ₁) + ½(1/λ₀ − 1/λ₁)L₀² + ½(1/λ₂ − 1/λ₁)L₂² (principal
-        components L_k, λ₁ the middle moment). The first term is bi-invariant, so it commutes with the
-        others and its flow — a turn of the whole body about the lab L by h|L|/λ₁ — is exact. The two
-        corrections are turns about principal axes 0 and 2 (Strang-split; they do not commute). For a
-        symmetric body (or a needle, λ₀ = 0) one correction vanishes and the drift is the exact free
-        motion; for an asymmetric one the splitting error scales with the product of the two small
-        corrections instead of with the moments themselves (Fassò, SIAM J. Numer. Anal. 41, 2003).
-        """
-        inv = self.system.inv_moments[self.free]                    # (Bf,3)
-        coef = inv - inv[:, 1:2]
-        scale = np.max(inv) if inv.size else 0.0
-        live = [k for k in (0, 2) if np.any(np.abs(coef[:, k]) > SYMMETRY_RTOL * scale)]
-        if len(live) == 2:
-            plan = ((0, 0.5), (2, 1.0), (0, 0.5))
-        else:
-            plan = tuple((k, 1.0) for k in live)
-        return tuple((k, f, coef[:, k].copy()) for k, f in plan), inv[:, 1].copy()
+        """The free-rotation sub-steps of the free bodies (:func:`free_turn_plan`)."""
+        return free_turn_plan(self.system.inv_moments[self.free])
 
     def _turn_free(self, Q, L, h):
         """Exact free rotation over h of the free bodies' frames Q (E,Bf,3,3) (rows: principal axes)."""
-        plan, inv1 = self._plan
-        # The turn about L by θ = h|L|/λ₁ (Rodrigues with K = [L]×, so no unit vector is formed):
-        # rows q → Rq, Q → Q Rᵀ = Q − (sin θ/|L|) QK + ((1 − cos θ)/|L|²) QK².
-        L2 = np.einsum("ebi,ebi->eb", L, L)
-        norm = np.sqrt(L2)
-        th = (h * inv1) * norm
-        with np.errstate(invalid="ignore", divide="ignore"):  # |L| = 0: the limits below
-            a = np.where(norm > 0, np.sin(th) / norm, h * inv1)[..., None, None]
-            b = np.where(norm > 0, (1.0 - np.cos(th)) / L2, 0.5 * (h * inv1) ** 2)[..., None, None]
-        K = (L @ CROSS_MATRIX).reshape(L.shape[:-1] + (3, 3))
-        QK = Q @ K
-        Q = Q - a * QK + b * (QK @ K)
-        for k, frac, ck in plan:
-            th = (frac * h) * np.einsum("ebi,ebi->eb", Q[:, :, k], L) * ck
-            c, s = np.cos(th)[..., None], np.sin(th)[..., None]
-            j, m = (k + 1) % 3, (k + 2) % 3
-            qj = Q[:, :, j].copy()
-            Q[:, :, j] = c * qj + s * Q[:, :, m]
-            Q[:, :, m] = c * Q[:, :, m] - s * qj
-        return Q
+        return free_turn(Q, L, h, self._plan)
 
     def _drift(self, h):
         """Exact free rotation over h (free bodies: see ``_drift_plan``; hinged: about the hinge axis), and the

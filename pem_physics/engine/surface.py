@@ -1,0 +1,548 @@
+"""A rigid body on a table: persistent contact that slides, rolls and lifts off (issue 30; theory §7).
+
+The body is free (position x of its centre of mass, momentum M v, angular momentum L about the centre of mass,
+principal frame Q, rows the principal axes in lab coordinates) and carries contact spheres (a tippe top's ball, a
+top's rounded tip, a billiard ball: centre b fixed in the body, radius r). The table is a plane (point q, unit normal
+n pointing to the allowed side) with Coulomb friction μ and a restitution e for impacts. Gravity g is uniform.
+
+States of the contact (one sphere touches at a time):
+
+- ``apart``: free flight; the gaps n·(C_k − q) − r_k of every sphere are watched, a crossing is located to round-off
+  (Brent's method on trial steps from the step start, as :mod:`~pem_physics.engine.contacts` does) and resolved by
+  the impulse of :func:`~pem_physics.engine.impulses.compute_impulse` (restitution e, friction μ). An impact whose
+  rebound would not leave the table for a step (n·u⁺ ≤ |g·n|·dt) starts a persistent contact instead.
+- ``sliding``: the contact point P = C − r n slips with velocity u_t; the table pushes with N n and rubs with
+  −μ N û_t. N comes from the constraint (the gap stays zero), not from a spring.
+- ``rolling``: the material point at P does not move (u = 0); the table's force F (3,) is whatever keeps it so, as
+  long as |F_t| ≤ μ F_n.
+
+Transitions are events located to round-off inside the step: lift-off where the normal force N (from the
+acceleration-level constraint, below) reaches zero; stick where the slip reverses (u_t·u_t(step start) = 0; Coulomb
+friction stops a slip in finite time); slip where the friction a rolling contact needs reaches μN.
+
+Forces at the acceleration level (used for the events, the friction a rolling step needs, and the start of a step's
+Newton iteration): with W = Qᵀ diag(1/I) Q, ω = W L, ρ = P − x, the contact point's material acceleration without
+the table's force is a₀ = g − (W(ω × L)) × ρ + ω × (ω × (C − x)) (the last term because P moves with the sphere's
+centre C), and a force F at P adds K F, K = 𝟙/M − [ρ]× W [ρ]× (the effective inverse mass of the impulse formula,
+theory §7). Rolling: K F = −a₀. Sliding: F = N (n + μ t̂), n·(a₀ + K F) = 0, so N = −n·a₀ / n·K(n + μ t̂); a
+non-positive n·K(n + μ t̂) is Painlevé's paradox (no force of Coulomb's law keeps the contact), reported as an error
+with its time.
+
+The step (length h), for sliding and rolling alike, is a RATTLE-type splitting: a half kick of gravity and an impulse
+J₁ at P, the free flight of length h (x += h v, the exact free rotation of
+:func:`~pem_physics.engine.integrators.free_turn` — exact for symmetric bodies), a half kick of gravity and an
+impulse J₂ at the new P. J₁'s normal part λ₁ n is whatever puts the sphere exactly on the table at the end of the
+flight (a scalar equation, solved by the secant method to round-off); its tangential part is −μλ₁ û_t when sliding,
+and (h/2)·F_t from the acceleration-level force when rolling. J₂ makes the contact point's normal velocity zero
+(sliding: λ₂(n + μ t̂), t̂ from the slip after the flight) or its whole velocity zero (rolling: K J₂ = −u). So the gap
+and the normal velocity (and, rolling, the slip) end every step at zero to round-off; the method is second order.
+
+Jellett's integral λ = L·(x − P) (L about the centre of mass, x − P from the contact point to the centre of mass) is
+constant for an axisymmetric body whose contact sphere is centred on the axis, whatever the force at P: the force's
+torque (P − x) × F is normal to x − P, and x − P = (x − C) + r n changes only as the axis turns, which the free
+motion of a symmetric body does about L. Both hold step by step here (every impulse acts at the P of the moment; the
+flight is the exact free motion), so this method keeps λ to round-off through sliding and rolling. Energy: the
+contact impulses' work J·(u⁻ + u⁺)/2 (exact for an impulse on a rigid body) is booked per kick, tangential (friction)
+and normal (zero in the exact motion: a measure of the splitting error) apart, so E − E₀ − W_friction is the
+integration error (round-off for a uniform ball, second order in h otherwise).
+
+Limits: one contact at a time (a second sphere reaching the table while one touches is reported, not resolved); the
+table is a fixed plane; no rolling or spinning resistance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import SimulationError, ValidationError
+from .events import brent
+from .impulses import ContactBody, check_restitution, compute_impulse
+from .integrators import free_turn, free_turn_plan
+from .system import principal_frame
+
+APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
+MODES = (APART, SLIDING, ROLLING)
+#: A sphere whose gap is within TOUCH_RTOL·r of zero touches the table.
+TOUCH_RTOL = 1e-9
+#: Slip speeds below SLIP_RTOL·(speed scale) are no slip (their direction is round-off).
+SLIP_RTOL = 1e-12
+#: At most this many transitions inside one step (more is chatter the model cannot resolve).
+MAX_EVENTS_PER_STEP = 20
+_EPS = float(np.finfo(float).eps)
+
+
+def _cross(a, b) -> np.ndarray:
+    """a × b of two 3-vectors (np.cross's generality costs ~20× more on one pair)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _vector(v, path: str) -> np.ndarray:
+    a = np.asarray(v, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValidationError(path, f"must be three finite numbers, got {v!r}")
+    return a
+
+
+@dataclass(frozen=True)
+class ContactSphere:
+    """A sphere fixed in the body: ``centre`` (3,) m in the body frame, from the centre of mass; ``radius`` m."""
+
+    centre: tuple
+    radius: float
+
+
+class TableBody:
+    """A free rigid body for the table: ``mass`` kg, ``inertia`` (3,3) kg m² about the centre of mass in the body
+    frame, ``spheres`` its contact spheres (body frame, from the centre of mass)."""
+
+    def __init__(self, mass: float, inertia, spheres, name: str = "body"):
+        self.name = name
+        if not (np.isfinite(mass) and mass > 0):
+            raise ValidationError(f"{name}.mass", f"must be a positive number of kg, got {mass!r}")
+        inertia = np.asarray(inertia, dtype=float)
+        if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)) or not np.allclose(inertia, inertia.T,
+                                                                                         rtol=1e-12, atol=0):
+            raise ValidationError(f"{name}.inertia", "must be a symmetric 3×3 tensor (kg m²)")
+        lam, N = principal_frame(0.5 * (inertia + inertia.T))
+        if not lam[0] > 1e-12 * lam[2]:
+            raise ValidationError(f"{name}.inertia", f"must be positive definite (a body that turns every way), "
+                                  f"got principal moments {lam.tolist()}")
+        if not spheres:
+            raise ValidationError(f"{name}.spheres", "the body needs a contact sphere to stand on the table")
+        self.mass = float(mass)
+        self.moments = lam
+        self.inv = 1.0 / lam
+        self.axes = N.T                              # rows: principal axes in body coordinates
+        self.plan = free_turn_plan(self.inv[None])
+        b, r = [], []
+        for i, s in enumerate(spheres):
+            c = _vector(s.centre, f"{name}.spheres[{i}].centre")
+            if not (np.isfinite(s.radius) and s.radius > 0):
+                raise ValidationError(f"{name}.spheres[{i}].radius", f"must be a positive length (m), got {s.radius!r}")
+            b.append(self.axes @ c)
+            r.append(float(s.radius))
+        self.b = np.array(b)                         # (S,3) sphere centres in principal coordinates
+        self.r = np.array(r)                         # (S,)
+
+    def frame(self, orientation) -> np.ndarray:
+        """The principal frame Q (rows: principal axes, lab) of a body whose body axes are the rows of
+        ``orientation`` (3,3)."""
+        return self.axes @ np.asarray(orientation, dtype=float)
+
+
+class Table:
+    """The plane through ``point`` with unit ``normal`` (towards the allowed side); friction ``mu`` ≥ 0,
+    restitution ``restitution`` ∈ [0, 1] of impacts.
+
+    ``friction="coulomb"`` (default): |F_t| ≤ μN, −μN û_t while sliding (μ dimensionless). ``friction="viscous"``:
+    the gliding friction of the tippe-top literature (Rauch-Wojciechowski & Rutstam, SIGMA 10, 017 (2014);
+    Bou-Rabee, Marsden & Romero, SIAM J. Appl. Dyn. Syst. 3 (2004)): F_t = −μ N u_t (μ in s/m), which never sticks;
+    its impacts are frictionless.
+    """
+
+    def __init__(self, point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), mu: float = 0.0, restitution: float = 0.0,
+                 name: str = "table", friction: str = "coulomb"):
+        self.name = name
+        self.point = _vector(point, f"{name}.point")
+        n = _vector(normal, f"{name}.normal")
+        if not np.linalg.norm(n) > 0:
+            raise ValidationError(f"{name}.normal", "must not be zero")
+        self.normal = n / np.linalg.norm(n)
+        if not (np.isfinite(mu) and mu >= 0):
+            raise ValidationError(f"{name}.mu", f"friction must be a number ≥ 0, got {mu!r}")
+        self.mu = float(mu)
+        if friction not in ("coulomb", "viscous"):
+            raise ValidationError(f"{name}.friction", f"must be 'coulomb' or 'viscous', got {friction!r}")
+        self.friction = friction
+        self.restitution = check_restitution(restitution, f"{name}.restitution")
+
+
+@dataclass
+class State:
+    """t s; x (3,) m centre of mass; v (3,) m/s; L (3,) kg m²/s about the centre of mass; Q (3,3) principal frame
+    (rows, lab); ``mode`` one of :data:`MODES`; ``sphere`` the touching sphere (−1 when apart); ``slip`` (3,) the
+    friction's direction when a slide starts from rest (zero otherwise)."""
+
+    t: float
+    x: np.ndarray
+    v: np.ndarray
+    L: np.ndarray
+    Q: np.ndarray
+    mode: str = APART
+    sphere: int = -1
+    slip: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def copy(self) -> State:
+        return State(self.t, self.x.copy(), self.v.copy(), self.L.copy(), self.Q.copy(), self.mode, self.sphere,
+                     self.slip.copy())
+
+
+class Surface:
+    """A body, a table and gravity g (3,) m/s²: the state functions and the step of this module."""
+
+    def __init__(self, body: TableBody, table: Table, gravity=(0.0, 0.0, -9.81)):
+        self.body = body
+        self.table = table
+        self.g = _vector(gravity, "gravity")
+
+    # --- geometry and kinematics -------------------------------------------------------------------
+    def W(self, Q) -> np.ndarray:
+        """Lab inverse inertia (3,3) about the centre of mass."""
+        return (Q.T * self.body.inv) @ Q
+
+    def centres(self, x, Q) -> np.ndarray:
+        """Sphere centres (S,3) lab."""
+        return x + self.body.b @ Q
+
+    def gaps(self, x, Q) -> np.ndarray:
+        """Sphere gaps (S,) m (positive apart)."""
+        return (self.centres(x, Q) - self.table.point) @ self.table.normal - self.body.r
+
+    def contact(self, st: State, k: int | None = None):
+        """(C, ρ = P − x, W, ω, u) of sphere k (default: the touching one): its centre, the contact point's lever
+        arm, the lab inverse inertia, the angular velocity and the contact point's material velocity."""
+        k = st.sphere if k is None else k
+        n = self.table.normal
+        C = st.x + self.body.b[k] @ st.Q
+        rho = C - self.body.r[k] * n - st.x
+        W = self.W(st.Q)
+        w = W @ st.L
+        return C, rho, W, w, st.v + _cross(w, rho)
+
+    def K(self, W, rho) -> np.ndarray:
+        """Effective inverse mass (3,3) at the lever arm ρ."""
+        S = np.array([[0.0, -rho[2], rho[1]], [rho[2], 0.0, -rho[0]], [-rho[1], rho[0], 0.0]])
+        return np.eye(3) / self.body.mass - S @ W @ S
+
+    def speed_scale(self, st: State) -> float:
+        w = self.W(st.Q) @ st.L
+        r = float(np.max(self.body.r + np.linalg.norm(self.body.b, axis=1)))
+        return float(np.linalg.norm(st.v) + np.linalg.norm(w) * r + np.sqrt(np.linalg.norm(self.g) * r))
+
+    def energy(self, st: State) -> float:
+        """Kinetic + gravitational energy (J), gravity's zero at x = 0."""
+        w = self.W(st.Q) @ st.L
+        return float(0.5 * self.body.mass * st.v @ st.v + 0.5 * st.L @ w - self.body.mass * self.g @ st.x)
+
+    def jellett(self, st: State, k: int = 0) -> float:
+        """Jellett's integral L·(x − P) (kg m³/s) for sphere k (P its lowest point)."""
+        C = st.x + self.body.b[k] @ st.Q
+        P = C - self.body.r[k] * self.table.normal
+        return float(st.L @ (st.x - P))
+
+    # --- forces at the acceleration level ----------------------------------------------------------
+    def _tangent(self, u) -> np.ndarray:
+        n = self.table.normal
+        return u - (u @ n) * n
+
+    def friction_direction(self, st: State, u) -> np.ndarray:
+        """t̂: the unit direction of the friction force of a slide (−û_t, or ``st.slip`` when the slip is round-off)."""
+        ut = self._tangent(u)
+        s = np.linalg.norm(ut)
+        if s > SLIP_RTOL * self.speed_scale(st):
+            return -ut / s
+        return st.slip
+
+    def friction_vector(self, st: State, u) -> np.ndarray:
+        """f (3,): a slide's friction force is N·f (Coulomb: μ t̂; viscous: −μ u_t)."""
+        if self.table.friction == "viscous":
+            return -self.table.mu * self._tangent(u)
+        return self.table.mu * self.friction_direction(st, u)
+
+    def force(self, st: State, mode: str | None = None):
+        """The table's force F (3,) N at the contact point, by the acceleration-level constraint of ``mode``
+        (default: the state's). Raises SimulationError for Painlevé's paradox."""
+        mode = st.mode if mode is None else mode
+        n = self.table.normal
+        C, rho, W, w, u = self.contact(st)
+        a0 = self.g - _cross(W @ _cross(w, st.L), rho) + _cross(w, _cross(w, C - st.x))
+        K = self.K(W, rho)
+        if mode == ROLLING:
+            return -np.linalg.solve(K, a0)
+        D = n + self.friction_vector(st, u)
+        den = float(n @ K @ D)
+        if not den > 0:
+            raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: friction μ = {self.table.mu:g} leaves "
+                                  "no normal force that keeps the contact (Painlevé's paradox)", time=st.t,
+                                  body=self.body.name)
+        return (-float(n @ a0) / den) * D
+
+    # --- the step ----------------------------------------------------------------------------------
+    def _impulse(self, x, v, L, Q, rho, W, J):
+        """(v, L, work_n, work_t) after the impulse J at the lever arm ρ; the works J·(u⁻+u⁺)/2 split."""
+        n = self.table.normal
+        w0 = W @ L
+        u0 = v + _cross(w0, rho)
+        v = v + J / self.body.mass
+        L = L + _cross(rho, J)
+        u1 = v + _cross(W @ L, rho)
+        um = 0.5 * (u0 + u1)
+        jn = float(J @ n)
+        wn = jn * float(um @ n)
+        return v, L, wn, float(J @ um) - wn
+
+    def step(self, st: State, h: float):
+        """One step of length h (s) from st (not changed): (new state, normal work J, friction work J)."""
+        if st.mode == APART:
+            v = st.v + 0.5 * h * self.g
+            x = st.x + h * v
+            Q = free_turn(st.Q[None, None], st.L[None, None], h, self.body.plan)[0, 0]
+            v = v + 0.5 * h * self.g
+            return State(st.t + h, x, v, st.L.copy(), Q, APART, -1, st.slip.copy()), 0.0, 0.0
+        n, mu = self.table.normal, self.table.mu
+        k = st.sphere
+        b, r = self.body.b[k], self.body.r[k]
+        M = self.body.mass
+        C, rho, W, w, u = self.contact(st)
+        v0 = st.v + 0.5 * h * self.g
+        u = v0 + _cross(w, rho)
+        F = self.force(st)
+        if st.mode == ROLLING:
+            D, Jt = n, 0.5 * h * (F - (F @ n) * n)
+        else:
+            f1 = self.friction_vector(st, u)
+            D, Jt = n + f1, np.zeros(3)
+
+        def land(lam):
+            J = lam * D + Jt
+            v1 = v0 + J / M
+            L1 = st.L + _cross(rho, J)
+            x1 = st.x + h * v1
+            Q1 = free_turn(st.Q[None, None], L1[None, None], h, self.body.plan)[0, 0]
+            return float((x1 + b @ Q1 - self.table.point) @ n) - r, x1, Q1, L1
+
+        # λ₁: secant iterations from the acceleration-level normal impulse (the gap is nearly linear in λ)
+        la = 0.5 * h * float(F @ n)
+        ga = land(la)[0]
+        lb = la + 1e-6 * max(abs(la), 0.5 * h * M * float(np.linalg.norm(self.g)), 1e-300)
+        gb = land(lb)[0]
+        for _ in range(60):
+            if gb == ga:
+                break
+            lc = lb - gb * (lb - la) / (gb - ga)
+            la, ga = lb, gb
+            lb, gb = lc, land(lc)[0]
+            if gb == 0.0 or abs(lb - la) <= 4 * _EPS * abs(lb):
+                break
+        lam = lb
+        J1 = lam * D + Jt
+        _, x1, Q1, L1 = land(lam)
+        v1, _, wn1, wt1 = self._impulse(st.x, v0, st.L, st.Q, rho, W, J1)
+        # kick 2 at the new contact point
+        v2 = v1 + 0.5 * h * self.g
+        mid = State(st.t + h, x1, v2, L1, Q1, st.mode, k, st.slip.copy())
+        C2, rho2, W2, w2, u2 = self.contact(mid)
+        K2 = self.K(W2, rho2)
+        if st.mode == ROLLING:
+            J2 = -np.linalg.solve(K2, u2)
+        else:
+            f2 = self.friction_vector(mid, u2)
+            # a Coulomb slip that reverses within the step keeps the first kick's direction: the step then ends past
+            # the stick, where the stick event finds it (turning the friction round would hold the slip still)
+            D2 = n + (f2 if self.table.friction == "viscous" or f2 @ f1 >= 0 else f1)
+            den = float(n @ K2 @ D2)
+            if not den > 0:
+                raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: friction μ = {mu:g} leaves no "
+                                      "normal force that keeps the contact (Painlevé's paradox)", time=mid.t,
+                                      body=self.body.name)
+            J2 = (-float(n @ u2) / den) * D2
+        v3, L3, wn2, wt2 = self._impulse(x1, v2, L1, Q1, rho2, W2, J2)
+        mid.v, mid.L = v3, L3
+        return mid, wn1 + wn2, wt1 + wt2
+
+    # --- events ------------------------------------------------------------------------------------
+    def watch(self, st: State, start: State) -> list:
+        """Event functions at st for a step from ``start``: [(kind, value, sphere)], each positive before its event."""
+        out = []
+        g = self.gaps(st.x, st.Q)
+        for k in range(len(g)):
+            if k != st.sphere:
+                out.append(("impact", float(g[k]), k))
+        if st.mode == APART:
+            return out
+        n = self.table.normal
+        F = self.force(st)
+        N = float(F @ n)
+        out.append(("lift-off", N, st.sphere))
+        if st.mode == ROLLING:
+            out.append(("slip", self.table.mu * N - float(np.linalg.norm(F - N * n)), st.sphere))
+        elif self.table.friction == "coulomb":
+            u0 = self._tangent(self.contact(start)[4])
+            ref = u0 if np.linalg.norm(u0) > SLIP_RTOL * self.speed_scale(start) else -start.slip
+            out.append(("stick", float(self._tangent(self.contact(st)[4]) @ ref), st.sphere))
+        return out
+
+
+@dataclass
+class Run:
+    """Records on the grid: t (T,), x, v, L (T,3), Q (T,3,3), mode (T,) str, energy (T,) J, friction_work and
+    normal_work (T,) J (cumulative, from the start); events: [(t, kind, sphere)]."""
+
+    t: np.ndarray
+    x: np.ndarray
+    v: np.ndarray
+    L: np.ndarray
+    Q: np.ndarray
+    mode: np.ndarray
+    energy: np.ndarray
+    friction_work: np.ndarray
+    normal_work: np.ndarray
+    events: list
+    final: State
+
+    def energy_balance(self) -> np.ndarray:
+        """E − E₀ − W_friction (J) at each record: the integration error."""
+        return self.energy - self.energy[0] - self.friction_work
+
+
+def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0) -> State:
+    """The state of a body at x (m) with velocity v (m/s), angular velocity ω (rad/s, lab) and body axes the rows of
+    ``orientation`` (default: the lab axes); its contact decided from the gaps (see :func:`settle`)."""
+    body = surface.body
+    x, v, omega = _vector(x, "x"), _vector(v, "v"), _vector(omega, "omega")
+    Q = body.frame(np.eye(3) if orientation is None else orientation)
+    if not np.allclose(Q @ Q.T, np.eye(3), atol=1e-12):
+        raise ValidationError(f"{body.name}.orientation", "must be a rotation matrix (rows: the body axes)")
+    L = Q.T @ (body.moments * (Q @ omega))
+    st = State(float(t), x, v, L, Q)
+    g = surface.gaps(x, Q)
+    worst = int(np.argmin(g / body.r))
+    if g[worst] < -TOUCH_RTOL * body.r[worst]:
+        raise ValidationError(f"{body.name}.spheres[{worst}]",
+                              f"starts {-g[worst]:.6g} m inside {surface.table.name!r}: raise the body by that much")
+    touching = [k for k in range(len(g)) if g[k] <= TOUCH_RTOL * body.r[k]]
+    if len(touching) > 1:
+        raise ValidationError(f"{body.name}.spheres", f"spheres {touching} touch {surface.table.name!r} at once: "
+                              "this model holds one contact at a time")
+    if touching:
+        st.sphere = touching[0]
+        settle(surface, st, dt=0.0)
+    return st
+
+
+def settle(surface: Surface, st: State, dt: float) -> str | None:
+    """Decide the contact of a state whose sphere ``st.sphere`` touches: an impact if it approaches (returns
+    "impact"), then apart (it leaves, or the table would have to pull), rolling (no slip and the friction suffices)
+    or sliding. Changes st in place."""
+    tb, body = surface.table, surface.body
+    n = tb.normal
+    kind = None
+    C, rho, W, w, u = surface.contact(st)
+    if u @ n < 0:
+        W_lab = np.linalg.inv(W)
+        b1 = ContactBody.free(body.mass, st.x, st.v, W_lab, w, name=body.name)
+        mu = tb.mu if tb.friction == "coulomb" else 0.0
+        J = compute_impulse(b1, ContactBody.fixed(tb.name), st.x + rho, n, tb.restitution, mu)
+        st.v = st.v + J / body.mass
+        st.L = st.L + _cross(rho, J)
+        kind = "impact"
+        C, rho, W, w, u = surface.contact(st)
+    if u @ n > max(abs(surface.g @ n) * dt, SLIP_RTOL * surface.speed_scale(st)):
+        st.mode, st.sphere = APART, -1
+        return kind
+    st.slip = np.zeros(3)
+    if tb.friction == "coulomb" and np.linalg.norm(surface._tangent(u)) <= SLIP_RTOL * surface.speed_scale(st):
+        F = surface.force(st, ROLLING)
+        N = float(F @ n)
+        Ft = F - N * n
+        if N <= 0:
+            st.mode, st.sphere = APART, -1
+            return kind
+        if np.linalg.norm(Ft) <= tb.mu * N:
+            st.mode = ROLLING
+            return kind
+        st.slip = Ft / np.linalg.norm(Ft)
+    st.mode = SLIDING
+    if float(surface.force(st) @ n) <= 0:
+        st.mode, st.sphere = APART, -1
+    return kind
+
+
+def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> str:
+    """Apply the event ``kind`` of sphere k at st (in place); the kind to log."""
+    if kind == "impact":
+        if st.mode != APART:
+            raise SimulationError(f"{surface.body.name!r}: sphere {k} reaches {surface.table.name!r} while sphere "
+                                  f"{st.sphere} touches it (this model holds one contact at a time)", time=st.t,
+                                  body=surface.body.name)
+        st.sphere = k
+        settle(surface, st, dt)
+        return "impact" if st.mode == APART else f"impact, {st.mode}"
+    if kind == "lift-off":
+        st.mode, st.sphere = APART, -1
+        return kind
+    if kind == "stick":
+        st.mode = ROLLING
+        st.slip = np.zeros(3)
+        F = surface.force(st)
+        N = float(F @ surface.table.normal)
+        Ft = F - N * surface.table.normal
+        if np.linalg.norm(Ft) > surface.table.mu * N:      # the friction cannot hold it: slides the other way
+            st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
+            return "reversal"
+        return kind
+    # slip: slides in the direction the needed friction pointed
+    F = surface.force(st)
+    Ft = F - float(F @ surface.table.normal) * surface.table.normal
+    st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
+    return kind
+
+
+def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1) -> Run:
+    """Integrate from ``state`` to t_end (s) in steps of dt (s), recording every ``every`` steps."""
+    if not (np.isfinite(dt) and dt > 0):
+        raise ValidationError("dt", f"must be a positive time step (s), got {dt!r}")
+    st = state.copy()
+    t0 = st.t
+    n_steps = int(round((t_end - t0) / dt))
+    rec = {k: [] for k in ("t", "x", "v", "L", "Q", "mode", "energy", "wf", "wn")}
+    events = []
+    wf = wn = 0.0
+
+    def keep():
+        for key, val in (("t", st.t), ("x", st.x), ("v", st.v), ("L", st.L), ("Q", st.Q), ("mode", st.mode),
+                         ("energy", surface.energy(st)), ("wf", wf), ("wn", wn)):
+            rec[key].append(val)
+
+    keep()
+    for i in range(1, n_steps + 1):
+        t_next = t0 + i * dt
+        for _ in range(MAX_EVENTS_PER_STEP):
+            h = t_next - st.t
+            trial, dwn, dwf = surface.step(st, h)
+            fired = [(kind, val, k) for kind, val, k in surface.watch(trial, st) if val < 0]
+            if not fired:
+                st, wn, wf = trial, wn + dwn, wf + dwf
+                break
+            first = None
+            before = {(kind, k): val for kind, val, k in surface.watch(st, st)}
+            for kind, val, k in fired:
+                v0 = before.get((kind, k), 1.0)
+                if v0 < 0:      # already past at the step start (round-off at a transition): no bracket
+                    tau = 0.0
+                else:
+                    def g(tau, kind=kind, k=k, start=st):
+                        s = surface.step(start, tau)[0]
+                        return next(v for kd, v, kk in surface.watch(s, start) if kd == kind and kk == k)
+                    tau = brent(g, 0.0, h, v0 if v0 > 0 else None, val)
+                if first is None or tau < first[0]:
+                    first = (tau, kind, k)
+            tau, kind, k = first
+            if tau > 0:
+                s, dwn, dwf = surface.step(st, tau)
+                st, wn, wf = s, wn + dwn, wf + dwf
+            events.append((st.t, _transition(surface, st, kind, k, dt), k))
+        else:
+            raise SimulationError(f"{surface.body.name!r}: more than {MAX_EVENTS_PER_STEP} contact changes within "
+                                  f"one step at t = {st.t:.9g} s (chatter); take a shorter step", time=st.t,
+                                  body=surface.body.name)
+        st.t = t_next
+        if not (np.all(np.isfinite(st.x)) and np.all(np.isfinite(st.L))):
+            raise SimulationError(f"{surface.body.name!r}: the state is no longer finite", time=st.t,
+                                  body=surface.body.name)
+        if i % every == 0 or i == n_steps:
+            keep()
+    return Run(np.array(rec["t"]), np.array(rec["x"]), np.array(rec["v"]), np.array(rec["L"]), np.array(rec["Q"]),
+               np.array(rec["mode"]), np.array(rec["energy"]), np.array(rec["wf"]), np.array(rec["wn"]), events, st)
