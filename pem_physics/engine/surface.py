@@ -1,20 +1,26 @@
 """A rigid body on a table: persistent contact that slides, rolls and lifts off (issue 30; theory §7).
 
 The body is free (position x of its centre of mass, momentum M v, angular momentum L about the centre of mass,
-principal frame Q, rows the principal axes in lab coordinates) and carries contact spheres (a tippe top's ball, a
-top's rounded tip, a billiard ball: centre b fixed in the body, radius r). The table is a plane (point q, unit normal
-n pointing to the allowed side) with Coulomb friction μ and a restitution e for impacts. Gravity g is uniform.
+principal frame Q, rows the principal axes in lab coordinates) and carries contact shapes fixed in it: spheres (a
+tippe top's ball, a top's rounded tip, a billiard ball: centre b, radius r) and rims (a circle of centre b, unit axis
+a and radius r: a coin's or a disc's edge). The table is a plane (point q, unit normal n pointing to the allowed
+side) with friction μ and a restitution e for impacts. Gravity g is uniform.
 
-States of the contact (one sphere touches at a time):
+A shape's lowest point P (the one nearest the table): a sphere's is C − r n; a rim's is C − r m/|m| with
+m = n − (n·a)a, |m| the sine of its tilt (a rim lying flat, |m| = 0, touches along its whole edge: reported).
+Its gap is n·(P − q).
 
-- ``apart``: free flight; the gaps n·(C_k − q) − r_k of every sphere are watched, a crossing is located to round-off
-  (Brent's method on trial steps from the step start, as :mod:`~pem_physics.engine.contacts` does) and resolved by
-  the impulse of :func:`~pem_physics.engine.impulses.compute_impulse` (restitution e, friction μ). An impact whose
-  rebound would not leave the table for a step (n·u⁺ ≤ |g·n|·dt) starts a persistent contact instead.
-- ``sliding``: the contact point P = C − r n slips with velocity u_t; the table pushes with N n and rubs with
-  −μ N û_t. N comes from the constraint (the gap stays zero), not from a spring.
-- ``rolling``: the material point at P does not move (u = 0); the table's force F (3,) is whatever keeps it so, as
-  long as |F_t| ≤ μ F_n.
+States of the contact (one shape touches at a time):
+
+- ``apart``: free flight; the gaps of every shape are watched, a crossing is located to round-off (Brent's method on
+  trial steps from the step start, as :mod:`~pem_physics.engine.contacts` does) and resolved by the impulse of
+  :func:`~pem_physics.engine.impulses.compute_impulse` (restitution e, friction μ). An impact whose rebound would
+  not leave the table for a step (n·u⁺ ≤ |g·n|·dt) starts a persistent contact instead.
+- ``sliding``: the contact point slips with velocity u_t; the table pushes with N n and rubs with −μ N û_t (Coulomb)
+  or −μ N u_t (``friction="viscous"``, the tippe-top literature's gliding friction). N comes from the constraint
+  (the gap stays zero), not from a spring.
+- ``rolling`` (Coulomb only): the material point at P does not move (u = 0); the table's force F (3,) is whatever
+  keeps it so, as long as |F_t| ≤ μ F_n.
 
 Transitions are events located to round-off inside the step: lift-off where the normal force N (from the
 acceleration-level constraint, below) reaches zero; stick where the slip reverses (u_t·u_t(step start) = 0; Coulomb
@@ -22,19 +28,19 @@ friction stops a slip in finite time); slip where the friction a rolling contact
 
 Forces at the acceleration level (used for the events, the friction a rolling step needs, and the start of a step's
 Newton iteration): with W = Qᵀ diag(1/I) Q, ω = W L, ρ = P − x, the contact point's material acceleration without
-the table's force is a₀ = g − (W(ω × L)) × ρ + ω × (ω × (C − x)) (the last term because P moves with the sphere's
-centre C), and a force F at P adds K F, K = 𝟙/M − [ρ]× W [ρ]× (the effective inverse mass of the impulse formula,
-theory §7). Rolling: K F = −a₀. Sliding: F = N (n + μ t̂), n·(a₀ + K F) = 0, so N = −n·a₀ / n·K(n + μ t̂); a
-non-positive n·K(n + μ t̂) is Painlevé's paradox (no force of Coulomb's law keeps the contact), reported as an error
-with its time.
+the table's force, followed along the moving contact point, is a₀ = g − (W(ω × L)) × ρ + ω × (Ṗ − v), where Ṗ − v
+is ω × (C − x) for a sphere and adds r·ḋ (d = −m/|m|, ȧ = ω × a) for a rim; a force F at P adds K F,
+K = 𝟙/M − [ρ]× W [ρ]× (the effective inverse mass of the impulse formula, theory §7). Rolling: K F = −a₀.
+Sliding: F = N (n + f) with f = μ t̂ (or −μ u_t), n·(a₀ + K F) = 0, so N = −n·a₀ / n·K(n + f); a non-positive
+n·K(n + f) is Painlevé's paradox (no force of the friction law keeps the contact), reported as an error with its time.
 
 The step (length h), for sliding and rolling alike, is a RATTLE-type splitting: a half kick of gravity and an impulse
 J₁ at P, the free flight of length h (x += h v, the exact free rotation of
 :func:`~pem_physics.engine.integrators.free_turn` — exact for symmetric bodies), a half kick of gravity and an
-impulse J₂ at the new P. J₁'s normal part λ₁ n is whatever puts the sphere exactly on the table at the end of the
-flight (a scalar equation, solved by the secant method to round-off); its tangential part is −μλ₁ û_t when sliding,
-and (h/2)·F_t from the acceleration-level force when rolling. J₂ makes the contact point's normal velocity zero
-(sliding: λ₂(n + μ t̂), t̂ from the slip after the flight) or its whole velocity zero (rolling: K J₂ = −u). So the gap
+impulse J₂ at the new P. J₁'s normal part λ₁ n is whatever puts the shape exactly on the table at the end of the
+flight (a scalar equation, solved by the secant method to round-off); its tangential part is λ₁ f when sliding, and
+(h/2)·F_t from the acceleration-level force when rolling. J₂ makes the contact point's normal velocity zero
+(sliding: λ₂(n + f), f from the slip after the flight) or its whole velocity zero (rolling: K J₂ = −u). So the gap
 and the normal velocity (and, rolling, the slip) end every step at zero to round-off; the method is second order.
 
 Jellett's integral λ = L·(x − P) (L about the centre of mass, x − P from the contact point to the centre of mass) is
@@ -42,12 +48,13 @@ constant for an axisymmetric body whose contact sphere is centred on the axis, w
 torque (P − x) × F is normal to x − P, and x − P = (x − C) + r n changes only as the axis turns, which the free
 motion of a symmetric body does about L. Both hold step by step here (every impulse acts at the P of the moment; the
 flight is the exact free motion), so this method keeps λ to round-off through sliding and rolling. Energy: the
-contact impulses' work J·(u⁻ + u⁺)/2 (exact for an impulse on a rigid body) is booked per kick, tangential (friction)
-and normal (zero in the exact motion: a measure of the splitting error) apart, so E − E₀ − W_friction is the
-integration error (round-off for a uniform ball, second order in h otherwise).
+contact impulses' work J·(u⁻ + u⁺)/2 (exact for an impulse on a rigid body) is booked per kick, the tangential
+part as the friction's work; E − E₀ − W_friction is then the integration error (round-off for a uniform ball,
+second order in h otherwise). The normal part (``normal_work``) is not zero on a step: it takes back what the
+gravity half kicks put into the normal velocity.
 
-Limits: one contact at a time (a second sphere reaching the table while one touches is reported, not resolved); the
-table is a fixed plane; no rolling or spinning resistance.
+Limits: one contact at a time (a second shape reaching the table while one touches is reported, not resolved); the
+table is a fixed plane; no rolling or spinning resistance; impacts with viscous friction are frictionless.
 """
 
 from __future__ import annotations
@@ -64,7 +71,7 @@ from .system import principal_frame
 
 APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
 MODES = (APART, SLIDING, ROLLING)
-#: A sphere whose gap is within TOUCH_RTOL·r of zero touches the table.
+#: A shape whose gap is within TOUCH_RTOL·r of zero touches the table.
 TOUCH_RTOL = 1e-9
 #: Slip speeds below SLIP_RTOL·(speed scale) are no slip (their direction is round-off).
 SLIP_RTOL = 1e-12
@@ -93,11 +100,21 @@ class ContactSphere:
     radius: float
 
 
+@dataclass(frozen=True)
+class ContactRim:
+    """A circle fixed in the body (a coin's or a disc's edge): ``centre`` (3,) m in the body frame from the centre of
+    mass, ``axis`` (3,) its normal in the body frame (any length), ``radius`` m."""
+
+    centre: tuple
+    axis: tuple
+    radius: float
+
+
 class TableBody:
     """A free rigid body for the table: ``mass`` kg, ``inertia`` (3,3) kg m² about the centre of mass in the body
-    frame, ``spheres`` its contact spheres (body frame, from the centre of mass)."""
+    frame, ``shapes`` its :class:`ContactSphere` and :class:`ContactRim` (body frame, from the centre of mass)."""
 
-    def __init__(self, mass: float, inertia, spheres, name: str = "body"):
+    def __init__(self, mass: float, inertia, shapes, name: str = "body"):
         self.name = name
         if not (np.isfinite(mass) and mass > 0):
             raise ValidationError(f"{name}.mass", f"must be a positive number of kg, got {mass!r}")
@@ -109,22 +126,32 @@ class TableBody:
         if not lam[0] > 1e-12 * lam[2]:
             raise ValidationError(f"{name}.inertia", f"must be positive definite (a body that turns every way), "
                                   f"got principal moments {lam.tolist()}")
-        if not spheres:
-            raise ValidationError(f"{name}.spheres", "the body needs a contact sphere to stand on the table")
+        if not shapes:
+            raise ValidationError(f"{name}.contacts", "the body needs a contact sphere or rim to stand on the table")
         self.mass = float(mass)
         self.moments = lam
         self.inv = 1.0 / lam
         self.axes = N.T                              # rows: principal axes in body coordinates
         self.plan = free_turn_plan(self.inv[None])
-        b, r = [], []
-        for i, s in enumerate(spheres):
-            c = _vector(s.centre, f"{name}.spheres[{i}].centre")
+        b, r, k = [], [], []
+        for i, s in enumerate(shapes):
+            c = _vector(s.centre, f"{name}.contacts[{i}].centre")
             if not (np.isfinite(s.radius) and s.radius > 0):
-                raise ValidationError(f"{name}.spheres[{i}].radius", f"must be a positive length (m), got {s.radius!r}")
+                raise ValidationError(f"{name}.contacts[{i}].radius",
+                                      f"must be a positive length (m), got {s.radius!r}")
+            a = np.zeros(3)
+            if isinstance(s, ContactRim):
+                a = _vector(s.axis, f"{name}.contacts[{i}].axis")
+                if not np.linalg.norm(a) > 0:
+                    raise ValidationError(f"{name}.contacts[{i}].axis", "a rim's axis must not be zero")
+                a = self.axes @ (a / np.linalg.norm(a))
             b.append(self.axes @ c)
             r.append(float(s.radius))
-        self.b = np.array(b)                         # (S,3) sphere centres in principal coordinates
-        self.r = np.array(r)                         # (S,)
+            k.append(a)
+        self.b = np.array(b)                         # (S,3) shape centres in principal coordinates
+        self.r = np.array(r)                         # (S,) radii
+        self.rim_axis = np.array(k)                  # (S,3) rims' unit axes in principal coordinates (0: a sphere)
+        self.rim = np.linalg.norm(self.rim_axis, axis=1) > 0
 
     def frame(self, orientation) -> np.ndarray:
         """The principal frame Q (rows: principal axes, lab) of a body whose body axes are the rows of
@@ -162,7 +189,7 @@ class Table:
 @dataclass
 class State:
     """t s; x (3,) m centre of mass; v (3,) m/s; L (3,) kg m²/s about the centre of mass; Q (3,3) principal frame
-    (rows, lab); ``mode`` one of :data:`MODES`; ``sphere`` the touching sphere (−1 when apart); ``slip`` (3,) the
+    (rows, lab); ``mode`` one of :data:`MODES`; ``shape`` the touching shape (−1 when apart); ``slip`` (3,) the
     friction's direction when a slide starts from rest (zero otherwise)."""
 
     t: float
@@ -171,11 +198,11 @@ class State:
     L: np.ndarray
     Q: np.ndarray
     mode: str = APART
-    sphere: int = -1
+    shape: int = -1
     slip: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     def copy(self) -> State:
-        return State(self.t, self.x.copy(), self.v.copy(), self.L.copy(), self.Q.copy(), self.mode, self.sphere,
+        return State(self.t, self.x.copy(), self.v.copy(), self.L.copy(), self.Q.copy(), self.mode, self.shape,
                      self.slip.copy())
 
 
@@ -192,24 +219,47 @@ class Surface:
         """Lab inverse inertia (3,3) about the centre of mass."""
         return (Q.T * self.body.inv) @ Q
 
-    def centres(self, x, Q) -> np.ndarray:
-        """Sphere centres (S,3) lab."""
-        return x + self.body.b @ Q
+    def lowest(self, k: int, x, Q, t: float | None = None):
+        """(C, m, P) of shape k: its centre, the unnormalised direction −m of its lowest point from the centre
+        (sphere: m = n; rim of lab axis a: m = n − (n·a)a, |m| the sine of its tilt) and that point P (lab, m)."""
+        body, n = self.body, self.table.normal
+        C = x + body.b[k] @ Q
+        if not body.rim[k]:
+            return C, n, C - body.r[k] * n
+        a = body.rim_axis[k] @ Q
+        m = n - (n @ a) * a
+        s = float(np.linalg.norm(m))
+        if not s > 1e-9:
+            raise SimulationError(f"{body.name!r}: rim {k} lies flat on {self.table.name!r} (its whole edge touches); "
+                                  "this model needs it tilted", time=t, body=body.name)
+        return C, m, C - (body.r[k] / s) * m
 
     def gaps(self, x, Q) -> np.ndarray:
-        """Sphere gaps (S,) m (positive apart)."""
-        return (self.centres(x, Q) - self.table.point) @ self.table.normal - self.body.r
+        """Shape gaps (S,) m (positive apart)."""
+        n, q = self.table.normal, self.table.point
+        return np.array([float((self.lowest(k, x, Q)[2] - q) @ n) for k in range(len(self.body.r))])
 
     def contact(self, st: State, k: int | None = None):
-        """(C, ρ = P − x, W, ω, u) of sphere k (default: the touching one): its centre, the contact point's lever
-        arm, the lab inverse inertia, the angular velocity and the contact point's material velocity."""
-        k = st.sphere if k is None else k
-        n = self.table.normal
-        C = st.x + self.body.b[k] @ st.Q
-        rho = C - self.body.r[k] * n - st.x
+        """(C, ρ = P − x, W, ω, u, Ṗ − v) of shape k (default: the touching one): its centre, the contact point's
+        lever arm, the lab inverse inertia, the angular velocity, the contact point's material velocity, and the
+        rate at which the contact point moves relative to the centre of mass (the sphere's centre's motion, plus the
+        lowest point running round a rim)."""
+        k = st.shape if k is None else k
+        C, m, P = self.lowest(k, st.x, st.Q, st.t)
+        rho = P - st.x
         W = self.W(st.Q)
         w = W @ st.L
-        return C, rho, W, w, st.v + _cross(w, rho)
+        moving = _cross(w, C - st.x)
+        if self.body.rim[k]:
+            # d = −m/|m| with m = n − (n·a)a and ȧ = ω × a: ḋ = −(ṁ − (ṁ·m̂)m̂)/|m|
+            n = self.table.normal
+            a = self.body.rim_axis[k] @ st.Q
+            da = _cross(w, a)
+            dm = -(n @ da) * a - (n @ a) * da
+            s = float(np.linalg.norm(m))
+            mh = m / s
+            moving = moving - (self.body.r[k] / s) * (dm - (dm @ mh) * mh)
+        return C, rho, W, w, st.v + _cross(w, rho), moving
 
     def K(self, W, rho) -> np.ndarray:
         """Effective inverse mass (3,3) at the lever arm ρ."""
@@ -218,7 +268,7 @@ class Surface:
 
     def speed_scale(self, st: State) -> float:
         w = self.W(st.Q) @ st.L
-        r = float(np.max(self.body.r + np.linalg.norm(self.body.b, axis=1)))
+        r = float(np.max(self.body.r + np.linalg.norm(self.body.b, axis=1)))  # reach of the shapes
         return float(np.linalg.norm(st.v) + np.linalg.norm(w) * r + np.sqrt(np.linalg.norm(self.g) * r))
 
     def energy(self, st: State) -> float:
@@ -227,10 +277,8 @@ class Surface:
         return float(0.5 * self.body.mass * st.v @ st.v + 0.5 * st.L @ w - self.body.mass * self.g @ st.x)
 
     def jellett(self, st: State, k: int = 0) -> float:
-        """Jellett's integral L·(x − P) (kg m³/s) for sphere k (P its lowest point)."""
-        C = st.x + self.body.b[k] @ st.Q
-        P = C - self.body.r[k] * self.table.normal
-        return float(st.L @ (st.x - P))
+        """Jellett's integral L·(x − P) (kg m³/s) for shape k (P its lowest point)."""
+        return float(st.L @ (st.x - self.lowest(k, st.x, st.Q)[2]))
 
     # --- forces at the acceleration level ----------------------------------------------------------
     def _tangent(self, u) -> np.ndarray:
@@ -256,8 +304,8 @@ class Surface:
         (default: the state's). Raises SimulationError for Painlevé's paradox."""
         mode = st.mode if mode is None else mode
         n = self.table.normal
-        C, rho, W, w, u = self.contact(st)
-        a0 = self.g - _cross(W @ _cross(w, st.L), rho) + _cross(w, _cross(w, C - st.x))
+        C, rho, W, w, u, moving = self.contact(st)
+        a0 = self.g - _cross(W @ _cross(w, st.L), rho) + _cross(w, moving)
         K = self.K(W, rho)
         if mode == ROLLING:
             return -np.linalg.solve(K, a0)
@@ -292,10 +340,9 @@ class Surface:
             v = v + 0.5 * h * self.g
             return State(st.t + h, x, v, st.L.copy(), Q, APART, -1, st.slip.copy()), 0.0, 0.0
         n, mu = self.table.normal, self.table.mu
-        k = st.sphere
-        b, r = self.body.b[k], self.body.r[k]
+        k = st.shape
         M = self.body.mass
-        C, rho, W, w, u = self.contact(st)
+        C, rho, W, w, u, _ = self.contact(st)
         v0 = st.v + 0.5 * h * self.g
         u = v0 + _cross(w, rho)
         F = self.force(st)
@@ -311,7 +358,7 @@ class Surface:
             L1 = st.L + _cross(rho, J)
             x1 = st.x + h * v1
             Q1 = free_turn(st.Q[None, None], L1[None, None], h, self.body.plan)[0, 0]
-            return float((x1 + b @ Q1 - self.table.point) @ n) - r, x1, Q1, L1
+            return float((self.lowest(k, x1, Q1, st.t + h)[2] - self.table.point) @ n), x1, Q1, L1
 
         # λ₁: secant iterations from the acceleration-level normal impulse (the gap is nearly linear in λ)
         la = 0.5 * h * float(F @ n)
@@ -333,7 +380,7 @@ class Surface:
         # kick 2 at the new contact point
         v2 = v1 + 0.5 * h * self.g
         mid = State(st.t + h, x1, v2, L1, Q1, st.mode, k, st.slip.copy())
-        C2, rho2, W2, w2, u2 = self.contact(mid)
+        C2, rho2, W2, w2, u2, _ = self.contact(mid)
         K2 = self.K(W2, rho2)
         if st.mode == ROLLING:
             J2 = -np.linalg.solve(K2, u2)
@@ -354,31 +401,31 @@ class Surface:
 
     # --- events ------------------------------------------------------------------------------------
     def watch(self, st: State, start: State) -> list:
-        """Event functions at st for a step from ``start``: [(kind, value, sphere)], each positive before its event."""
+        """Event functions at st for a step from ``start``: [(kind, value, shape)], each positive before its event."""
         out = []
         g = self.gaps(st.x, st.Q)
         for k in range(len(g)):
-            if k != st.sphere:
+            if k != st.shape:
                 out.append(("impact", float(g[k]), k))
         if st.mode == APART:
             return out
         n = self.table.normal
         F = self.force(st)
         N = float(F @ n)
-        out.append(("lift-off", N, st.sphere))
+        out.append(("lift-off", N, st.shape))
         if st.mode == ROLLING:
-            out.append(("slip", self.table.mu * N - float(np.linalg.norm(F - N * n)), st.sphere))
+            out.append(("slip", self.table.mu * N - float(np.linalg.norm(F - N * n)), st.shape))
         elif self.table.friction == "coulomb":
             u0 = self._tangent(self.contact(start)[4])
             ref = u0 if np.linalg.norm(u0) > SLIP_RTOL * self.speed_scale(start) else -start.slip
-            out.append(("stick", float(self._tangent(self.contact(st)[4]) @ ref), st.sphere))
+            out.append(("stick", float(self._tangent(self.contact(st)[4]) @ ref), st.shape))
         return out
 
 
 @dataclass
 class Run:
     """Records on the grid: t (T,), x, v, L (T,3), Q (T,3,3), mode (T,) str, energy (T,) J, friction_work and
-    normal_work (T,) J (cumulative, from the start); events: [(t, kind, sphere)]."""
+    normal_work (T,) J (cumulative, from the start); events: [(t, kind, shape)]."""
 
     t: np.ndarray
     x: np.ndarray
@@ -410,26 +457,26 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0)
     g = surface.gaps(x, Q)
     worst = int(np.argmin(g / body.r))
     if g[worst] < -TOUCH_RTOL * body.r[worst]:
-        raise ValidationError(f"{body.name}.spheres[{worst}]",
+        raise ValidationError(f"{body.name}.contacts[{worst}]",
                               f"starts {-g[worst]:.6g} m inside {surface.table.name!r}: raise the body by that much")
     touching = [k for k in range(len(g)) if g[k] <= TOUCH_RTOL * body.r[k]]
     if len(touching) > 1:
-        raise ValidationError(f"{body.name}.spheres", f"spheres {touching} touch {surface.table.name!r} at once: "
+        raise ValidationError(f"{body.name}.contacts", f"shapes {touching} touch {surface.table.name!r} at once: "
                               "this model holds one contact at a time")
     if touching:
-        st.sphere = touching[0]
+        st.shape = touching[0]
         settle(surface, st, dt=0.0)
     return st
 
 
 def settle(surface: Surface, st: State, dt: float) -> str | None:
-    """Decide the contact of a state whose sphere ``st.sphere`` touches: an impact if it approaches (returns
+    """Decide the contact of a state whose shape ``st.shape`` touches: an impact if it approaches (returns
     "impact"), then apart (it leaves, or the table would have to pull), rolling (no slip and the friction suffices)
     or sliding. Changes st in place."""
     tb, body = surface.table, surface.body
     n = tb.normal
     kind = None
-    C, rho, W, w, u = surface.contact(st)
+    C, rho, W, w, u, _ = surface.contact(st)
     if u @ n < 0:
         W_lab = np.linalg.inv(W)
         b1 = ContactBody.free(body.mass, st.x, st.v, W_lab, w, name=body.name)
@@ -438,9 +485,9 @@ def settle(surface: Surface, st: State, dt: float) -> str | None:
         st.v = st.v + J / body.mass
         st.L = st.L + _cross(rho, J)
         kind = "impact"
-        C, rho, W, w, u = surface.contact(st)
+        C, rho, W, w, u, _ = surface.contact(st)
     if u @ n > max(abs(surface.g @ n) * dt, SLIP_RTOL * surface.speed_scale(st)):
-        st.mode, st.sphere = APART, -1
+        st.mode, st.shape = APART, -1
         return kind
     st.slip = np.zeros(3)
     if tb.friction == "coulomb" and np.linalg.norm(surface._tangent(u)) <= SLIP_RTOL * surface.speed_scale(st):
@@ -448,7 +495,7 @@ def settle(surface: Surface, st: State, dt: float) -> str | None:
         N = float(F @ n)
         Ft = F - N * n
         if N <= 0:
-            st.mode, st.sphere = APART, -1
+            st.mode, st.shape = APART, -1
             return kind
         if np.linalg.norm(Ft) <= tb.mu * N:
             st.mode = ROLLING
@@ -456,22 +503,22 @@ def settle(surface: Surface, st: State, dt: float) -> str | None:
         st.slip = Ft / np.linalg.norm(Ft)
     st.mode = SLIDING
     if float(surface.force(st) @ n) <= 0:
-        st.mode, st.sphere = APART, -1
+        st.mode, st.shape = APART, -1
     return kind
 
 
 def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> str:
-    """Apply the event ``kind`` of sphere k at st (in place); the kind to log."""
+    """Apply the event ``kind`` of shape k at st (in place); the kind to log."""
     if kind == "impact":
         if st.mode != APART:
-            raise SimulationError(f"{surface.body.name!r}: sphere {k} reaches {surface.table.name!r} while sphere "
-                                  f"{st.sphere} touches it (this model holds one contact at a time)", time=st.t,
+            raise SimulationError(f"{surface.body.name!r}: contact {k} reaches {surface.table.name!r} while contact "
+                                  f"{st.shape} touches it (this model holds one contact at a time)", time=st.t,
                                   body=surface.body.name)
-        st.sphere = k
+        st.shape = k
         settle(surface, st, dt)
         return "impact" if st.mode == APART else f"impact, {st.mode}"
     if kind == "lift-off":
-        st.mode, st.sphere = APART, -1
+        st.mode, st.shape = APART, -1
         return kind
     if kind == "stick":
         st.mode = ROLLING
