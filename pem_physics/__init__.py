@@ -28,6 +28,7 @@ from .model.scene import (
     MU0,
     Body,
     ConstantVelocity,
+    ContactRim,
     ContactSphere,
     Dipole,
     EllipticOrbit,
@@ -57,7 +58,8 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["Body", "ConstantVelocity", "ContactSphere", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble",
+__all__ = ["Body", "ConstantVelocity", "ContactRim", "ContactSphere",
+           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble",
            "METHODS", "MU0", "MeshError", "PairRestitution", "PemError", "RotatingField", "Scene", "Settings",
            "SimulationError", "StaticWall", "TabulatedMotion", "Trajectory", "ValidationError", "load_scene",
            "simulate"]

@@ -425,3 +425,82 @@ BUILDERS.update({
     "keyed-circle": keyed_circle,
     "magnetic-gear": magnetic_gear,
 })
+
+
+def _surface_scene(name: str, body: Body, mu: float, t_end: float, dt: float, record_every: int = 10,
+                   friction_law: str | None = None) -> Scene:
+    """``body`` on the plane z = 0 (the table) with friction μ, persistent contact (``contact_model = "surface"``)."""
+    from .model.scene import StaticWall
+
+    table = StaticWall(kind="plane", name="table", point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0),
+                       contact_friction=mu, friction_law=friction_law)
+    return Scene(name=name, bodies=[body], gravity=(0.0, 0.0, -9.81), restitution=0.0, walls=(table,),
+                 contact_model="surface", contact_friction=mu,
+                 settings=Settings(dt=dt, t_end=t_end, record_interval=record_every * dt))
+
+
+def billiard_ball(speed: float = 2.0, backspin: float = 0.0, mu: float = 0.2, radius: float = 0.028575,
+                  mass: float = 0.17, t_end: float = 1.0, dt: float = 1e-3) -> Scene:
+    """A billiard ball struck along x at ``speed`` m/s on a cloth of friction μ, with backspin ``backspin``·v/a
+    (0: none). It slides, its slip falling at (7/2)μg, and rolls from t* = 2(1 + w)v/(7μg) at (5 − 2w)v/7 —
+    forward, stopped (w = 5/2) or coming back."""
+    from .model.scene import ContactSphere
+
+    ball = Body(name="ball", role="free", translate=True, position=(0.0, 0.0, radius), velocity=(speed, 0.0, 0.0),
+                angular_velocity=(0.0, -backspin * speed / radius, 0.0),
+                shapes=(Sphere(radius=radius, mass=mass),), contacts=(ContactSphere((0.0, 0.0, 0.0), radius),),
+                color=(0.9, 0.9, 0.85, 1.0))
+    return _surface_scene("billiard ball", ball, mu, t_end, dt)
+
+
+def tippe_top(spin_factor: float = 1.5, tilt_deg: float = 5.7, radius: float = 0.02, mass: float = 0.015,
+              alpha: float = 0.3, gamma: float = 0.95, mu: float = 0.3, t_end: float = 10.0,
+              dt: float = 1e-3) -> Scene:
+    """The tippe top as the literature models it: a sphere (radius R) whose centre of mass lies αR below its centre,
+    I₁ = γI₃ about the centre of mass, on a table with gliding friction F = −μN·u (μ in s/m), spun about its axis
+    tilted by ``tilt_deg``. Body coordinates: origin at the sphere's centre, the "stem" along +z.
+
+    Rauch-Wojciechowski & Rutstam (SIGMA 10, 017, 2014): for 1 − α² < γ < 1 the top turns over when Jellett's
+    λ = L·(x − P) exceeds λ_thres = √(mgR³I₃α)(1 + α)²/√(1 + α − γ); spinning upright λ = I₃ω R(1 − α), so the
+    spin is ``spin_factor``·λ_thres/(I₃R(1 − α))."""
+    from .model.scene import ContactSphere
+
+    I3 = 0.4 * mass * radius ** 2
+    lam = np.sqrt(mass * 9.81 * radius ** 3 * I3 * alpha) * (1 + alpha) ** 2 / np.sqrt(1 + alpha - gamma)
+    spin = spin_factor * lam / (I3 * radius * (1 - alpha))
+    U = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), np.radians(tilt_deg)).T
+    top = Body(name="tippe top", role="free", translate=True, position=(0.0, 0.0, radius), orientation=U,
+               angular_velocity=tuple(spin * U[2]),
+               mass_properties=MassProperties(mass, (0.0, 0.0, -alpha * radius), np.diag([gamma * I3, gamma * I3, I3])),
+               contacts=(ContactSphere((0.0, 0.0, 0.0), radius),), color=(0.85, 0.2, 0.15, 1.0))
+    return _surface_scene("tippe top", top, mu, t_end, dt, record_every=20, friction_law="viscous")
+
+
+def rolling_coin(lean_deg: float = 17.0, circle_radius: float = 0.1, radius: float = 0.0125, mass: float = 0.0075,
+                 mu: float = 1.0, turns: float = 2.0, dt: float = 5e-4) -> Scene:
+    """A thin coin (radius a, I₁ = ma²/4, I₃ = ma²/2) rolling steadily, leaning by θ towards the centre of the
+    circle of radius R its centre runs on, at Ω² = mag tanθ / (I₁ sinθ + R(I₃/a + ma)) and spin
+    s = −Ω(R + a sinθ)/a about its axis (Newton–Euler for the steady motion; tanθ = (3/2)v²/(gR) for R ≫ a)."""
+    from .model.scene import ContactRim
+
+    th = np.radians(lean_deg)
+    I1, I3 = mass * radius ** 2 / 4, mass * radius ** 2 / 2
+    omega = np.sqrt(mass * radius * 9.81 * np.tan(th)
+                    / (I1 * np.sin(th) + circle_radius * (I3 / radius + mass * radius)))
+    spin = -omega * (circle_radius + radius * np.sin(th)) / radius
+    x, y, z = np.eye(3)
+    up = np.cos(th) * z - np.sin(th) * x
+    k = np.sin(th) * z + np.cos(th) * x
+    coin = Body(name="coin", role="free", translate=True, position=tuple(circle_radius * x + radius * np.cos(th) * z),
+                orientation=np.array([up, np.cross(k, up), k]), velocity=tuple(omega * circle_radius * y),
+                angular_velocity=tuple(omega * z + spin * k),
+                mass_properties=MassProperties(mass, (0.0, 0.0, 0.0), np.diag([I1, I1, I3])),
+                contacts=(ContactRim((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), radius),), color=(0.8, 0.6, 0.2, 1.0))
+    return _surface_scene("rolling coin", coin, mu, turns * 2 * np.pi / omega, dt)
+
+
+BUILDERS.update({
+    "billiard-ball": billiard_ball,
+    "tippe-top": tippe_top,
+    "rolling-coin": rolling_coin,
+})

@@ -322,3 +322,39 @@ def test_magnetic_gear():
     assert below["mean_rate_rad_s"] == pytest.approx(below["rate_rad_s"], rel=1e-5)
     assert above["mean_rate_rad_s"] < 0.7 * above["rate_rad_s"]
     assert res["claim_holds"]
+
+
+def test_billiard_ball():
+    """Worked out here: the slip v − aω falls at μg + a·(5μg/2a) = (7/2)μg, so it is gone at 2(1 + w)v₀/(7μg), and
+    then v = v₀ − μg·t* = (5 − 2w)v₀/7."""
+    res = load("billiard_ball").main()
+    v0, mu, g = 2.0, 0.2, 9.81
+    for w in (0.0, 1.0, 4.0):
+        r = res["runs"][f"backspin {w:g}"]
+        assert r["stick_s"] == pytest.approx(2 * (1 + w) * v0 / (7 * mu * g), rel=1e-12)
+        assert r["final_speed_m_s"] == pytest.approx(v0 - mu * g * r["stick_s"], abs=1e-12)
+        assert r["energy_balance"] < 1e-12
+    assert res["runs"]["backspin 4"]["final_speed_m_s"] < 0       # w > 5/2: it comes back
+    assert res["claim_holds"]
+
+
+def test_tippe_top():
+    """Above the literature's threshold the top ends upside down (its centre of mass 2αR higher: from R(1 − α) to
+    R(1 + α) above the table); below, it stops short. Jellett's λ constant to round-off in both."""
+    res = load("tippe_top").main()
+    above, below = res["runs"]["above"], res["runs"]["below"]
+    assert above["final_tilt_deg"] > 175 and below["max_tilt_deg"] < 120
+    R, alpha = 0.02, 0.3
+    tilt0 = np.radians(5.7)
+    rise = R * (1 + alpha) - (R - alpha * R * np.cos(tilt0))     # from the start's height to the inverted one
+    assert above["centre_of_mass_rise_m"] == pytest.approx(rise, abs=R * alpha * (1 - np.cos(np.radians(5))))
+    assert above["jellett_relative_spread"] < 1e-12 and below["jellett_relative_spread"] < 1e-12
+    assert res["claim_holds"]
+
+
+def test_rolling_coin():
+    res = load("rolling_coin").main()
+    coarse, fine = res["runs"]
+    assert fine["radius_error_m"] < 1e-5 and fine["phase_error_rad"] < 1e-3
+    assert coarse["phase_error_rad"] / fine["phase_error_rad"] == pytest.approx(4.0, rel=0.2)
+    assert res["claim_holds"]

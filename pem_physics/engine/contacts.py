@@ -159,6 +159,18 @@ def make_wall(w) -> wallmod.Wall:
     return wallmod.Box(w.center, w.half_sizes, axes=w.axes, inside=w.inside, name=w.name)
 
 
+def pair_coefficients(pair_e: dict, a: tuple, b: tuple) -> tuple[float, float]:
+    """(e, μ) of the contacts between items a and b, each (name, own e, own μ): the ``pair_restitution`` entry
+    naming both (``pair_e``: frozenset of the two names → e) if there is one, else the smaller e; the smaller μ."""
+    return pair_e.get(frozenset((a[0], b[0])), min(a[1], b[1])), min(a[2], b[2])
+
+
+def item_coefficients(scene, item) -> tuple[str, float, float]:
+    """(name, e, μ) of a body or wall of ``scene``: its own restitution and friction, else the scene's."""
+    return (item.name, scene.restitution if item.restitution is None else item.restitution,
+            scene.contact_friction if item.contact_friction is None else item.contact_friction)
+
+
 class ContactModel:
     """The contact geometry of a checked scene compiled to ``system``.
 
@@ -172,8 +184,7 @@ class ContactModel:
         moving = {int(i): k for k, i in enumerate(system.scene_index)}
         owner, center, radius, labels, names, e_item, mu_item = [], [], [], [], [], [], []
         for i, body in enumerate(scene.bodies):
-            e_b = scene.restitution if body.restitution is None else body.restitution
-            mu_b = scene.contact_friction if body.contact_friction is None else body.contact_friction
+            _, e_b, mu_b = item_coefficients(scene, body)
             # a free body turns about its centre of mass: its spheres are kept relative to that (as its dipoles)
             shift = (np.asarray(body.resolved_mass_properties(f"bodies[{i}]").center_of_mass, float)
                      if body.contacts and body.role == "free" else np.zeros(3))
@@ -195,10 +206,8 @@ class ContactModel:
         self.walls = [make_wall(w) for w in scene.walls]
         self.wall_names = [w.name for w in scene.walls]
         pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
-        wall_e = [scene.restitution if w.restitution is None else w.restitution for w in scene.walls]
         # Coulomb μ of impacts: a pair takes the smaller of its two sides' (as it takes the smaller e)
-        wall_mu = [scene.contact_friction if w.contact_friction is None else w.contact_friction
-                   for w in scene.walls]
+        wall_items = [item_coefficients(scene, w) for w in scene.walls]
         S = len(radius)
         pairs, e, mu, scale = [], [], [], []
         for a in range(S):
@@ -206,8 +215,10 @@ class ContactModel:
                 if names[a] == names[b] or (owner[a] < 0 and owner[b] < 0):
                     continue
                 pairs.append((a, b))
-                e.append(pair_e.get(frozenset((names[a], names[b])), min(e_item[a], e_item[b])))
-                mu.append(min(mu_item[a], mu_item[b]))
+                e_ab, mu_ab = pair_coefficients(pair_e, (names[a], e_item[a], mu_item[a]),
+                                                (names[b], e_item[b], mu_item[b]))
+                e.append(e_ab)
+                mu.append(mu_ab)
                 scale.append(radius[a] + radius[b])
         self.n_sphere_pairs = len(pairs)
         for a in range(S):
@@ -215,8 +226,9 @@ class ContactModel:
                 continue
             for w in range(len(self.walls)):
                 pairs.append((a, w))
-                e.append(pair_e.get(frozenset((names[a], self.wall_names[w])), min(e_item[a], wall_e[w])))
-                mu.append(min(mu_item[a], wall_mu[w]))
+                e_ab, mu_ab = pair_coefficients(pair_e, (names[a], e_item[a], mu_item[a]), wall_items[w])
+                e.append(e_ab)
+                mu.append(mu_ab)
                 scale.append(radius[a])
         self.pairs = pairs
         ab = np.array(pairs, dtype=np.intp).reshape(-1, 2)

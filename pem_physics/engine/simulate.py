@@ -304,6 +304,16 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     from . import checks
 
     warnings = checks.preflight(scene, system)  # raises on scenes whose run would mean nothing
+    if scene.contact_model == "surface":
+        from . import surface_scene
+
+        if ensemble is not None:
+            raise ValidationError("ensemble", "scenes with contact_model = \"surface\" run one member at a time")
+        fields = surface_scene.simulate(scene, progress, stop)
+        fields["quaternion"] = _continuous(fields["quaternion"])
+        traj = Trajectory(**fields)
+        traj.info["warnings"] = warnings + traj.info["warnings"]
+        return traj
     contacts = None
     if scene.has_contacts:
         from . import contacts as contact_mod

@@ -60,6 +60,7 @@ table is a fixed plane; no rolling or spinning resistance; impacts with viscous 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -77,6 +78,8 @@ TOUCH_RTOL = 1e-9
 SLIP_RTOL = 1e-12
 #: At most this many transitions inside one step (more is chatter the model cannot resolve).
 MAX_EVENTS_PER_STEP = 20
+#: Steps between calls of a run's progress and stop callbacks.
+PROGRESS_EVERY = 256
 _EPS = float(np.finfo(float).eps)
 
 
@@ -422,10 +425,26 @@ class Surface:
         return out
 
 
+class Event(NamedTuple):
+    """A contact change: t s; kind (``impact``, ``impact, sliding``/``impact, rolling`` when the contact then
+    persists, ``stick``, ``slip``, ``reversal``, ``lift-off``); shape index; impulse (3,) N·s the table gave
+    (impacts; zero otherwise); point (3,) m the contact point; x (3,) m and Q (3,3) the body's pose then."""
+
+    t: float
+    kind: str
+    shape: int
+    impulse: np.ndarray
+    point: np.ndarray
+    x: np.ndarray
+    Q: np.ndarray
+
+
 @dataclass
 class Run:
-    """Records on the grid: t (T,), x, v, L (T,3), Q (T,3,3), mode (T,) str, energy (T,) J, friction_work and
-    normal_work (T,) J (cumulative, from the start); events: [(t, kind, shape)]."""
+    """Records on the grid: t (T,), x, v, L (T,3), Q (T,3,3), mode (T,) str, shape (T,) the touching shape (−1
+    apart), energy (T,) J, friction_work,
+    impact_work and normal_work (T,) J (cumulative, from the start); events (:class:`Event`); ``complete`` False
+    when stopped early."""
 
     t: np.ndarray
     x: np.ndarray
@@ -433,15 +452,18 @@ class Run:
     L: np.ndarray
     Q: np.ndarray
     mode: np.ndarray
+    shape: np.ndarray
     energy: np.ndarray
     friction_work: np.ndarray
+    impact_work: np.ndarray
     normal_work: np.ndarray
     events: list
     final: State
+    complete: bool = True
 
     def energy_balance(self) -> np.ndarray:
-        """E − E₀ − W_friction (J) at each record: the integration error."""
-        return self.energy - self.energy[0] - self.friction_work
+        """E − E₀ − W_friction − W_impacts (J) at each record: the integration error."""
+        return self.energy - self.energy[0] - self.friction_work - self.impact_work
 
 
 def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0) -> State:
@@ -469,26 +491,36 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0)
     return st
 
 
-def settle(surface: Surface, st: State, dt: float) -> str | None:
-    """Decide the contact of a state whose shape ``st.shape`` touches: an impact if it approaches (returns
-    "impact"), then apart (it leaves, or the table would have to pull), rolling (no slip and the friction suffices)
-    or sliding. Changes st in place."""
+def _push(surface: Surface, st: State, J) -> None:
+    """Apply the impulse J (3,) at the touching shape's contact point (in place)."""
+    rho = surface.contact(st)[1]
+    st.v = st.v + J / surface.body.mass
+    st.L = st.L + _cross(rho, J)
+
+
+def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
+    """Decide the contact of a state whose shape ``st.shape`` touches (in place): an impact if it approaches, then
+    apart (it leaves within a step, or the table would have to pull), rolling (no slip and the friction suffices)
+    or sliding. A contact that stays has what is left of its normal velocity taken (a plastic impulse). Returns
+    the impulse (3,) N·s the table gave."""
     tb, body = surface.table, surface.body
     n = tb.normal
-    kind = None
     C, rho, W, w, u, _ = surface.contact(st)
+    J = np.zeros(3)
     if u @ n < 0:
-        W_lab = np.linalg.inv(W)
-        b1 = ContactBody.free(body.mass, st.x, st.v, W_lab, w, name=body.name)
+        b1 = ContactBody.free(body.mass, st.x, st.v, np.linalg.inv(W), w, name=body.name)
         mu = tb.mu if tb.friction == "coulomb" else 0.0
         J = compute_impulse(b1, ContactBody.fixed(tb.name), st.x + rho, n, tb.restitution, mu)
-        st.v = st.v + J / body.mass
-        st.L = st.L + _cross(rho, J)
-        kind = "impact"
+        _push(surface, st, J)
         C, rho, W, w, u, _ = surface.contact(st)
     if u @ n > max(abs(surface.g @ n) * dt, SLIP_RTOL * surface.speed_scale(st)):
         st.mode, st.shape = APART, -1
-        return kind
+        return J
+    if u @ n > 0:
+        Jn = (-float(u @ n) / float(n @ surface.K(W, rho) @ n)) * n
+        _push(surface, st, Jn)
+        J = J + Jn
+        u = surface.contact(st)[4]
     st.slip = np.zeros(3)
     if tb.friction == "coulomb" and np.linalg.norm(surface._tangent(u)) <= SLIP_RTOL * surface.speed_scale(st):
         F = surface.force(st, ROLLING)
@@ -496,30 +528,31 @@ def settle(surface: Surface, st: State, dt: float) -> str | None:
         Ft = F - N * n
         if N <= 0:
             st.mode, st.shape = APART, -1
-            return kind
+            return J
         if np.linalg.norm(Ft) <= tb.mu * N:
             st.mode = ROLLING
-            return kind
+            return J
         st.slip = Ft / np.linalg.norm(Ft)
     st.mode = SLIDING
     if float(surface.force(st) @ n) <= 0:
         st.mode, st.shape = APART, -1
-    return kind
+    return J
 
 
-def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> str:
-    """Apply the event ``kind`` of shape k at st (in place); the kind to log."""
+def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tuple[str, np.ndarray]:
+    """Apply the event ``kind`` of shape k at st (in place); the kind to log and the impulse given."""
+    zero = np.zeros(3)
     if kind == "impact":
         if st.mode != APART:
             raise SimulationError(f"{surface.body.name!r}: contact {k} reaches {surface.table.name!r} while contact "
                                   f"{st.shape} touches it (this model holds one contact at a time)", time=st.t,
                                   body=surface.body.name)
         st.shape = k
-        settle(surface, st, dt)
-        return "impact" if st.mode == APART else f"impact, {st.mode}"
+        J = settle(surface, st, dt)
+        return ("impact" if st.mode == APART else f"impact, {st.mode}"), J
     if kind == "lift-off":
         st.mode, st.shape = APART, -1
-        return kind
+        return kind, zero
     if kind == "stick":
         st.mode = ROLLING
         st.slip = np.zeros(3)
@@ -528,33 +561,42 @@ def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> st
         Ft = F - N * surface.table.normal
         if np.linalg.norm(Ft) > surface.table.mu * N:      # the friction cannot hold it: slides the other way
             st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
-            return "reversal"
-        return kind
+            return "reversal", zero
+        return kind, zero
     # slip: slides in the direction the needed friction pointed
     F = surface.force(st)
     Ft = F - float(F @ surface.table.normal) * surface.table.normal
     st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
-    return kind
+    return kind, zero
 
 
-def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1) -> Run:
-    """Integrate from ``state`` to t_end (s) in steps of dt (s), recording every ``every`` steps."""
-    if not (np.isfinite(dt) and dt > 0):
-        raise ValidationError("dt", f"must be a positive time step (s), got {dt!r}")
+def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1, progress=None, stop=None) -> Run:
+    """Integrate from ``state`` to t_end (s) in steps of dt (s), recording every ``every`` steps (and the last).
+    ``progress(fraction)`` is called now and then; when ``stop()`` returns True the run ends (``complete`` False)."""
+    if not (np.isfinite(dt) and dt != 0):
+        raise ValidationError("dt", f"must be a non-zero time step (s), got {dt!r}")
     st = state.copy()
     t0 = st.t
     n_steps = int(round((t_end - t0) / dt))
-    rec = {k: [] for k in ("t", "x", "v", "L", "Q", "mode", "energy", "wf", "wn")}
+    keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "wf", "wi", "wn")
+    rec = {k: [] for k in keys}
     events = []
-    wf = wn = 0.0
+    wf = wn = wi = 0.0
+    complete = True
 
     def keep():
-        for key, val in (("t", st.t), ("x", st.x), ("v", st.v), ("L", st.L), ("Q", st.Q), ("mode", st.mode),
-                         ("energy", surface.energy(st)), ("wf", wf), ("wn", wn)):
+        for key, val in zip(keys, (st.t, st.x, st.v, st.L, st.Q, st.mode, st.shape, surface.energy(st), wf, wi, wn)):
             rec[key].append(val)
 
     keep()
     for i in range(1, n_steps + 1):
+        if stop is not None and i % PROGRESS_EVERY == 0 and stop():
+            complete = False
+            if rec["t"][-1] != st.t:
+                keep()
+            break
+        if progress is not None and i % PROGRESS_EVERY == 0:
+            progress(i / n_steps)
         t_next = t0 + i * dt
         for _ in range(MAX_EVENTS_PER_STEP):
             h = t_next - st.t
@@ -574,13 +616,17 @@ def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1)
                         s = surface.step(start, tau)[0]
                         return next(v for kd, v, kk in surface.watch(s, start) if kd == kind and kk == k)
                     tau = brent(g, 0.0, h, v0 if v0 > 0 else None, val)
-                if first is None or tau < first[0]:
+                if first is None or abs(tau) < abs(first[0]):
                     first = (tau, kind, k)
             tau, kind, k = first
-            if tau > 0:
+            if tau != 0:
                 s, dwn, dwf = surface.step(st, tau)
                 st, wn, wf = s, wn + dwn, wf + dwf
-            events.append((st.t, _transition(surface, st, kind, k, dt), k))
+            E0 = surface.energy(st)
+            label, J = _transition(surface, st, kind, k, dt)
+            wi += surface.energy(st) - E0
+            P = surface.lowest(k, st.x, st.Q, st.t)[2]
+            events.append(Event(st.t, label, k, J, P, st.x.copy(), st.Q.copy()))
         else:
             raise SimulationError(f"{surface.body.name!r}: more than {MAX_EVENTS_PER_STEP} contact changes within "
                                   f"one step at t = {st.t:.9g} s (chatter); take a shorter step", time=st.t,
@@ -591,5 +637,4 @@ def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1)
                                   body=surface.body.name)
         if i % every == 0 or i == n_steps:
             keep()
-    return Run(np.array(rec["t"]), np.array(rec["x"]), np.array(rec["v"]), np.array(rec["L"]), np.array(rec["Q"]),
-               np.array(rec["mode"]), np.array(rec["energy"]), np.array(rec["wf"]), np.array(rec["wn"]), events, st)
+    return Run(*(np.array(rec[k]) for k in keys), events, st, complete)

@@ -31,11 +31,14 @@ from ..model import inertia
 from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix
 from ..model.scene import (
+    CONTACT_MODELS,
+    FRICTION_LAWS,
     METHODS,
     MU0,
     STANDARD_GRAVITY,
     Body,
     ConstantVelocity,
+    ContactRim,
     ContactSphere,
     Dipole,
     EllipticOrbit,
@@ -56,7 +59,7 @@ FORMAT_VERSION = 1
 # ---------------------------------------------------------------------------- the keys of each table
 
 TOP_KEYS = ("format", "version", "name", "units", "gravity", "mu0", "friction", "periodic_box", "field",
-            "settings", "bodies", "restitution", "pair_restitution", "walls", "contact_friction")
+            "settings", "bodies", "restitution", "pair_restitution", "walls", "contact_friction", "contact_model")
 UNIT_KEYS = ("length", "mass", "time", "ampere")
 FIELD_KEYS = ("uniform", "rotating")
 ROTATING_KEYS = ("b1", "b2", "angular_velocity", "phase")
@@ -65,13 +68,13 @@ ORIENTATION_KEYS = ("quaternion", "axes", "euler_deg")
 BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
     "angular_velocity", "angular_velocity_body", "hinge", "color", "shapes", "mass_properties", "dipoles",
     "motion", "pivot_motion", "contacts", "restitution", "contact_friction", "translate", "velocity")
-CONTACT_KEYS = ("center", "radius")
+CONTACT_KEYS = ("center", "radius", "axis")
 PAIR_KEYS = ("bodies", "restitution")
-WALL_KEYS = {"plane": ("kind", "name", "restitution", "contact_friction", "point", "normal"),
-             "sphere": ("kind", "name", "restitution", "contact_friction", "center", "radius", "inside"),
-             "cylinder": ("kind", "name", "restitution", "contact_friction", "point", "direction", "radius",
-                          "inside"),
-             "box": ("kind", "name", "restitution", "contact_friction", "center", "half_sizes", "axes", "inside")}
+_WALL_COMMON = ("kind", "name", "restitution", "contact_friction", "friction_law")
+WALL_KEYS = {"plane": _WALL_COMMON + ("point", "normal"),
+             "sphere": _WALL_COMMON + ("center", "radius", "inside"),
+             "cylinder": _WALL_COMMON + ("point", "direction", "radius", "inside"),
+             "box": _WALL_COMMON + ("center", "half_sizes", "axes", "inside")}
 MASS_PROPERTY_KEYS = ("mass", "center_of_mass", "inertia")
 DIPOLE_KEYS = ("position", "moment")
 MOTION_KEYS = {"constant_velocity": ("kind", "velocity"),
@@ -363,6 +366,7 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
         walls=tuple(_wall(x, f"walls[{k}]", k, u) for k, x in enumerate(
             _get(doc, "walls", "", lambda x, p: _array_of_tables(x, p), default=[]))),
         contact_friction=_get(doc, "contact_friction", "", _contact_friction, default=0.0),
+        contact_model=_get(doc, "contact_model", "", lambda x, p: _choice(x, p, CONTACT_MODELS), default="impacts"),
     )
     return scene.checked()
 
@@ -381,11 +385,15 @@ def _contact_friction(value, path) -> float:
     return mu
 
 
-def _contact(d, path, u: Units) -> ContactSphere:
+def _contact(d, path, u: Units) -> ContactSphere | ContactRim:
+    """A contact sphere, or a rim when the table has an ``axis``."""
     d = _table(d, path, CONTACT_KEYS, parent=BODY_KEYS)
-    return ContactSphere(center=_get(d, "center", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3)),
-                         radius=_get(d, "radius", path, lambda x, p: _number(x, p, u.L, positive=True),
-                                     expected="a number > 0 (length)"))
+    center = _get(d, "center", path, lambda x, p: _vector(x, p, u.L), default=np.zeros(3))
+    radius = _get(d, "radius", path, lambda x, p: _number(x, p, u.L, positive=True), expected="a number > 0 (length)")
+    if "axis" in d:
+        return ContactRim(center=center, radius=radius,
+                          axis=_get(d, "axis", path, lambda x, p: _vector(x, p, nonzero=True)))
+    return ContactSphere(center=center, radius=radius)
 
 
 def _pair(d, path) -> PairRestitution:
@@ -407,7 +415,8 @@ def _wall(d, path, index: int, u: Units) -> StaticWall:
     direction = lambda x, p: _vector(x, p, nonzero=True)  # noqa: E731
     kw = dict(kind=kind, name=_get(d, "name", path, _string, default=f"wall{index}"),
               restitution=_get(d, "restitution", path, _restitution, default=None),
-              contact_friction=_get(d, "contact_friction", path, _contact_friction, default=None))
+              contact_friction=_get(d, "contact_friction", path, _contact_friction, default=None),
+              friction_law=_get(d, "friction_law", path, lambda x, p: _choice(x, p, FRICTION_LAWS), default=None))
     if kind == "plane":
         kw.update(point=_get(d, "point", path, L, default=np.zeros(3)),
                   normal=_get(d, "normal", path, direction, expected="3 numbers: the normal into the allowed side"))
@@ -898,6 +907,8 @@ def scene_to_dict(scene: Scene, base_dir: Path | None = None) -> dict:
         doc["walls"] = [_wall_to_dict(w) for w in s.walls]
     if s.contact_friction:
         doc["contact_friction"] = float(s.contact_friction)
+    if s.contact_model != "impacts":
+        doc["contact_model"] = s.contact_model
     return doc
 
 
@@ -907,6 +918,8 @@ def _wall_to_dict(w: StaticWall) -> dict:
         out["restitution"] = float(w.restitution)
     if w.contact_friction is not None:
         out["contact_friction"] = float(w.contact_friction)
+    if w.friction_law is not None:
+        out["friction_law"] = w.friction_law
     if w.kind == "plane":
         out.update(point=_floats(w.point), normal=_floats(w.normal))
     elif w.kind == "sphere":
@@ -960,7 +973,8 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
     if b.contact_friction is not None:
         out["contact_friction"] = float(b.contact_friction)
     if b.contacts:
-        out["contacts"] = [{"center": _floats(c.center), "radius": float(c.radius)} for c in b.contacts]
+        out["contacts"] = [{"center": _floats(c.center), "radius": float(c.radius),
+                            **({"axis": _floats(c.axis)} if isinstance(c, ContactRim) else {})} for c in b.contacts]
     return out
 
 

@@ -20,6 +20,7 @@ from .scene import (
     MU0,
     Body,
     ConstantVelocity,
+    ContactRim,
     ContactSphere,
     Dipole,
     EllipticOrbit,
@@ -30,5 +31,6 @@ from .scene import (
     StaticWall,
 )
 
-__all__ = ["Body", "ConstantVelocity", "ContactSphere", "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0",
+__all__ = ["Body", "ConstantVelocity", "ContactRim", "ContactSphere",
+           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0",
            "PairRestitution", "RotatingField", "Scene", "Settings", "StaticWall", "TabulatedMotion"]

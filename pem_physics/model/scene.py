@@ -112,6 +112,31 @@ class ContactSphere:
         return ContactSphere(v.vector(self.center, f"{path}.center"), r)
 
 
+@dataclass(frozen=True)
+class ContactRim:
+    """A circle that stands on a table (``contact_model = "surface"``): a coin's or a disc's edge. ``center`` (3,)
+    m and ``axis`` (3,) its normal, in body coordinates; ``radius`` m. Collision geometry only."""
+
+    center: Sequence[float] = (0.0, 0.0, 0.0)
+    axis: Sequence[float] = (0.0, 0.0, 1.0)
+    radius: float = 0.01
+
+    def checked(self, path: str) -> ContactRim:
+        r = v.number(self.radius, f"{path}.radius")
+        if not r > 0:
+            raise ValidationError(f"{path}.radius", f"expected > 0, got {self.radius!r}")
+        return ContactRim(v.vector(self.center, f"{path}.center"), v.vector(self.axis, f"{path}.axis", unit=True), r)
+
+
+#: How contacts are simulated: ``impacts`` (the contact driver: impacts between any bodies and walls, resting
+#: contacts held frictionless) or ``surface`` (one free body on one plane wall in persistent contact that slides,
+#: rolls and lifts off with friction: :mod:`pem_physics.engine.surface`).
+CONTACT_MODELS = ("impacts", "surface")
+#: A wall's friction law in the surface model: Coulomb's (μ dimensionless) or the tippe-top literature's gliding
+#: friction F = −μ N u_t (μ in s/m).
+FRICTION_LAWS = ("coulomb", "viscous")
+
+
 def restitution_value(e, path: str) -> float:
     """A coefficient of restitution as a float, or a ValidationError naming ``path`` when not in [0, 1]."""
     x = v.number(e, path)
@@ -141,7 +166,8 @@ class StaticWall:
     ``direction`` (3,), ``radius`` m; ``box``: ``center``, ``half_sizes`` (3,) m, ``axes`` (3,3) rows
     = box axes in the lab (None: the lab axes). ``inside``: the sphere, cylinder or box is a
     container (True) or an obstacle (False). ``restitution``, ``contact_friction`` (μ of impacts): None
-    for the scene's.
+    for the scene's. ``friction_law`` (``contact_model = "surface"`` only): one of :data:`FRICTION_LAWS`, None for
+    Coulomb's.
     """
 
     kind: str = "plane"
@@ -156,6 +182,7 @@ class StaticWall:
     inside: bool = True
     restitution: float | None = None
     contact_friction: float | None = None
+    friction_law: str | None = None
 
     def checked(self, path: str) -> StaticWall:
         v.name(self.name, f"{path}.name")
@@ -172,7 +199,9 @@ class StaticWall:
                       restitution=None if self.restitution is None
                       else restitution_value(self.restitution, f"{path}.restitution"),
                       contact_friction=None if self.contact_friction is None
-                      else contact_friction_value(self.contact_friction, f"{path}.contact_friction"))
+                      else contact_friction_value(self.contact_friction, f"{path}.contact_friction"),
+                      friction_law=None if self.friction_law is None
+                      else v.choice(self.friction_law, f"{path}.friction_law", FRICTION_LAWS))
         if kind in ("sphere", "cylinder"):
             r = v.number(self.radius, f"{path}.radius")
             if not r > 0:
@@ -225,7 +254,7 @@ class Body:
     color: Sequence[float] | None = None
     #: contact spheres (body coordinates) and the body's own restitution and friction coefficient μ of impacts
     #: (None: the scene's)
-    contacts: Sequence[ContactSphere] = ()
+    contacts: Sequence[ContactSphere | ContactRim] = ()
     restitution: float | None = None
     contact_friction: float | None = None
     translate: bool = False
@@ -283,8 +312,8 @@ class Body:
                           else _bad(f"{path}.dipoles[{i}]", "expected a Dipole")
                           for i, d in enumerate(self.dipoles)),
             hinge=None if self.hinge is None else v.vector(self.hinge, f"{path}.hinge", unit=True),
-            contacts=tuple(c.checked(f"{path}.contacts[{i}]") if isinstance(c, ContactSphere)
-                           else _bad(f"{path}.contacts[{i}]", "expected a ContactSphere")
+            contacts=tuple(c.checked(f"{path}.contacts[{i}]") if isinstance(c, (ContactSphere, ContactRim))
+                           else _bad(f"{path}.contacts[{i}]", "expected a ContactSphere or a ContactRim")
                            for i, c in enumerate(self.contacts)),
             restitution=None if self.restitution is None
             else restitution_value(self.restitution, f"{path}.restitution"),
@@ -435,6 +464,8 @@ class Scene:
     pair_restitution: Sequence[PairRestitution] = ()
     walls: Sequence[StaticWall] = ()
     contact_friction: float = 0.0
+    #: one of :data:`CONTACT_MODELS`
+    contact_model: str = "impacts"
 
     @property
     def has_contacts(self) -> bool:
@@ -507,5 +538,18 @@ class Scene:
             if p.names[0] == p.names[1]:
                 raise ValidationError(f"{path}.names", f"a pair needs two different items, got {p.names[0]!r} twice")
             pairs.append(PairRestitution(tuple(p.names), restitution_value(p.restitution, f"{path}.restitution")))
+        model = v.choice(self.contact_model, "contact_model", CONTACT_MODELS)
+        if model == "impacts":
+            for i, b in enumerate(bodies):
+                for k, c in enumerate(b.contacts):
+                    if isinstance(c, ContactRim):
+                        raise ValidationError(f"bodies[{i}].contacts[{k}]", "a rim stands on a table only in the "
+                                              "surface contact model: set contact_model = \"surface\" (or use "
+                                              "contact spheres)")
+            for i, w in enumerate(walls):
+                if w.friction_law is not None:
+                    raise ValidationError(f"walls[{i}].friction_law", "applies to contact_model = \"surface\" "
+                                          "only (impacts use Coulomb's law): remove it or change the contact model")
         return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls),
-                    contact_friction=contact_friction_value(self.contact_friction, "contact_friction"))
+                    contact_friction=contact_friction_value(self.contact_friction, "contact_friction"),
+                    contact_model=model)

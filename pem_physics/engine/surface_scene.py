@@ -1,0 +1,142 @@
+"""A scene with ``contact_model = "surface"``: its body on its table, run by :mod:`.surface`, recorded as a
+:class:`~pem_physics.engine.simulate.Trajectory` (so files, plots and the Blender bake take it like any run).
+
+What the surface model takes (:func:`check`, each refusal naming the item and the fix): one moving body, free and
+translating, with contact spheres or rims; one wall, a plane (the table; its normal is turned towards the body);
+gravity; other bodies only as scenery (no contacts, no dipoles). Not yet: magnets and fields, pivot friction,
+ensembles. The coefficients of the body–table pair follow the impact model's rule
+(:func:`~.contacts.pair_coefficients`); the wall's ``friction_law`` picks Coulomb's law or gliding friction.
+
+The trajectory: one body; ``position`` and ``center_of_mass`` its centre of mass; ``torque`` the table's torque
+about it (zero apart); ``events`` an :class:`~.contacts.EventLog` of every contact change (kinds ``impact``,
+``impact, sliding`` / ``impact, rolling``, ``stick``, ``slip``, ``reversal``, ``lift-off``; impulses for impacts),
+with the pose at each (the bake keys it); ``impact_loss`` the energy friction and impacts took, so
+:meth:`~.simulate.Trajectory.energy_balance` is the integration error.
+"""
+
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..model.rotations import orientation_to_quat, orthonormality_error
+from ..model.scene import ContactRim
+from . import surface as sf
+from .contacts import EventLog, item_coefficients, pair_coefficients
+
+INFO = ("persistent contact on the table — sliding, rolling, lift-off located to round-off, impacts — by the "
+        "surface model's second-order splitting (engine/surface.py); settings.method is not used")
+
+
+def check(scene) -> tuple[int, int]:
+    """(index of the body, index of the wall) of a checked scene for the surface model; ValidationError if the
+    scene is outside it."""
+    fix = "or set contact_model = \"impacts\""
+    moving = [i for i, b in enumerate(scene.bodies) if b.moving]
+    if len(moving) != 1:
+        raise ValidationError("contact_model", f"the surface model moves one body on a table; this scene moves "
+                              f"{len(moving)}: make the others fixed scenery {fix}")
+    i = moving[0]
+    b = scene.bodies[i]
+    if not b.translating:
+        raise ValidationError(f"bodies[{i}].translate", "a body on a table moves freely: give it role = \"free\" and "
+                              f"translate = true {fix}")
+    if not b.contacts:
+        raise ValidationError(f"bodies[{i}].contacts", "the body needs a contact sphere or rim to stand on the table")
+    for j, o in enumerate(scene.bodies):
+        if j != i and (o.contacts or o.dipoles):
+            raise ValidationError(f"bodies[{j}]", "the surface model has one body on a table: other bodies are "
+                                  f"scenery only (no contacts, no dipoles) {fix}")
+    if b.dipoles or np.any(np.asarray(scene.field) != 0) or scene.rotating_field is not None:
+        raise ValidationError(f"bodies[{i}].dipoles" if b.dipoles else "field", "magnets and fields are not part "
+                              f"of the surface model yet: remove them {fix}")
+    if scene.friction:
+        raise ValidationError("friction", "pivot friction (−cω) is not part of the surface model: set it to 0 (the "
+                              "table's contact_friction is the friction here)")
+    if len(scene.walls) != 1 or scene.walls[0].kind != "plane":
+        raise ValidationError("walls", "the surface model needs exactly one wall, a plane (the table); this scene "
+                              f"has {[w.kind for w in scene.walls]}")
+    return i, 0
+
+
+def model(scene) -> tuple[sf.Surface, sf.State, int]:
+    """The :class:`~.surface.Surface` of a checked scene, its start state and the body's scene index."""
+    i, w = check(scene)
+    b, wall = scene.bodies[i], scene.walls[w]
+    mp = b.resolved_mass_properties(f"bodies[{i}]")
+    com = np.asarray(mp.center_of_mass, float)
+    shapes = []
+    for c in b.contacts:      # body coordinates about the centre of mass, as the trajectory keeps them
+        centre = np.asarray(c.center, float) - com
+        shapes.append(sf.ContactRim(centre, c.axis, c.radius) if isinstance(c, ContactRim)
+                      else sf.ContactSphere(centre, c.radius))
+    body = sf.TableBody(mp.mass, mp.inertia, shapes, name=b.name)
+    U = np.asarray(b.orientation, float)
+    x = np.asarray(b.position, float) + com @ U
+    # the table's allowed side is the one the body's centre of mass starts on
+    n = np.asarray(wall.normal, float)
+    if (x - np.asarray(wall.point, float)) @ n < 0:
+        n = -n
+    pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
+    e, mu = pair_coefficients(pair_e, item_coefficients(scene, b), item_coefficients(scene, wall))
+    table = sf.Table(wall.point, n, mu=mu, restitution=e, name=wall.name, friction=wall.friction_law or "coulomb")
+    surface = sf.Surface(body, table, scene.gravity)
+    try:
+        state = sf.start_state(surface, x, b.velocity, b.angular_velocity, U)
+    except ValidationError as err:   # name the scene's items
+        path = err.path.replace(f"{b.name}.", f"bodies[{i}].", 1)
+        raise ValidationError(path, err.message) from None
+    return surface, state, i
+
+
+def simulate(scene, progress=None, stop=None) -> dict:
+    """Run a checked scene with ``contact_model = "surface"``: the fields of its
+    :class:`~.simulate.Trajectory` (which :func:`~.simulate.simulate` makes of them)."""
+    s = scene.settings
+    surface, state, i = model(scene)
+    if s.steps == 0 and s.t_end > 0:
+        raise ValidationError("settings.t_end", f"t_end = {s.t_end:g} s is less than half a step (dt = {s.dt:g} s): "
+                              "the run would take no step; lower dt or raise t_end")
+    wall0 = _time.perf_counter()
+    run = sf.run(surface, state, state.t + s.steps * s.dt, s.dt, every=s.record_every, progress=progress, stop=stop)
+    wall = _time.perf_counter() - wall0
+    body, table = surface.body, surface.table
+    U = np.einsum("ji,tjk->tik", body.axes, run.Q)          # body axes (rows) from the principal ones
+    W = np.einsum("tji,j,tjk->tik", run.Q, body.inv, run.Q)
+    w = np.einsum("tij,tj->ti", W, run.L)
+    M = body.mass
+    torque = np.zeros_like(run.L)
+    for r, mode in enumerate(run.mode):
+        if mode != sf.APART:
+            st = sf.State(run.t[r], run.x[r], run.v[r], run.L[r], run.Q[r], str(mode), int(run.shape[r]))
+            torque[r] = np.cross(surface.contact(st)[1], surface.force(st))
+    log = EventLog()
+    for ev in run.events:
+        log.t.append(ev.t)
+        log.body1.append(body.name)
+        log.body2.append(table.name)
+        log.kind.append(ev.kind)
+        log.impulse.append(np.array(ev.impulse, float))
+        log.point.append(np.array(ev.point, float))
+        log.normal.append(table.normal.copy())
+        log.orientation.append((body.axes.T @ ev.Q)[None])
+        log.position.append(np.array(ev.x, float)[None])
+    loss = -(run.friction_work + run.impact_work)
+    log.energy_loss = float(loss[-1])
+    R = len(run.t)
+    one = lambda a: a[:, None]  # noqa: E731  (R, ...) → (R, 1, ...): one body
+    return dict(
+        names=[body.name], t=run.t, quaternion=orientation_to_quat(U)[:, None], orientation=one(U),
+        omega=one(w), omega_body=one(np.einsum("tij,tj->ti", U, w)), angular_momentum=one(run.L),
+        angular_momentum_body=one(np.einsum("tij,tj->ti", U, run.L)), torque=one(torque),
+        kinetic_energy=one(0.5 * M * np.einsum("ti,ti->t", run.v, run.v) + 0.5 * np.einsum("ti,ti->t", run.L, w)),
+        gravity_energy=one(-M * run.x @ surface.g), field_energy=np.zeros((R, 1)), dipole_energy=np.zeros(R),
+        orthonormality=one(orthonormality_error(U)), pivot=state.x[None].copy(), center_of_mass=one(run.x),
+        dipole_position=np.zeros((R, 0, 3)), dipole_moment=np.zeros((R, 0, 3)),
+        dipole_owner=np.zeros(0, dtype=np.intp), position=one(run.x), linear_momentum=one(M * run.v),
+        velocity=one(run.v), translating=np.array([True]), method="surface", dt=s.dt,
+        steps=int(round((run.t[-1] - run.t[0]) / s.dt)), wall_time=wall, complete=run.complete,
+        info={"engine": "numpy", "contacts": INFO, "contact_modes": [str(m) for m in run.mode], "warnings": []},
+        friction_work=np.zeros(R), events=log, impact_loss=loss)

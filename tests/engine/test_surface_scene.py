@@ -1,0 +1,175 @@
+"""Scenes with contact_model = "surface": scene files, simulate(), the trajectory and the CLI.
+
+The closed forms are the billiard ball's (its slip falls at (7/2)μg); the geometry checks place the contact shape on
+the table from the trajectory alone (position + b @ orientation), independently of the stage's own bookkeeping.
+"""
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pem_physics import examples, simulate
+from pem_physics.errors import ValidationError
+from pem_physics.io.scenefile import dumps, loads
+from pem_physics.model.scene import ContactRim
+
+from conftest import ROOT
+
+G = 9.81
+
+# a billiard ball in centimetres and grams (the units must reach the surface stage converted)
+BALL_CM = """
+format = "pem-scene"
+version = 1
+gravity = [0, 0, -981]
+contact_model = "surface"
+contact_friction = 0.2
+restitution = 0
+[units]
+length = 0.01
+mass = 0.001
+[settings]
+dt = 0.001
+t_end = 0.6
+[[bodies]]
+name = "ball"
+role = "free"
+translate = true
+position = [0, 0, 2.8575]
+velocity = [150, 0, 0]
+[[bodies.shapes]]
+kind = "sphere"
+radius = 2.8575
+mass = 170
+[[bodies.contacts]]
+radius = 2.8575
+[[walls]]
+kind = "plane"
+name = "cloth"
+normal = [0, 0, 1]
+"""
+
+
+def test_billiard_ball_scene_in_centimetres_follows_the_closed_form():
+    traj = simulate(loads(BALL_CM))
+    v0, mu, a = 1.5, 0.2, 0.028575
+    t_star = 2 * v0 / (7 * mu * G)
+    ev = traj.events
+    assert ev.kind == ["stick"] and ev.body1 == ["ball"] and ev.body2 == ["cloth"]
+    assert abs(ev.t[0] - t_star) <= 1e-9 * t_star
+    assert abs(traj.velocity[-1, 0, 0] - 5 * v0 / 7) <= 1e-9 * v0
+    assert traj.method == "surface" and traj.complete and traj.info["engine"] == "numpy"
+    assert traj.energy_balance() <= 1e-12
+    # friction took (2/7)·½Mv₀² (rolling at 5v₀/7 keeps (5/7)²·(7/5)·½Mv₀² = (5/7)·½Mv₀²)
+    assert abs(traj.impact_loss[-1] - 0.17 * v0 ** 2 / 7) <= 1e-12 * 0.17 * v0 ** 2
+    # the pose at the stick event is the ball's there (for the bake's sub-frame key)
+    x_star = v0 * t_star - 0.5 * mu * G * t_star ** 2
+    assert abs(ev.position[0][0][0] - x_star) <= 1e-9 and abs(ev.position[0][0][2] - a) <= 1e-12
+
+
+@pytest.mark.parametrize("name", ["rolling-coin", "tippe-top"])
+def test_trajectory_keeps_the_contact_shape_on_the_table(name):
+    """From the trajectory alone: the contact shape's lowest point (position + b @ orientation, b about the centre
+    of mass) is on the table at every record, and the quaternion is the orientation."""
+    scene = examples.build(name, **({"t_end": 1.0} if name == "tippe-top" else {"turns": 0.5}))
+    traj = simulate(scene)
+    body = scene.bodies[0]
+    com = np.asarray(body.resolved_mass_properties("b").center_of_mass)
+    c = body.contacts[0]
+    centre = traj.position[:, 0] + (np.asarray(c.center) - com) @ traj.orientation[:, 0]
+    if isinstance(c, ContactRim):
+        axis = np.asarray(c.axis) @ traj.orientation[:, 0]
+        m = np.array([0, 0, 1.0]) - axis[:, 2:3] * axis
+        low = centre[:, 2] - c.radius * np.linalg.norm(m, axis=1)
+    else:
+        low = centre[:, 2] - c.radius
+    assert np.max(np.abs(low)) <= 1e-12
+    w, x, y, z = np.moveaxis(traj.quaternion[:, 0], -1, 0)
+    R = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+                  np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+                  np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+    # body → lab rotation: its columns are the body axes, the rows of ``orientation``
+    assert np.allclose(R, np.swapaxes(traj.orientation[:, 0], -1, -2), atol=1e-12)
+
+
+def test_scene_file_round_trip_keeps_rims_laws_and_model():
+    for name in ("rolling-coin", "tippe-top", "billiard-ball"):
+        scene = examples.build(name).checked()
+        again = loads(dumps(scene))
+        assert again.contact_model == "surface"
+        assert again.walls[0].friction_law == scene.walls[0].friction_law
+        assert type(again.bodies[0].contacts[0]) is type(scene.bodies[0].contacts[0])
+    coin = loads(dumps(examples.build("rolling-coin")))
+    assert isinstance(coin.bodies[0].contacts[0], ContactRim)
+    np.testing.assert_array_equal(coin.bodies[0].contacts[0].axis, [0, 0, 1])
+
+
+def _edit(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new)
+
+
+@pytest.mark.parametrize("old, new, path, words", [
+    ('name = "cloth"', 'name = "cloth"\nfriction_law = "viscous"\n', r"walls\[0\]\.friction_law", None),
+    ('translate = true\nposition = [0, 0, 2.8575]\nvelocity = [150, 0, 0]', 'translate = false',
+     r"bodies\[0\]\.contacts", "translate = true"),
+    ('kind = "plane"\nname = "cloth"\nnormal = [0, 0, 1]', 'kind = "sphere"\nradius = 100', r"walls", "plane"),
+    ('position = [0, 0, 2.8575]', 'position = [0, 0, 2.8]', r"bodies\[0\]\.contacts\[0\]", "inside 'cloth'"),
+    ('[[bodies.contacts]]', '[[bodies.dipoles]]\nmoment = [0, 0, 1]\n[[bodies.contacts]]',
+     r"bodies\[0\]\.dipoles", "magnets"),
+    ('contact_friction = 0.2', 'contact_friction = 0.2\nfriction = 0.001', r"friction", "pivot friction"),
+    ('contact_model = "surface"', 'contact_model = "rolling"', r"contact_model", "surface"),
+])
+def test_scenes_outside_the_surface_model_are_refused_by_name(old, new, path, words):
+    text = _edit(BALL_CM, old, new)
+    if "friction_law" in new:
+        text = _edit(text, 'contact_model = "surface"', 'contact_model = "impacts"')
+    with pytest.raises(ValidationError) as err:
+        simulate(loads(text))
+    assert err.value.path is not None
+    assert re.fullmatch(path, err.value.path), (err.value.path, str(err.value))
+    if words:
+        assert words in str(err.value)
+
+
+def test_a_rim_needs_the_surface_model():
+    text = _edit(BALL_CM, 'contact_model = "surface"', 'contact_model = "impacts"') + (
+        '[[bodies]]\nname = "coin"\nrole = "free"\ntranslate = true\nposition = [10, 0, 5]\n'
+        '[[bodies.shapes]]\nkind = "sphere"\nradius = 1\nmass = 1\n[[bodies.contacts]]\nradius = 1\naxis = [0, 0, 1]\n')
+    with pytest.raises(ValidationError, match=r"^bodies\[1\]\.contacts\[0\]: a rim .*contact_model = \"surface\""):
+        loads(text)
+
+
+def test_two_moving_bodies_are_refused():
+    text = BALL_CM + ('\n[[bodies]]\nname = "b2"\nrole = "free"\n'
+                      '[[bodies.shapes]]\nkind = "sphere"\nradius = 1\nmass = 1\n')
+    with pytest.raises(ValidationError, match=r"contact_model: the surface model moves one body"):
+        simulate(loads(text))
+
+
+def test_ensembles_are_refused():
+    from pem_physics.engine.simulate import Ensemble
+
+    with pytest.raises(ValidationError, match="one member at a time"):
+        simulate(loads(BALL_CM), ensemble=Ensemble(angular_velocity=np.zeros((2, 1, 3))))
+
+
+def test_cli_run_writes_the_contact_events(tmp_path):
+    scene = tmp_path / "ball.toml"
+    scene.write_text(BALL_CM, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "pem_physics", "run", str(scene), "-o", str(tmp_path / "out"), "-q"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["method"] == "surface" and summary["events"] == {"stick": 1}
+    with open(tmp_path / "out" / "events.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["kind"] for r in rows] == ["stick"]
+    assert abs(float(rows[0]["t"]) - 2 * 1.5 / (7 * 0.2 * G)) <= 1e-9
