@@ -26,6 +26,7 @@ from ..pem_physics.errors import PemError, ValidationError
 from ..pem_physics.model import (
     MU0,
     ConstantVelocity,
+    ContactRim,
     Scene,
     TabulatedMotion,
     inertia,
@@ -485,6 +486,8 @@ _PANEL_NAMES = (
     (r"periodic_box", "Periodic Box (Scene ▸ Magnetic Pendulum)"),
     (r"restitution", "Restitution (Scene ▸ Magnetic Pendulum)"),
     (r"contact_friction", "Contact Friction μ (Scene ▸ Magnetic Pendulum)"),
+    (r"contact_model", "Contacts (Scene ▸ Magnetic Pendulum)"),
+    (r"walls", "the Wall objects (Physics ▸ Magnetic Pendulum ▸ Role: Wall)"),
 )
 _BODY_FIELDS = {
     "mass_properties": "mass properties (Physics ▸ Magnetic Pendulum ▸ Mass Properties)",
@@ -500,13 +503,24 @@ _BODY_FIELDS = {
 }
 
 
+#: Scene-file settings a core message may tell the user to set, in the panel's words.
+_PANEL_PHRASES = (
+    ('contact_model = "surface"', "Contacts: Rolling and Sliding (Scene ▸ Magnetic Pendulum)"),
+    ('contact_model = "impacts"', "Contacts: Impacts (Scene ▸ Magnetic Pendulum)"),
+    ('role = "free" and translate = true', "role Free with Translate on (Physics ▸ Magnetic Pendulum)"),
+)
+
+
 def object_message(msg: str, objects, walls=()) -> str:
     """A core message in the panel's words: ``bodies[i].dipoles[j]`` → ``Object 'name' dipole #j`` (and
     ``contacts[j]`` → ``contact sphere #j``, ``walls[k]`` → ``Object 'name' (wall)``), a leading
     ``bodies[i].field: …`` → ``Object 'name': <the field's UI name and where it is>: …``, a scene setting's
-    path → its UI name and panel."""
+    path → its UI name and panel, and the scene-file settings of :data:`_PANEL_PHRASES` the same."""
     def name(i: int) -> str:
         return f"Object '{objects[i].name}'" if i < len(objects) else f"bodies[{i}]"
+
+    for phrase, ui in _PANEL_PHRASES:
+        msg = msg.replace(phrase, ui)
 
     msg = re.sub(r"bodies\[(\d+)\]\.dipoles\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} dipole #{m[2]}"
                  + (" " if m[0].endswith(".") else ""), msg)
@@ -599,8 +613,8 @@ def _new_mesh_object(name, V, F, collection, color=None):
 
 #: The scene's PEM settings an import sets (Scene.pem property names), and the scene's own ones it may set.
 IMPORTED_SETTINGS = ("use_scene_gravity", "gravity", "field_mode", "field", "field_b1", "field_b2", "field_omega",
-                     "mu0", "friction", "restitution", "contact_friction", "use_periodic", "box", "method", "step_mode",
-                     "dt")
+                     "mu0", "friction", "restitution", "contact_friction", "contact_model", "use_periodic", "box",
+                     "method", "step_mode", "dt")
 IMPORTED_SCENE_SETTINGS = (("render", "fps", "Frame Rate"), ("render", "fps_base", "Frame Rate Base"),
                            (None, "frame_end", "End Frame"))
 
@@ -646,6 +660,10 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
         R = U.T
         P = np.asarray(body.position) / unit
         parts = [_shape_mesh(s) for s in body.shapes] if body.shapes else []
+        if not parts and body.contacts:   # a body given by its mass properties: show what it stands on
+            parts = [_cylinder(c.radius, 0.05 * c.radius, c.axis, np.asarray(c.center, float))
+                     if isinstance(c, ContactRim) else _uv_sphere(np.full(3, c.radius), np.eye(3), c.center, n=32)
+                     for c in body.contacts]
         if not parts and body.role in ("pendulum", "free") and body.mass_properties is not None:
             com = np.asarray(body.mass_properties.center_of_mass)
             parts = [_uv_sphere(np.full(3, 0.02 * max(1.0, np.linalg.norm(com) * 5)), np.eye(3), com)]
@@ -672,6 +690,9 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             item = p.contacts.add()
             set_exact(item, "center", tuple(np.asarray(c.center) / unit))
             set_exact(item, "radius", c.radius / unit)
+            if isinstance(c, ContactRim):
+                item.kind = "RIM"
+                set_exact(item, "axis", tuple(np.asarray(c.axis, float)))
         if body.restitution is not None:
             p.use_restitution = True
             set_exact(p, "restitution", body.restitution)
@@ -714,11 +735,60 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
                 set_exact(p, "orbit_omega", m.angular_velocity)
                 set_exact(p, "orbit_phase", m.phase)
         made.append(obj)
+    made += [_wall_object(w, unit, collection, core.contact_model == "surface") for w in core.walls]
     if replace_settings:
         _apply_settings(core, scene)
     if adapt_scene:  # only when asked: the frame rate and range are the user's
         _adapt_frames(core, scene)
     return made
+
+
+#: Size (m) of the display mesh of an imported plane wall, and the length of an imported cylinder wall's (both are
+#: infinite in the simulation).
+WALL_DISPLAY_SIZE = 1.0
+
+
+def _wall_object(w, unit: float, collection, surface: bool):
+    """A Wall object for a core StaticWall (import): a mesh that :func:`.contacts.wall_geometry` fits back to
+    the same wall (plane: a square whose local +Z is the normal; sphere, cylinder along local Z, box)."""
+    R = np.eye(3)
+    if w.kind == "plane":
+        n = np.asarray(w.normal, float)
+        e1 = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
+        e1 /= np.linalg.norm(e1)
+        R = np.column_stack([e1, np.cross(n, e1), n])
+        h = 0.5 * WALL_DISPLAY_SIZE
+        V, F, at = np.array([[-h, -h, 0.0], [h, -h, 0.0], [h, h, 0.0], [-h, h, 0.0]]), [(0, 1, 2, 3)], w.point
+    elif w.kind == "sphere":
+        (V, F), at = _uv_sphere(np.full(3, w.radius), np.eye(3), np.zeros(3), n=32), w.center
+    elif w.kind == "cylinder":
+        d = np.asarray(w.direction, float)
+        e1 = np.cross(d, [1.0, 0.0, 0.0] if abs(d[0]) < 0.9 else [0.0, 1.0, 0.0])
+        e1 /= np.linalg.norm(e1)
+        R = np.column_stack([e1, np.cross(d, e1), d])
+        (V, F), at = _cylinder(w.radius, 0.5 * WALL_DISPLAY_SIZE, (0, 0, 1), np.zeros(3), n=32), w.point
+    else:
+        R = np.eye(3) if w.axes is None else np.asarray(w.axes, float).T
+        c = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float) * w.half_sizes
+        V, at = c, w.center
+        F = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    obj = _new_mesh_object(w.name, np.asarray(V, float) / unit, F, collection)
+    Mw = np.eye(4)
+    Mw[:3, :3] = R
+    Mw[:3, 3] = np.asarray(at, float) / unit
+    set_exact_world(obj, Mw)
+    p = obj.pem
+    p.enabled, p.role, p.wall_shape = True, "WALL", w.kind.upper()
+    p.wall_inside = bool(w.inside)
+    if w.restitution is not None:
+        p.use_restitution = True
+        set_exact(p, "restitution", w.restitution)
+    if w.contact_friction is not None:
+        p.use_contact_friction = True
+        set_exact(p, "contact_friction", w.contact_friction)
+    if surface:
+        p.friction_law = (w.friction_law or "coulomb").upper()
+    return obj
 
 
 def _apply_settings(core: Scene, scene) -> None:
@@ -741,6 +811,7 @@ def _apply_settings(core: Scene, scene) -> None:
     set_exact(sp, "mu0", core.mu0)
     set_exact(sp, "restitution", core.restitution)
     set_exact(sp, "contact_friction", core.contact_friction)
+    sp.contact_model = core.contact_model.upper()
     set_exact(sp, "friction", core.friction)
     sp.use_periodic = core.periodic_box is not None
     if core.periodic_box is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pem_physics.engine import checks
+from ..pem_physics.engine import checks, surface_scene
 from ..pem_physics.engine import contacts as contact_driver
 from ..pem_physics.engine.integrators import check_available, make_integrator
 from ..pem_physics.engine.simulate import Trajectory, simulate
@@ -102,7 +102,9 @@ def prepare(context, frame_end: int | None = None) -> Plan:
             # PEM's schemes refuse translating bodies when built, which would be on the bake's thread: built
             # here, the refusal comes before anything runs, in the panel's words
             make_integrator(core.settings.method, system, core.settings.dt, system.U0[None], system.omega0[None])
-        if core.has_contacts:  # a wrong integrator or spheres overlapping at the start: refused by name now
+        if core.contact_model == "surface":  # outside the model, or a shape inside the table: refused now
+            surface_scene.model(core)
+        elif core.has_contacts:  # a wrong integrator or spheres overlapping at the start: refused by name now
             contact_driver.check_method(core.settings.method)
             contact_driver.ContactModel(core, system).check_start(system.U0)
     except ValidationError as err:

@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 
 from ..pem_physics.errors import PemError
-from ..pem_physics.model.scene import ContactSphere, StaticWall
+from ..pem_physics.model.scene import ContactRim, ContactSphere, StaticWall
 from . import adapters
 from .adapters import AddonError
 from .lists import OnSelectedItem, RemoveSelectedItem, add_item, draw_list
@@ -47,7 +47,7 @@ def _uniform_scale(obj, M: np.ndarray, what: str) -> float:
 
 
 def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: float) -> tuple:
-    """ContactSphere (body coordinates, m) of each of obj's contact spheres.
+    """ContactSphere or ContactRim (body coordinates, m) of each of obj's contacts.
 
     M: the object's world matrix (4,4, BU); S: object coordinates → object frame (3,3, m per object unit,
     :func:`adapters.object_frame_scale`); offset: the object origin in body coordinates (3,) m.
@@ -69,7 +69,13 @@ def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: f
         if not r > 0:
             raise AddonError(f"Object '{obj.name}' contact sphere #{k}: radius must be > 0 (got {r:g})")
         s = _uniform_scale(obj, M, f"contact sphere #{k}")
-        out.append(ContactSphere(S @ adapters.exact(c, "center") + offset, unit * s * r))
+        if c.kind == "RIM":
+            a = S @ adapters.exact(c, "axis")
+            if not np.linalg.norm(a) > 0:
+                raise AddonError(f"Object '{obj.name}' contact rim #{k}: its axis is zero; give the rim's normal")
+            out.append(ContactRim(S @ adapters.exact(c, "center") + offset, a / np.linalg.norm(a), unit * s * r))
+        else:
+            out.append(ContactSphere(S @ adapters.exact(c, "center") + offset, unit * s * r))
     return tuple(out)
 
 
@@ -117,11 +123,13 @@ def wall_geometry(obj, M: np.ndarray | None = None) -> dict:
     return {"kind": kind, "center": center, "half_sizes": h, "axes": R.T}
 
 
-def wall_of(obj, unit: float) -> StaticWall:
-    """The core StaticWall (lab, m) of an object of role Wall."""
+def wall_of(obj, unit: float, surface: bool = False) -> StaticWall:
+    """The core StaticWall (lab, m) of an object of role Wall; ``surface``: the scene's contacts are Rolling and
+    Sliding (the wall's friction law counts)."""
     g = wall_geometry(obj)
     kw = {"kind": g["kind"], "name": obj.name, "inside": bool(obj.pem.wall_inside), "restitution": restitution_of(obj),
-          "contact_friction": contact_friction_of(obj)}
+          "contact_friction": contact_friction_of(obj),
+          "friction_law": obj.pem.friction_law.lower() if surface else None}
     if g["kind"] == "plane":
         kw.update(point=unit * g["point"], normal=g["normal"])
     elif g["kind"] == "sphere":
@@ -133,23 +141,48 @@ def wall_of(obj, unit: float) -> StaticWall:
     return StaticWall(**kw)
 
 
-def fit_sphere(obj, context) -> tuple[np.ndarray, float]:
-    """(centre (3,), radius) in object coordinates of the evaluated mesh's bounding sphere: centred on the
-    bounding box, through the farthest vertex (compound parts included), rounded to six significant digits."""
+def _vertices(obj, context) -> np.ndarray:
     if obj.type == "MESH":
         V, _ = adapters.body_triangles(obj, context.evaluated_depsgraph_get())
     else:
         V = np.array([list(v) for v in obj.bound_box], dtype=float)
     if not len(V):
-        raise AddonError(f"Object '{obj.name}' has no vertices to fit a contact sphere to")
-    c = (V.min(axis=0) + V.max(axis=0)) / 2
-    r = float(np.linalg.norm(V - c, axis=1).max())
-    if not r > 0:
-        raise AddonError(f"Object '{obj.name}': its mesh has no size; a contact sphere needs a radius > 0")
+        raise AddonError(f"Object '{obj.name}' has no vertices to fit a contact to")
+    return V
+
+
+def _six_digits(c: np.ndarray, r: float) -> tuple[np.ndarray, float]:
     # Single-precision vertices put a UV sphere of radius 1/64 at 1/64·(1 + 2e-7), centred 5e-9 off: enough for
     # two such balls placed touching to overlap at the start. Rounding removes that noise.
     q = 10.0 ** (math.floor(math.log10(r)) - 5)  # six significant digits
     return np.round(c / q) * q, float(np.round(r / q) * q)
+
+
+def fit_rim(obj, context, axis=(0.0, 0.0, 1.0)) -> tuple[np.ndarray, float]:
+    """(centre (3,), radius) in object coordinates of the rim around ``axis`` through the bounding box's centre
+    that reaches the farthest vertex (a coin's edge), rounded to six significant digits."""
+    V = _vertices(obj, context)
+    a = np.asarray(axis, float)
+    if not np.linalg.norm(a) > 0:
+        raise AddonError(f"Object '{obj.name}': a rim's axis must not be zero")
+    a = a / np.linalg.norm(a)
+    c = (V.min(axis=0) + V.max(axis=0)) / 2
+    d = V - c
+    r = float(np.linalg.norm(d - np.outer(d @ a, a), axis=1).max())
+    if not r > 0:
+        raise AddonError(f"Object '{obj.name}': its mesh has no size across the axis; a rim needs a radius > 0")
+    return _six_digits(c, r)
+
+
+def fit_sphere(obj, context) -> tuple[np.ndarray, float]:
+    """(centre (3,), radius) in object coordinates of the evaluated mesh's bounding sphere: centred on the
+    bounding box, through the farthest vertex (compound parts included), rounded to six significant digits."""
+    V = _vertices(obj, context)
+    c = (V.min(axis=0) + V.max(axis=0)) / 2
+    r = float(np.linalg.norm(V - c, axis=1).max())
+    if not r > 0:
+        raise AddonError(f"Object '{obj.name}': its mesh has no size; a contact sphere needs a radius > 0")
+    return _six_digits(c, r)
 
 
 # ------------------------------------------------------------------------------------------ overlay
@@ -162,6 +195,17 @@ def _circles(center: np.ndarray, radius: float, axes: np.ndarray, n: int = 32) -
         ring = center + radius * (np.cos(a)[:, None] * axes[:, i] + np.sin(a)[:, None] * axes[:, j])
         segs.append(np.stack([ring[:-1], ring[1:]], axis=1))
     return np.concatenate(segs)
+
+
+def _rim(center: np.ndarray, radius: float, axis: np.ndarray, n: int = 48) -> np.ndarray:
+    """Segments (n,2,3) of a rim (world): the circle of ``radius`` about ``axis`` (3,) through ``center``."""
+    a = axis / np.linalg.norm(axis) if np.linalg.norm(axis) > 0 else np.array([0.0, 0.0, 1.0])
+    u = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
+    u /= np.linalg.norm(u)
+    v = np.cross(a, u)
+    t = np.linspace(0, 2 * np.pi, n + 1)
+    ring = center + radius * (np.cos(t)[:, None] * u + np.sin(t)[:, None] * v)
+    return np.stack([ring[:-1], ring[1:]], axis=1)
 
 
 def _box_edges(center, half, axes_rows) -> np.ndarray:
@@ -184,8 +228,13 @@ def overlay_segments(scene) -> np.ndarray:
             else:
                 s = float(np.linalg.norm(M[:3, :3], axis=0).mean())
                 for c in p.contacts:
-                    if c.radius > 0:
-                        segs.append(_circles((M @ np.r_[np.array(c.center), 1.0])[:3], s * c.radius, R))
+                    if not c.radius > 0:
+                        continue
+                    centre = (M @ np.r_[np.array(c.center), 1.0])[:3]
+                    if c.kind == "RIM":
+                        segs.append(_rim(centre, s * c.radius, R @ np.array(c.axis, float)))
+                    else:
+                        segs.append(_circles(centre, s * c.radius, R))
                 continue
         except PemError:
             continue  # a shape the bake would refuse (with a message) is not drawn
@@ -216,7 +265,7 @@ def overlay_segments(scene) -> np.ndarray:
 class PEM_UL_contacts(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
-        row.label(text=f"#{index}", icon="SPHERE")
+        row.label(text=f"#{index}", icon="MESH_CIRCLE" if item.kind == "RIM" else "SPHERE")
         row.prop(item, "radius", text="r")
 
 
@@ -251,22 +300,24 @@ class PEM_OT_contact_remove(RemoveSelectedItem, bpy.types.Operator):
 
 
 class PEM_OT_contact_fit(OnSelectedItem, bpy.types.Operator):
-    """Fit the selected contact sphere to the bounding sphere of the object's evaluated mesh"""
+    """Fit the selected contact to the object's evaluated mesh: a sphere to its bounding sphere, a rim around its
+    axis to the farthest vertex"""
 
     bl_idname = "pem.contact_fit"
-    bl_label = "Fit Contact Sphere"
+    bl_label = "Fit Contact"
     collection, active = "contacts", "active_contact"
 
     def execute(self, context):
         obj = context.object
+        item = obj.pem.contacts[obj.pem.active_contact]
         try:
-            c, r = fit_sphere(obj, context)
+            c, r = fit_rim(obj, context, tuple(item.axis)) if item.kind == "RIM" else fit_sphere(obj, context)
         except PemError as err:
             self.report({"ERROR"}, str(err))
             return {"CANCELLED"}
-        item = obj.pem.contacts[obj.pem.active_contact]
         item.center, item.radius = tuple(c), r
-        self.report({"INFO"}, f"Object '{obj.name}': contact sphere #{obj.pem.active_contact} radius {r:.6g}")
+        what = "rim" if item.kind == "RIM" else "sphere"
+        self.report({"INFO"}, f"Object '{obj.name}': contact {what} #{obj.pem.active_contact} radius {r:.6g}")
         return {"FINISHED"}
 
 
@@ -281,16 +332,23 @@ def draw_object(layout, obj) -> None:
             box.prop(p, "wall_inside")
         else:
             box.label(text="Spheres stay on the side of the object's local +Z")
+            if bpy.context.scene.pem.contact_model == "SURFACE":
+                box.prop(p, "friction_law")
     elif p.role in ("PENDULUM", "FIXED") or (p.role == "FREE" and (p.translate or p.contacts)):
         if p.role == "FREE" and not p.translate:  # spheres left from before: say why the bake will refuse them
             box.label(text="Contact spheres need Translate on (or remove them)", icon="ERROR")
-        box.label(text="Contact spheres (object coordinates)")
+        box.label(text="Contact spheres and rims (object coordinates)")
         c = draw_list(box, p, "PEM_UL_contacts", "contacts", "active_contact",
                       (("pem.contact_add", "ADD"), ("pem.contact_remove", "REMOVE")), rows=2)
         if c is not None:
+            box.prop(c, "kind", expand=True)
             box.prop(c, "center")
+            if c.kind == "RIM":
+                box.prop(c, "axis")
+                if bpy.context.scene.pem.contact_model != "SURFACE":
+                    box.label(text="Rims need Contacts: Rolling and Sliding (Scene)", icon="ERROR")
             box.prop(c, "radius")
-            box.operator("pem.contact_fit", icon="SPHERE")
+            box.operator("pem.contact_fit", icon="MESH_CIRCLE" if c.kind == "RIM" else "SPHERE")
     elif p.role == "FREE":
         box.label(text="A free body takes part in contacts when Translate is on")
         return

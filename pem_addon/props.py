@@ -74,8 +74,14 @@ class PEM_PG_dipole(bpy.types.PropertyGroup):
 
 
 class PEM_PG_contact(bpy.types.PropertyGroup):
-    """A contact sphere fixed in the object (collision geometry only; mass comes from the mesh)."""
+    """A contact sphere or rim fixed in the object (collision geometry only; mass comes from the mesh)."""
 
+    kind: EnumProperty(name="Kind", items=[
+        ("SPHERE", "Sphere", "A sphere: a ball, a top's rounded tip, a tippe top's body"),
+        ("RIM", "Rim", "A circle around Axis: a coin's or a disc's edge (Contacts: Rolling and Sliding only)"),
+    ], default="SPHERE", update=_tag_redraw)
+    axis: FloatVectorProperty(name="Axis", subtype="XYZ", size=3, default=(0.0, 0.0, 1.0), update=_tag_redraw,
+                              description="A rim's normal in object coordinates")
     center: FloatVectorProperty(name="Centre", subtype="XYZ", size=3, unit="LENGTH",
                                 description="Centre in object coordinates (scaled with the object)", update=_tag_redraw)
     radius: FloatProperty(name="Radius", unit="LENGTH", default=0.1, precision=5, update=_tag_redraw,
@@ -184,6 +190,11 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     ], default="PLANE", update=_tag_redraw)
     wall_inside: BoolProperty(name="Container", default=False, update=_tag_redraw,
                               description="Contact spheres stay inside the sphere, cylinder or box (off: outside)")
+    friction_law: EnumProperty(name="Friction Law", items=[
+        ("COULOMB", "Coulomb", "Friction up to μ times the normal force; a rolling contact sticks (μ dimensionless)"),
+        ("VISCOUS", "Gliding", "Friction −μ·N·(slip velocity), as the tippe-top literature models it: never "
+                               "sticks (μ in s/m)"),
+    ], default="COULOMB", description="How the table rubs (Contacts: Rolling and Sliding)")
     # --- bake bookkeeping
     baked: BoolProperty(name="Baked", default=False)
     pre_bake_matrix: FloatVectorProperty(name="Pre-bake Basis", size=16)  # written by older versions; unused
@@ -255,6 +266,12 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     use_periodic: BoolProperty(name="Periodic Box", default=False)
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
                                description="Default coefficient of restitution e of impacts (1 elastic, 0 plastic)")
+    contact_model: EnumProperty(name="Contacts", items=[
+        ("IMPACTS", "Impacts", "Bodies with contact spheres bounce off each other and off walls; a resting contact "
+                               "slides without friction"),
+        ("SURFACE", "Rolling and Sliding", "One free body stands on one plane wall, the table: it slides, rolls, "
+                                           "spins and lifts off with friction (tops, coins, balls)"),
+    ], default="IMPACTS")
     contact_friction: FloatProperty(name="Contact Friction μ", default=0.0, min=0.0, soft_max=2.0, precision=3,
                                     description="Default Coulomb friction coefficient μ of impacts (0 frictionless; "
                                                 "the tangential impulse at most μ times the normal one)")

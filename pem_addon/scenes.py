@@ -204,8 +204,8 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
     core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
-                 contact_friction=exact(sp, "contact_friction"),
-                 walls=tuple(contacts.wall_of(o, unit) for o in wall_objects))
+                 contact_friction=exact(sp, "contact_friction"), contact_model=sp.contact_model.lower(),
+                 walls=tuple(contacts.wall_of(o, unit, sp.contact_model == "SURFACE") for o in wall_objects))
     try:
         core = core.checked()
     except ValidationError as err:

@@ -177,6 +177,7 @@ def draw_scene(layout, context):
     col.prop(sp, "use_periodic")
     if sp.use_periodic:
         col.prop(sp, "box")
+    col.prop(sp, "contact_model")
     col.prop(sp, "restitution")
     col.prop(sp, "contact_friction")
     layout = outer

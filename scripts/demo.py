@@ -16,6 +16,10 @@ Run with the bpy wheel's Python (scripts/demo.sh does that):
    30 Hz (a²ω² = 3.6 × 2gl): the bake follows the animated pivot and the bob stays up; rendered.
 6. A magnetic gear: a magnet keyed to spin (Motion: Animation) turns a compass magnet above it in step,
    lagging by arcsin(cΩ/K); rendered.
+7. A tippe top on a table (Contacts: Rolling and Sliding, the table's friction Gliding): spun above the
+   literature's threshold, friction turns it upside down; rendered (upright, tipping, inverted).
+8. A coin rolling on its rim in a steady circle (the closed form's spin, lean and speed typed in the panel);
+   rendered.
 Also writes the energy plots (matplotlib) and prints a summary.
 """
 
@@ -517,6 +521,142 @@ def gear(outdir: Path) -> dict:
             "renders": [p.name for p in paths]}
 
 
+def _table(mu: float, law: str, size: float = 0.6):
+    """A plane Wall at z = 0 (the table) with its own friction μ and law, and a wooden look."""
+    bpy.ops.mesh.primitive_plane_add(size=size, location=(0.0, 0.0, 0.0))
+    table = bpy.context.object
+    table.name = "Table"
+    set_material(table, material("Wood", (0.55, 0.36, 0.2, 1.0), roughness=0.6), smooth=False)
+    w = table.pem
+    w.enabled, w.role, w.wall_shape = True, "WALL", "PLANE"
+    w.use_contact_friction, w.contact_friction, w.friction_law = True, mu, law
+    return table
+
+
+def build_tippe_top() -> tuple:
+    """The literature's tippe top: a ball (R = 2 cm, 15 g) whose centre of mass lies 0.3R below its centre
+    (Mass Properties: Manual, I₁ = 0.95 I₃), its "stem" half painted red, tilted 0.1 rad and spun at 1.5× the
+    inversion threshold of Rauch-Wojciechowski & Rutstam (SIGMA 10, 017, 2014) on a table with gliding friction
+    (μ = 0.3 s/m); returns (top, spin), not baked."""
+    new_scene()
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = 1, 1 + 8 * 24                # 8 s
+    sp = scene.pem
+    sp.substeps, sp.contact_model, sp.restitution, sp.contact_friction = 40, "SURFACE", 0.0, 0.3
+    _table(0.3, "VISCOUS")
+    R, m, alpha, gamma = 0.02, 0.015, 0.3, 0.95
+    I3 = 0.4 * m * R * R
+    lam = math.sqrt(m * 9.81 * R ** 3 * I3 * alpha) * (1 + alpha) ** 2 / math.sqrt(1 + alpha - gamma)
+    spin = 1.5 * lam / (I3 * R * (1 - alpha))
+    tilt = 0.1
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=R, segments=48, ring_count=24, location=(0.0, 0.0, R),
+                                         rotation=(tilt, 0.0, 0.0))
+    top = bpy.context.object
+    top.name = "Tippe Top"
+    white, red = material("Enamel", (0.92, 0.9, 0.85, 1.0), roughness=0.25), material("Stem", (0.8, 0.1, 0.08, 1.0))
+    top.data.materials.append(white)
+    top.data.materials.append(red)
+    for poly in top.data.polygons:
+        poly.use_smooth = True
+        poly.material_index = 1 if poly.center.z > 0.35 * R else 0
+    p = top.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, -alpha * R)
+    p.manual_inertia = (gamma * I3, gamma * I3, I3, 0.0, 0.0, 0.0)
+    axis = np.array([0.0, -math.sin(tilt), math.cos(tilt)])            # the body's z axis after the tilt about x
+    p.angular_velocity = tuple(spin * axis)
+    bpy.context.view_layer.objects.active = top
+    bpy.ops.pem.contact_add()                                          # the ball itself: fitted to the mesh
+    bpy.context.view_layer.update()
+    return top, spin
+
+
+def tippe_top(outdir: Path) -> dict:
+    top, spin = build_tippe_top()
+    scene = bpy.context.scene
+    t0 = time.perf_counter()
+    bpy.ops.pem.simulate_bake()
+    bake_s = time.perf_counter() - t0
+    tilt, where = [], []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        tilt.append(math.degrees(math.acos(max(-1.0, min(1.0, top.matrix_world[2][2])))))
+        where.append(np.array(top.matrix_world.translation))
+    half = int(np.argmax(np.array(tilt) > 90.0))
+    centre = np.mean(where, axis=0)                     # it wanders a few cm while it turns over: frame its path
+    stage(target=(centre[0], centre[1], 0.02), distance=0.3, elevation_deg=20, azimuth_deg=-70, lens=50,
+          ground_z=-0.05, size=0.3)
+    render_settings()
+    save_blend(outdir / "tippe_top.blend")
+    paths = render_frames(outdir, "tippe_top", [1, scene.frame_start + half, scene.frame_end])
+    sp = scene.pem
+    return {"bake_wall_s": round(bake_s, 2), "status": sp.status, "steps": sp.last_steps, "spin_rad_s": round(spin, 2),
+            "energy_balance": sp.last_energy_error, "final_tilt_deg": round(tilt[-1], 2),
+            "turned_over": bool(tilt[-1] > 170.0), "renders": [p.name for p in paths]}
+
+
+def build_coin() -> tuple:
+    """A coin (radius 12.5 mm, 7.5 g, Mass Properties: Manual as a thin disc) on its rim, leaning 17° towards the
+    centre of a 10 cm circle, with the closed form's speed and spin for rolling on it (pem_physics.examples.
+    rolling_coin) on a table with μ = 1; returns (coin, R, Ω), not baked."""
+    new_scene()
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    sp = scene.pem
+    sp.substeps, sp.contact_model, sp.restitution, sp.contact_friction = 80, "SURFACE", 0.0, 1.0
+    _table(1.0, "COULOMB")
+    a, m, R, th = 0.0125, 0.0075, 0.1, math.radians(17.0)
+    I1, I3 = m * a * a / 4, m * a * a / 2
+    omega = math.sqrt(m * a * 9.81 * math.tan(th) / (I1 * math.sin(th) + R * (I3 / a + m * a)))
+    spin = -omega * (R + a * math.sin(th)) / a
+    scene.frame_start, scene.frame_end = 1, 1 + int(math.ceil(2 * 2 * math.pi / omega * 24))   # two turns
+    up = np.array([-math.sin(th), 0.0, math.cos(th)])                  # contact point → centre
+    k = np.array([math.cos(th), 0.0, math.sin(th)])                    # the coin's axis
+    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=0.0016, vertices=96, location=(0.0, 0.0, 0.0))
+    coin = bpy.context.object
+    coin.name = "Coin"
+    set_material(coin, material("Brass", (0.85, 0.65, 0.25, 1.0), metallic=0.9, roughness=0.3))
+    import mathutils
+
+    W = np.eye(4)
+    W[:3, :3] = np.column_stack([up, np.cross(k, up), k])
+    W[:3, 3] = (R, 0.0, a * math.cos(th))
+    coin.matrix_world = mathutils.Matrix([list(map(float, r)) for r in W])
+    p = coin.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, 0.0)
+    p.manual_inertia = (I1, I1, I3, 0.0, 0.0, 0.0)
+    p.velocity = (0.0, omega * R, 0.0)
+    p.angular_velocity = tuple(omega * np.array([0.0, 0.0, 1.0]) + spin * k)
+    item = p.contacts.add()
+    item.kind, item.axis, item.center, item.radius = "RIM", (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), a
+    bpy.context.view_layer.update()
+    return coin, R, omega
+
+
+def rolling_coin(outdir: Path) -> dict:
+    coin, R, omega = build_coin()
+    scene = bpy.context.scene
+    t0 = time.perf_counter()
+    bpy.ops.pem.simulate_bake()
+    bake_s = time.perf_counter() - t0
+    off = []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        off.append(abs(math.hypot(coin.matrix_world[0][3], coin.matrix_world[1][3]) - R))
+    stage(target=(0.0, 0.0, 0.0), distance=0.36, elevation_deg=30, azimuth_deg=-60, lens=50, ground_z=-0.05,
+          size=0.4)
+    render_settings()
+    save_blend(outdir / "rolling_coin.blend")
+    n = scene.frame_end - scene.frame_start
+    paths = render_frames(outdir, "rolling_coin", [1, 1 + n // 3, 1 + 2 * n // 3])
+    sp = scene.pem
+    return {"bake_wall_s": round(bake_s, 2), "status": sp.status, "steps": sp.last_steps,
+            "turn_period_s": round(2 * math.pi / omega, 4), "max_off_circle_m": float(max(off)),
+            "on_its_circle": bool(max(off) < 1e-3 * R), "renders": [p.name for p in paths]}
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     outdir = Path(argv[0] if argv else ROOT / "out" / "demo").resolve()
@@ -525,7 +665,8 @@ def main(argv=None):
     t0 = time.perf_counter()
     summary = {"blender": bpy.app.version_string, "three_magnet": three_magnet(ext, outdir),
                "t_handle": t_handle(ext, outdir), "gas": hard_sphere_gas(ext, outdir),
-               "newtons_cradle": newtons_cradle(outdir), "kapitza": kapitza(outdir), "magnetic_gear": gear(outdir)}
+               "newtons_cradle": newtons_cradle(outdir), "kapitza": kapitza(outdir), "magnetic_gear": gear(outdir),
+               "tippe_top": tippe_top(outdir), "rolling_coin": rolling_coin(outdir)}
     summary["total_wall_s"] = round(time.perf_counter() - t0, 1)
     (outdir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))

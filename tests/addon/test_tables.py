@@ -1,0 +1,203 @@
+"""Bodies on a table in Blender (Contacts: Rolling and Sliding): a billiard ball, a coin's rim, the tippe top's
+scene file imported and baked, the panel's refusals.
+
+Oracles: the billiard ball's closed form (it slides at −μg until t* = 2v₀/(7μg), then rolls at 5v₀/7); the core run
+of the scene file the add-on exports (simulated here by the core, not through the bake); geometry from the keyed
+world matrices alone (the rim's lowest point on the table).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
+
+from .test_addon import M, fingerprint, pem  # noqa: E402, F401
+from .test_translation import FPS, key_frames, setup_scene  # noqa: E402
+
+R = 0.03125      # BU = m: the ball's radius, dyadic (exact in single precision)
+V0 = 1.5         # m/s
+MU = 0.25
+
+
+@pytest.fixture
+def mods(pem, ext):  # noqa: F811
+    out = dict(pem)
+    for name in ("pem_addon.contacts", "pem_addon.keyframes", "pem_physics.model.scene", "pem_physics.examples"):
+        out[name] = importlib.import_module(f"{ext.__name__}.{name}")
+    return out
+
+
+def make_table(mu=MU, law="COULOMB"):
+    bpy.ops.mesh.primitive_plane_add(size=4.0, location=(0.0, 0.0, 0.0))
+    table = bpy.context.object
+    table.name = "Table"
+    w = table.pem
+    w.enabled, w.role, w.wall_shape = True, "WALL", "PLANE"
+    w.use_contact_friction, w.contact_friction, w.friction_law = True, mu, law
+    bpy.context.view_layer.update()
+    return table
+
+
+def make_ball(velocity=(V0, 0.0, 0.0)):
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=R, segments=32, ring_count=16, location=(0.0, 0.0, R))
+    ball = bpy.context.object
+    ball.name = "Ball"
+    p = ball.pem
+    p.enabled, p.role, p.translate, p.velocity = True, "FREE", True, velocity
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", 0.125, (0.0, 0.0, 0.0)
+    j = 0.4 * 0.125 * R * R
+    p.manual_inertia = (j, j, j, 0.0, 0.0, 0.0)
+    item = p.contacts.add()
+    item.center, item.radius = (0.0, 0.0, 0.0), R
+    bpy.context.view_layer.update()
+    return ball
+
+
+def surface_scene(frames=18):
+    scene = setup_scene(frames=frames)
+    sp = scene.pem
+    sp.contact_model = "SURFACE"
+    sp.contact_friction = MU          # a pair takes the smaller μ: the ball's is the scene's
+    sp.restitution = 0.0
+    return scene
+
+
+def test_billiard_ball_slides_then_rolls_in_blender(mods, tmp_path):
+    scene = surface_scene()
+    ball = make_ball()
+    make_table()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    g = 9.81                          # the scene's gravity, as the add-on reads Blender's default (9.81 in float32)
+    assert np.float32(-scene.gravity[2]) == np.float32(g)
+    mu = float(np.float32(MU))        # the panel's μ, single precision
+    v0 = float(np.float32(V0))
+    # the inertia as the panel holds it: single precision, read as the shortest decimal that is that float
+    # (what a user typing it would have typed): (2/5)MR² to 2e-8
+    I = float(str(np.float32(0.4 * 0.125 * R * R)))
+    # the slip v − Rω falls at μg(1 + MR²/I) (7μg/2 for I = (2/5)MR²); then it rolls at v₀ − μg·t*
+    t_star = v0 / (mu * g * (1 + 0.125 * R * R / I))
+    v_star = v0 - mu * g * t_star
+    assert v_star == pytest.approx(5 * v0 / 7, rel=1e-7)
+    x_star = v0 * t_star - 0.5 * mu * g * t_star ** 2
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        t = (f - 1) / FPS
+        x = v0 * t - 0.5 * mu * g * t * t if t < t_star else x_star + v_star * (t - t_star)
+        W = M(ball)
+        np.testing.assert_allclose(W[:3, 3], (x, 0.0, R), atol=1e-6, err_msg=f"frame {f}")
+    # a key where it starts to roll, between frames
+    f_star = 1 + t_star * FPS
+    assert abs(f_star - round(f_star)) > 0.01
+    assert np.min(np.abs(key_frames(mods, ball) - f_star)) < 1e-4
+    assert "surface" in scene.pem.last_method or "Rolling" in scene.pem.status, (scene.pem.last_method,
+                                                                              scene.pem.status)
+    # the exported scene (the start pose: frame 1), run by the core: the same motion
+    scene.frame_set(scene.frame_start)
+    out = tmp_path / "ball.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    sf = mods["pem_physics.io.scenefile"]
+    traj = mods["pem_physics.engine.simulate"].simulate(sf.load_scene(str(out)))
+    assert traj.events.kind == ["stick"] and traj.events.t[0] == pytest.approx(t_star, rel=1e-12)
+    wm = mods["pem_physics.io.bake"].world_matrices
+    M0 = np.eye(4)
+    M0[:3, 3] = (0.0, 0.0, R)
+    expect = wm(traj.orientation[:, 0], traj.position[:, 0], M0)
+    rec_per_frame = round((len(traj.t) - 1) / (scene.frame_end - scene.frame_start))
+    for i, f in enumerate(range(scene.frame_start, scene.frame_end + 1)):
+        scene.frame_set(f)
+        np.testing.assert_allclose(M(ball), expect[i * rec_per_frame], atol=1e-6, err_msg=f"frame {f}")
+
+
+def test_fit_rim_finds_a_coin_s_edge(mods):
+    setup_scene(frames=2)
+    a, h = 0.0125, 0.001
+    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=2 * h, vertices=64, location=(0.3, 0.0, 0.2))
+    coin = bpy.context.object
+    p = coin.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    item = p.contacts.add()
+    item.kind, item.axis, item.radius = "RIM", (0.0, 0.0, 1.0), 1.0
+    assert bpy.ops.pem.contact_fit() == {"FINISHED"}
+    assert item.radius == pytest.approx(a, rel=1e-6) and np.allclose(item.center, 0.0, atol=1e-9)
+    item.axis = (1.0, 0.0, 0.0)          # across the coin: the rim reaches its farthest vertex from that axis
+    assert bpy.ops.pem.contact_fit() == {"FINISHED"}
+    assert item.radius == pytest.approx(math.hypot(a, h), rel=1e-5)   # fits are rounded to six digits
+
+
+def test_rolling_coin_scene_imports_and_rolls_on_its_circle(mods, tmp_path):
+    """The example's coin (a rim on the table), imported and baked: its rim's lowest point stays on the table and
+    its centre on the closed-form circle, at every frame (from the keyed world matrices alone)."""
+    sf = mods["pem_physics.io.scenefile"]
+    core = mods["pem_physics.examples"].rolling_coin(turns=0.5)
+    path = tmp_path / "coin.toml"
+    sf.save_scene(core, str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    coin = bpy.data.objects["coin"]
+    assert coin.pem.contacts[0].kind == "RIM"
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, bpy.context.scene.pem.status
+    scene = bpy.context.scene
+    a, R = core.bodies[0].contacts[0].radius, 0.1
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        W = M(coin)
+        axis = W[:3, 2] / np.linalg.norm(W[:3, 2])
+        low = W[2, 3] - a * np.linalg.norm(np.array([0.0, 0.0, 1.0]) - axis[2] * axis)
+        assert abs(low) <= 1e-6, f"frame {f}: the rim is {low:g} BU off the table"
+        assert abs(math.hypot(W[0, 3], W[1, 3]) - R) <= 1e-4 * R, f"frame {f}: off the circle"
+
+
+def test_refusals_name_the_object_and_leave_the_scene_as_it_was(mods):
+    scene = surface_scene(frames=4)
+    ball = make_ball()
+    make_table()
+
+    def expect_error(match):
+        bpy.context.view_layer.update()
+        before = fingerprint()
+        with pytest.raises(RuntimeError, match=match):
+            bpy.ops.pem.simulate_bake()
+        assert fingerprint() == before
+
+    scene.pem.contact_model = "IMPACTS"
+    ball.pem.contacts[0].kind = "RIM"
+    expect_error(r"Object 'Ball' contact sphere #0 ?:? ?a rim stands on a table only in the surface contact model: "
+                 r"set Contacts: Rolling and Sliding \(Scene ▸ Magnetic Pendulum\)")
+    ball.pem.contacts[0].kind = "SPHERE"
+    bpy.data.objects["Table"].pem.friction_law = "VISCOUS"    # ignored under Impacts: nothing to refuse
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    bpy.ops.pem.clear_bake()
+    scene.pem.contact_model = "SURFACE"
+    ball.location = (0.0, 0.0, 0.5 * R)
+    expect_error(r"Object 'Ball' contact sphere #0 ?:? ?starts .* m inside 'Table': raise the body")
+    ball.location = (0.0, 0.0, R)
+    second = make_ball()
+    second.location = (1.0, 0.0, R)
+    expect_error(r"Contacts \(Scene ▸ Magnetic Pendulum\): the surface model moves one body on a table; this scene "
+                 r"moves 2")
+
+
+def test_tippe_top_scene_file_imports_and_bakes_upside_down(mods, tmp_path):
+    """The example's scene file, imported (the table with its gliding friction included) and baked: it ends
+    upside down, as the core's run of the same file does."""
+    sf = mods["pem_physics.io.scenefile"]
+    core = mods["pem_physics.examples"].tippe_top(t_end=8.0, dt=1e-3)
+    path = tmp_path / "tippe.toml"
+    sf.save_scene(core, str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    table = bpy.data.objects["table"]
+    assert table.pem.role == "WALL" and table.pem.friction_law == "VISCOUS"
+    assert bpy.context.scene.pem.contact_model == "SURFACE"
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, bpy.context.scene.pem.status
+    scene = bpy.context.scene
+    scene.frame_set(scene.frame_end)
+    top = bpy.data.objects["tippe top"]
+    assert M(top)[2, 2] < -0.99                       # its axis points down: turned over
+    traj = mods["pem_physics.engine.simulate"].simulate(sf.load_scene(str(path)))
+    assert traj.orientation[-1, 0, 2, 2] < -0.99
