@@ -243,7 +243,8 @@ def contacts_section(con) -> list:
     """Contacts on the compiled engine (issue "contacts"): scenes with impacts against the same scenes without."""
     if not con:
         return []
-    L = ["", "## Contacts on the compiled engine (`pem_physics/engine/contacts.py`, `bench/bench_contacts.py`)", "",
+    L = ["", "## Contacts on the compiled engine (`pem_physics/engine/contact/driver.py`, "
+         "`bench/bench_contacts.py`)", "",
          "The kernels check every gap after each step and look for grazing contacts (pairs apart at both ends "
          "of a step that overlap in between); in scenes whose torques do not depend on time they locate and "
          "resolve the common impacts themselves (Brent's search on trial steps, the impulse sweeps, the event "

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 from _common import report
 
-from pem_physics.engine.particles import Ball, simulate_particles
-from pem_physics.engine.walls import Cylinder
+from pem_physics.engine.contact.particles import Ball, simulate_particles
+from pem_physics.engine.contact.walls import Cylinder
 
 
 def predicted(R: float, g: float, v0: float) -> dict:

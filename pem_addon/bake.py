@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pem_physics.engine import checks, surface_scene
-from ..pem_physics.engine import contacts as contact_driver
+from ..pem_physics.engine import checks
+from ..pem_physics.engine.contact import driver as contact_driver
+from ..pem_physics.engine.contact import surface_scene
 from ..pem_physics.engine.integrators import check_available, make_integrator
 from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
@@ -135,7 +136,7 @@ def impact_keys(plan: Plan, traj: Trajectory, t_keys: np.ndarray) -> tuple[np.nd
     """(times (K,) s, orientations (K,B,3,3), centres (K,B,3) m) of the impacts that get keys of their own:
     one per impact instant (simultaneous impacts of a resolution share one), none within
     :data:`MIN_IMPACT_KEY_GAP` frames of a regular key at ``t_keys`` (s) or of another impact key. The poses
-    are the core's, at the located impact time (:attr:`pem_physics.engine.contacts.EventLog.orientation` and
+    are the core's, at the located impact time (:attr:`pem_physics.engine.contact.driver.EventLog.orientation` and
     ``.position``: a translating body's centre there, the kink of its path)."""
     ev = traj.events
     B = traj.orientation.shape[1]

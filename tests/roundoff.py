@@ -79,7 +79,7 @@ def nudged(direction: int = +1, package: str = "pem_physics"):
     against these wrappers). ``package``: the pem_physics whose engine is patched (the add-on tests name the
     installed extension's copy)."""
     integrators = importlib.import_module(f"{package}.engine.integrators")
-    contacts = importlib.import_module(f"{package}.engine.contacts")
+    contacts = importlib.import_module(f"{package}.engine.contact.driver")
     Splitting, PemScheme = integrators.Splitting, integrators.PemScheme
     saved = [(np, name, getattr(np, name)) for name in TRANSCENDENTALS] + [
         (integrators, "evaluate", integrators.evaluate), (contacts, "resolve_contacts", contacts.resolve_contacts),

@@ -155,7 +155,7 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
     The grazing constants (:class:`.contacts.SpeedBounds`) need the orientations U (B,3,3) (user's body axes)
     and hinge inertias J (B,) of a state of the run.
     """
-    from . import walls as wallmod
+    from .contact import walls as wallmod
     C, W = len(contacts.radius), len(contacts.walls)
     N, B = EVENT_CAPACITY, len(axes)
     owner = np.array(contacts.owner, dtype=np.int64)

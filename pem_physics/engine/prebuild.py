@@ -14,7 +14,7 @@ from .compiled import Runner
 def probes():
     """(entry, args) of a single-scene kernel call of each entry, for :func:`.aot.build` to take the types from."""
     from ..examples import build as example
-    from .contacts import ContactModel
+    from .contact.driver import ContactModel
     from .integrators import make_integrator
     from .system import compile_system
 

@@ -143,7 +143,7 @@ class Trajectory:
     #: (..., R) J: the work the drivers (driven magnets, moving pivots, a rotating field) did on the bodies since
     #: the start, summed by the integrator's own kicks (numpy splitting runs); None where not summed
     driver_work: np.ndarray | None = None
-    #: contact scenes: impacts (:class:`~pem_physics.engine.contacts.EventLog`) and the kinetic energy (J) they
+    #: contact scenes: impacts (:class:`~pem_physics.engine.contact.driver.EventLog`) and the kinetic energy (J) they
     #: took up to each record (R,); None for scenes without contacts
     events: object | None = None
     impact_loss: np.ndarray | None = None
@@ -305,7 +305,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
 
     warnings = checks.preflight(scene, system)  # raises on scenes whose run would mean nothing
     if scene.contact_model == "surface":
-        from . import surface_scene
+        from .contact import surface_scene
 
         if ensemble is not None:
             raise ValidationError("ensemble", "scenes with contact_model = \"surface\" run one member at a time")
@@ -316,7 +316,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         return traj
     contacts = None
     if scene.has_contacts:
-        from . import contacts as contact_mod
+        from .contact import driver as contact_mod
 
         contact_mod.check_method(settings.method)
         if ensemble is not None:
@@ -403,7 +403,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
         translating=system.translating.copy(), **arrays)
     if contacts is not None:
-        traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contacts.py)"
+        traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contact/driver.py)"
                                  + ("; the steps between them on the compiled engine, which also takes the "
                                     "frictionless impacts that do not settle (engine/kernels.py)"
                                     if engine == "numba" else ""))

@@ -69,7 +69,7 @@ class Container:
     - ``planes`` (P, d + 1): extra flat walls (a piston, a divider), each row (n, h) with n (d,) the unit
       normal pointing into the gas (walls.Plane's convention) and the gas on the side n · x ≥ h + r.
 
-    Geometry follows :mod:`pem_physics.engine.walls` (the gap of a particle is its signed distance to the
+    Geometry follows :mod:`pem_physics.engine.contact.walls` (the gap of a particle is its signed distance to the
     wall, positive inside); :meth:`from_walls` converts its Plane, Sphere and Cylinder objects.
     Wall ids (event logs j = −1 − id, ``wall_impulse``): 2a and 2a + 1 the box faces x_a = 0 and
     x_a = L_a (faces a curved wall replaces never see a hit), then 2d the sphere or cylinder (when
@@ -250,7 +250,7 @@ class Container:
 
     @classmethod
     def from_walls(cls, walls, d: int = 3) -> Container:
-        """A container from :mod:`pem_physics.engine.walls` objects (duck-typed, not imported): at most one
+        """A container from :mod:`pem_physics.engine.contact.walls` objects (duck-typed, not imported): at most one
         inside Sphere or Cylinder (its direction along a box axis) and any number of Plane walls (normal
         into the gas). Their 3-vectors are cut to d components (in 2D their third must be 0)."""
         kind, centre, radius, axis, planes = "box", None, 0.0, 0, []

@@ -130,7 +130,7 @@ class ContactRim:
 
 #: How contacts are simulated: ``impacts`` (the contact driver: impacts between any bodies and walls, resting
 #: contacts held frictionless) or ``surface`` (one free body on one plane wall in persistent contact that slides,
-#: rolls and lifts off with friction: :mod:`pem_physics.engine.surface`).
+#: rolls and lifts off with friction: :mod:`pem_physics.engine.contact.surface`).
 CONTACT_MODELS = ("impacts", "surface")
 #: A wall's friction law in the surface model: Coulomb's (μ dimensionless) or the tippe-top literature's gliding
 #: friction F = −μ N u_t (μ in s/m).
@@ -159,7 +159,7 @@ WALL_KINDS = ("plane", "sphere", "cylinder", "box")
 
 @dataclass(frozen=True)
 class StaticWall:
-    """A static wall for contact spheres (theory §7, :mod:`pem_physics.engine.walls`), SI units.
+    """A static wall for contact spheres (theory §7, :mod:`pem_physics.engine.contact.walls`), SI units.
 
     kind ``plane``: through ``point`` (3,) m with ``normal`` (3,) into the allowed side;
     ``sphere``: ``center`` (3,) m, ``radius`` m; ``cylinder``: axis through ``point`` along

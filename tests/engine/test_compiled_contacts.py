@@ -1,5 +1,5 @@
-"""Contact scenes on the compiled engine (kernels step between impacts, engine/contacts.run_compiled) against the
-numpy contact driver alone (engine/contacts.run, compiled.ENABLED = False).
+"""Contact scenes on the compiled engine (kernels step between impacts, engine/contact/driver.run_compiled) against the
+numpy contact driver alone (engine/contact/driver.run, compiled.ENABLED = False).
 
 Oracles:
 - the numpy-only run: the kernels' steps are the numpy steps to rounding and every impact step is the numpy
@@ -20,7 +20,8 @@ import pytest
 from test_contact_sim import CRADLE, body_energy, cradle_oracle
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled, contacts, prebuild
+from pem_physics.engine import compiled, prebuild
+from pem_physics.engine.contact import driver as contacts
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.system import compile_system
 from pem_physics.model.scene import Body, ContactSphere, Dipole, RotatingField, StaticWall

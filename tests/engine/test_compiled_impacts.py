@@ -1,5 +1,5 @@
 """Impact steps taken inside the compiled kernels (kernels._resolve_impacts and the impact search of
-kernels._member_splitting) against the numpy contact driver alone (engine/contacts.run, compiled.ENABLED = False).
+kernels._member_splitting) against the numpy contact driver alone (engine/contact/driver.run, compiled.ENABLED = False).
 
 Oracles:
 - the numpy-only run: the kernel's impact step is a port of contacts._advance_step (Brent on the same trial
@@ -25,7 +25,8 @@ from test_compiled_contacts import assert_same_run, both, numpy_runs
 from test_contact_sim import CRADLE
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled, contacts
+from pem_physics.engine import compiled
+from pem_physics.engine.contact import driver as contacts
 from pem_physics.model.scene import StaticWall
 
 from roundoff import assert_follows, pick

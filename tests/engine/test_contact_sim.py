@@ -1,6 +1,6 @@
 """Contacts between pendulums through simulate(): Newton's cradle, pendulums striking pendulums and walls.
 
-Oracles, derived here independently of pem_physics.engine.impulses:
+Oracles, derived here independently of pem_physics.engine.contact.impulses:
 - a ball on a string hinged about y is a physical pendulum, J = (2/5) m r² + m L² about the pivot; released
   at rest from θ₀ it reaches the bottom after a quarter period T/4 = √(J/(m g L)) K(sin²(θ₀/2)) (scipy's
   complete elliptic integral) with ω_in = √(2 m g L (1 − cos θ₀)/J) (energy);

@@ -1,4 +1,4 @@
-"""Event location (engine/events.py): Brent to round-off on the chosen side, first crossings, grazing dips."""
+"""Event location (engine/contact/events.py): Brent to round-off on the chosen side, first crossings, grazing dips."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pem_physics.engine.events import brent, first_crossing
+from pem_physics.engine.contact.events import brent, first_crossing
 
 from budget import property_settings
 

@@ -1,4 +1,4 @@
-"""Grazing contacts: surfaces that overlap only in the middle of a step, both step ends apart (engine/contacts.py,
+"""Grazing contacts: surfaces that overlap only in the middle of a step, both step ends apart (engine/contact/driver.py,
 ``_dips``, and the compiled kernels' copy of its check, ``kernels._grazing``, which hands such a step to that
 driver). Every test runs twice through simulate(): on the numpy contact driver (compiled.ENABLED = False) and on
 the compiled engine (the kernels step between impacts).
@@ -26,7 +26,8 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from pem_physics import simulate
-from pem_physics.engine import compiled, contacts, integrators
+from pem_physics.engine import compiled, integrators
+from pem_physics.engine.contact import driver as contacts
 from pem_physics.model.inertia import Sphere
 from pem_physics.model.scene import Body, ContactSphere, Scene, Settings, StaticWall
 

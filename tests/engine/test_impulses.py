@@ -1,4 +1,4 @@
-"""Contact impulses (engine/impulses.py) against balances derived here: momentum + restitution for free spheres,
+"""Contact impulses (engine/contact/impulses.py) against balances derived here: momentum + restitution for free spheres,
 angular-impulse balances about each pivot for pendulums, Newton's cradle by pairwise sweeps."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pem_physics.engine.impulses import Contact, ContactBody, contact_impulse, resolve_contacts
+from pem_physics.engine.contact.impulses import Contact, ContactBody, contact_impulse, resolve_contacts
 from pem_physics.errors import ValidationError
 
 from budget import property_settings

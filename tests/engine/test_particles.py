@@ -1,4 +1,4 @@
-"""The sphere simulator (engine/particles.py) against closed forms derived here: lift-off from a circular track
+"""The sphere simulator (engine/contact/particles.py) against closed forms derived here: lift-off from a circular track
 (the seed check of theory §7), the bouncing ball and its Zeno rest time, two-sphere impacts, Newton's cradle."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pem_physics.engine.particles import Ball, simulate_particles
-from pem_physics.engine.walls import Cylinder, Plane, UserWall
+from pem_physics.engine.contact.particles import Ball, simulate_particles
+from pem_physics.engine.contact.walls import Cylinder, Plane, UserWall
 from pem_physics.errors import ValidationError
 
 from budget import property_settings

@@ -1,4 +1,4 @@
-"""A rigid body on a table (pem_physics.engine.surface): closed forms, invariants and finite differences.
+"""A rigid body on a table (pem_physics.engine.contact.surface): closed forms, invariants and finite differences.
 
 Every check is independent of the code: the billiard ball's sliding-to-rolling closed form, Jellett's integral, the
 turning points of a top's nutation on a smooth table from its conserved quantities, the constraint force against a
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from pem_physics.engine.surface import (
+from pem_physics.engine.contact.surface import (
     APART,
     ROLLING,
     SLIDING,

@@ -1,4 +1,4 @@
-"""Walls (engine/walls.py): every gradient, Hessian and time derivative against central finite differences,
+"""Walls (engine/contact/walls.py): every gradient, Hessian and time derivative against central finite differences,
 gaps against closed-form distances, zero gradients and bad input named."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pem_physics.engine import walls as W
+from pem_physics.engine.contact import walls as W
 from pem_physics.errors import SimulationError, ValidationError
 
 from budget import property_settings

@@ -1,5 +1,5 @@
 """Containers of the hard-sphere gas (pem_physics/gas/state.py Container): a sphere (a circle in 2D), a
-cylinder and extra plane walls — geometry against pem_physics/engine/walls.py, placement, the compiled
+cylinder and extra plane walls — geometry against pem_physics/engine/contact/walls.py, placement, the compiled
 engine against the numpy reference, conservation, containment, and the wall pressure against the
 ideal gas and Carnahan–Starling."""
 
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from pem_physics.engine import walls
+from pem_physics.engine.contact import walls
 from pem_physics.errors import ValidationError
 from pem_physics.gas import edmd, measure
 from pem_physics.gas.reference import exit_time, run_reference

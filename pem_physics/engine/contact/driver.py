@@ -80,11 +80,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import SimulationError, ValidationError
+from ...errors import SimulationError, ValidationError
+from ..torques import evaluate
 from . import walls as wallmod
 from .events import brent
 from .impulses import Contact, ContactBody, resolve_contacts
-from .torques import evaluate
 
 #: Integrators the contact driver can restart with a step of any length.
 CONTACT_METHODS = ("splitting4", "splitting2")
@@ -948,7 +948,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     """
     import time as _time
 
-    from . import compiled
+    from .. import compiled
 
     log = EventLog()
     dt = integ.dt

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import SimulationError, ValidationError
+from ...errors import SimulationError, ValidationError
 from . import events
 from .impulses import Contact, ContactBody, check_restitution, resolve_contacts
 from .walls import Offset, Plane, Wall

@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import SimulationError, ValidationError
+from ...errors import SimulationError, ValidationError
 
 _ZERO3 = np.zeros(3)
 _ZERO33 = np.zeros((3, 3))

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import SimulationError, ValidationError
-from ..model.inertia import pseudo_inverse
+from ...errors import SimulationError, ValidationError
+from ...model.inertia import pseudo_inverse
 
 KINDS = ("free", "pendulum", "fixed")
 

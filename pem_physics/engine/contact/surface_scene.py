@@ -20,11 +20,11 @@ import time as _time
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..model.rotations import orientation_to_quat, orthonormality_error
-from ..model.scene import ContactRim
+from ...errors import ValidationError
+from ...model.rotations import orientation_to_quat, orthonormality_error
+from ...model.scene import ContactRim
 from . import surface as sf
-from .contacts import EventLog, item_coefficients, pair_coefficients
+from .driver import EventLog, item_coefficients, pair_coefficients
 
 INFO = ("persistent contact on the table — sliding, rolling, lift-off located to round-off, impacts — by the "
         "surface model's second-order splitting (engine/surface.py); settings.method is not used")

@@ -64,11 +64,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import SimulationError, ValidationError
+from ...errors import SimulationError, ValidationError
+from ..integrators import free_turn, free_turn_plan
+from ..system import principal_frame
 from .events import brent
 from .impulses import ContactBody, check_restitution, compute_impulse
-from .integrators import free_turn, free_turn_plan
-from .system import principal_frame
 
 APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
 MODES = (APART, SLIDING, ROLLING)
