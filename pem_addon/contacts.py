@@ -70,13 +70,32 @@ def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: f
             raise AddonError(f"Object '{obj.name}' contact sphere #{k}: radius must be > 0 (got {r:g})")
         s = _uniform_scale(obj, M, f"contact sphere #{k}")
         if c.kind == "RIM":
+            _check_rim_on_body(obj, k, adapters.exact(c, "center"), adapters.exact(c, "axis"), r)
             a = S @ adapters.exact(c, "axis")
-            if not np.linalg.norm(a) > 0:
-                raise AddonError(f"Object '{obj.name}' contact rim #{k}: its axis is zero; give the rim's normal")
             out.append(ContactRim(S @ adapters.exact(c, "center") + offset, a / np.linalg.norm(a), unit * s * r))
         else:
             out.append(ContactSphere(S @ adapters.exact(c, "center") + offset, unit * s * r))
     return tuple(out)
+
+
+#: A rim may reach out of the object's bounding box by this fraction of the box's largest dimension.
+RIM_REACH_RTOL = 0.01
+
+
+def _check_rim_on_body(obj, k: int, center: np.ndarray, axis: np.ndarray, r: float) -> None:
+    """AddonError unless rim k (object coordinates) has an axis and lies on the object: its circle inside the
+    object's bounding box (within RIM_REACH_RTOL of its size) — a rim off the body would hold it up on nothing."""
+    if not np.linalg.norm(axis) > 0:
+        raise AddonError(f"Object '{obj.name}' contact rim #{k}: its axis is zero; give the rim's normal")
+    a = axis / np.linalg.norm(axis)
+    reach = r * np.sqrt(np.clip(1.0 - a * a, 0.0, 1.0))     # the circle's half-extent along each object axis
+    c, h = _local_box(obj)
+    tol = RIM_REACH_RTOL * 2 * float(h.max())
+    out = np.maximum(np.abs(center - c) + reach - h, 0.0)
+    if obj.type in ("MESH", "CURVE", "SURFACE", "FONT", "META") and np.any(out > tol):
+        raise AddonError(f"Object '{obj.name}' contact rim #{k} (radius {r:g}) reaches {float(out.max()):.3g} beyond "
+                         "the object's mesh: a rim off the body would hold it up on nothing; Fit Contact fits it "
+                         "to the mesh's edge")
 
 
 def _local_box(obj) -> tuple[np.ndarray, np.ndarray]:

@@ -129,6 +129,29 @@ def test_fit_rim_finds_a_coin_s_edge(mods):
     assert item.radius == pytest.approx(math.hypot(a, h), rel=1e-5)   # fits are rounded to six digits
 
 
+def test_a_rim_off_the_body_is_refused(mods):
+    surface_scene(frames=4)
+    make_table()
+    a = 0.0125
+    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=0.002, vertices=64, location=(0.0, 0.0, 0.03),
+                                        rotation=(math.pi / 2, 0.0, 0.0))
+    coin = bpy.context.object
+    coin.name = "Coin"
+    p = coin.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    item = p.contacts.add()
+    item.kind, item.axis, item.radius = "RIM", (0.0, 0.0, 1.0), 2 * a
+    bpy.context.view_layer.update()
+    before = fingerprint()
+    with pytest.raises(RuntimeError, match=r"Object 'Coin' contact rim #0 \(radius 0\.025\) reaches 0\.0125 beyond "
+                                           r"the object's mesh"):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == before
+    item.axis = (0.0, 0.0, 0.0)
+    with pytest.raises(RuntimeError, match=r"Object 'Coin' contact rim #0: its axis is zero"):
+        bpy.ops.pem.simulate_bake()
+
+
 def test_rolling_coin_scene_imports_and_rolls_on_its_circle(mods, tmp_path):
     """The example's coin (a rim on the table), imported and baked: its rim's lowest point stays on the table and
     its centre on the closed-form circle, at every frame (from the keyed world matrices alone)."""
@@ -201,3 +224,24 @@ def test_tippe_top_scene_file_imports_and_bakes_upside_down(mods, tmp_path):
     assert M(top)[2, 2] < -0.99                       # its axis points down: turned over
     traj = mods["pem_physics.engine.simulate"].simulate(sf.load_scene(str(path)))
     assert traj.orientation[-1, 0, 2, 2] < -0.99
+
+
+def test_a_table_bake_reports_progress_stops_when_asked_and_esc_changes_nothing(mods):
+    from .test_cancel import _Context, _Event, _operator, _Recorder
+
+    surface_scene(frames=48)                        # 768 steps: progress every 256
+    make_ball()
+    make_table()
+    add_bake = mods["pem_addon.bake"]
+    plan = add_bake.prepare(bpy.context)
+    seen = []
+    traj = add_bake.run(plan, progress=seen.append, stop=lambda: len(seen) >= 1)
+    assert not traj.complete and seen == [pytest.approx(1 / 3)] and traj.t[-1] < 0.75 * 48 / FPS
+    before = fingerprint()
+    wm, op = _Recorder(), _operator(mods["pem_addon.operators"])
+    ctx = _Context(wm)
+    assert op.invoke(ctx, None) == {"RUNNING_MODAL"}
+    assert op.modal(ctx, _Event("ESC")) == {"CANCELLED"}
+    op._thread.join(timeout=60)
+    assert op.reports == [({"WARNING"}, "Bake cancelled; nothing was changed")]
+    assert fingerprint() == before
