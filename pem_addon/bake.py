@@ -322,7 +322,7 @@ def _store_diagnostics(scene, traj: Trajectory, warnings: list) -> None:
     sp.last_wall_time = traj.wall_time
     sp.last_energy_drift = traj.energy_drift()
     sp.last_energy_error = traj.energy_balance()
-    sp.last_friction_loss = traj.friction_loss()
+    sp.last_friction_loss = traj.friction_loss() + traj.contact_loss()
     sp.last_warnings = "\n".join(warnings)
     sp.last_orthonormality = float(np.max(traj.orthonormality))
     sp.last_energy = (float(E[0]), float(E[-1]))

@@ -294,7 +294,8 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     last_energy_error: FloatProperty(name="Integration Error", precision=10,
                                      description="Energy balance: max |E(t) + friction work − E(0)| / energy scale")
     last_friction_loss: FloatProperty(name="Friction Loss", precision=10,
-                                      description="Energy taken by pivot friction by the end / energy scale")
+                                      description="Energy taken by pivot friction and by contacts (impacts, a "
+                                                  "table's friction) by the end / energy scale")
     last_warnings: StringProperty(name="Warnings", description="Plausibility warnings of the last bake (one per line)")
     last_orthonormality: FloatProperty(name="Orthonormality Error", precision=16)
     last_energy: FloatVectorProperty(name="Energy", size=2, description="Total energy at start and end, J")

@@ -188,7 +188,7 @@ def draw_scene(layout, context):
         box.label(text=sp.status, icon="INFO")
         box.label(text=f"Integration error (energy balance): {sp.last_energy_error:.3g}   "
                        f"‖UUᵀ−I‖: {sp.last_orthonormality:.2g}")
-        box.label(text=f"Friction loss: {sp.last_friction_loss:.3g} of the energy")
+        box.label(text=f"Friction and contacts took {sp.last_friction_loss:.3g} of the energy")
         for line in sp.last_warnings.splitlines():
             box.label(text=line, icon="ERROR")
     row = layout.row(align=True)

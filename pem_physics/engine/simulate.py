@@ -198,6 +198,13 @@ class Trajectory:
             return 0.0
         return float(np.max(self.friction_work[..., -1:] / self._energy_scale()))
 
+    def contact_loss(self) -> float:
+        """Energy taken by contacts — impacts, resting contacts, a table's friction — by the last record, relative to
+        the energy scale (0 for scenes without contacts)."""
+        if self.impact_loss is None:
+            return 0.0
+        return float(np.max(self.impact_loss[..., -1:] / self._energy_scale()))
+
     def member(self, e: int) -> Trajectory:
         """One ensemble member as a single-scene trajectory."""
         if not self.ensemble:

@@ -96,6 +96,9 @@ def test_billiard_ball_slides_then_rolls_in_blender(mods, tmp_path):
     assert np.min(np.abs(key_frames(mods, ball) - f_star)) < 1e-4
     assert "surface" in scene.pem.last_method or "Rolling" in scene.pem.status, (scene.pem.last_method,
                                                                               scene.pem.status)
+    # the panel says what the cloth took: (2/7)·½Mv₀², of the start's energy ½Mv₀² + MgR
+    ke = 0.5 * 0.125 * v0 ** 2
+    assert scene.pem.last_friction_loss == pytest.approx(2 / 7 * ke / (ke + 0.125 * g * R), rel=1e-6)
     # the exported scene (the start pose: frame 1), run by the core: the same motion
     scene.frame_set(scene.frame_start)
     out = tmp_path / "ball.toml"
