@@ -163,6 +163,8 @@ class TableBody:
         self.r = np.array(r)                         # (S,) radii
         self.rim_axis = np.array(k)                  # (S,3) rims' unit axes in principal coordinates (0: a sphere)
         self.rim = np.linalg.norm(self.rim_axis, axis=1) > 0
+        #: m: how far the shapes reach from the centre of mass (the length in the speed and energy scales)
+        self.reach = float(np.max(self.r + np.linalg.norm(self.b, axis=1)))
 
     def frame(self, orientation) -> np.ndarray:
         """The principal frame Q (rows: principal axes, lab) of a body whose body axes are the rows of
@@ -279,7 +281,7 @@ class Surface:
 
     def speed_scale(self, st: State) -> float:
         w = self.W(st.Q) @ st.L
-        r = float(np.max(self.body.r + np.linalg.norm(self.body.b, axis=1)))  # reach of the shapes
+        r = self.body.reach
         return float(np.linalg.norm(st.v) + np.linalg.norm(w) * r + np.sqrt(np.linalg.norm(self.g) * r))
 
     def energy(self, st: State) -> float:
@@ -321,15 +323,20 @@ class Surface:
         if mode == ROLLING:
             return -np.linalg.solve(K, a0)
         D = n + self.friction_vector(st, u)
-        den = float(n @ K @ D)
+        return (-float(n @ a0) / self._normal_mass(K, D, st.t)) * D
+
+    def _normal_mass(self, K, D, t: float) -> float:
+        """n·K·D (kg⁻¹): how a force N·D at the contact point moves it along the normal; SimulationError when not
+        positive (Painlevé's paradox: no force of the friction law keeps the contact)."""
+        den = float(self.table.normal @ K @ D)
         if not den > 0:
             raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: friction μ = {self.table.mu:g} leaves "
-                                  "no normal force that keeps the contact (Painlevé's paradox)", time=st.t,
+                                  "no normal force that keeps the contact (Painlevé's paradox)", time=t,
                                   body=self.body.name)
-        return (-float(n @ a0) / den) * D
+        return den
 
     # --- the step ----------------------------------------------------------------------------------
-    def _impulse(self, x, v, L, Q, rho, W, J):
+    def _impulse(self, v, L, rho, W, J):
         """(v, L, work_n, work_t) after the impulse J at the lever arm ρ; the works J·(u⁻+u⁺)/2 split."""
         n = self.table.normal
         w0 = W @ L
@@ -350,10 +357,10 @@ class Surface:
             Q = free_turn(st.Q[None, None], st.L[None, None], h, self.body.plan)[0, 0]
             v = v + 0.5 * h * self.g
             return State(st.t + h, x, v, st.L.copy(), Q, APART, -1, st.slip.copy()), 0.0, 0.0
-        n, mu = self.table.normal, self.table.mu
+        n = self.table.normal
         k = st.shape
         M = self.body.mass
-        C, rho, W, w, u, _ = self.contact(st)
+        _, rho, W, w, _, _ = self.contact(st)
         v0 = st.v + 0.5 * h * self.g
         u = v0 + _cross(w, rho)
         F = self.force(st)
@@ -387,11 +394,11 @@ class Surface:
         lam = lb
         J1 = lam * D + Jt
         _, x1, Q1, L1 = land(lam)
-        v1, _, wn1, wt1 = self._impulse(st.x, v0, st.L, st.Q, rho, W, J1)
+        v1, _, wn1, wt1 = self._impulse(v0, st.L, rho, W, J1)
         # kick 2 at the new contact point
         v2 = v1 + 0.5 * h * self.g
         mid = State(st.t + h, x1, v2, L1, Q1, st.mode, k, st.slip.copy())
-        C2, rho2, W2, w2, u2, _ = self.contact(mid)
+        _, rho2, W2, _, u2, _ = self.contact(mid)
         K2 = self.K(W2, rho2)
         if st.mode == ROLLING:
             J2 = -np.linalg.solve(K2, u2)
@@ -400,13 +407,8 @@ class Surface:
             # a Coulomb slip that reverses within the step keeps the first kick's direction: the step then ends past
             # the stick, where the stick event finds it (turning the friction round would hold the slip still)
             D2 = n + (f2 if self.table.friction == "viscous" or f2 @ f1 >= 0 else f1)
-            den = float(n @ K2 @ D2)
-            if not den > 0:
-                raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: friction μ = {mu:g} leaves no "
-                                      "normal force that keeps the contact (Painlevé's paradox)", time=mid.t,
-                                      body=self.body.name)
-            J2 = (-float(n @ u2) / den) * D2
-        v3, L3, wn2, wt2 = self._impulse(x1, v2, L1, Q1, rho2, W2, J2)
+            J2 = (-float(n @ u2) / self._normal_mass(K2, D2, mid.t)) * D2
+        v3, L3, wn2, wt2 = self._impulse(v2, L1, rho2, W2, J2)
         mid.v, mid.L = v3, L3
         return mid, wn1 + wn2, wt1 + wt2
 
@@ -414,9 +416,8 @@ class Surface:
         """J: the kinetic energy plus M|g| times the reach of the shapes (what a step's energy error is measured
         against)."""
         w = self.W(st.Q) @ st.L
-        reach = float(np.max(self.body.r + np.linalg.norm(self.body.b, axis=1)))
         return float(0.5 * self.body.mass * st.v @ st.v + 0.5 * st.L @ w
-                     + self.body.mass * np.linalg.norm(self.g) * reach)
+                     + self.body.mass * np.linalg.norm(self.g) * self.body.reach)
 
     def advance(self, st: State, h: float, depth: int = 0, scale: float | None = None):
         """:meth:`step` of length h, taken as two halves (recursively) while its energy balance — zero for the
