@@ -12,7 +12,7 @@ set -euo pipefail
 py="$1"; shift
 files=(tests/engine/test_compiled.py tests/engine/test_lanes.py tests/engine/test_scalar.py
        tests/engine/test_compiled_contacts.py tests/engine/test_compiled_translation.py
-       tests/engine/test_compiled_impacts.py tests/engine/test_roundoff.py)
+       tests/engine/test_compiled_impacts.py tests/engine/test_roundoff.py tests/engine/test_surface_compiled.py)
 off="$(env -u NPY_DISABLE_CPU_FEATURES "$py" tests/roundoff.py)"
 version="$("$py" -c 'import numpy; print(numpy.__version__)')"
 if [[ -z "$off" ]]; then

@@ -48,17 +48,23 @@ except ImportError:
         from hashlib import sha256
 
 #: The entries of a build and the kernels they export: a contact scene's splitting kernel is an entry of its
-#: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code); the
-#: hard-sphere gas engine's two kernels once per case (``gas_build_3d``, ``gas_advance_3d_gravity``, …:
+#: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code); a body on a
+#: table's run (``surface``: :func:`.contact.surface_kernels.run_chunk`); the hard-sphere gas engine's two kernels
+#: once per case (``gas_build_3d``, ``gas_advance_3d_gravity``, …:
 #: :data:`pem_physics.gas.edmd.CASES`).
 ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
 #: The kernels' source files: a build is keyed on them (:func:`key`).
-SOURCES = ("engine/kernels.py", "engine/compiled.py", "engine/aot.py", "gas/edmd.py", "gas/edmd_kernels.py")
+SOURCES = ("engine/kernels.py", "engine/compiled.py", "engine/aot.py", "gas/edmd.py", "gas/edmd_kernels.py",
+           "engine/contact/surface_kernels.py", "engine/contact/surface_layout.py")
 
 
 def kernel(kind: str):
-    """The numba dispatcher an entry compiles: a single-scene kernel (:data:`ENTRIES`) or a gas kernel
-    (``gas_build_<case>``, ``gas_advance_<case>``)."""
+    """The numba dispatcher an entry compiles: a single-scene kernel (:data:`ENTRIES`), the table's (``surface``) or
+    a gas kernel (``gas_build_<case>``, ``gas_advance_<case>``)."""
+    if kind == "surface":
+        from .contact import surface_kernels
+
+        return surface_kernels.run_chunk
     if kind.startswith("gas_"):
         from ..gas import edmd_kernels
 

@@ -28,7 +28,22 @@ def probes():
     integ = make_integrator("splitting4", system, scene.settings.dt, system.U0[None], system.omega0[None])
     integ.contacts = ContactModel(scene, system)
     yield Runner(integ, 1e-6, 1000).member_call([0])
+    yield "surface", surface_probe()
     yield from gas_probes()
+
+
+def surface_probe() -> tuple:
+    """The arguments of one call of the table's kernel (:func:`.contact.surface.run_compiled`'s)."""
+    import numpy as np
+
+    from ..examples import build as example
+    from .contact import surface as sf
+    from .contact import surface_layout as lay
+    from .contact.surface_scene import model
+
+    surface, state, _ = model(example("tippe-top").checked())
+    return (sf.model_arrays(surface), sf.state_vector(state), np.zeros(3), 0, 1, 1, 0.0, 1e-3, 1,
+            np.zeros((3, lay.NSTATE + 4)), 1, np.zeros((sf.EVENT_CAPACITY, 21)), 0, np.zeros(3))
 
 
 def gas_probes():
@@ -64,7 +79,7 @@ def build(where=None, force: bool = False, log=print):
 def warm() -> None:
     """Run each kernel a Blender bake or gas build uses once under numba's JIT, so that it is compiled and cached
     (the add-on's background warm-up on platforms without a build made ahead of time): splitting4 and pem-rk4 on
-    a single scene, splitting4 with contacts, the gas engine's 3D walls and periodic cases."""
+    a single scene, splitting4 with contacts, a body on a table, the gas engine's 3D walls and periodic cases."""
     from ..examples import build as example
     from ..gas import edmd
     from ..gas.state import make_gas
@@ -74,6 +89,7 @@ def warm() -> None:
     for method in ("splitting4", "pem-rk4"):
         simulate(scene, method=method, t_end=0.01)
     simulate(example("newtons-cradle"), t_end=0.01)
+    simulate(example("tippe-top"), t_end=0.01)
     if edmd.available():
         for periodic in (False, True):
             edmd.make_engine(make_gas(32, 0.1, 3, seed=0, periodic=periodic)).advance(0.1, 1000)

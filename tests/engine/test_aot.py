@@ -68,14 +68,27 @@ def test_build_runs_translating_scenes_bit_for_bit(method, build_dir, monkeypatc
             np.testing.assert_array_equal(np.array(jit.events.impulse), np.array(ahead.events.impulse))
 
 
+@pytest.mark.parametrize("name", ["billiard-ball", "tippe-top"])
+def test_build_runs_a_body_on_a_table_bit_for_bit(name, build_dir, monkeypatch):
+    """The table's kernel (engine/contact/surface_kernels.py) is an entry of the build too."""
+    scene = examples.build(name)
+    jit = run(scene, monkeypatch, None, "splitting4")
+    ahead = run(scene, monkeypatch, build_dir, "splitting4")
+    assert jit.info["kernels"] == "jit" and ahead.info["kernels"] == "ahead-of-time"
+    for k in ("t", "position", "velocity", "orientation", "angular_momentum", "impact_loss"):
+        assert np.array_equal(getattr(jit, k), getattr(ahead, k)), k
+    assert jit.events.t == ahead.events.t and jit.events.kind == ahead.events.kind
+
+
 def test_a_run_on_the_build_does_not_import_numba(build_dir, tmp_path):
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
             "from pem_physics import examples, simulate\n"
-            "tr = simulate(examples.build('three-magnet'), t_end=0.05)\n"
-            "print(tr.info['engine'], tr.info['kernels'], 'numba' in sys.modules)\n")
+            "for name in ('three-magnet', 'billiard-ball'):\n"
+            "    tr = simulate(examples.build(name), t_end=0.05)\n"
+            "    print(tr.info['engine'], tr.info['kernels'], 'numba' in sys.modules)\n")
     env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["numba", "ahead-of-time", "False"]
+    assert out.stdout.split() == ["numba", "ahead-of-time", "False"] * 2
 
 
 def test_ensembles_keep_the_jit_kernels(build_dir, monkeypatch):

@@ -258,16 +258,21 @@ def test_bad_input_is_named():
         TableBody(1.0, np.eye(3), [], "rod")
 
 
-def test_painleve_configuration_is_reported_with_its_time():
-    """A rod leaning at 45° on its end, sliding so that friction lifts it, with μ > (1 + 3cos²θ)/(3 sinθ cosθ)
-    = 5/3: no normal force keeps the contact."""
+def leaning_rod():
+    """A rod (1 kg, 1 m) leaning at 45° on its end (a small sphere): (body, x, orientation)."""
     m, half = 1.0, 0.5
     I = m * half ** 2 / 3
     body = TableBody(m, np.diag([I, I, 1e-6 * I]), [ContactSphere((0, 0, -half), 1e-4)], "rod")
     th = np.pi / 4
     U = np.array([[0, 1.0, 0], [-np.sin(th), 0, np.cos(th)], [np.cos(th), 0, np.sin(th)]])
     U = np.array([U[0], np.cross(U[2], U[0]), U[2]])
-    x = np.array([0, 0, 1e-4]) + half * U[2]
+    return body, np.array([0, 0, 1e-4]) + half * U[2], U
+
+
+def test_painleve_configuration_is_reported_with_its_time():
+    """A rod leaning at 45° on its end, sliding so that friction lifts it, with μ > (1 + 3cos²θ)/(3 sinθ cosθ)
+    = 5/3: no normal force keeps the contact."""
+    body, x, U = leaning_rod()
     errors = []
     for direction in (+1, -1):
         sf = Surface(body, Table(mu=3.0), (0, 0, -G))

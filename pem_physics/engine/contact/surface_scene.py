@@ -138,5 +138,6 @@ def simulate(scene, progress=None, stop=None) -> dict:
         dipole_owner=np.zeros(0, dtype=np.intp), position=one(run.x), linear_momentum=one(M * run.v),
         velocity=one(run.v), translating=np.array([True]), method="surface", dt=s.dt,
         steps=int(round((run.t[-1] - run.t[0]) / s.dt)), wall_time=wall, complete=run.complete,
-        info={"engine": "numpy", "contacts": INFO, "contact_modes": [str(m) for m in run.mode], "warnings": []},
+        info={"engine": run.engine, "kernels": run.kernels, "contacts": INFO,
+              "contact_modes": [str(m) for m in run.mode], "warnings": []},
         friction_work=np.zeros(R), events=log, impact_loss=loss)

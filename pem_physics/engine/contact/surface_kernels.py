@@ -1,0 +1,704 @@
+"""The compiled (numba) run of a body on a table: :func:`run_chunk`, step for step the method of :mod:`.surface`.
+
+:mod:`.surface` is the reference — its docstring has the physics; here every function carries the name of the
+method it follows and does the same arithmetic on plain arrays, so that a whole run — its events located by Brent's
+method (the impact kernels' reverse-communication :func:`..kernels._brent`), its steps halved by the energy check,
+its impacts — goes without Python between steps. The two agree to round-off (tested to 1e-12, the same events).
+
+Layouts (all float64):
+
+- a state ``s`` (24,): t, x (3), v (3), L (3), Q (9, rows the principal axes), mode (:data:`APART`, …), touching
+  shape (−1 apart), slip (3);
+- the model ``M``, a tuple (par, b, r, ax, rim, plan): ``par`` the scalars (:data:`P_MASS`, …), b (S,3) shape
+  centres and ax (S,3) rims' unit axes (zero: a sphere) in principal coordinates, r (S,) radii, rim (S,) 1.0 for a
+  rim, plan (3,3) the free-turn sub-steps (axis, fraction of h, coefficient; a negative axis ends the plan).
+
+A failure (Painlevé's paradox, a rim lying flat, …) stops the chunk with a status code (:data:`OK`, …) and leaves
+the message to the caller, which reruns the numpy reference to report it in its words.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...jit import numba as _numba
+from ..kernels import _brent, _brent_start
+from .surface_layout import (
+    APART,
+    EVENTS_FULL,
+    FAILED,
+    IMPACT,
+    IMPACT_ROLLING,
+    IMPACT_SLIDING,
+    LIFT_OFF,
+    NSTATE,
+    OK,
+    P_E,
+    P_G,
+    P_INV,
+    P_INV1,
+    P_MASS,
+    P_MAX_EVENTS,
+    P_MAX_SPLITS,
+    P_MU,
+    P_N,
+    P_Q,
+    P_REACH,
+    P_SLIP_RTOL,
+    P_SPLIT_RTOL,
+    P_VISCOUS,
+    REVERSAL,
+    ROLLING,
+    S_L,
+    S_MODE,
+    S_Q,
+    S_SHAPE,
+    S_SLIP,
+    S_T,
+    S_V,
+    S_X,
+    SLIDING,
+    SLIP,
+    STICK,
+)
+
+nb = _numba()
+if nb is None:
+    raise ImportError("numba is not available (not installed, or PEM_NUMBA=0)")
+
+_jit = nb.njit(cache=True, error_model="numpy")
+
+_EPS = 2.220446049250313e-16
+
+
+@_jit
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+@_jit
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@_jit
+def _norm(a):
+    return math.sqrt(_dot(a, a))
+
+
+@_jit
+def _mv(A, x):
+    """A @ x."""
+    out = np.zeros(3)
+    for i in range(3):
+        out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
+    return out
+
+
+@_jit
+def _vm(x, A):
+    """x @ A."""
+    out = np.zeros(3)
+    for j in range(3):
+        out[j] = x[0] * A[0, j] + x[1] * A[1, j] + x[2] * A[2, j]
+    return out
+
+
+@_jit
+def _mm(A, B):
+    """A @ B of 3×3 matrices."""
+    out = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+    return out
+
+
+@_jit
+def _skew(a):
+    """[a]×: [a]× b = a × b."""
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+@_jit
+def _solve(A, y):
+    """A⁻¹ y of a 3×3 system (Gaussian elimination with partial pivoting, as LAPACK's LU)."""
+    a = A.copy()
+    b = y.copy()
+    for c in range(3):
+        p = c
+        for i in range(c + 1, 3):
+            if abs(a[i, c]) > abs(a[p, c]):
+                p = i
+        if p != c:
+            for j in range(3):
+                a[c, j], a[p, j] = a[p, j], a[c, j]
+            b[c], b[p] = b[p], b[c]
+        for i in range(c + 1, 3):
+            f = a[i, c] / a[c, c]
+            for j in range(c, 3):
+                a[i, j] -= f * a[c, j]
+            b[i] -= f * b[c]
+    x = np.zeros(3)
+    for i in range(2, -1, -1):
+        acc = b[i]
+        for j in range(i + 1, 3):
+            acc -= a[i, j] * x[j]
+        x[i] = acc / a[i, i]
+    return x
+
+
+@_jit
+def _Q(s):
+    return s[S_Q:S_Q + 9].copy().reshape((3, 3))
+
+
+@_jit
+def _W(par, Q):
+    """Surface.W: Qᵀ diag(1/I) Q."""
+    W = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += Q[k, i] * par[P_INV + k] * Q[k, j]
+            W[i, j] = acc
+    return W
+
+
+@_jit
+def _lowest(M, k, x, Q, info, t):
+    """Surface.lowest: (C, m, P); info[0] = 1 (a rim lying flat) on failure."""
+    par, b, r, ax, rim = M[0], M[1], M[2], M[3], M[4]
+    n = par[P_N:P_N + 3]
+    C = x + _vm(b[k], Q)
+    if rim[k] == 0.0:
+        return C, n.copy(), C - r[k] * n
+    a = _vm(ax[k], Q)
+    m = n - _dot(n, a) * a
+    s = _norm(m)
+    if not s > 1e-9:
+        info[0], info[1], info[2] = 1.0, t, k
+        return C, m, C.copy()
+    return C, m, C - (r[k] / s) * m
+
+
+@_jit
+def _gap(M, k, x, Q, info, t):
+    par = M[0]
+    P = _lowest(M, k, x, Q, info, t)[2]
+    return _dot(P - par[P_Q:P_Q + 3], par[P_N:P_N + 3])
+
+
+@_jit
+def _contact(M, s, k, info):
+    """Surface.contact: (C, ρ, W, ω, u, Ṗ − v)."""
+    par, r, ax, rim = M[0], M[2], M[3], M[4]
+    x, v, L, Q = s[S_X:S_X + 3], s[S_V:S_V + 3], s[S_L:S_L + 3], _Q(s)
+    C, m, P = _lowest(M, k, x, Q, info, s[S_T])
+    rho = P - x
+    W = _W(par, Q)
+    w = _mv(W, L)
+    moving = _cross(w, C - x)
+    if rim[k] != 0.0 and info[0] == 0.0:
+        n = par[P_N:P_N + 3]
+        a = _vm(ax[k], Q)
+        da = _cross(w, a)
+        dm = -_dot(n, da) * a - _dot(n, a) * da
+        sm = _norm(m)
+        mh = m / sm
+        moving = moving - (r[k] / sm) * (dm - _dot(dm, mh) * mh)
+    return C, rho, W, w, v + _cross(w, rho), moving
+
+
+@_jit
+def _K(par, W, rho):
+    """Surface.K: 𝟙/M − [ρ]× W [ρ]×."""
+    S = _skew(rho)
+    K = -_mm(_mm(S, W), S)
+    for i in range(3):
+        K[i, i] += 1.0 / par[P_MASS]
+    return K
+
+
+@_jit
+def _speed_scale(par, s):
+    w = _mv(_W(par, _Q(s)), s[S_L:S_L + 3])
+    g = par[P_G:P_G + 3]
+    return _norm(s[S_V:S_V + 3]) + _norm(w) * par[P_REACH] + math.sqrt(_norm(g) * par[P_REACH])
+
+
+@_jit
+def _energy(par, s):
+    v, L = s[S_V:S_V + 3], s[S_L:S_L + 3]
+    w = _mv(_W(par, _Q(s)), L)
+    return 0.5 * par[P_MASS] * _dot(v, v) + 0.5 * _dot(L, w) - par[P_MASS] * _dot(par[P_G:P_G + 3], s[S_X:S_X + 3])
+
+
+@_jit
+def _energy_scale(par, s):
+    v, L = s[S_V:S_V + 3], s[S_L:S_L + 3]
+    w = _mv(_W(par, _Q(s)), L)
+    return (0.5 * par[P_MASS] * _dot(v, v) + 0.5 * _dot(L, w)
+            + par[P_MASS] * _norm(par[P_G:P_G + 3]) * par[P_REACH])
+
+
+@_jit
+def _tangent(par, u):
+    n = par[P_N:P_N + 3]
+    return u - _dot(u, n) * n
+
+
+@_jit
+def _friction_vector(par, s, u):
+    """Surface.friction_vector (with friction_direction)."""
+    ut = _tangent(par, u)
+    if par[P_VISCOUS] != 0.0:
+        return -par[P_MU] * ut
+    sp = _norm(ut)
+    if sp > par[P_SLIP_RTOL] * _speed_scale(par, s):
+        return par[P_MU] * (-ut / sp)
+    return par[P_MU] * s[S_SLIP:S_SLIP + 3]
+
+
+@_jit
+def _normal_mass(par, K, D, info, t):
+    """Surface._normal_mass: n·K·D; info[0] = 2 (Painlevé) when not positive."""
+    den = _dot(par[P_N:P_N + 3], _mv(K, D))
+    if not den > 0:
+        info[0], info[1] = 2.0, t
+        return 1.0
+    return den
+
+
+@_jit
+def _force(M, s, mode, info):
+    """Surface.force: the table's force F (3,) by the constraint of ``mode``."""
+    par = M[0]
+    n = par[P_N:P_N + 3]
+    C, rho, W, w, u, moving = _contact(M, s, int(s[S_SHAPE]), info)
+    a0 = par[P_G:P_G + 3] - _cross(_mv(W, _cross(w, s[S_L:S_L + 3])), rho) + _cross(w, moving)
+    K = _K(par, W, rho)
+    if mode == ROLLING:
+        return -_solve(K, a0)
+    D = n + _friction_vector(par, s, u)
+    return (-_dot(n, a0) / _normal_mass(par, K, D, info, s[S_T])) * D
+
+
+@_jit
+def _impulse(par, v, L, rho, W, J):
+    """Surface._impulse: (v, L, work_n, work_t)."""
+    n = par[P_N:P_N + 3]
+    u0 = v + _cross(_mv(W, L), rho)
+    v1 = v + J / par[P_MASS]
+    L1 = L + _cross(rho, J)
+    u1 = v1 + _cross(_mv(W, L1), rho)
+    um = 0.5 * (u0 + u1)
+    wn = _dot(J, n) * _dot(um, n)
+    return v1, L1, wn, _dot(J, um) - wn
+
+
+@_jit
+def _free_turn(M, Q, L, h):
+    """integrators.free_turn of one body: the frame after the free rotation over h."""
+    par, plan = M[0], M[5]
+    L2 = _dot(L, L)
+    norm = math.sqrt(L2)
+    th = (h * par[P_INV1]) * norm
+    if norm > 0:
+        a = math.sin(th) / norm
+        b = (1.0 - math.cos(th)) / L2
+    else:
+        a = h * par[P_INV1]
+        b = 0.5 * (h * par[P_INV1]) ** 2
+    K = _skew(L)
+    QK = _mm(Q, K)
+    out = Q - a * QK + b * _mm(QK, K)
+    for p in range(3):
+        k = int(plan[p, 0])
+        if k < 0:
+            break
+        th = (plan[p, 1] * h) * _dot(out[k], L) * plan[p, 2]
+        c, sn = math.cos(th), math.sin(th)
+        j, m = (k + 1) % 3, (k + 2) % 3
+        qj = out[j].copy()
+        qm = out[m].copy()
+        out[j] = c * qj + sn * qm
+        out[m] = c * qm - sn * qj
+    return out
+
+
+@_jit
+def _land(M, s, k, lam, D, Jt, v0, rho, h, info):
+    """The gap at the end of the flight after the first kick λ D + Jt (Surface.step's ``land``)."""
+    par = M[0]
+    J = lam * D + Jt
+    v1 = v0 + J / par[P_MASS]
+    L1 = s[S_L:S_L + 3] + _cross(rho, J)
+    x1 = s[S_X:S_X + 3] + h * v1
+    Q1 = _free_turn(M, _Q(s), L1, h)
+    return _gap(M, k, x1, Q1, info, s[S_T] + h), x1, Q1, L1
+
+
+@_jit
+def _step(M, s, h, info):
+    """Surface.step: (new state, normal work, friction work)."""
+    par = M[0]
+    g = par[P_G:P_G + 3]
+    out = s.copy()
+    mode = int(s[S_MODE])
+    if mode == APART:
+        v = s[S_V:S_V + 3] + 0.5 * h * g
+        out[S_X:S_X + 3] = s[S_X:S_X + 3] + h * v
+        out[S_Q:S_Q + 9] = _free_turn(M, _Q(s), s[S_L:S_L + 3], h).ravel()
+        out[S_V:S_V + 3] = v + 0.5 * h * g
+        out[S_T] = s[S_T] + h
+        out[S_MODE], out[S_SHAPE] = APART, -1.0
+        return out, 0.0, 0.0
+    n = par[P_N:P_N + 3]
+    k = int(s[S_SHAPE])
+    Mass = par[P_MASS]
+    C, rho, W, w, u_, mv_ = _contact(M, s, k, info)
+    v0 = s[S_V:S_V + 3] + 0.5 * h * g
+    u = v0 + _cross(w, rho)
+    F = _force(M, s, mode, info)
+    if info[0] != 0.0:
+        return out, 0.0, 0.0
+    if mode == ROLLING:
+        D = n.copy()
+        Jt = 0.5 * h * (F - _dot(F, n) * n)
+        f1 = np.zeros(3)
+    else:
+        f1 = _friction_vector(par, s, u)
+        D = n + f1
+        Jt = np.zeros(3)
+    la = 0.5 * h * _dot(F, n)
+    ga = _land(M, s, k, la, D, Jt, v0, rho, h, info)[0]
+    lb = la + 1e-6 * max(abs(la), 0.5 * h * Mass * _norm(g), 1e-300)
+    gb = _land(M, s, k, lb, D, Jt, v0, rho, h, info)[0]
+    for _ in range(60):
+        if gb == ga:
+            break
+        lc = lb - gb * (lb - la) / (gb - ga)
+        la, ga = lb, gb
+        lb = lc
+        gb = _land(M, s, k, lc, D, Jt, v0, rho, h, info)[0]
+        if gb == 0.0 or abs(lb - la) <= 4 * _EPS * abs(lb):
+            break
+    lam = lb
+    J1 = lam * D + Jt
+    _, x1, Q1, L1 = _land(M, s, k, lam, D, Jt, v0, rho, h, info)
+    v1, _, wn1, wt1 = _impulse(par, v0, s[S_L:S_L + 3], rho, W, J1)
+    if info[0] != 0.0:
+        return out, 0.0, 0.0
+    v2 = v1 + 0.5 * h * g
+    out[S_T] = s[S_T] + h
+    out[S_X:S_X + 3] = x1
+    out[S_V:S_V + 3] = v2
+    out[S_L:S_L + 3] = L1
+    out[S_Q:S_Q + 9] = Q1.ravel()
+    _, rho2, W2, _, u2, _ = _contact(M, out, k, info)
+    K2 = _K(par, W2, rho2)
+    if mode == ROLLING:
+        J2 = -_solve(K2, u2)
+    else:
+        f2 = _friction_vector(par, out, u2)
+        if par[P_VISCOUS] != 0.0 or _dot(f2, f1) >= 0:
+            D2 = n + f2
+        else:
+            D2 = n + f1
+        J2 = (-_dot(n, u2) / _normal_mass(par, K2, D2, info, out[S_T])) * D2
+    v3, L3, wn2, wt2 = _impulse(par, v2, L1, rho2, W2, J2)
+    out[S_V:S_V + 3] = v3
+    out[S_L:S_L + 3] = L3
+    return out, wn1 + wn2, wt1 + wt2
+
+
+@_jit
+def _advance(M, s, h, info):
+    """Surface.advance without recursion: a stack of (end time, depth) for the halves still to take."""
+    par = M[0]
+    scale = _energy_scale(par, s)
+    ends = np.zeros(64)
+    depths = np.zeros(64, dtype=np.int64)
+    ends[0] = s[S_T] + h
+    top = 0
+    cur = s.copy()
+    wn = wf = 0.0
+    hh = h
+    while top >= 0:
+        trial, dwn, dwf = _step(M, cur, hh, info)
+        if info[0] != 0.0:
+            return cur, wn, wf
+        err = abs(_energy(par, trial) - _energy(par, cur) - dwf)
+        if err <= par[P_SPLIT_RTOL] * scale:
+            cur = trial
+            wn += dwn
+            wf += dwf
+            top -= 1
+            if top >= 0:    # the waiting frame's second half: a call of its own (as the recursion makes)
+                hh = ends[top] - cur[S_T]
+                ends[top] = cur[S_T] + hh
+            continue
+        d = depths[top]
+        if d >= par[P_MAX_SPLITS]:
+            info[0], info[1] = 3.0, cur[S_T]
+            return cur, wn, wf
+        depths[top] = d + 1
+        top += 1
+        hh = 0.5 * hh
+        ends[top] = cur[S_T] + hh
+        depths[top] = d + 1
+    return cur, wn, wf
+
+
+@_jit
+def _watch(M, s, start, info):
+    """Surface.watch: (S+2,) event values, positive before each event (inf where none is watched): impacts of
+    shapes 0…S−1 (not the touching one), lift-off, then slip (rolling) or stick (Coulomb sliding)."""
+    par, r = M[0], M[2]
+    S = r.shape[0]
+    out = np.full(S + 2, np.inf)
+    x, Q = s[S_X:S_X + 3], _Q(s)
+    shape = int(s[S_SHAPE])
+    for k in range(S):
+        if k != shape:
+            out[k] = _gap(M, k, x, Q, info, s[S_T])
+    mode = int(s[S_MODE])
+    if mode == APART:
+        return out
+    n = par[P_N:P_N + 3]
+    F = _force(M, s, mode, info)
+    N = _dot(F, n)
+    out[S] = N
+    if mode == ROLLING:
+        out[S + 1] = par[P_MU] * N - _norm(F - N * n)
+    elif par[P_VISCOUS] == 0.0:
+        u0 = _tangent(par, _contact(M, start, int(start[S_SHAPE]), info)[4])
+        if _norm(u0) > par[P_SLIP_RTOL] * _speed_scale(par, start):
+            ref = u0
+        else:
+            ref = -start[S_SLIP:S_SLIP + 3]
+        out[S + 1] = _dot(_tangent(par, _contact(M, s, shape, info)[4]), ref)
+    return out
+
+
+@_jit
+def _push(M, s, J, info):
+    rho = _contact(M, s, int(s[S_SHAPE]), info)[1]
+    s[S_V:S_V + 3] = s[S_V:S_V + 3] + J / M[0][P_MASS]
+    s[S_L:S_L + 3] = s[S_L:S_L + 3] + _cross(rho, J)
+
+
+@_jit
+def _impact_impulse(par, K, u, e, mu, info, t):
+    """impulses.compute_impulse of a free body on a fixed wall: u the contact point's velocity, K its effective
+    inverse mass (Coulomb friction μ, restitution e)."""
+    n = par[P_N:P_N + 3]
+    vn = _dot(n, u)
+    if vn >= 0.0:
+        return np.zeros(3)
+    knn = _dot(n, _mv(K, n))
+    if mu == 0.0:
+        return (-(1.0 + e) * vn / knn) * n
+    J = _solve(K, -e * vn * n - u)
+    jn = _dot(n, J)
+    Jt = J - jn * n
+    if _norm(Jt) <= mu * jn:
+        return J
+    tt = Jt / _norm(Jt)
+    den = _dot(n, _mv(K, n + mu * tt))
+    if not den > 0.0:
+        info[0], info[1] = 2.0, t
+        return np.zeros(3)
+    return (-(1.0 + e) * vn / den) * (n + mu * tt)
+
+
+@_jit
+def _settle(M, s, dt, info):
+    """surface.settle (in place): the impulse J (3,) the table gave."""
+    par = M[0]
+    n = par[P_N:P_N + 3]
+    g = par[P_G:P_G + 3]
+    C, rho, W, w, u, _ = _contact(M, s, int(s[S_SHAPE]), info)
+    J = np.zeros(3)
+    if _dot(u, n) < 0:
+        mu = par[P_MU] if par[P_VISCOUS] == 0.0 else 0.0
+        J = _impact_impulse(par, _K(par, W, rho), u, par[P_E], mu, info, s[S_T])
+        _push(M, s, J, info)
+        C, rho, W, w, u, _ = _contact(M, s, int(s[S_SHAPE]), info)
+    if _dot(u, n) > max(abs(_dot(g, n)) * dt, par[P_SLIP_RTOL] * _speed_scale(par, s)):
+        s[S_MODE], s[S_SHAPE] = APART, -1.0
+        return J
+    if _dot(u, n) > 0:
+        Jn = (-_dot(u, n) / _dot(n, _mv(_K(par, W, rho), n))) * n
+        _push(M, s, Jn, info)
+        J = J + Jn
+        u = _contact(M, s, int(s[S_SHAPE]), info)[4]
+    s[S_SLIP:S_SLIP + 3] = 0.0
+    if par[P_VISCOUS] == 0.0 and _norm(_tangent(par, u)) <= par[P_SLIP_RTOL] * _speed_scale(par, s):
+        F = _force(M, s, ROLLING, info)
+        N = _dot(F, n)
+        Ft = F - N * n
+        if N <= 0:
+            s[S_MODE], s[S_SHAPE] = APART, -1.0
+            return J
+        if _norm(Ft) <= par[P_MU] * N:
+            s[S_MODE] = ROLLING
+            return J
+        s[S_SLIP:S_SLIP + 3] = Ft / _norm(Ft)
+    s[S_MODE] = SLIDING
+    if _dot(_force(M, s, SLIDING, info), n) <= 0:
+        s[S_MODE], s[S_SHAPE] = APART, -1.0
+    return J
+
+
+@_jit
+def _transition(M, s, which, k, dt, info):
+    """surface._transition (in place) of the watched event ``which`` (an index of :func:`_watch`'s values):
+    (kind code, impulse)."""
+    par, r = M[0], M[2]
+    S = r.shape[0]
+    n = par[P_N:P_N + 3]
+    zero = np.zeros(3)
+    if which < S:
+        if int(s[S_MODE]) != APART:
+            info[0], info[1], info[2] = 4.0, s[S_T], k
+            return IMPACT, zero
+        s[S_SHAPE] = k
+        J = _settle(M, s, dt, info)
+        mode = int(s[S_MODE])
+        return (IMPACT if mode == APART else (IMPACT_SLIDING if mode == SLIDING else IMPACT_ROLLING)), J
+    if which == S:
+        s[S_MODE], s[S_SHAPE] = APART, -1.0
+        return LIFT_OFF, zero
+    if int(s[S_MODE]) == SLIDING:       # stick
+        s[S_MODE] = ROLLING
+        s[S_SLIP:S_SLIP + 3] = 0.0
+        F = _force(M, s, ROLLING, info)
+        N = _dot(F, n)
+        Ft = F - N * n
+        if _norm(Ft) > par[P_MU] * N:
+            s[S_MODE] = SLIDING
+            s[S_SLIP:S_SLIP + 3] = Ft / _norm(Ft)
+            return REVERSAL, zero
+        return STICK, zero
+    F = _force(M, s, ROLLING, info)     # slip
+    Ft = F - _dot(F, n) * n
+    s[S_MODE] = SLIDING
+    s[S_SLIP:S_SLIP + 3] = Ft / _norm(Ft)
+    return SLIP, zero
+
+
+@_jit
+def _locate(M, s, which, v0, val, h, info):
+    """The time τ ∈ [0, h] from s at which watched value ``which`` crosses zero (surface.run's Brent call)."""
+    bs = np.zeros(10)
+    if v0 == 0.0:     # events.brent is given no g(0) then, and evaluates it
+        v0 = _watch(M, _advance(M, s, 0.0, info)[0], s, info)[which]
+    done, tau = _brent_start(bs, 0.0, h, v0, val)
+    while not done:
+        trial = _advance(M, s, tau, info)[0]
+        if info[0] != 0.0:
+            return 0.0
+        f = _watch(M, trial, s, info)[which]
+        done, tau = _brent(bs, f)
+    return tau
+
+
+@_jit
+def _record(s, par, wf, wi, wn, R, rc):
+    i = rc
+    R[i, :NSTATE] = s
+    R[i, NSTATE] = _energy(par, s)
+    R[i, NSTATE + 1] = wf
+    R[i, NSTATE + 2] = wi
+    R[i, NSTATE + 3] = wn
+
+
+@_jit
+def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
+    """Steps i0+1 … i1 of a run of n_steps from t0 (surface.run's loop), in place on the state s (24,) and the
+    cumulative works (3,) = (friction, impacts, normal). Records every ``every`` steps (and the last) go to
+    R[rc…] (rows: state (24), energy, the three works); events to E[ec…] (rows: t, kind, shape, impulse (3), point
+    (3), x (3), Q (9)). Returns (status, records written, events written): EVENTS_FULL leaves s, works, R, E to be
+    thrown away (the caller grows E and runs the chunk again from its copies); FAILED with info = (code, t,
+    shape)."""
+    par, r = M[0], M[2]
+    S = r.shape[0]
+    wf, wi, wn = works[0], works[1], works[2]
+    max_events = int(par[P_MAX_EVENTS])
+    for i in range(i0 + 1, i1 + 1):
+        t_next = t0 + i * dt
+        settled = False
+        for _ in range(max_events):
+            h = t_next - s[S_T]
+            trial, dwn, dwf = _advance(M, s, h, info)
+            if info[0] != 0.0:
+                return FAILED, rc, ec
+            vals = _watch(M, trial, s, info)
+            if info[0] != 0.0:
+                return FAILED, rc, ec
+            any_fired = False
+            for j in range(S + 2):
+                if vals[j] < 0:
+                    any_fired = True
+            if not any_fired:
+                s[:] = trial
+                wn += dwn
+                wf += dwf
+                settled = True
+                break
+            before = _watch(M, s, s, info)
+            best_tau = 0.0
+            best = -1
+            for j in range(S + 2):
+                if not vals[j] < 0:
+                    continue
+                v0 = before[j]
+                if v0 < 0:
+                    tau = 0.0
+                else:
+                    tau = _locate(M, s, j, v0, vals[j], h, info)
+                    if info[0] != 0.0:
+                        return FAILED, rc, ec
+                if best < 0 or abs(tau) < abs(best_tau):
+                    best, best_tau = j, tau
+            if best_tau != 0:
+                nxt, dwn, dwf = _advance(M, s, best_tau, info)
+                s[:] = nxt
+                wn += dwn
+                wf += dwf
+            E0 = _energy(par, s)
+            k = best if best < S else int(s[S_SHAPE])
+            kind, J = _transition(M, s, best, k, dt, info)
+            if info[0] != 0.0:
+                return FAILED, rc, ec
+            wi += _energy(par, s) - E0
+            if ec >= E.shape[0]:
+                return EVENTS_FULL, rc, ec
+            P = _lowest(M, k, s[S_X:S_X + 3], _Q(s), info, s[S_T])[2]
+            E[ec, 0], E[ec, 1], E[ec, 2] = s[S_T], kind, k
+            E[ec, 3:6] = J
+            E[ec, 6:9] = P
+            E[ec, 9:12] = s[S_X:S_X + 3]
+            E[ec, 12:21] = s[S_Q:S_Q + 9]
+            ec += 1
+        if not settled:
+            info[0], info[1] = 5.0, s[S_T]
+            return FAILED, rc, ec
+        s[S_T] = t_next
+        ok = True
+        for j in range(S_X, S_Q + 9):
+            if not np.isfinite(s[j]):
+                ok = False
+        if not ok:
+            info[0], info[1] = 6.0, s[S_T]
+            return FAILED, rc, ec
+        if i % every == 0 or i == n_steps:
+            _record(s, par, wf, wi, wn, R, rc)
+            rc += 1
+        works[0], works[1], works[2] = wf, wi, wn
+    return OK, rc, ec

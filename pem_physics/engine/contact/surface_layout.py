@@ -1,0 +1,18 @@
+"""The array layouts the compiled run of a body on a table (:mod:`.surface_kernels`) shares with its Python side
+(:func:`.surface.run_compiled`), in a module without numba (an ahead-of-time build runs without it)."""
+
+# state layout
+S_T, S_X, S_V, S_L, S_Q, S_MODE, S_SHAPE, S_SLIP = 0, 1, 4, 7, 10, 19, 20, 21
+NSTATE = 24
+# modes (surface.MODES in order)
+APART, SLIDING, ROLLING = 0, 1, 2
+# event kinds (surface's labels: EVENT_KINDS)
+IMPACT, IMPACT_SLIDING, IMPACT_ROLLING, STICK, SLIP, REVERSAL, LIFT_OFF = 0, 1, 2, 3, 4, 5, 6
+EVENT_KINDS = ("impact", "impact, sliding", "impact, rolling", "stick", "slip", "reversal", "lift-off")
+# status codes
+OK, FAILED, EVENTS_FULL = 0, 1, 2
+# par layout
+P_MASS, P_INV, P_MOM, P_N, P_Q, P_MU, P_E, P_VISCOUS, P_G, P_REACH, P_INV1 = 0, 1, 4, 7, 10, 13, 14, 15, 16, 19, 20
+# surface.py's constants (passed in par, so the two cannot drift apart)
+P_TOUCH, P_SLIP_RTOL, P_SPLIT_RTOL, P_MAX_SPLITS, P_MAX_EVENTS = 21, 22, 23, 24, 25
+NPAR = 26

@@ -1,0 +1,175 @@
+"""The compiled run of a body on a table (engine/contact/surface_kernels.py) against the numpy reference
+(engine/contact/surface.py), which test_surface.py checks against closed forms and invariants.
+
+The two do the same arithmetic in the same order except for the 3×3 solves and libm's sin/cos (numpy's SIMD ones
+differ by an ulp between CPUs), so they agree to round-off: the same events (kind, shape) at the same times to
+1e-12 of the run's length, states to 1e-12 of their scales. Orientations carry the round-off of every step's turn,
+which grows with the angle turned (a few ulp of each step's angle): 1e-12 × (1 + the angle turned, rad). The
+scenes together take every kind of contact change (impacts that rebound, slide or roll, stick, slip, reversal,
+lift-off), rims and spheres, Coulomb and gliding friction, a tilted table.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from test_surface import NORMAL, G, ball, basis, leaning_rod, rolling_coin, spun_tippe, tilted, tippe
+
+from pem_physics.engine import compiled
+from pem_physics.engine.contact import surface as sf
+from pem_physics.engine.contact.surface import Surface, Table, start_state
+from pem_physics.errors import SimulationError
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
+
+
+def dropped_ball():
+    a = 0.01
+    s = Surface(ball(0.05, a), Table(mu=0.2, restitution=0.5), (0, 0, -G))
+    return s, start_state(s, (0, 0, a + 0.2), (0, 0, 0), (0, 0, 0)), 1.0, 1e-3, 1
+
+
+def billiard_backspin():
+    a, v0 = 0.028575, 2.0
+    t1, t2 = basis(NORMAL)
+    s = Surface(ball(0.17, a), Table(point=0.1 * t2, normal=NORMAL, mu=0.2), -G * NORMAL)
+    st = start_state(s, 0.1 * t2 + a * NORMAL + 0.3 * t1, v0 * t1, -0.5 * v0 / a * np.cross(NORMAL, t1))
+    return s, st, 1.0, 1e-3, 1
+
+
+def ball_up_a_slope():
+    """Sliding up a 30° slope with μ = 0.1 < tan 30°/3.5: the slip stops where friction cannot hold it (reversal)."""
+    al = np.radians(30)
+    s = Surface(ball(0.1, 0.02), Table(mu=0.1), G * np.array([-np.sin(al), 0, -np.cos(al)]))
+    return s, start_state(s, (0, 0, 0.02), (1.0, 0, 0), (0, 0, 0)), 1.0, 1e-3, 1
+
+
+def rocking_eccentric_ball():
+    """A tippe top let go at 69° without spin rocks, sticking and slipping (μ = 0.05)."""
+    R, alpha = 0.02, 0.3
+    s = Surface(tippe(R=R, alpha=alpha)[0], Table(mu=0.05), (0, 0, -G))
+    U = tilted(1.2)
+    return s, start_state(s, np.array([0, 0, R]) - alpha * R * U[2], (0, 0, 0), (0, 0, 0), U), 1.0, 5e-4, 20
+
+
+def tippe_top_dropped_spinning():
+    """Dropped at 0.05 m, spinning: impacts that rebound and that stay (sliding), hops (lift-off)."""
+    R, alpha = 0.02, 0.3
+    s = Surface(tippe(R=R, alpha=alpha)[0], Table(mu=0.3, restitution=0.6), (0, 0, -G))
+    U = tilted(0.7)
+    st = start_state(s, np.array([0, 0, R + 0.05]) - alpha * R * U[2], (0.3, 0, 0), 150 * U[2], U)
+    return s, st, 1.0, 5e-4, 20
+
+
+def tippe_top_gliding():
+    R, alpha = 0.02, 0.3
+    s = Surface(tippe(R=R, alpha=alpha)[0], Table(mu=0.3, friction="viscous"), (0, 0, -G))
+    return s, spun_tippe(s, R, alpha, 120.0, theta0=0.4), 0.6, 5e-4, 20
+
+
+def coin_on_its_circle():
+    s, st, _ = rolling_coin(0.3, 0.1)
+    return s, st, 0.5, 5e-4, 10
+
+
+SCENES = {f.__name__: f for f in (dropped_ball, billiard_backspin, ball_up_a_slope, rocking_eccentric_ball,
+                                  tippe_top_dropped_spinning, tippe_top_gliding, coin_on_its_circle)}
+
+
+def agree(a, b, s: Surface, t_end: float):
+    """Assert two runs of the same scene agree to round-off (see the module docstring)."""
+    reach = s.body.reach + np.max(np.linalg.norm(a.x - a.x[0], axis=1))
+    speed = max(s.speed_scale(sf.State(t, x, v, L, Q)) for t, x, v, L, Q in zip(a.t, a.x, a.v, a.L, a.Q))
+    assert [(e.kind, e.shape) for e in a.events] == [(e.kind, e.shape) for e in b.events]
+    for e, f in zip(a.events, b.events):
+        assert abs(e.t - f.t) <= 1e-12 * t_end
+        # an impulse is a momentum change: round-off of the body's momentum scale, however small the approach
+        assert np.max(np.abs(e.impulse - f.impulse)) <= 1e-12 * s.body.mass * speed
+        assert np.max(np.abs(e.x - f.x)) <= 1e-12 * reach and np.max(np.abs(e.point - f.point)) <= 1e-12 * reach
+    assert np.array_equal(a.t, b.t) and np.array_equal(a.mode, b.mode) and np.array_equal(a.shape, b.shape)
+    w = np.einsum("tji,j,tjk,tk->ti", a.Q, s.body.inv, a.Q, a.L)
+    turned = float(np.sum(np.linalg.norm(w[1:], axis=1) * np.diff(a.t)))
+    energy = np.max(np.abs(a.energy)) + s.energy_scale(sf.State(a.t[0], a.x[0], a.v[0], a.L[0], a.Q[0]))
+    assert np.max(np.abs(a.x - b.x)) <= 1e-12 * reach
+    assert np.max(np.abs(a.v - b.v)) <= 1e-12 * speed
+    assert np.max(np.abs(a.L - b.L)) <= 1e-12 * max(np.max(np.abs(a.L)), s.body.moments.max() * speed / reach)
+    assert np.max(np.abs(a.Q - b.Q)) <= 1e-12 * (1 + turned)
+    for k in ("energy", "friction_work", "impact_work", "normal_work"):
+        assert np.max(np.abs(getattr(a, k) - getattr(b, k))) <= 1e-12 * energy, k
+
+
+@pytest.mark.parametrize("name", sorted(SCENES))
+def test_compiled_run_is_the_numpy_reference(name):
+    s, st, t_end, dt, every = SCENES[name]()
+    a = sf.run(s, st, t_end, dt, every, engine="numpy")
+    b = sf.run(s, st, t_end, dt, every, engine="compiled")
+    assert a.engine == "numpy" and b.engine == "numba"
+    agree(a, b, s, t_end)
+    assert b.final.mode == a.final.mode and b.final.t == a.final.t
+
+
+def test_the_scenes_take_every_kind_of_contact_change():
+    kinds = set()
+    for make in SCENES.values():
+        s, st, t_end, dt, every = make()
+        kinds |= {e.kind for e in sf.run(s, st, t_end, dt, every, engine="compiled").events}
+    assert kinds == {"impact", "impact, sliding", "impact, rolling", "stick", "slip", "reversal", "lift-off"}
+
+
+def test_chunks_and_a_full_event_buffer_change_nothing(monkeypatch):
+    """Callbacks cut the run into chunks of PROGRESS_EVERY steps and a small event buffer makes chunks run again:
+    neither may change a bit; a stop ends the run on a step with ``complete`` False."""
+    s, st, t_end, dt, every = tippe_top_dropped_spinning()
+    whole = sf.run(s, st, t_end, dt, every, engine="compiled")
+    assert len(whole.events) > 8
+    monkeypatch.setattr(sf, "EVENT_CAPACITY", 2)
+    seen = []
+    cut = sf.run(s, st, t_end, dt, every, engine="compiled", progress=seen.append, stop=lambda: False)
+    assert len(seen) == int(round(t_end / dt)) // sf.PROGRESS_EVERY and seen == sorted(seen)
+    seen_numpy = []
+    sf.run(s, st, t_end, dt, every, engine="numpy", progress=seen_numpy.append)
+    assert seen == seen_numpy
+    for k in ("t", "x", "v", "L", "Q", "energy", "friction_work", "impact_work", "normal_work"):
+        assert np.array_equal(getattr(whole, k), getattr(cut, k)), k
+    assert [e.t for e in whole.events] == [e.t for e in cut.events]
+    runs = {}
+    for engine in ("numpy", "compiled"):
+        calls = []
+        runs[engine] = sf.run(s, st, t_end, dt, every, engine=engine,
+                              stop=lambda calls=calls: calls.append(1) or len(calls) > 1)
+    assert not runs["compiled"].complete and not runs["numpy"].complete
+    assert runs["compiled"].t[-1] == pytest.approx((2 * sf.PROGRESS_EVERY - 1) * dt, rel=1e-15)
+    agree(runs["numpy"], runs["compiled"], s, t_end)
+
+
+def test_a_failing_compiled_run_reports_as_the_reference():
+    """Painlevé's paradox (test_surface's leaning rod, μ = 3 > 5/3): the same error, time and body."""
+    body, x, U = leaning_rod()
+    errs = {}
+    for engine in ("numpy", "compiled"):
+        for direction in (+1, -1):
+            s = Surface(body, Table(mu=3.0), (0, 0, -G))
+            try:
+                sf.run(s, start_state(s, x, (direction * 1.0, 0, 0), (0, 0, 0), U), 0.01, 1e-4, engine=engine)
+            except SimulationError as err:
+                errs[engine] = (str(err), err.time, err.body)
+    assert "Painlevé" in errs["numpy"][0] and errs["compiled"] == errs["numpy"]
+
+
+def test_a_table_scene_runs_compiled_by_default():
+    from pem_physics import examples, simulate
+
+    tr = simulate(examples.build("billiard-ball"))
+    assert tr.info["engine"] == "numba" and tr.info["kernels"] in ("jit", "ahead-of-time")
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "from pem_physics import examples, simulate\n"
+            "print(simulate(examples.build('billiard-ball')).info['engine'])\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PEM_NUMBA="0"), capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.split() == ["numpy"]
