@@ -6,7 +6,8 @@ differ by an ulp between CPUs), so they agree to round-off: the same events (kin
 1e-12 of the run's length, states to 1e-12 of their scales. Orientations carry the round-off of every step's turn,
 which grows with the angle turned (a few ulp of each step's angle): 1e-12 × (1 + the angle turned, rad). The
 scenes together take every kind of contact change (impacts that rebound, slide or roll, stick, slip, reversal,
-lift-off), rims and spheres, Coulomb and gliding friction, a tilted table.
+lift-off), rims and spheres, Coulomb and gliding friction, a tilted table, curved tables (a dome, a pipe, a bowl,
+a tray) and a block's edge.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from test_surface import NORMAL, G, ball, basis, leaning_rod, rolling_coin, spun
 from pem_physics.engine import compiled
 from pem_physics.engine.contact import surface as sf
 from pem_physics.engine.contact.surface import Surface, Table, start_state
+from pem_physics.engine.contact.walls import Box, Cylinder, Sphere
 from pem_physics.errors import SimulationError
 
 from conftest import ROOT
@@ -78,8 +80,49 @@ def coin_on_its_circle():
     return s, st, 0.5, 5e-4, 10
 
 
+def ball_off_a_dome():
+    """Rolls, slips, leaves (a sphere's outside)."""
+    R, a = 0.5, 0.02
+    s = Surface(ball(0.1, a), Table(wall=Sphere((0, 0, 0), R, inside=False, name="dome"), mu=0.5), (0, 0, -G))
+    return s, start_state(s, ((R + a) * np.sin(0.05), 0, (R + a) * np.cos(0.05)), (0, 0, 0), (0, 0, 0)), 1.0, 1e-3, 1
+
+
+def ball_in_a_pipe():
+    """Slides across and along a pipe (a cylinder's inside) until it sticks."""
+    R, a = 0.5, 0.02
+    s = Surface(ball(0.1, a), Table(wall=Cylinder((0, 0, R), (1, 0, 0), R, inside=True, name="pipe"), mu=0.4),
+                (0, 0, -G))
+    st = start_state(s, (0, (R - a) * np.sin(0.5), R - (R - a) * np.cos(0.5)), (0.3, 0, 0), (0, 0, 0))
+    return s, st, 1.0, 1e-3, 10
+
+
+def ball_over_a_block_edge():
+    """Rolls along a block's top, over its edge (a step boundary where the curvature jumps), slips, leaves, falls
+    past its side."""
+    a, v0 = 0.02, 0.1
+    s = Surface(ball(0.1, a), Table(wall=Box((-0.3, 0, -0.5), (0.3, 0.3, 0.5), inside=False, name="block"), mu=0.5,
+                                    restitution=0.3), (0, 0, -G))
+    return s, start_state(s, (-0.01, 0, a), (v0, 0, 0), (0, v0 / a, 0)), 0.5, 5e-4, 4
+
+
+def ball_dropped_in_a_tray():
+    s = Surface(ball(0.1, 0.02), Table(wall=Box((0, 0, 0.5), (1, 1, 0.5), inside=True, name="tray"), mu=0.3,
+                                       restitution=0.5), (0, 0, -G))
+    return s, start_state(s, (0, 0, 0.3), (0.2, 0.1, 0), (0, 0, 0)), 1.5, 1e-3, 10
+
+
+def tippe_top_in_a_bowl():
+    R = 0.2
+    s = Surface(tippe()[0], Table(wall=Sphere((0, 0, R), R, inside=True, name="bowl"), mu=0.3, friction="viscous"),
+                (0, 0, -G))
+    U = tilted(0.1)
+    return s, start_state(s, np.array([0, 0, 0.02]) - 0.006 * U[2], (0, 0, 0), 180 * U[2], U), 0.5, 5e-4, 20
+
+
 SCENES = {f.__name__: f for f in (dropped_ball, billiard_backspin, ball_up_a_slope, rocking_eccentric_ball,
-                                  tippe_top_dropped_spinning, tippe_top_gliding, coin_on_its_circle)}
+                                  tippe_top_dropped_spinning, tippe_top_gliding, coin_on_its_circle, ball_off_a_dome,
+                                  ball_in_a_pipe, ball_over_a_block_edge, ball_dropped_in_a_tray,
+                                  tippe_top_in_a_bowl)}
 
 
 def agree(a, b, s: Surface, t_end: float):

@@ -75,6 +75,7 @@ from ..system import principal_frame
 from . import surface_layout as lay
 from .events import brent
 from .impulses import ContactBody, check_restitution, compute_impulse
+from .walls import Box, Cylinder, Plane, Sphere, Wall
 
 APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
 MODES = (APART, SLIDING, ROLLING)
@@ -85,6 +86,9 @@ TOUCH_RTOL = 1e-9
 START_RTOL = 1e-6
 #: Slip speeds below SLIP_RTOL·(speed scale) are no slip (their direction is round-off).
 SLIP_RTOL = 1e-12
+#: A block's region coordinate within REGION_RTOL·r of zero at a step's start is not watched in that step (the
+#: step starts where it was just located).
+REGION_RTOL = 1e-9
 #: At most this many transitions inside one step (more is chatter the model cannot resolve).
 MAX_EVENTS_PER_STEP = 20
 #: A step whose energy balance (E change less the friction's work) exceeds SPLIT_RTOL·(energy scale) is taken as
@@ -179,8 +183,10 @@ class TableBody:
 
 
 class Table:
-    """The plane through ``point`` with unit ``normal`` (towards the allowed side); friction ``mu`` ≥ 0,
-    restitution ``restitution`` ∈ [0, 1] of impacts.
+    """The surface the body stands on: the plane through ``point`` with unit ``normal`` (towards the allowed side),
+    or ``wall``, a static :class:`~.walls.Plane`, :class:`~.walls.Sphere`, :class:`~.walls.Cylinder` or
+    :class:`~.walls.Box` (inside: a bowl, a pipe, a tray; outside: a dome, a log); friction ``mu`` ≥ 0, restitution
+    ``restitution`` ∈ [0, 1] of impacts. Rims need a plane (their lowest point on a curved wall is not yet here).
 
     ``friction="coulomb"`` (default): |F_t| ≤ μN, −μN û_t while sliding (μ dimensionless). ``friction="viscous"``:
     the gliding friction of the tippe-top literature (Rauch-Wojciechowski & Rutstam, SIGMA 10, 017 (2014);
@@ -189,13 +195,23 @@ class Table:
     """
 
     def __init__(self, point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), mu: float = 0.0, restitution: float = 0.0,
-                 name: str = "table", friction: str = "coulomb"):
+                 name: str | None = None, friction: str = "coulomb", wall: Wall | None = None):
+        name = name or (wall.name if isinstance(wall, Wall) else "table")
         self.name = name
-        self.point = _vector(point, f"{name}.point")
-        n = _vector(normal, f"{name}.normal")
-        if not np.linalg.norm(n) > 0:
-            raise ValidationError(f"{name}.normal", "must not be zero")
-        self.normal = n / np.linalg.norm(n)
+        if wall is None:
+            n = _vector(normal, f"{name}.normal")
+            if not np.linalg.norm(n) > 0:
+                raise ValidationError(f"{name}.normal", "must not be zero")
+            wall = Plane(_vector(point, f"{name}.point"), n, name)
+        if type(wall) not in (Plane, Sphere, Cylinder, Box):
+            raise ValidationError(f"{name}.kind", f"a table is a plane, sphere, cylinder or box wall, not "
+                                  f"{type(wall).__name__}")
+        #: the wall (walls.Wall: f < 0 on the allowed side, a signed distance) and whether it is a plane
+        self.wall = wall
+        self.flat = isinstance(wall, Plane)
+        #: a plane's point and unit normal (towards the allowed side); None for curved walls
+        self.point = wall.point if self.flat else None
+        self.normal = wall.n if self.flat else None
         if not (np.isfinite(mu) and mu >= 0):
             raise ValidationError(f"{name}.mu", f"friction must be a number ≥ 0, got {mu!r}")
         self.mu = float(mu)
@@ -225,6 +241,23 @@ class State:
                      self.slip.copy())
 
 
+class Touch(NamedTuple):
+    """A shape at the table (:meth:`Surface.contact`): its centre C (3,) m; the contact point's lever arm ρ = P − x;
+    the lab inverse inertia W (3,3); ω (3,) rad/s; the contact point's material velocity u (3,) m/s; Ṗ − v (3,) m/s,
+    the rate at which the contact point moves relative to the centre of mass (the sphere's centre's motion, plus the
+    lowest point running round a rim or over a curved table); the table's unit normal n (3,) there; and curv
+    (m/s²), what keeping n·u = 0 asks of n·u̇ on a curved table ((H Ċ)·u; zero on a plane)."""
+
+    C: np.ndarray
+    rho: np.ndarray
+    W: np.ndarray
+    w: np.ndarray
+    u: np.ndarray
+    moving: np.ndarray
+    n: np.ndarray
+    curv: float
+
+
 class Surface:
     """A body, a table and gravity g (3,) m/s²: the state functions and the step of this module."""
 
@@ -232,6 +265,10 @@ class Surface:
         self.body = body
         self.table = table
         self.g = _vector(gravity, "gravity")
+        if not table.flat and np.any(body.rim):
+            k = int(np.flatnonzero(body.rim)[0])
+            raise ValidationError(f"{body.name}.contacts[{k}]", f"a rim stands on a plane table; {table.name!r} is a "
+                                  f"{type(table.wall).__name__.lower()}: use contact spheres on it, or a plane")
 
     # --- geometry and kinematics -------------------------------------------------------------------
     def W(self, Q) -> np.ndarray:
@@ -241,10 +278,12 @@ class Surface:
     def lowest(self, k: int, x, Q, t: float | None = None):
         """(C, m, P) of shape k: its centre, the unnormalised direction −m of its lowest point from the centre
         (sphere: m = n; rim of lab axis a: m = n − (n·a)a, |m| the sine of its tilt) and that point P (lab, m)."""
-        body, n = self.body, self.table.normal
+        body = self.body
         C = x + body.b[k] @ Q
         if not body.rim[k]:
+            n = self.normal_at(C, t)
             return C, n, C - body.r[k] * n
+        n = self.table.normal
         a = body.rim_axis[k] @ Q
         m = n - (n @ a) * a
         s = float(np.linalg.norm(m))
@@ -253,22 +292,44 @@ class Surface:
                                   "this model needs it tilted", time=t, body=body.name)
         return C, m, C - (body.r[k] / s) * m
 
+    def normal_at(self, C, t: float | None = None) -> np.ndarray:
+        """The table's unit normal (3,) towards the allowed side at its point nearest C (lab, m)."""
+        if self.table.flat:
+            return self.table.normal
+        n = self.table.wall.gradient(C)
+        s = float(np.linalg.norm(n))
+        if not s > 0:
+            raise SimulationError(f"{self.body.name!r}: a contact sphere's centre is where {self.table.name!r} has "
+                                  "no normal (its centre or axis)", time=t, body=self.body.name)
+        return -n / s
+
+    def gap(self, k: int, x, Q, t: float | None = None) -> float:
+        """Shape k's gap (m, positive apart): n·(P − q) on a plane; a sphere's −f(C) − r on a curved wall (f its
+        signed distance; rims stand on planes only)."""
+        if self.table.flat:
+            return float((self.lowest(k, x, Q, t)[2] - self.table.point) @ self.table.normal)
+        return -self.table.wall.value(x + self.body.b[k] @ Q) - float(self.body.r[k])
+
     def gaps(self, x, Q) -> np.ndarray:
         """Shape gaps (S,) m (positive apart)."""
-        n, q = self.table.normal, self.table.point
-        return np.array([float((self.lowest(k, x, Q)[2] - q) @ n) for k in range(len(self.body.r))])
+        return np.array([self.gap(k, x, Q) for k in range(len(self.body.r))])
 
-    def contact(self, st: State, k: int | None = None):
-        """(C, ρ = P − x, W, ω, u, Ṗ − v) of shape k (default: the touching one): its centre, the contact point's
-        lever arm, the lab inverse inertia, the angular velocity, the contact point's material velocity, and the
-        rate at which the contact point moves relative to the centre of mass (the sphere's centre's motion, plus the
-        lowest point running round a rim)."""
+    def contact(self, st: State, k: int | None = None) -> Touch:
+        """The :class:`Touch` of shape k (default: the touching one)."""
         k = st.shape if k is None else k
         C, m, P = self.lowest(k, st.x, st.Q, st.t)
         rho = P - st.x
         W = self.W(st.Q)
         w = W @ st.L
+        u = st.v + _cross(w, rho)
         moving = _cross(w, C - st.x)
+        n, curv = (m, 0.0) if not self.body.rim[k] else (self.table.normal, 0.0)
+        if not self.table.flat:
+            # n = −∇f(C) turns as the centre moves: ṅ = −H Ċ (H the wall's Hessian, Ċ = v + ω × (C − x)), so the
+            # contact point P = C − r n moves by Ṗ = Ċ + r H Ċ, and keeping n·u = 0 needs n·u̇ = (H Ċ)·u
+            HdC = self.table.wall.hessian(C) @ (st.v + moving)
+            moving = moving + self.body.r[k] * HdC
+            curv = float(HdC @ u)
         if self.body.rim[k]:
             # d = −m/|m| with m = n − (n·a)a and ȧ = ω × a: ḋ = −(ṁ − (ṁ·m̂)m̂)/|m|
             n = self.table.normal
@@ -278,7 +339,7 @@ class Surface:
             s = float(np.linalg.norm(m))
             mh = m / s
             moving = moving - (self.body.r[k] / s) * (dm - (dm @ mh) * mh)
-        return C, rho, W, w, st.v + _cross(w, rho), moving
+        return Touch(C, rho, W, w, u, moving, n, curv)
 
     def K(self, W, rho) -> np.ndarray:
         """Effective inverse mass (3,3) at the lever arm ρ."""
@@ -300,41 +361,40 @@ class Surface:
         return float(st.L @ (st.x - self.lowest(k, st.x, st.Q)[2]))
 
     # --- forces at the acceleration level ----------------------------------------------------------
-    def _tangent(self, u) -> np.ndarray:
-        n = self.table.normal
+    @staticmethod
+    def _tangent(u, n) -> np.ndarray:
         return u - (u @ n) * n
 
-    def friction_direction(self, st: State, u) -> np.ndarray:
+    def friction_direction(self, st: State, u, n) -> np.ndarray:
         """t̂: the unit direction of the friction force of a slide (−û_t, or ``st.slip`` when the slip is round-off)."""
-        ut = self._tangent(u)
+        ut = self._tangent(u, n)
         s = np.linalg.norm(ut)
         if s > SLIP_RTOL * self.speed_scale(st):
             return -ut / s
         return st.slip
 
-    def friction_vector(self, st: State, u) -> np.ndarray:
-        """f (3,): a slide's friction force is N·f (Coulomb: μ t̂; viscous: −μ u_t)."""
+    def friction_vector(self, st: State, u, n) -> np.ndarray:
+        """f (3,): a slide's friction force is N·f (Coulomb: μ t̂; viscous: −μ u_t); n the normal there."""
         if self.table.friction == "viscous":
-            return -self.table.mu * self._tangent(u)
-        return self.table.mu * self.friction_direction(st, u)
+            return -self.table.mu * self._tangent(u, n)
+        return self.table.mu * self.friction_direction(st, u, n)
 
     def force(self, st: State, mode: str | None = None):
         """The table's force F (3,) N at the contact point, by the acceleration-level constraint of ``mode``
         (default: the state's). Raises SimulationError for Painlevé's paradox."""
         mode = st.mode if mode is None else mode
-        n = self.table.normal
-        C, rho, W, w, u, moving = self.contact(st)
-        a0 = self.g - _cross(W @ _cross(w, st.L), rho) + _cross(w, moving)
-        K = self.K(W, rho)
+        c = self.contact(st)
+        a0 = self.g - _cross(c.W @ _cross(c.w, st.L), c.rho) + _cross(c.w, c.moving)
+        K = self.K(c.W, c.rho)
         if mode == ROLLING:
             return -np.linalg.solve(K, a0)
-        D = n + self.friction_vector(st, u)
-        return (-float(n @ a0) / self._normal_mass(K, D, st.t)) * D
+        D = c.n + self.friction_vector(st, c.u, c.n)
+        return ((c.curv - float(c.n @ a0)) / self._normal_mass(K, D, st.t, c.n)) * D
 
-    def _normal_mass(self, K, D, t: float) -> float:
+    def _normal_mass(self, K, D, t: float, n) -> float:
         """n·K·D (kg⁻¹): how a force N·D at the contact point moves it along the normal; SimulationError when not
         positive (Painlevé's paradox: no force of the friction law keeps the contact)."""
-        den = float(self.table.normal @ K @ D)
+        den = float(n @ K @ D)
         if not den > 0:
             raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: friction μ = {self.table.mu:g} leaves "
                                   "no normal force that keeps the contact (Painlevé's paradox)", time=t,
@@ -342,9 +402,9 @@ class Surface:
         return den
 
     # --- the step ----------------------------------------------------------------------------------
-    def _impulse(self, v, L, rho, W, J):
-        """(v, L, work_n, work_t) after the impulse J at the lever arm ρ; the works J·(u⁻+u⁺)/2 split."""
-        n = self.table.normal
+    def _impulse(self, v, L, rho, W, J, n):
+        """(v, L, work_n, work_t) after the impulse J at the lever arm ρ; the works J·(u⁻+u⁺)/2 split along the
+        normal n and across it."""
         w0 = W @ L
         u0 = v + _cross(w0, rho)
         v = v + J / self.body.mass
@@ -363,17 +423,17 @@ class Surface:
             Q = free_turn(st.Q[None, None], st.L[None, None], h, self.body.plan)[0, 0]
             v = v + 0.5 * h * self.g
             return State(st.t + h, x, v, st.L.copy(), Q, APART, -1, st.slip.copy()), 0.0, 0.0
-        n = self.table.normal
         k = st.shape
         M = self.body.mass
-        _, rho, W, w, _, _ = self.contact(st)
+        c = self.contact(st)
+        n, rho, W = c.n, c.rho, c.W
         v0 = st.v + 0.5 * h * self.g
-        u = v0 + _cross(w, rho)
+        u = v0 + _cross(c.w, rho)
         F = self.force(st)
         if st.mode == ROLLING:
             D, Jt = n, 0.5 * h * (F - (F @ n) * n)
         else:
-            f1 = self.friction_vector(st, u)
+            f1 = self.friction_vector(st, u, n)
             D, Jt = n + f1, np.zeros(3)
 
         def land(lam):
@@ -382,7 +442,7 @@ class Surface:
             L1 = st.L + _cross(rho, J)
             x1 = st.x + h * v1
             Q1 = free_turn(st.Q[None, None], L1[None, None], h, self.body.plan)[0, 0]
-            return float((self.lowest(k, x1, Q1, st.t + h)[2] - self.table.point) @ n), x1, Q1, L1
+            return self.gap(k, x1, Q1, st.t + h), x1, Q1, L1
 
         # λ₁: secant iterations from the acceleration-level normal impulse (the gap is nearly linear in λ)
         la = 0.5 * h * float(F @ n)
@@ -400,22 +460,33 @@ class Surface:
         lam = lb
         J1 = lam * D + Jt
         _, x1, Q1, L1 = land(lam)
-        v1, _, wn1, wt1 = self._impulse(v0, st.L, rho, W, J1)
-        # kick 2 at the new contact point
+        v1, _, wn1, wt1 = self._impulse(v0, st.L, rho, W, J1, n)
+        # kick 2 at the new contact point (on a curved table, with its normal there)
         v2 = v1 + 0.5 * h * self.g
         mid = State(st.t + h, x1, v2, L1, Q1, st.mode, k, st.slip.copy())
-        _, rho2, W2, _, u2, _ = self.contact(mid)
+        c2 = self.contact(mid)
+        n2, rho2, W2, u2 = c2.n, c2.rho, c2.W, c2.u
         K2 = self.K(W2, rho2)
         if st.mode == ROLLING:
             J2 = -np.linalg.solve(K2, u2)
         else:
-            f2 = self.friction_vector(mid, u2)
+            f2 = self.friction_vector(mid, u2, n2)
             # a Coulomb slip that reverses within the step keeps the first kick's direction: the step then ends past
             # the stick, where the stick event finds it (turning the friction round would hold the slip still)
-            D2 = n + (f2 if self.table.friction == "viscous" or f2 @ f1 >= 0 else f1)
-            J2 = (-float(n @ u2) / self._normal_mass(K2, D2, mid.t)) * D2
-        v3, L3, wn2, wt2 = self._impulse(v2, L1, rho2, W2, J2)
+            D2 = n2 + (f2 if self.table.friction == "viscous" or f2 @ f1 >= 0 else f1)
+            J2 = (-float(n2 @ u2) / self._normal_mass(K2, D2, mid.t, n2)) * D2
+        v3, L3, wn2, wt2 = self._impulse(v2, L1, rho2, W2, J2, n2)
         mid.v, mid.L = v3, L3
+        # The step changes the energy by exactly W(J₁) + W(J₂) − (h/2) g·J₁: the flight's drop in potential energy
+        # counts J₁'s velocity, the gravity kicks' gain does not. Without that term a slide across a slope booked
+        # friction work biased by (h/2)·F_t·g_t a step, a first-order error in the energy balance.
+        wn1 -= 0.5 * h * float(self.g @ n) * float(J1 @ n)
+        wt1 -= 0.5 * h * float(self.g @ (J1 - float(J1 @ n) * n))
+        if st.mode == ROLLING:
+            # a rolling contact's tangential impulses are the constraint's, as its normal ones: they take back what
+            # the gravity half kicks put into the contact point's velocity (booked as friction work they added a
+            # spurious h·|g_t|-sized loss per unit time on a slope); friction does no work on a contact that rolls
+            return mid, wn1 + wn2 + wt1 + wt2, 0.0
         return mid, wn1 + wn2, wt1 + wt2
 
     def energy_scale(self, st: State) -> float:
@@ -453,23 +524,40 @@ class Surface:
                 out.append(("impact", float(g[k]), k))
         if st.mode == APART:
             return out
-        n = self.table.normal
+        c = self.contact(st)
         F = self.force(st)
-        N = float(F @ n)
+        N = float(F @ c.n)
         out.append(("lift-off", N, st.shape))
         if st.mode == ROLLING:
-            out.append(("slip", self.table.mu * N - float(np.linalg.norm(F - N * n)), st.shape))
+            out.append(("slip", self.table.mu * N - float(np.linalg.norm(F - N * c.n)), st.shape))
         elif self.table.friction == "coulomb":
-            u0 = self._tangent(self.contact(start)[4])
+            c0 = self.contact(start)
+            u0 = self._tangent(c0.u, c0.n)
             ref = u0 if np.linalg.norm(u0) > SLIP_RTOL * self.speed_scale(start) else -start.slip
-            out.append(("stick", float(self._tangent(self.contact(st)[4]) @ ref), st.shape))
+            out.append(("stick", float(self._tangent(c.u, c.n) @ ref), st.shape))
+        q, q0 = self.regions(c.C), self.regions(self.contact(start).C)
+        for i in range(len(q)):
+            # the touching sphere's centre passing between a block's face, edge and corner regions, where the
+            # table's curvature jumps: a step boundary, so no step straddles the jump (nothing changes there);
+            # not watched in the step that starts on it (just located)
+            if abs(q0[i]) > REGION_RTOL * self.body.r[st.shape]:
+                out.append((f"region {i}", float(q[i] * np.sign(q0[i])), st.shape))
         return out
+
+    def regions(self, C) -> np.ndarray:
+        """A block's (an outside box table's) region coordinates |y| − h at C (3,) m, y the box coordinates of C
+        (their signs tell face, edge or corner); empty for other tables."""
+        wall = self.table.wall
+        if not isinstance(wall, Box) or wall.inside:
+            return np.zeros(0)
+        return np.abs(wall.R @ (C - wall.centre)) - wall.h
 
 
 class Event(NamedTuple):
     """A contact change: t s; kind (``impact``, ``impact, sliding``/``impact, rolling`` when the contact then
     persists, ``stick``, ``slip``, ``reversal``, ``lift-off``); shape index; impulse (3,) N·s the table gave
-    (impacts; zero otherwise); point (3,) m the contact point; x (3,) m and Q (3,3) the body's pose then."""
+    (impacts; a stick's what stopped the last of the slip; zero otherwise); point (3,) m the contact point; x (3,) m
+    and Q (3,3) the body's pose then."""
 
     t: float
     kind: str
@@ -526,7 +614,8 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0)
         raise ValidationError(f"{body.name}.contacts[{worst}]",
                               f"starts {-g[worst]:.6g} m inside {surface.table.name!r}: raise the body by that much")
     if abs(g[worst]) <= START_RTOL * body.r[worst]:
-        st.x = x - g[worst] * surface.table.normal
+        # along the normal at the shape: a plane's, or a curved table's (its gap is a distance along it)
+        st.x = x - g[worst] * surface.normal_at(x + body.b[worst] @ Q, t)
         g = surface.gaps(st.x, Q)
     touching = [k for k in range(len(g)) if g[k] <= TOUCH_RTOL * body.r[k]]
     if len(touching) > 1:
@@ -540,7 +629,7 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0)
 
 def _push(surface: Surface, st: State, J) -> None:
     """Apply the impulse J (3,) at the touching shape's contact point (in place)."""
-    rho = surface.contact(st)[1]
+    rho = surface.contact(st).rho
     st.v = st.v + J / surface.body.mass
     st.L = st.L + _cross(rho, J)
 
@@ -551,15 +640,14 @@ def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
     or sliding. A contact that stays has what is left of its normal velocity taken (a plastic impulse). Returns
     the impulse (3,) N·s the table gave."""
     tb, body = surface.table, surface.body
-    n = tb.normal
-    C, rho, W, w, u, _ = surface.contact(st)
+    _, rho, W, w, u, _, n, _ = surface.contact(st)
     J = np.zeros(3)
     if u @ n < 0:
         b1 = ContactBody.free(body.mass, st.x, st.v, np.linalg.inv(W), w, name=body.name)
         mu = tb.mu if tb.friction == "coulomb" else 0.0
         J = compute_impulse(b1, ContactBody.fixed(tb.name), st.x + rho, n, tb.restitution, mu)
         _push(surface, st, J)
-        C, rho, W, w, u, _ = surface.contact(st)
+        _, rho, W, w, u, _, n, _ = surface.contact(st)
     if u @ n > max(abs(surface.g @ n) * dt, SLIP_RTOL * surface.speed_scale(st)):
         st.mode, st.shape = APART, -1
         return J
@@ -567,9 +655,9 @@ def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
         Jn = (-float(u @ n) / float(n @ surface.K(W, rho) @ n)) * n
         _push(surface, st, Jn)
         J = J + Jn
-        u = surface.contact(st)[4]
+        u = surface.contact(st).u
     st.slip = np.zeros(3)
-    if tb.friction == "coulomb" and np.linalg.norm(surface._tangent(u)) <= SLIP_RTOL * surface.speed_scale(st):
+    if tb.friction == "coulomb" and np.linalg.norm(surface._tangent(u, n)) <= SLIP_RTOL * surface.speed_scale(st):
         F = surface.force(st, ROLLING)
         N = float(F @ n)
         Ft = F - N * n
@@ -601,18 +689,27 @@ def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tu
         st.mode, st.shape = APART, -1
         return kind, zero
     if kind == "stick":
+        # The event is where the slip turns past a right angle from the step's start: through zero on a straight
+        # slide, but a slip whose direction turns (a spinning ball, a curved table) can pass beside zero, leaving at
+        # most its tangential acceleration times a step. Friction stops that rest at once (its energy booked as
+        # friction's), so the rolling steps that follow start without slip.
+        c = surface.contact(st)
+        J = -np.linalg.solve(surface.K(c.W, c.rho), c.u)
+        _push(surface, st, J)
         st.mode = ROLLING
         st.slip = np.zeros(3)
         F = surface.force(st)
-        N = float(F @ surface.table.normal)
-        Ft = F - N * surface.table.normal
+        n = surface.contact(st).n
+        N = float(F @ n)
+        Ft = F - N * n
         if np.linalg.norm(Ft) > surface.table.mu * N:      # the friction cannot hold it: slides the other way
             st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
-            return "reversal", zero
-        return kind, zero
+            return "reversal", J
+        return kind, J
     # slip: slides in the direction the needed friction pointed
     F = surface.force(st)
-    Ft = F - float(F @ surface.table.normal) * surface.table.normal
+    n = surface.contact(st).n
+    Ft = F - float(F @ n) * n
     st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
     return kind, zero
 
@@ -684,9 +781,14 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
             if tau != 0:
                 s, dwn, dwf = surface.advance(st, tau)
                 st, wn, wf = s, wn + dwn, wf + dwf
+            if kind.startswith("region"):   # a step boundary only (Surface.watch)
+                continue
             E0 = surface.energy(st)
             label, J = _transition(surface, st, kind, k, dt)
-            wi += surface.energy(st) - E0
+            if kind == "stick":
+                wf += surface.energy(st) - E0
+            else:
+                wi += surface.energy(st) - E0
             P = surface.lowest(k, st.x, st.Q, st.t)[2]
             events.append(Event(st.t, label, k, J, P, st.x.copy(), st.Q.copy()))
         else:
@@ -731,15 +833,29 @@ def model_arrays(surface: Surface) -> tuple:
     par[lay.P_MASS] = body.mass
     par[lay.P_INV:lay.P_INV + 3] = body.inv
     par[lay.P_MOM:lay.P_MOM + 3] = body.moments
-    par[lay.P_N:lay.P_N + 3] = tb.normal
-    par[lay.P_Q:lay.P_Q + 3] = tb.point
+    wall = tb.wall
+    if tb.flat:
+        par[lay.P_WKIND], par[lay.P_WSIGN] = lay.WALL_PLANE, 1.0
+        par[lay.P_N:lay.P_N + 3] = tb.normal
+        par[lay.P_Q:lay.P_Q + 3] = tb.point
+    elif isinstance(wall, Box):
+        par[lay.P_WKIND], par[lay.P_WSIGN] = lay.WALL_BOX, 1.0 if wall.inside else -1.0
+        par[lay.P_WC:lay.P_WC + 3], par[lay.P_WH:lay.P_WH + 3] = wall.centre, wall.h
+        par[lay.P_WROT:lay.P_WROT + 9] = np.ravel(wall.R)
+    else:
+        cyl = isinstance(wall, Cylinder)
+        par[lay.P_WKIND] = lay.WALL_CYLINDER if cyl else lay.WALL_SPHERE
+        par[lay.P_WSIGN], par[lay.P_WR] = wall.sign, wall.radius
+        par[lay.P_WC:lay.P_WC + 3] = wall.point if cyl else wall.centre
+        if cyl:
+            par[lay.P_WA:lay.P_WA + 3] = wall.a
     par[lay.P_MU], par[lay.P_E], par[lay.P_VISCOUS] = tb.mu, tb.restitution, float(tb.friction == "viscous")
     par[lay.P_G:lay.P_G + 3] = surface.g
     par[lay.P_REACH] = body.reach
     steps, inv1 = body.plan
     par[lay.P_INV1] = inv1[0]
     par[lay.P_TOUCH], par[lay.P_SLIP_RTOL], par[lay.P_SPLIT_RTOL] = TOUCH_RTOL, SLIP_RTOL, SPLIT_RTOL
-    par[lay.P_MAX_SPLITS], par[lay.P_MAX_EVENTS] = MAX_SPLITS, MAX_EVENTS_PER_STEP
+    par[lay.P_MAX_SPLITS], par[lay.P_MAX_EVENTS], par[lay.P_REGION_RTOL] = MAX_SPLITS, MAX_EVENTS_PER_STEP, REGION_RTOL
     plan = np.full((3, 3), -1.0)
     for p, (k, frac, coef) in enumerate(steps):
         plan[p] = (k, frac, coef[0])

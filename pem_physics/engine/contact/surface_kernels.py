@@ -46,9 +46,17 @@ from .surface_layout import (
     P_N,
     P_Q,
     P_REACH,
+    P_REGION_RTOL,
     P_SLIP_RTOL,
     P_SPLIT_RTOL,
     P_VISCOUS,
+    P_WA,
+    P_WC,
+    P_WH,
+    P_WKIND,
+    P_WR,
+    P_WROT,
+    P_WSIGN,
     REVERSAL,
     ROLLING,
     S_L,
@@ -62,6 +70,10 @@ from .surface_layout import (
     SLIDING,
     SLIP,
     STICK,
+    WALL_BOX,
+    WALL_CYLINDER,
+    WALL_PLANE,
+    WALL_SPHERE,
 )
 
 nb = _numba()
@@ -169,13 +181,85 @@ def _W(par, Q):
 
 
 @_jit
+def _wall(par, X):
+    """The table's signed distance f (negative on the allowed side), its gradient (3,) and Hessian (3,3) at X: the
+    formulas of walls.Plane, Sphere, Cylinder and Box (:data:`WALL_PLANE`, …; inside or outside)."""
+    kind = int(par[P_WKIND])
+    sign = par[P_WSIGN]
+    grad = np.zeros(3)
+    H = np.zeros((3, 3))
+    if kind == WALL_PLANE:
+        n = par[P_N:P_N + 3]
+        return -_dot(n, X - par[P_Q:P_Q + 3]), -n, H
+    if kind == WALL_SPHERE or kind == WALL_CYLINDER:
+        rel = X - par[P_WC:P_WC + 3]
+        if kind == WALL_CYLINDER:
+            a = par[P_WA:P_WA + 3]
+            rel = rel - _dot(a, rel) * a
+        d = _norm(rel)
+        f = sign * (d - par[P_WR])
+        if d > 0:
+            u = rel / d
+            grad = sign * u
+            for i in range(3):
+                for j in range(3):
+                    H[i, j] = -u[i] * u[j]
+                H[i, i] += 1.0
+            if kind == WALL_CYLINDER:
+                a = par[P_WA:P_WA + 3]
+                for i in range(3):
+                    for j in range(3):
+                        H[i, j] -= a[i] * a[j]
+            H = (sign / d) * H
+        return f, grad, H
+    # a box: local coordinates y = R (X − c), q = |y| − h
+    R = par[P_WROT:P_WROT + 9].copy().reshape((3, 3))
+    y = _mv(R, X - par[P_WC:P_WC + 3])
+    q = np.abs(y) - par[P_WH:P_WH + 3]
+    sg = np.where(y >= 0, 1.0, -1.0)
+    kmax = int(np.argmax(q))
+    gy = np.zeros(3)
+    if par[P_WSIGN] > 0:                         # a container
+        gy[kmax] = sg[kmax]
+        return q[kmax], _vm(gy, R), H
+    m = np.maximum(q, 0.0)
+    nm = _norm(m)
+    f = -(nm + min(q[kmax], 0.0))
+    if nm > 0:
+        gy = sg * m / nm
+        u = m / nm
+        Hy = np.zeros((3, 3))
+        for i in range(3):
+            for j in range(3):
+                Hy[i, j] = ((1.0 if (i == j and q[i] > 0) else 0.0) - u[i] * u[j]) / nm * sg[i] * sg[j]
+        H = -_mm(_mm(R.T.copy(), Hy), R)
+    else:
+        gy[kmax] = sg[kmax]
+    return f, -_vm(gy, R), H
+
+
+@_jit
+def _normal_at(par, C, info, t):
+    """Surface.normal_at: the table's unit normal towards the allowed side at its point nearest C."""
+    if int(par[P_WKIND]) == WALL_PLANE:
+        return par[P_N:P_N + 3].copy()
+    g = _wall(par, C)[1]
+    sn = _norm(g)
+    if not sn > 0:
+        info[0], info[1] = 7.0, t
+        return np.array([0.0, 0.0, 1.0])
+    return -g / sn
+
+
+@_jit
 def _lowest(M, k, x, Q, info, t):
     """Surface.lowest: (C, m, P); info[0] = 1 (a rim lying flat) on failure."""
     par, b, r, ax, rim = M[0], M[1], M[2], M[3], M[4]
-    n = par[P_N:P_N + 3]
     C = x + _vm(b[k], Q)
     if rim[k] == 0.0:
-        return C, n.copy(), C - r[k] * n
+        n = _normal_at(par, C, info, t)
+        return C, n, C - r[k] * n
+    n = par[P_N:P_N + 3]
     a = _vm(ax[k], Q)
     m = n - _dot(n, a) * a
     s = _norm(m)
@@ -187,30 +271,39 @@ def _lowest(M, k, x, Q, info, t):
 
 @_jit
 def _gap(M, k, x, Q, info, t):
+    """Surface.gap."""
     par = M[0]
-    P = _lowest(M, k, x, Q, info, t)[2]
-    return _dot(P - par[P_Q:P_Q + 3], par[P_N:P_N + 3])
+    if int(par[P_WKIND]) == WALL_PLANE:
+        P = _lowest(M, k, x, Q, info, t)[2]
+        return _dot(P - par[P_Q:P_Q + 3], par[P_N:P_N + 3])
+    return -_wall(par, x + _vm(M[1][k], Q))[0] - M[2][k]
 
 
 @_jit
 def _contact(M, s, k, info):
-    """Surface.contact: (C, ρ, W, ω, u, Ṗ − v)."""
+    """Surface.contact: (C, ρ, W, ω, u, Ṗ − v, n, curv)."""
     par, r, ax, rim = M[0], M[2], M[3], M[4]
     x, v, L, Q = s[S_X:S_X + 3], s[S_V:S_V + 3], s[S_L:S_L + 3], _Q(s)
     C, m, P = _lowest(M, k, x, Q, info, s[S_T])
     rho = P - x
     W = _W(par, Q)
     w = _mv(W, L)
+    u = v + _cross(w, rho)
     moving = _cross(w, C - x)
+    n = m.copy() if rim[k] == 0.0 else par[P_N:P_N + 3].copy()
+    curv = 0.0
+    if int(par[P_WKIND]) != WALL_PLANE:
+        HdC = _mv(_wall(par, C)[2], v + moving)
+        moving = moving + r[k] * HdC
+        curv = _dot(HdC, u)
     if rim[k] != 0.0 and info[0] == 0.0:
-        n = par[P_N:P_N + 3]
         a = _vm(ax[k], Q)
         da = _cross(w, a)
         dm = -_dot(n, da) * a - _dot(n, a) * da
         sm = _norm(m)
         mh = m / sm
         moving = moving - (r[k] / sm) * (dm - _dot(dm, mh) * mh)
-    return C, rho, W, w, v + _cross(w, rho), moving
+    return C, rho, W, w, u, moving, n, curv
 
 
 @_jit
@@ -246,15 +339,14 @@ def _energy_scale(par, s):
 
 
 @_jit
-def _tangent(par, u):
-    n = par[P_N:P_N + 3]
+def _tangent(u, n):
     return u - _dot(u, n) * n
 
 
 @_jit
-def _friction_vector(par, s, u):
+def _friction_vector(par, s, u, n):
     """Surface.friction_vector (with friction_direction)."""
-    ut = _tangent(par, u)
+    ut = _tangent(u, n)
     if par[P_VISCOUS] != 0.0:
         return -par[P_MU] * ut
     sp = _norm(ut)
@@ -264,9 +356,9 @@ def _friction_vector(par, s, u):
 
 
 @_jit
-def _normal_mass(par, K, D, info, t):
+def _normal_mass(K, D, n, info, t):
     """Surface._normal_mass: n·K·D; info[0] = 2 (Painlevé) when not positive."""
-    den = _dot(par[P_N:P_N + 3], _mv(K, D))
+    den = _dot(n, _mv(K, D))
     if not den > 0:
         info[0], info[1] = 2.0, t
         return 1.0
@@ -277,20 +369,18 @@ def _normal_mass(par, K, D, info, t):
 def _force(M, s, mode, info):
     """Surface.force: the table's force F (3,) by the constraint of ``mode``."""
     par = M[0]
-    n = par[P_N:P_N + 3]
-    C, rho, W, w, u, moving = _contact(M, s, int(s[S_SHAPE]), info)
+    C, rho, W, w, u, moving, n, curv = _contact(M, s, int(s[S_SHAPE]), info)
     a0 = par[P_G:P_G + 3] - _cross(_mv(W, _cross(w, s[S_L:S_L + 3])), rho) + _cross(w, moving)
     K = _K(par, W, rho)
     if mode == ROLLING:
         return -_solve(K, a0)
-    D = n + _friction_vector(par, s, u)
-    return (-_dot(n, a0) / _normal_mass(par, K, D, info, s[S_T])) * D
+    D = n + _friction_vector(par, s, u, n)
+    return ((curv - _dot(n, a0)) / _normal_mass(K, D, n, info, s[S_T])) * D
 
 
 @_jit
-def _impulse(par, v, L, rho, W, J):
+def _impulse(par, v, L, rho, W, J, n):
     """Surface._impulse: (v, L, work_n, work_t)."""
-    n = par[P_N:P_N + 3]
     u0 = v + _cross(_mv(W, L), rho)
     v1 = v + J / par[P_MASS]
     L1 = L + _cross(rho, J)
@@ -357,10 +447,9 @@ def _step(M, s, h, info):
         out[S_T] = s[S_T] + h
         out[S_MODE], out[S_SHAPE] = APART, -1.0
         return out, 0.0, 0.0
-    n = par[P_N:P_N + 3]
     k = int(s[S_SHAPE])
     Mass = par[P_MASS]
-    C, rho, W, w, u_, mv_ = _contact(M, s, k, info)
+    C, rho, W, w, u_, mv_, n, curv_ = _contact(M, s, k, info)
     v0 = s[S_V:S_V + 3] + 0.5 * h * g
     u = v0 + _cross(w, rho)
     F = _force(M, s, mode, info)
@@ -371,7 +460,7 @@ def _step(M, s, h, info):
         Jt = 0.5 * h * (F - _dot(F, n) * n)
         f1 = np.zeros(3)
     else:
-        f1 = _friction_vector(par, s, u)
+        f1 = _friction_vector(par, s, u, n)
         D = n + f1
         Jt = np.zeros(3)
     la = 0.5 * h * _dot(F, n)
@@ -390,7 +479,7 @@ def _step(M, s, h, info):
     lam = lb
     J1 = lam * D + Jt
     _, x1, Q1, L1 = _land(M, s, k, lam, D, Jt, v0, rho, h, info)
-    v1, _, wn1, wt1 = _impulse(par, v0, s[S_L:S_L + 3], rho, W, J1)
+    v1, _, wn1, wt1 = _impulse(par, v0, s[S_L:S_L + 3], rho, W, J1, n)
     if info[0] != 0.0:
         return out, 0.0, 0.0
     v2 = v1 + 0.5 * h * g
@@ -399,20 +488,26 @@ def _step(M, s, h, info):
     out[S_V:S_V + 3] = v2
     out[S_L:S_L + 3] = L1
     out[S_Q:S_Q + 9] = Q1.ravel()
-    _, rho2, W2, _, u2, _ = _contact(M, out, k, info)
+    _, rho2, W2, _, u2, _, n2, _ = _contact(M, out, k, info)
     K2 = _K(par, W2, rho2)
     if mode == ROLLING:
         J2 = -_solve(K2, u2)
     else:
-        f2 = _friction_vector(par, out, u2)
+        f2 = _friction_vector(par, out, u2, n2)
         if par[P_VISCOUS] != 0.0 or _dot(f2, f1) >= 0:
-            D2 = n + f2
+            D2 = n2 + f2
         else:
-            D2 = n + f1
-        J2 = (-_dot(n, u2) / _normal_mass(par, K2, D2, info, out[S_T])) * D2
-    v3, L3, wn2, wt2 = _impulse(par, v2, L1, rho2, W2, J2)
+            D2 = n2 + f1
+        J2 = (-_dot(n2, u2) / _normal_mass(K2, D2, n2, info, out[S_T])) * D2
+    v3, L3, wn2, wt2 = _impulse(par, v2, L1, rho2, W2, J2, n2)
     out[S_V:S_V + 3] = v3
     out[S_L:S_L + 3] = L3
+    # the step's energy change is W(J₁) + W(J₂) − (h/2) g·J₁ (Surface.step)
+    J1n = _dot(J1, n)
+    wn1 -= 0.5 * h * _dot(g, n) * J1n
+    wt1 -= 0.5 * h * _dot(g, J1 - J1n * n)
+    if mode == ROLLING:     # the constraint's work, not friction's (Surface.step)
+        return out, wn1 + wn2 + wt1 + wt2, 0.0
     return out, wn1 + wn2, wt1 + wt2
 
 
@@ -456,11 +551,12 @@ def _advance(M, s, h, info):
 
 @_jit
 def _watch(M, s, start, info):
-    """Surface.watch: (S+2,) event values, positive before each event (inf where none is watched): impacts of
-    shapes 0…S−1 (not the touching one), lift-off, then slip (rolling) or stick (Coulomb sliding)."""
+    """Surface.watch: (S+5,) event values, positive before each event (inf where none is watched): impacts of
+    shapes 0…S−1 (not the touching one), lift-off, slip (rolling) or stick (Coulomb sliding), then a block's three
+    region coordinates (step boundaries only)."""
     par, r = M[0], M[2]
     S = r.shape[0]
-    out = np.full(S + 2, np.inf)
+    out = np.full(S + 5, np.inf)
     x, Q = s[S_X:S_X + 3], _Q(s)
     shape = int(s[S_SHAPE])
     for k in range(S):
@@ -469,20 +565,35 @@ def _watch(M, s, start, info):
     mode = int(s[S_MODE])
     if mode == APART:
         return out
-    n = par[P_N:P_N + 3]
+    c = _contact(M, s, shape, info)
+    n = c[6]
     F = _force(M, s, mode, info)
     N = _dot(F, n)
     out[S] = N
     if mode == ROLLING:
         out[S + 1] = par[P_MU] * N - _norm(F - N * n)
     elif par[P_VISCOUS] == 0.0:
-        u0 = _tangent(par, _contact(M, start, int(start[S_SHAPE]), info)[4])
+        c0 = _contact(M, start, int(start[S_SHAPE]), info)
+        u0 = _tangent(c0[4], c0[6])
         if _norm(u0) > par[P_SLIP_RTOL] * _speed_scale(par, start):
             ref = u0
         else:
             ref = -start[S_SLIP:S_SLIP + 3]
-        out[S + 1] = _dot(_tangent(par, _contact(M, s, shape, info)[4]), ref)
+        out[S + 1] = _dot(_tangent(c[4], n), ref)
+    if int(par[P_WKIND]) == WALL_BOX and par[P_WSIGN] < 0:
+        q = _regions(par, c[0])
+        q0 = _regions(par, _contact(M, start, int(start[S_SHAPE]), info)[0])
+        for i in range(3):
+            if abs(q0[i]) > par[P_REGION_RTOL] * r[shape]:
+                out[S + 2 + i] = q[i] * (1.0 if q0[i] > 0 else -1.0)
     return out
+
+
+@_jit
+def _regions(par, C):
+    """Surface.regions of a block: |y| − h, y = R (C − c)."""
+    R = par[P_WROT:P_WROT + 9].copy().reshape((3, 3))
+    return np.abs(_mv(R, C - par[P_WC:P_WC + 3])) - par[P_WH:P_WH + 3]
 
 
 @_jit
@@ -493,10 +604,9 @@ def _push(M, s, J, info):
 
 
 @_jit
-def _impact_impulse(par, K, u, e, mu, info, t):
-    """impulses.compute_impulse of a free body on a fixed wall: u the contact point's velocity, K its effective
-    inverse mass (Coulomb friction μ, restitution e)."""
-    n = par[P_N:P_N + 3]
+def _impact_impulse(K, u, n, e, mu, info, t):
+    """impulses.compute_impulse of a free body on a fixed wall of normal n: u the contact point's velocity, K its
+    effective inverse mass (Coulomb friction μ, restitution e)."""
     vn = _dot(n, u)
     if vn >= 0.0:
         return np.zeros(3)
@@ -520,15 +630,14 @@ def _impact_impulse(par, K, u, e, mu, info, t):
 def _settle(M, s, dt, info):
     """surface.settle (in place): the impulse J (3,) the table gave."""
     par = M[0]
-    n = par[P_N:P_N + 3]
     g = par[P_G:P_G + 3]
-    C, rho, W, w, u, _ = _contact(M, s, int(s[S_SHAPE]), info)
+    C, rho, W, w, u, _, n, _ = _contact(M, s, int(s[S_SHAPE]), info)
     J = np.zeros(3)
     if _dot(u, n) < 0:
         mu = par[P_MU] if par[P_VISCOUS] == 0.0 else 0.0
-        J = _impact_impulse(par, _K(par, W, rho), u, par[P_E], mu, info, s[S_T])
+        J = _impact_impulse(_K(par, W, rho), u, n, par[P_E], mu, info, s[S_T])
         _push(M, s, J, info)
-        C, rho, W, w, u, _ = _contact(M, s, int(s[S_SHAPE]), info)
+        C, rho, W, w, u, _, n, _ = _contact(M, s, int(s[S_SHAPE]), info)
     if _dot(u, n) > max(abs(_dot(g, n)) * dt, par[P_SLIP_RTOL] * _speed_scale(par, s)):
         s[S_MODE], s[S_SHAPE] = APART, -1.0
         return J
@@ -538,7 +647,7 @@ def _settle(M, s, dt, info):
         J = J + Jn
         u = _contact(M, s, int(s[S_SHAPE]), info)[4]
     s[S_SLIP:S_SLIP + 3] = 0.0
-    if par[P_VISCOUS] == 0.0 and _norm(_tangent(par, u)) <= par[P_SLIP_RTOL] * _speed_scale(par, s):
+    if par[P_VISCOUS] == 0.0 and _norm(_tangent(u, n)) <= par[P_SLIP_RTOL] * _speed_scale(par, s):
         F = _force(M, s, ROLLING, info)
         N = _dot(F, n)
         Ft = F - N * n
@@ -561,7 +670,6 @@ def _transition(M, s, which, k, dt, info):
     (kind code, impulse)."""
     par, r = M[0], M[2]
     S = r.shape[0]
-    n = par[P_N:P_N + 3]
     zero = np.zeros(3)
     if which < S:
         if int(s[S_MODE]) != APART:
@@ -574,18 +682,23 @@ def _transition(M, s, which, k, dt, info):
     if which == S:
         s[S_MODE], s[S_SHAPE] = APART, -1.0
         return LIFT_OFF, zero
-    if int(s[S_MODE]) == SLIDING:       # stick
+    if int(s[S_MODE]) == SLIDING:       # stick: friction stops what is left of the slip at once
+        c = _contact(M, s, int(s[S_SHAPE]), info)
+        J = -_solve(_K(par, c[2], c[1]), c[4])
+        _push(M, s, J, info)
         s[S_MODE] = ROLLING
         s[S_SLIP:S_SLIP + 3] = 0.0
         F = _force(M, s, ROLLING, info)
+        n = _contact(M, s, int(s[S_SHAPE]), info)[6]
         N = _dot(F, n)
         Ft = F - N * n
         if _norm(Ft) > par[P_MU] * N:
             s[S_MODE] = SLIDING
             s[S_SLIP:S_SLIP + 3] = Ft / _norm(Ft)
-            return REVERSAL, zero
-        return STICK, zero
+            return REVERSAL, J
+        return STICK, J
     F = _force(M, s, ROLLING, info)     # slip
+    n = _contact(M, s, int(s[S_SHAPE]), info)[6]
     Ft = F - _dot(F, n) * n
     s[S_MODE] = SLIDING
     s[S_SLIP:S_SLIP + 3] = Ft / _norm(Ft)
@@ -642,7 +755,7 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
             if info[0] != 0.0:
                 return FAILED, rc, ec
             any_fired = False
-            for j in range(S + 2):
+            for j in range(S + 5):
                 if vals[j] < 0:
                     any_fired = True
             if not any_fired:
@@ -654,7 +767,7 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
             before = _watch(M, s, s, info)
             best_tau = 0.0
             best = -1
-            for j in range(S + 2):
+            for j in range(S + 5):
                 if not vals[j] < 0:
                     continue
                 v0 = before[j]
@@ -671,12 +784,18 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
                 s[:] = nxt
                 wn += dwn
                 wf += dwf
+            if best >= S + 2:       # a block's region boundary: a step boundary only
+                continue
             E0 = _energy(par, s)
             k = best if best < S else int(s[S_SHAPE])
+            stick = best == S + 1 and int(s[S_MODE]) == SLIDING
             kind, J = _transition(M, s, best, k, dt, info)
             if info[0] != 0.0:
                 return FAILED, rc, ec
-            wi += _energy(par, s) - E0
+            if stick:
+                wf += _energy(par, s) - E0
+            else:
+                wi += _energy(par, s) - E0
             if ec >= E.shape[0]:
                 return EVENTS_FULL, rc, ec
             P = _lowest(M, k, s[S_X:S_X + 3], _Q(s), info, s[S_T])[2]

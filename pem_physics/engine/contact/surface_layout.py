@@ -15,4 +15,9 @@ OK, FAILED, EVENTS_FULL = 0, 1, 2
 P_MASS, P_INV, P_MOM, P_N, P_Q, P_MU, P_E, P_VISCOUS, P_G, P_REACH, P_INV1 = 0, 1, 4, 7, 10, 13, 14, 15, 16, 19, 20
 # surface.py's constants (passed in par, so the two cannot drift apart)
 P_TOUCH, P_SLIP_RTOL, P_SPLIT_RTOL, P_MAX_SPLITS, P_MAX_EVENTS = 21, 22, 23, 24, 25
-NPAR = 26
+# the table's wall (walls.Plane, Sphere, Cylinder, Box): kind, +1 inside (a container) / −1 outside, centre or a
+# point on the axis (3), a cylinder's unit axis (3), radius, a box's half sizes (3) and axes (9, rows)
+P_WKIND, P_WSIGN, P_WC, P_WA, P_WR, P_WH, P_WROT = 26, 27, 28, 31, 34, 35, 38
+P_REGION_RTOL = 47
+NPAR = 48
+WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3

@@ -2,7 +2,8 @@
 :class:`~pem_physics.engine.simulate.Trajectory` (so files, plots and the Blender bake take it like any run).
 
 What the surface model takes (:func:`check`, each refusal naming the item and the fix): one moving body, free and
-translating, with contact spheres or rims; one wall, a plane (the table; its normal is turned towards the body);
+translating, with contact spheres or rims; one wall, the table: a plane (its normal turned towards the body), or a
+sphere, cylinder or box, inside (a bowl, a pipe, a tray) or outside (a dome, a log, a block) — spheres only on those;
 gravity; other bodies only as scenery (no contacts, no dipoles). Not yet: magnets and fields, pivot friction,
 ensembles. The coefficients of the body–table pair follow the impact model's rule
 (:func:`~.contacts.pair_coefficients`); the wall's ``friction_law`` picks Coulomb's law or gliding friction.
@@ -24,7 +25,8 @@ from ...errors import ValidationError
 from ...model.rotations import orientation_to_quat, orthonormality_error
 from ...model.scene import ContactRim
 from . import surface as sf
-from .driver import EventLog, item_coefficients, pair_coefficients
+from .driver import EventLog, item_coefficients, make_wall, pair_coefficients
+from .walls import Plane
 
 INFO = ("persistent contact on the table — sliding, rolling, lift-off located to round-off, impacts — by the "
         "surface model's second-order splitting (engine/surface.py); settings.method is not used")
@@ -55,9 +57,12 @@ def check(scene) -> tuple[int, int]:
     if scene.friction:
         raise ValidationError("friction", "pivot friction (−cω) is not part of the surface model: set it to 0 (the "
                               "table's contact_friction is the friction here)")
-    if len(scene.walls) != 1 or scene.walls[0].kind != "plane":
-        raise ValidationError("walls", "the surface model needs exactly one wall, a plane (the table); this scene "
-                              f"has {[w.kind for w in scene.walls]}")
+    if len(scene.walls) != 1:
+        raise ValidationError("walls", "the surface model needs exactly one wall (the table: a plane, sphere, "
+                              f"cylinder or box); this scene has {len(scene.walls)}")
+    if scene.walls[0].kind != "plane" and any(isinstance(c, ContactRim) for c in b.contacts):
+        raise ValidationError(f"bodies[{i}].contacts", f"a rim stands on a plane table; the wall is a "
+                              f"{scene.walls[0].kind}: use contact spheres on it, or a plane")
     return i, 0
 
 
@@ -75,13 +80,23 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
     body = sf.TableBody(mp.mass, mp.inertia, shapes, name=b.name)
     U = np.asarray(b.orientation, float)
     x = np.asarray(b.position, float) + com @ U
-    # the table's allowed side is the one the body's centre of mass starts on
-    n = np.asarray(wall.normal, float)
-    if (x - np.asarray(wall.point, float)) @ n < 0:
-        n = -n
+    if wall.kind == "plane":
+        # a plane table's allowed side is the one the body's centre of mass starts on
+        n = np.asarray(wall.normal, float)
+        if (x - np.asarray(wall.point, float)) @ n < 0:
+            n = -n
+        surf = Plane(wall.point, n, name=wall.name)
+    else:
+        # a curved one's is its inside (a bowl, a pipe, a tray) or outside (a dome, a log, a block), as ``inside`` says
+        surf = make_wall(wall)
+        if surf.value(x) >= 0:
+            where = "outside" if wall.inside else "inside"
+            raise ValidationError(f"bodies[{i}].position", f"the body's centre of mass starts {where} the "
+                                  f"{wall.kind} {wall.name!r}, the side it may not enter: move it, or set the wall's "
+                                  f"inside = {str(not wall.inside).lower()}")
     pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
     e, mu = pair_coefficients(pair_e, item_coefficients(scene, b), item_coefficients(scene, wall))
-    table = sf.Table(wall.point, n, mu=mu, restitution=e, name=wall.name, friction=wall.friction_law or "coulomb")
+    table = sf.Table(mu=mu, restitution=e, name=wall.name, friction=wall.friction_law or "coulomb", wall=surf)
     surface = sf.Surface(body, table, scene.gravity)
     try:
         state = sf.start_state(surface, x, b.velocity, b.angular_velocity, U)
@@ -120,7 +135,7 @@ def simulate(scene, progress=None, stop=None) -> dict:
         log.kind.append(ev.kind)
         log.impulse.append(np.array(ev.impulse, float))
         log.point.append(np.array(ev.point, float))
-        log.normal.append(table.normal.copy())
+        log.normal.append(surface.normal_at(ev.x + body.b[ev.shape] @ ev.Q).copy())
         log.orientation.append((body.axes.T @ ev.Q)[None])
         log.position.append(np.array(ev.x, float)[None])
     loss = -(run.friction_work + run.impact_work)
