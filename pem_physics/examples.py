@@ -428,12 +428,16 @@ BUILDERS.update({
 
 
 def _surface_scene(name: str, body: Body, mu: float, t_end: float, dt: float, record_every: int = 10,
-                   friction_law: str | None = None) -> Scene:
-    """``body`` on the plane z = 0 (the table) with friction μ, persistent contact (``contact_model = "surface"``)."""
+                   friction_law: str | None = None, table=None) -> Scene:
+    """``body`` on ``table`` (default: the plane z = 0) with friction μ, persistent contact
+    (``contact_model = "surface"``)."""
+    from dataclasses import replace
+
     from .model.scene import StaticWall
 
-    table = StaticWall(kind="plane", name="table", point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0),
-                       contact_friction=mu, friction_law=friction_law)
+    table = StaticWall(kind="plane", name="table", point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0)) \
+        if table is None else table
+    table = replace(table, contact_friction=mu, friction_law=friction_law)
     return Scene(name=name, bodies=[body], gravity=(0.0, 0.0, -9.81), restitution=0.0, walls=(table,),
                  contact_model="surface", contact_friction=mu,
                  settings=Settings(dt=dt, t_end=t_end, record_interval=record_every * dt))
@@ -499,8 +503,31 @@ def rolling_coin(lean_deg: float = 17.0, circle_radius: float = 0.1, radius: flo
     return _surface_scene("rolling coin", coin, mu, turns * 2 * np.pi / omega, dt)
 
 
+def marble_in_a_bowl(amplitude_deg: float = 25.0, bowl_radius: float = 0.15, radius: float = 0.008,
+                     mass: float = 0.005, mu: float = 0.5, swings: float = 2.0, dt: float = 5e-4) -> Scene:
+    """A glass marble (uniform, radius r) let go at rest ``amplitude_deg`` up the side of a spherical bowl (radius
+    R, the inside of a sphere wall): it rolls, a pendulum of length R − r under (5/7)g — ω₀² = 5g/(7(R − r)),
+    period 4K(sin(θ₀/2))/ω₀ (K the complete elliptic integral of the first kind) — for ``swings`` periods."""
+    from .model.scene import ContactSphere, StaticWall
+
+    th = np.radians(amplitude_deg)
+    L = bowl_radius - radius
+    # K(k) = π / (2 AGM(1, cos(θ₀/2))), k = sin(θ₀/2): the arithmetic–geometric mean, to round-off in a few steps
+    a, b = 1.0, np.cos(th / 2)
+    while abs(a - b) > 1e-15 * a:
+        a, b = 0.5 * (a + b), np.sqrt(a * b)
+    period = 4 * (np.pi / (2 * a)) / np.sqrt(5 * 9.81 / (7 * L))
+    marble = Body(name="marble", role="free", translate=True,
+                  position=(L * np.sin(th), 0.0, bowl_radius - L * np.cos(th)),
+                  shapes=(Sphere(radius=radius, mass=mass),), contacts=(ContactSphere((0.0, 0.0, 0.0), radius),),
+                  color=(0.3, 0.55, 0.9, 1.0))
+    bowl = StaticWall(kind="sphere", name="bowl", center=(0.0, 0.0, bowl_radius), radius=bowl_radius, inside=True)
+    return _surface_scene("marble in a bowl", marble, mu, swings * period, dt, record_every=4, table=bowl)
+
+
 BUILDERS.update({
     "billiard-ball": billiard_ball,
     "tippe-top": tippe_top,
     "rolling-coin": rolling_coin,
+    "marble-in-a-bowl": marble_in_a_bowl,
 })

@@ -358,3 +358,13 @@ def test_rolling_coin():
     assert fine["radius_error_m"] < 1e-5 and fine["phase_error_rad"] < 1e-3
     assert coarse["phase_error_rad"] / fine["phase_error_rad"] == pytest.approx(4.0, rel=0.2)
     assert res["claim_holds"]
+
+
+def test_marble_in_a_bowl():
+    """Rolling in the bowl, the marble is the closed-form pendulum of length R − r under (5/7)g."""
+    res = load("marble_in_a_bowl").main()
+    coarse, fine = res["runs"]
+    assert fine["angle_error_rad"] < 1e-5 and fine["out_of_plane_m"] < 1e-12
+    assert coarse["angle_error_rad"] / fine["angle_error_rad"] == pytest.approx(4.0, rel=0.2)
+    assert fine["friction_loss_J"] == 0.0 and fine["energy_balance"] < 1e-5
+    assert res["claim_holds"]

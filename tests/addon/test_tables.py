@@ -229,6 +229,37 @@ def test_tippe_top_scene_file_imports_and_bakes_upside_down(mods, tmp_path):
     assert traj.orientation[-1, 0, 2, 2] < -0.99
 
 
+def test_marble_in_a_bowl_imports_and_swings_as_the_closed_form(mods, tmp_path):
+    """A curved table: the example's marble in a spherical bowl, imported (the bowl a sphere wall object, inside)
+    and baked. At every frame the keyed marble lies on the bowl (its centre R − r from the bowl's) and at the closed
+    form's angle θ(t) = 2 arcsin(k sn(K − ω₀t, k)), ω₀² = 5g/(7(R − r))."""
+    from scipy.special import ellipj, ellipk
+
+    sf = mods["pem_physics.io.scenefile"]
+    core = mods["pem_physics.examples"].marble_in_a_bowl(swings=1.0)
+    path = tmp_path / "marble.toml"
+    sf.save_scene(core, str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    bowl = bpy.data.objects["bowl"]
+    assert bowl.pem.role == "WALL" and bowl.pem.wall_shape == "SPHERE" and bowl.pem.wall_inside
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, bpy.context.scene.pem.status
+    scene = bpy.context.scene
+    R, r, th0 = 0.15, 0.008, np.radians(25.0)
+    k = np.sin(th0 / 2)
+    K = ellipk(k * k)
+    w0 = np.sqrt(5 * 9.81 / (7 * (R - r)))
+    fps = scene.render.fps / scene.render.fps_base
+    marble = bpy.data.objects["marble"]
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        c = M(marble)[:3, 3]
+        assert abs(np.linalg.norm(c - (0.0, 0.0, R)) - (R - r)) <= 1e-6, f"frame {f}: off the bowl"
+        t = (f - scene.frame_start) / fps
+        exact = 2 * np.arcsin(k * ellipj(K - w0 * t, k * k)[0])
+        assert abs(np.arctan2(c[0], R - c[2]) - exact) <= 1e-5, f"frame {f}"
+
+
 def test_a_table_bake_reports_progress_stops_when_asked_and_esc_changes_nothing(mods):
     from .test_cancel import _Context, _Event, _operator, _Recorder
 

@@ -4,11 +4,16 @@ The body is free (position x of its centre of mass, momentum M v, angular moment
 principal frame Q, rows the principal axes in lab coordinates) and carries contact shapes fixed in it: spheres (a
 tippe top's ball, a top's rounded tip, a billiard ball: centre b, radius r) and rims (a circle of centre b, unit axis
 a and radius r: a coin's or a disc's edge). The table is a plane (point q, unit normal n pointing to the allowed
-side) with friction μ and a restitution e for impacts. Gravity g is uniform.
+side) or a curved static wall of :mod:`.walls` — a sphere, cylinder or box, inside (a bowl, a pipe, a tray) or outside
+(a dome, a log, a block) — with friction μ and a restitution e for impacts. Gravity g is uniform.
 
 A shape's lowest point P (the one nearest the table): a sphere's is C − r n; a rim's is C − r m/|m| with
 m = n − (n·a)a, |m| the sine of its tilt (a rim lying flat, |m| = 0, touches along its whole edge: reported).
-Its gap is n·(P − q).
+Its gap is n·(P − q). On a curved table (spheres only) n = −∇f(C), f the wall's signed distance (negative on the
+allowed side), and the gap is −f(C) − r; n turns as the centre moves, ṅ = −H Ċ (H the Hessian of f,
+Ċ = v + ω × (C − x)): the contact point runs by Ṗ = Ċ + r H Ċ, and keeping n·u = 0 asks n·u̇ = (H Ċ)·u — the
+curvature terms (theory §7's vᵀHv) the forces below take. A block's edges and corners (where its curvature jumps)
+are step boundaries: located like events, nothing changes there, so no step straddles a jump.
 
 States of the contact (one shape touches at a time):
 
@@ -29,9 +34,10 @@ friction stops a slip in finite time); slip where the friction a rolling contact
 Forces at the acceleration level (used for the events, the friction a rolling step needs, and the start of a step's
 Newton iteration): with W = Qᵀ diag(1/I) Q, ω = W L, ρ = P − x, the contact point's material acceleration without
 the table's force, followed along the moving contact point, is a₀ = g − (W(ω × L)) × ρ + ω × (Ṗ − v), where Ṗ − v
-is ω × (C − x) for a sphere and adds r·ḋ (d = −m/|m|, ȧ = ω × a) for a rim; a force F at P adds K F,
-K = 𝟙/M − [ρ]× W [ρ]× (the effective inverse mass of the impulse formula, theory §7). Rolling: K F = −a₀.
-Sliding: F = N (n + f) with f = μ t̂ (or −μ u_t), n·(a₀ + K F) = 0, so N = −n·a₀ / n·K(n + f); a non-positive
+is ω × (C − x) for a sphere and adds r·ḋ (d = −m/|m|, ȧ = ω × a) for a rim (and r H Ċ on a curved table); a
+force F at P adds K F, K = 𝟙/M − [ρ]× W [ρ]× (the effective inverse mass of the impulse formula, theory §7).
+Rolling: K F = −a₀. Sliding: F = N (n + f) with f = μ t̂ (or −μ u_t), n·(a₀ + K F) = (H Ċ)·u (zero on a plane), so
+N = ((H Ċ)·u − n·a₀) / n·K(n + f); a non-positive
 n·K(n + f) is Painlevé's paradox (no force of the friction law keeps the contact), reported as an error with its time.
 
 The step (length h), for sliding and rolling alike, is a RATTLE-type splitting: a half kick of gravity and an impulse
@@ -47,11 +53,13 @@ Jellett's integral λ = L·(x − P) (L about the centre of mass, x − P from t
 constant for an axisymmetric body whose contact sphere is centred on the axis, whatever the force at P: the force's
 torque (P − x) × F is normal to x − P, and x − P = (x − C) + r n changes only as the axis turns, which the free
 motion of a symmetric body does about L. Both hold step by step here (every impulse acts at the P of the moment; the
-flight is the exact free motion), so this method keeps λ to round-off through sliding and rolling. Energy: the
-contact impulses' work J·(u⁻ + u⁺)/2 (exact for an impulse on a rigid body) is booked per kick, the tangential
-part as the friction's work; E − E₀ − W_friction is then the integration error (round-off for a uniform ball,
-second order in h otherwise). The normal part (``normal_work``) is not zero on a step: it takes back what the
-gravity half kicks put into the normal velocity.
+flight is the exact free motion), so this method keeps λ to round-off through sliding and rolling. Energy: a step
+changes E by exactly W(J₁) + W(J₂) − (h/2) g·J₁ (W(J) = J·(u⁻ + u⁺)/2, exact for an impulse on a rigid body; the last
+term because the flight's potential drop counts J₁'s velocity and the gravity kicks' gain does not). A slide books the
+tangential parts as the friction's work; a rolling contact's impulses are all the constraint's (friction does no work
+on a point that does not slip). E − E₀ − W_friction is then the integration error: round-off for a uniform ball on a
+plane (sliding, rolling, down a slope), second order in h otherwise. The constraint's share (``normal_work``) is not
+zero on a step: it takes back what the gravity half kicks put into the contact point's velocity.
 
 Two engines run this method: this module's numpy code, the reference, and :mod:`.surface_kernels`, the same
 arithmetic compiled (numba, or ahead of time where a build is shipped) with no Python between steps, events or
@@ -59,7 +67,7 @@ halvings — ~25× faster; :func:`run` takes the compiled one where it can. They
 (``tests/engine/test_surface_compiled.py``).
 
 Limits: one contact at a time (a second shape reaching the table while one touches is reported, not resolved); the
-table is a fixed plane; no rolling or spinning resistance; impacts with viscous friction are frictionless.
+table does not move; rims stand on planes only; impacts with viscous friction are frictionless.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ def simulate(scene, progress=None, stop=None) -> dict:
         log.normal.append(surface.normal_at(ev.x + body.b[ev.shape] @ ev.Q).copy())
         log.orientation.append((body.axes.T @ ev.Q)[None])
         log.position.append(np.array(ev.x, float)[None])
-    loss = -(run.friction_work + run.impact_work)
+    loss = 0.0 - (run.friction_work + run.impact_work)    # (0 − x: no "−0.0" in a summary)
     log.energy_loss = float(loss[-1])
     R = len(run.t)
     one = lambda a: a[:, None]  # noqa: E731  (R, ...) → (R, 1, ...): one body
