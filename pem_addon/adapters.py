@@ -508,6 +508,8 @@ _PANEL_PHRASES = (
     ('contact_model = "surface"', "Contacts: Rolling and Sliding (Scene ▸ Magnetic Pendulum)"),
     ('contact_model = "impacts"', "Contacts: Impacts (Scene ▸ Magnetic Pendulum)"),
     ('role = "free" and translate = true', "role Free with Translate on (Physics ▸ Magnetic Pendulum)"),
+    ("set the wall's inside = true", "turn the wall's Container on (Physics ▸ Magnetic Pendulum)"),
+    ("set the wall's inside = false", "turn the wall's Container off (Physics ▸ Magnetic Pendulum)"),
 )
 
 

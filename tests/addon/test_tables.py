@@ -202,6 +202,17 @@ def test_refusals_name_the_object_and_leave_the_scene_as_it_was(mods):
     ball.location = (0.0, 0.0, 0.5 * R)
     expect_error(r"Object 'Ball' contact sphere #0 ?:? ?starts .* m inside 'Table': raise the body")
     ball.location = (0.0, 0.0, R)
+    # a curved table: a sphere wall the ball starts on the wrong side of
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.5, location=(0.0, 0.0, 2.0))
+    bowl = bpy.context.object
+    bowl.name = "Bowl"
+    bowl.pem.enabled, bowl.pem.role, bowl.pem.wall_shape, bowl.pem.wall_inside = True, "WALL", "SPHERE", True
+    table = bpy.data.objects["Table"]
+    table.pem.enabled = False
+    expect_error(r"Object 'Ball'.*starts outside the sphere 'Bowl', the side it may not enter: move it, or turn the "
+                 r"wall's Container off \(Physics ▸ Magnetic Pendulum\)")
+    bpy.data.objects.remove(bowl)
+    table.pem.enabled = True
     second = make_ball()
     second.location = (1.0, 0.0, R)
     expect_error(r"Contacts \(Scene ▸ Magnetic Pendulum\): the surface model moves one body on a table; this scene "
