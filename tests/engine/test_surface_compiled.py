@@ -119,7 +119,28 @@ def tippe_top_in_a_bowl():
     return s, start_state(s, np.array([0, 0, 0.02]) - 0.006 * U[2], (0, 0, 0), 180 * U[2], U), 0.5, 5e-4, 20
 
 
-SCENES = {f.__name__: f for f in (dropped_ball, billiard_backspin, ball_up_a_slope, rocking_eccentric_ball,
+def ball_rolling_to_rest():
+    """Rolling and spinning resistance: a ball rolling and spinning slows, stops rolling, stops spinning, rests."""
+    a = 0.02
+    s = Surface(ball(0.1, a), Table(mu=0.5, rolling_resistance=0.001, spin_resistance=0.0005), (0, 0, -G))
+    return s, start_state(s, (0, 0, a), (0.5, 0.2, 0), (0, 0.5 / a, 10.0)), 2.0, 1e-3, 10
+
+
+def marble_to_rest_in_a_bowl():
+    R, a = 0.3, 0.02
+    s = Surface(ball(0.1, a), Table(wall=Sphere((0, 0, R), R, inside=True), mu=0.5, rolling_resistance=0.0005),
+                (0, 0, -G))
+    return s, start_state(s, ((R - a) * np.sin(0.3), 0, R - (R - a) * np.cos(0.3)), (0, 0.1, 0), (0, 0, 0)), 4.0, \
+        1e-3, 10
+
+
+def tippe_top_with_resistance():
+    s = Surface(tippe()[0], Table(mu=0.3, rolling_resistance=0.0002, spin_resistance=0.0002), (0, 0, -G))
+    U = tilted(0.3)
+    return s, start_state(s, np.array([0, 0, 0.02]) - 0.006 * U[2], (0, 0, 0), 100 * U[2], U), 1.0, 5e-4, 20
+
+
+SCENES = {f.__name__: f for f in (ball_rolling_to_rest, marble_to_rest_in_a_bowl, tippe_top_with_resistance, dropped_ball, billiard_backspin, ball_up_a_slope, rocking_eccentric_ball,
                                   tippe_top_dropped_spinning, tippe_top_gliding, coin_on_its_circle, ball_off_a_dome,
                                   ball_in_a_pipe, ball_over_a_block_edge, ball_dropped_in_a_tray,
                                   tippe_top_in_a_bowl)}

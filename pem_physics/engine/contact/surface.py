@@ -97,6 +97,8 @@ SLIP_RTOL = 1e-12
 #: A block's region coordinate within REGION_RTOL·r of zero at a step's start is not watched in that step (the
 #: step starts where it was just located).
 REGION_RTOL = 1e-9
+#: A rotation slower than ROT_RTOL·(|ω| + √(|g|/reach)) is at rest for the rolling and spinning resistance.
+ROT_RTOL = 1e-12
 #: At most this many transitions inside one step (more is chatter the model cannot resolve).
 MAX_EVENTS_PER_STEP = 20
 #: A step whose energy balance (E change less the friction's work) exceeds SPLIT_RTOL·(energy scale) is taken as
@@ -196,6 +198,12 @@ class Table:
     :class:`~.walls.Box` (inside: a bowl, a pipe, a tray; outside: a dome, a log); friction ``mu`` ≥ 0, restitution
     ``restitution`` ∈ [0, 1] of impacts. Rims need a plane (their lowest point on a curved wall is not yet here).
 
+    ``rolling_resistance`` δ_r and ``spin_resistance`` δ_s (m, default 0: none): while the contact rolls, a couple
+    −N(δ_r ω̂_t + δ_s sgn(ω_n) n) opposes the rotation about the tangent (ω_t) and the normal (ω_n) — the normal force's
+    line of action shifted δ_r ahead of the contact point (a ball's coefficient of rolling resistance is δ_r/r), and a
+    contact patch's drilling friction — holding a rotation that stopped as long as it needs at most δN (Coulomb's law
+    for couples).
+
     ``friction="coulomb"`` (default): |F_t| ≤ μN, −μN û_t while sliding (μ dimensionless). ``friction="viscous"``:
     the gliding friction of the tippe-top literature (Rauch-Wojciechowski & Rutstam, SIGMA 10, 017 (2014);
     Bou-Rabee, Marsden & Romero, SIAM J. Appl. Dyn. Syst. 3 (2004)): F_t = −μ N u_t (μ in s/m), which never sticks;
@@ -203,7 +211,8 @@ class Table:
     """
 
     def __init__(self, point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), mu: float = 0.0, restitution: float = 0.0,
-                 name: str | None = None, friction: str = "coulomb", wall: Wall | None = None):
+                 name: str | None = None, friction: str = "coulomb", wall: Wall | None = None,
+                 rolling_resistance: float = 0.0, spin_resistance: float = 0.0):
         name = name or (wall.name if isinstance(wall, Wall) else "table")
         self.name = name
         if wall is None:
@@ -227,6 +236,13 @@ class Table:
             raise ValidationError(f"{name}.friction", f"must be 'coulomb' or 'viscous', got {friction!r}")
         self.friction = friction
         self.restitution = check_restitution(restitution, f"{name}.restitution")
+        for key, val in (("rolling_resistance", rolling_resistance), ("spin_resistance", spin_resistance)):
+            if not (np.isfinite(val) and val >= 0):
+                raise ValidationError(f"{name}.{key}", f"must be a length ≥ 0 (m), got {val!r}")
+        #: m: the rolling and spinning resistance's lever arms δ_r, δ_s (0: none)
+        self.rolling_resistance = float(rolling_resistance)
+        self.spin_resistance = float(spin_resistance)
+        self.resists = self.rolling_resistance > 0 or self.spin_resistance > 0
 
 
 @dataclass
@@ -395,9 +411,87 @@ class Surface:
         a0 = self.g - _cross(c.W @ _cross(c.w, st.L), c.rho) + _cross(c.w, c.moving)
         K = self.K(c.W, c.rho)
         if mode == ROLLING:
-            return -np.linalg.solve(K, a0)
+            return self._rolling_solve(c, a0, -(c.W @ _cross(c.w, st.L)), c.w, reversal=False)[0]
         D = c.n + self.friction_vector(st, c.u, c.n)
         return ((c.curv - float(c.n @ a0)) / self._normal_mass(K, D, st.t, c.n)) * D
+
+    def _rotations(self, c: Touch, w):
+        """The resisted rotations of ω (3,) at the contact c: (ω_t, ω_n, whether each moves): a rotation below
+        ROT_RTOL of the speed scale over the reach is at rest."""
+        wn = float(w @ c.n)
+        wt = w - wn * c.n
+        tiny = ROT_RTOL * (float(np.linalg.norm(w)) + float(np.linalg.norm(self.g) / self.body.reach) ** 0.5)
+        return wt, wn, float(np.linalg.norm(wt)) > tiny, abs(wn) > tiny
+
+    def _rolling_solve(self, c: Touch, u, wr, w, reversal: bool):
+        """(J, H) of a rolling contact with the resistance's couples: u + K J − [ρ]× W H = 0 (the contact point
+        stays still) and, for each held rotation axis e, e·(wr + W([ρ]× J + H)) = 0, with H = (n·J) r̂ for the
+        rotations that move (r̂ = −(δ_r ω̂_t + δ_s sgn(ω_n) n) from the angular velocity w) plus the held ones' couple.
+
+        Kick (velocity level): u and wr the contact point's velocity and ω before it, J and H impulses (N·s, N·m·s);
+        ``reversal``: a rotation the couple would turn round is held. Acceleration level: u = a₀, wr the angular
+        acceleration without the table, J = F, H = C (N, N·m). A rotation at rest is held; a held one that needs
+        more than δ (n·J) turns with δ (n·J) against the holding couple — Coulomb's law for couples, in time steps
+        (the instant a rotation stops is a kick: not located inside the step)."""
+        n, rho, W = c.n, c.rho, c.W
+        K = self.K(W, rho)
+        tb = self.table
+        if not tb.resists:
+            return -np.linalg.solve(K, u), np.zeros(3)
+        t1 = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
+        t1 /= np.linalg.norm(t1)
+        wt, wn, rolls, spins = self._rotations(c, w)
+        groups = []                 # (axes, δ, the rotation before)
+        held, free = [], []
+        if tb.rolling_resistance:
+            groups.append(((t1, np.cross(n, t1)), tb.rolling_resistance, wt))
+            held.append(not rolls)
+            free.append(-tb.rolling_resistance * wt / np.linalg.norm(wt) if rolls else np.zeros(3))
+        if tb.spin_resistance:
+            groups.append(((n,), tb.spin_resistance, wn * n))
+            held.append(not spins)
+            free.append(-tb.spin_resistance * np.sign(wn) * n if spins else np.zeros(3))
+        S = np.array([[0.0, -rho[2], rho[1]], [rho[2], 0.0, -rho[0]], [-rho[1], rho[0], 0.0]])
+        for _ in range(2 * len(groups) + 2):
+            r_free = sum((f for f, hd in zip(free, held) if not hd), np.zeros(3))
+            axes = [e for g, hd in zip(groups, held) if hd for e in g[0]]
+            m = len(axes)
+            A = np.zeros((3 + m, 3 + m))
+            b = np.zeros(3 + m)
+            A[:3, :3] = K - np.outer(S @ (W @ r_free), n)
+            b[:3] = -u
+            for j, e in enumerate(axes):
+                A[:3, 3 + j] = -S @ (W @ e)
+                A[3 + j, :3] = e @ W @ S + (e @ W @ r_free) * n
+                A[3 + j, 3:] = [e @ W @ f for f in axes]
+                b[3 + j] = -float(e @ wr)
+            z = np.linalg.solve(A, b)
+            J = z[:3]
+            jn = float(J @ n)
+            H = jn * r_free + sum((z[3 + j] * e for j, e in enumerate(axes)), np.zeros(3))
+            w2 = wr + W @ (S @ J + H)
+            changed = False
+            j0 = 0
+            for i, ((ax, delta, before), hd) in enumerate(zip(groups, held)):
+                if hd:
+                    h_g = sum((z[3 + j0 + j] * e for j, e in enumerate(ax)), np.zeros(3))
+                    j0 += len(ax)
+                    if np.linalg.norm(h_g) > delta * max(jn, 0.0):     # cannot hold it: turns against the most
+                        held[i], free[i], changed = False, delta * h_g / np.linalg.norm(h_g), True
+                elif reversal:
+                    after = w2 - float(w2 @ n) * n if len(ax) == 2 else float(w2 @ n) * n
+                    if float(after @ before) < 0:                    # the couple would turn it round: hold it
+                        held[i], changed = True, True
+            if not changed:
+                break
+        return J, H
+
+    def rolling_force(self, st: State, c: Touch | None = None):
+        """(F, C): the table's force (3,) N at the contact point and the resistance's couple (3,) N·m that keep a
+        rolling contact rolling (:meth:`_rolling_solve` at the acceleration level)."""
+        c = self.contact(st) if c is None else c
+        a0 = self.g - _cross(c.W @ _cross(c.w, st.L), c.rho) + _cross(c.w, c.moving)
+        return self._rolling_solve(c, a0, -(c.W @ _cross(c.w, st.L)), c.w, reversal=False)
 
     def _normal_mass(self, K, D, t: float, n) -> float:
         """n·K·D (kg⁻¹): how a force N·D at the contact point moves it along the normal; SimulationError when not
@@ -410,18 +504,23 @@ class Surface:
         return den
 
     # --- the step ----------------------------------------------------------------------------------
-    def _impulse(self, v, L, rho, W, J, n):
-        """(v, L, work_n, work_t) after the impulse J at the lever arm ρ; the works J·(u⁻+u⁺)/2 split along the
-        normal n and across it."""
+    def _impulse(self, v, L, rho, W, J, n, H=None):
+        """(v, L, work_n, work_t, work_c) after the impulse J at the lever arm ρ and the couple impulse H (default
+        none); the works J·(u⁻+u⁺)/2 split along the normal n and across it, and H·(ω⁻+ω⁺)/2 (together exactly the
+        change of the kinetic energy)."""
         w0 = W @ L
         u0 = v + _cross(w0, rho)
         v = v + J / self.body.mass
         L = L + _cross(rho, J)
-        u1 = v + _cross(W @ L, rho)
+        if H is not None:
+            L = L + H
+        w1 = W @ L
+        u1 = v + _cross(w1, rho)
         um = 0.5 * (u0 + u1)
         jn = float(J @ n)
         wn = jn * float(um @ n)
-        return v, L, wn, float(J @ um) - wn
+        wc = 0.0 if H is None else float(H @ (0.5 * (w0 + w1)))
+        return v, L, wn, float(J @ um) - wn, wc
 
     def step(self, st: State, h: float):
         """One step of length h (s) from st (not changed): (new state, normal work J, friction work J)."""
@@ -437,17 +536,19 @@ class Surface:
         n, rho, W = c.n, c.rho, c.W
         v0 = st.v + 0.5 * h * self.g
         u = v0 + _cross(c.w, rho)
-        F = self.force(st)
+        H1 = np.zeros(3)          # the resistance's couple impulse (rolling)
         if st.mode == ROLLING:
-            D, Jt = n, 0.5 * h * (F - (F @ n) * n)
+            F, C = self.rolling_force(st, c)
+            D, Jt, H1 = n, 0.5 * h * (F - (F @ n) * n), 0.5 * h * C
         else:
+            F = self.force(st)
             f1 = self.friction_vector(st, u, n)
             D, Jt = n + f1, np.zeros(3)
 
         def land(lam):
             J = lam * D + Jt
             v1 = v0 + J / M
-            L1 = st.L + _cross(rho, J)
+            L1 = st.L + _cross(rho, J) + H1
             x1 = st.x + h * v1
             Q1 = free_turn(st.Q[None, None], L1[None, None], h, self.body.plan)[0, 0]
             return self.gap(k, x1, Q1, st.t + h), x1, Q1, L1
@@ -468,22 +569,24 @@ class Surface:
         lam = lb
         J1 = lam * D + Jt
         _, x1, Q1, L1 = land(lam)
-        v1, _, wn1, wt1 = self._impulse(v0, st.L, rho, W, J1, n)
+        v1, _, wn1, wt1, wc1 = self._impulse(v0, st.L, rho, W, J1, n, H1)
         # kick 2 at the new contact point (on a curved table, with its normal there)
         v2 = v1 + 0.5 * h * self.g
         mid = State(st.t + h, x1, v2, L1, Q1, st.mode, k, st.slip.copy())
         c2 = self.contact(mid)
         n2, rho2, W2, u2 = c2.n, c2.rho, c2.W, c2.u
         K2 = self.K(W2, rho2)
+        H2 = None
         if st.mode == ROLLING:
-            J2 = -np.linalg.solve(K2, u2)
+            w2 = W2 @ L1
+            J2, H2 = self._rolling_solve(c2, v2 + _cross(w2, rho2), w2, w2, reversal=True)
         else:
             f2 = self.friction_vector(mid, u2, n2)
             # a Coulomb slip that reverses within the step keeps the first kick's direction: the step then ends past
             # the stick, where the stick event finds it (turning the friction round would hold the slip still)
             D2 = n2 + (f2 if self.table.friction == "viscous" or f2 @ f1 >= 0 else f1)
             J2 = (-float(n2 @ u2) / self._normal_mass(K2, D2, mid.t, n2)) * D2
-        v3, L3, wn2, wt2 = self._impulse(v2, L1, rho2, W2, J2, n2)
+        v3, L3, wn2, wt2, wc2 = self._impulse(v2, L1, rho2, W2, J2, n2, H2)
         mid.v, mid.L = v3, L3
         # The step changes the energy by exactly W(J₁) + W(J₂) − (h/2) g·J₁: the flight's drop in potential energy
         # counts J₁'s velocity, the gravity kicks' gain does not. Without that term a slide across a slope booked
@@ -493,8 +596,9 @@ class Surface:
         if st.mode == ROLLING:
             # a rolling contact's tangential impulses are the constraint's, as its normal ones: they take back what
             # the gravity half kicks put into the contact point's velocity (booked as friction work they added a
-            # spurious h·|g_t|-sized loss per unit time on a slope); friction does no work on a contact that rolls
-            return mid, wn1 + wn2 + wt1 + wt2, 0.0
+            # spurious h·|g_t|-sized loss per unit time on a slope); friction does no work on a contact that rolls,
+            # the rolling and spinning resistance's couples do
+            return mid, wn1 + wn2 + wt1 + wt2, wc1 + wc2
         return mid, wn1 + wn2, wt1 + wt2
 
     def energy_scale(self, st: State) -> float:
@@ -864,6 +968,7 @@ def model_arrays(surface: Surface) -> tuple:
     par[lay.P_INV1] = inv1[0]
     par[lay.P_TOUCH], par[lay.P_SLIP_RTOL], par[lay.P_SPLIT_RTOL] = TOUCH_RTOL, SLIP_RTOL, SPLIT_RTOL
     par[lay.P_MAX_SPLITS], par[lay.P_MAX_EVENTS], par[lay.P_REGION_RTOL] = MAX_SPLITS, MAX_EVENTS_PER_STEP, REGION_RTOL
+    par[lay.P_DR], par[lay.P_DS], par[lay.P_ROT_RTOL] = tb.rolling_resistance, tb.spin_resistance, ROT_RTOL
     plan = np.full((3, 3), -1.0)
     for p, (k, frac, coef) in enumerate(steps):
         plan[p] = (k, frac, coef[0])

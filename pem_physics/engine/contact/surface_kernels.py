@@ -35,6 +35,8 @@ from .surface_layout import (
     LIFT_OFF,
     NSTATE,
     OK,
+    P_DR,
+    P_DS,
     P_E,
     P_G,
     P_INV,
@@ -47,6 +49,7 @@ from .surface_layout import (
     P_Q,
     P_REACH,
     P_REGION_RTOL,
+    P_ROT_RTOL,
     P_SLIP_RTOL,
     P_SPLIT_RTOL,
     P_VISCOUS,
@@ -366,28 +369,168 @@ def _normal_mass(K, D, n, info, t):
 
 
 @_jit
+def _solve_n(A, y):
+    """A⁻¹ y of a small square system (Gaussian elimination with partial pivoting, as LAPACK's LU)."""
+    m = y.shape[0]
+    a = A.copy()
+    b = y.copy()
+    for c in range(m):
+        p = c
+        for i in range(c + 1, m):
+            if abs(a[i, c]) > abs(a[p, c]):
+                p = i
+        if p != c:
+            for j in range(m):
+                a[c, j], a[p, j] = a[p, j], a[c, j]
+            b[c], b[p] = b[p], b[c]
+        for i in range(c + 1, m):
+            f = a[i, c] / a[c, c]
+            for j in range(c, m):
+                a[i, j] -= f * a[c, j]
+            b[i] -= f * b[c]
+    x = np.zeros(m)
+    for i in range(m - 1, -1, -1):
+        acc = b[i]
+        for j in range(i + 1, m):
+            acc -= a[i, j] * x[j]
+        x[i] = acc / a[i, i]
+    return x
+
+
+@_jit
+def _rolling_solve(par, n, rho, W, u, wr, w, reversal):
+    """Surface._rolling_solve: (J, H) keeping a rolling contact still, with the resistance's couples (held or
+    against the rotation)."""
+    K = _K(par, W, rho)
+    dr, ds = par[P_DR], par[P_DS]
+    if dr == 0.0 and ds == 0.0:
+        return -_solve(K, u), np.zeros(3)
+    if abs(n[0]) < 0.9:
+        t1 = _cross(n, np.array([1.0, 0.0, 0.0]))
+    else:
+        t1 = _cross(n, np.array([0.0, 1.0, 0.0]))
+    t1 = t1 / _norm(t1)
+    t2 = _cross(n, t1)
+    wn = _dot(w, n)
+    wt = w - wn * n
+    tiny = par[P_ROT_RTOL] * (_norm(w) + math.sqrt(_norm(par[P_G:P_G + 3]) / par[P_REACH]))
+    rolls = _norm(wt) > tiny
+    spins = abs(wn) > tiny
+    # groups: 0 roll (axes t1, t2), 1 spin (axis n)
+    use = np.array([dr > 0.0, ds > 0.0])
+    held = np.array([not rolls, not spins])
+    free = np.zeros((2, 3))
+    before = np.zeros((2, 3))
+    before[0] = wt
+    before[1] = wn * n
+    if rolls:
+        free[0] = -dr * wt / _norm(wt)
+    if spins:
+        free[1] = -ds * (1.0 if wn > 0 else -1.0) * n
+    delta = np.array([dr, ds])
+    ax = np.zeros((3, 3))
+    ax[0], ax[1], ax[2] = t1, t2, n
+    grp = np.array([0, 0, 1])
+    S = _skew(rho)
+    J = np.zeros(3)
+    H = np.zeros(3)
+    for _ in range(2 * (int(use[0]) + int(use[1])) + 2):
+        r_free = np.zeros(3)
+        for i in range(2):
+            if use[i] and not held[i]:
+                r_free += free[i]
+        idx = np.zeros(3, dtype=np.int64)
+        m = 0
+        for j in range(3):
+            if use[grp[j]] and held[grp[j]]:
+                idx[m] = j
+                m += 1
+        A = np.zeros((3 + m, 3 + m))
+        b = np.zeros(3 + m)
+        SWr = _mv(S, _mv(W, r_free))
+        for i in range(3):
+            for j in range(3):
+                A[i, j] = K[i, j] - SWr[i] * n[j]
+            b[i] = -u[i]
+        WS = _mm(W, S)
+        Wr = _mv(W, r_free)
+        for jj in range(m):
+            e = ax[idx[jj]]
+            col = -_mv(S, _mv(W, e))
+            eWS = _vm(e, WS)
+            eWr = _dot(e, Wr)
+            for i in range(3):
+                A[i, 3 + jj] = col[i]
+                A[3 + jj, i] = eWS[i] + eWr * n[i]
+            for kk in range(m):
+                A[3 + jj, 3 + kk] = _dot(e, _mv(W, ax[idx[kk]]))
+            b[3 + jj] = -_dot(e, wr)
+        z = _solve_n(A, b)
+        J = z[:3].copy()
+        jn = _dot(J, n)
+        H = jn * r_free
+        for jj in range(m):
+            H = H + z[3 + jj] * ax[idx[jj]]
+        w2 = wr + _mv(W, _mv(S, J) + H)
+        changed = False
+        for i in range(2):
+            if not use[i]:
+                continue
+            if held[i]:
+                hg = np.zeros(3)
+                for jj in range(m):
+                    if grp[idx[jj]] == i:
+                        hg = hg + z[3 + jj] * ax[idx[jj]]
+                if _norm(hg) > delta[i] * max(jn, 0.0):
+                    held[i] = False
+                    free[i] = delta[i] * hg / _norm(hg)
+                    changed = True
+            elif reversal:
+                w2n = _dot(w2, n)
+                after = w2 - w2n * n if i == 0 else w2n * n
+                if _dot(after, before[i]) < 0:
+                    held[i] = True
+                    changed = True
+        if not changed:
+            break
+    return J, H
+
+
+@_jit
+def _rolling_force(M, s, info):
+    """Surface.rolling_force: (F, C)."""
+    par = M[0]
+    C, rho, W, w, u, moving, n, curv = _contact(M, s, int(s[S_SHAPE]), info)
+    wxL = _cross(w, s[S_L:S_L + 3])
+    a0 = par[P_G:P_G + 3] - _cross(_mv(W, wxL), rho) + _cross(w, moving)
+    return _rolling_solve(par, n, rho, W, a0, -_mv(W, wxL), w, False)
+
+
+@_jit
 def _force(M, s, mode, info):
     """Surface.force: the table's force F (3,) by the constraint of ``mode``."""
     par = M[0]
+    if mode == ROLLING:
+        return _rolling_force(M, s, info)[0]
     C, rho, W, w, u, moving, n, curv = _contact(M, s, int(s[S_SHAPE]), info)
     a0 = par[P_G:P_G + 3] - _cross(_mv(W, _cross(w, s[S_L:S_L + 3])), rho) + _cross(w, moving)
     K = _K(par, W, rho)
-    if mode == ROLLING:
-        return -_solve(K, a0)
     D = n + _friction_vector(par, s, u, n)
     return ((curv - _dot(n, a0)) / _normal_mass(K, D, n, info, s[S_T])) * D
 
 
 @_jit
-def _impulse(par, v, L, rho, W, J, n):
-    """Surface._impulse: (v, L, work_n, work_t)."""
-    u0 = v + _cross(_mv(W, L), rho)
+def _impulse(par, v, L, rho, W, J, n, H):
+    """Surface._impulse: (v, L, work_n, work_t, work_c)."""
+    w0 = _mv(W, L)
+    u0 = v + _cross(w0, rho)
     v1 = v + J / par[P_MASS]
-    L1 = L + _cross(rho, J)
-    u1 = v1 + _cross(_mv(W, L1), rho)
+    L1 = L + _cross(rho, J) + H
+    w1 = _mv(W, L1)
+    u1 = v1 + _cross(w1, rho)
     um = 0.5 * (u0 + u1)
     wn = _dot(J, n) * _dot(um, n)
-    return v1, L1, wn, _dot(J, um) - wn
+    return v1, L1, wn, _dot(J, um) - wn, 0.5 * _dot(H, w0 + w1)
 
 
 @_jit
@@ -421,12 +564,13 @@ def _free_turn(M, Q, L, h):
 
 
 @_jit
-def _land(M, s, k, lam, D, Jt, v0, rho, h, info):
-    """The gap at the end of the flight after the first kick λ D + Jt (Surface.step's ``land``)."""
+def _land(M, s, k, lam, D, Jt, H1, v0, rho, h, info):
+    """The gap at the end of the flight after the first kick λ D + Jt and the couple impulse H1 (Surface.step's
+    ``land``)."""
     par = M[0]
     J = lam * D + Jt
     v1 = v0 + J / par[P_MASS]
-    L1 = s[S_L:S_L + 3] + _cross(rho, J)
+    L1 = s[S_L:S_L + 3] + _cross(rho, J) + H1
     x1 = s[S_X:S_X + 3] + h * v1
     Q1 = _free_turn(M, _Q(s), L1, h)
     return _gap(M, k, x1, Q1, info, s[S_T] + h), x1, Q1, L1
@@ -452,34 +596,37 @@ def _step(M, s, h, info):
     C, rho, W, w, u_, mv_, n, curv_ = _contact(M, s, k, info)
     v0 = s[S_V:S_V + 3] + 0.5 * h * g
     u = v0 + _cross(w, rho)
-    F = _force(M, s, mode, info)
-    if info[0] != 0.0:
-        return out, 0.0, 0.0
+    H1 = np.zeros(3)
     if mode == ROLLING:
+        F, Cc = _rolling_force(M, s, info)
         D = n.copy()
         Jt = 0.5 * h * (F - _dot(F, n) * n)
+        H1 = 0.5 * h * Cc
         f1 = np.zeros(3)
     else:
+        F = _force(M, s, mode, info)
         f1 = _friction_vector(par, s, u, n)
         D = n + f1
         Jt = np.zeros(3)
+    if info[0] != 0.0:
+        return out, 0.0, 0.0
     la = 0.5 * h * _dot(F, n)
-    ga = _land(M, s, k, la, D, Jt, v0, rho, h, info)[0]
+    ga = _land(M, s, k, la, D, Jt, H1, v0, rho, h, info)[0]
     lb = la + 1e-6 * max(abs(la), 0.5 * h * Mass * _norm(g), 1e-300)
-    gb = _land(M, s, k, lb, D, Jt, v0, rho, h, info)[0]
+    gb = _land(M, s, k, lb, D, Jt, H1, v0, rho, h, info)[0]
     for _ in range(60):
         if gb == ga:
             break
         lc = lb - gb * (lb - la) / (gb - ga)
         la, ga = lb, gb
         lb = lc
-        gb = _land(M, s, k, lc, D, Jt, v0, rho, h, info)[0]
+        gb = _land(M, s, k, lc, D, Jt, H1, v0, rho, h, info)[0]
         if gb == 0.0 or abs(lb - la) <= 4 * _EPS * abs(lb):
             break
     lam = lb
     J1 = lam * D + Jt
-    _, x1, Q1, L1 = _land(M, s, k, lam, D, Jt, v0, rho, h, info)
-    v1, _, wn1, wt1 = _impulse(par, v0, s[S_L:S_L + 3], rho, W, J1, n)
+    _, x1, Q1, L1 = _land(M, s, k, lam, D, Jt, H1, v0, rho, h, info)
+    v1, _, wn1, wt1, wc1 = _impulse(par, v0, s[S_L:S_L + 3], rho, W, J1, n, H1)
     if info[0] != 0.0:
         return out, 0.0, 0.0
     v2 = v1 + 0.5 * h * g
@@ -490,8 +637,10 @@ def _step(M, s, h, info):
     out[S_Q:S_Q + 9] = Q1.ravel()
     _, rho2, W2, _, u2, _, n2, _ = _contact(M, out, k, info)
     K2 = _K(par, W2, rho2)
+    H2 = np.zeros(3)
     if mode == ROLLING:
-        J2 = -_solve(K2, u2)
+        w2 = _mv(W2, L1)
+        J2, H2 = _rolling_solve(par, n2, rho2, W2, v2 + _cross(w2, rho2), w2, w2, True)
     else:
         f2 = _friction_vector(par, out, u2, n2)
         if par[P_VISCOUS] != 0.0 or _dot(f2, f1) >= 0:
@@ -499,15 +648,15 @@ def _step(M, s, h, info):
         else:
             D2 = n2 + f1
         J2 = (-_dot(n2, u2) / _normal_mass(K2, D2, n2, info, out[S_T])) * D2
-    v3, L3, wn2, wt2 = _impulse(par, v2, L1, rho2, W2, J2, n2)
+    v3, L3, wn2, wt2, wc2 = _impulse(par, v2, L1, rho2, W2, J2, n2, H2)
     out[S_V:S_V + 3] = v3
     out[S_L:S_L + 3] = L3
     # the step's energy change is W(J₁) + W(J₂) − (h/2) g·J₁ (Surface.step)
     J1n = _dot(J1, n)
     wn1 -= 0.5 * h * _dot(g, n) * J1n
     wt1 -= 0.5 * h * _dot(g, J1 - J1n * n)
-    if mode == ROLLING:     # the constraint's work, not friction's (Surface.step)
-        return out, wn1 + wn2 + wt1 + wt2, 0.0
+    if mode == ROLLING:     # the constraint's work, not friction's; the resistance's couples' (Surface.step)
+        return out, wn1 + wn2 + wt1 + wt2, wc1 + wc2
     return out, wn1 + wn2, wt1 + wt2
 
 

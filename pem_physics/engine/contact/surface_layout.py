@@ -19,5 +19,7 @@ P_TOUCH, P_SLIP_RTOL, P_SPLIT_RTOL, P_MAX_SPLITS, P_MAX_EVENTS = 21, 22, 23, 24,
 # point on the axis (3), a cylinder's unit axis (3), radius, a box's half sizes (3) and axes (9, rows)
 P_WKIND, P_WSIGN, P_WC, P_WA, P_WR, P_WH, P_WROT = 26, 27, 28, 31, 34, 35, 38
 P_REGION_RTOL = 47
-NPAR = 48
+# the rolling and spinning resistance's lever arms δ_r, δ_s (m), and ROT_RTOL
+P_DR, P_DS, P_ROT_RTOL = 48, 49, 50
+NPAR = 51
 WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
