@@ -140,10 +140,10 @@ def tippe_top_with_resistance():
     return s, start_state(s, np.array([0, 0, 0.02]) - 0.006 * U[2], (0, 0, 0), 100 * U[2], U), 1.0, 5e-4, 20
 
 
-SCENES = {f.__name__: f for f in (ball_rolling_to_rest, marble_to_rest_in_a_bowl, tippe_top_with_resistance, dropped_ball, billiard_backspin, ball_up_a_slope, rocking_eccentric_ball,
-                                  tippe_top_dropped_spinning, tippe_top_gliding, coin_on_its_circle, ball_off_a_dome,
-                                  ball_in_a_pipe, ball_over_a_block_edge, ball_dropped_in_a_tray,
-                                  tippe_top_in_a_bowl)}
+SCENES = {f.__name__: f for f in (
+    ball_rolling_to_rest, marble_to_rest_in_a_bowl, tippe_top_with_resistance, dropped_ball, billiard_backspin,
+    ball_up_a_slope, rocking_eccentric_ball, tippe_top_dropped_spinning, tippe_top_gliding, coin_on_its_circle,
+    ball_off_a_dome, ball_in_a_pipe, ball_over_a_block_edge, ball_dropped_in_a_tray, tippe_top_in_a_bowl)}
 
 
 def agree(a, b, s: Surface, t_end: float):
