@@ -790,6 +790,8 @@ def _wall_object(w, unit: float, collection, surface: bool):
         set_exact(p, "contact_friction", w.contact_friction)
     if surface:
         p.friction_law = (w.friction_law or "coulomb").upper()
+        for key in ("rolling_resistance", "spin_resistance"):
+            set_exact(p, key, (getattr(w, key) or 0.0) / unit)
     return obj
 
 

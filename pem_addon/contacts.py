@@ -149,6 +149,9 @@ def wall_of(obj, unit: float, surface: bool = False) -> StaticWall:
     kw = {"kind": g["kind"], "name": obj.name, "inside": bool(obj.pem.wall_inside), "restitution": restitution_of(obj),
           "contact_friction": contact_friction_of(obj),
           "friction_law": obj.pem.friction_law.lower() if surface else None}
+    for key in ("rolling_resistance", "spin_resistance"):      # BU → m; only where a table rolls
+        val = adapters.exact(obj.pem, key)
+        kw[key] = unit * val if surface and val > 0 else None
     if g["kind"] == "plane":
         kw.update(point=unit * g["point"], normal=g["normal"])
     elif g["kind"] == "sphere":
@@ -351,8 +354,11 @@ def draw_object(layout, obj) -> None:
             box.prop(p, "wall_inside")
         else:
             box.label(text="Spheres stay on the side of the object's local +Z")
-            if bpy.context.scene.pem.contact_model == "SURFACE":
-                box.prop(p, "friction_law")
+        if bpy.context.scene.pem.contact_model == "SURFACE":
+            box.prop(p, "friction_law")
+            col = box.column(align=True)
+            col.prop(p, "rolling_resistance")
+            col.prop(p, "spin_resistance")
     elif p.role in ("PENDULUM", "FIXED") or (p.role == "FREE" and (p.translate or p.contacts)):
         if p.role == "FREE" and not p.translate:  # spheres left from before: say why the bake will refuse them
             box.label(text="Contact spheres need Translate on (or remove them)", icon="ERROR")

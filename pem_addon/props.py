@@ -195,6 +195,14 @@ class PEM_PG_object(bpy.types.PropertyGroup):
         ("VISCOUS", "Gliding", "Friction −μ·N·(slip velocity), as the tippe-top literature models it: never "
                                "sticks (μ in s/m)"),
     ], default="COULOMB", description="How the table rubs (Contacts: Rolling and Sliding)")
+    rolling_resistance: FloatProperty(
+        name="Rolling Resistance", default=0.0, min=0.0, soft_max=0.01, precision=5, unit="LENGTH", update=_tag_redraw,
+        description="Lever arm δ of the couple −N·δ that resists a body rolling on this table (a ball's coefficient of "
+                    "rolling resistance times its radius); 0: none (Contacts: Rolling and Sliding)")
+    spin_resistance: FloatProperty(
+        name="Spin Resistance", default=0.0, min=0.0, soft_max=0.01, precision=5, unit="LENGTH", update=_tag_redraw,
+        description="Lever arm δ of the couple −N·δ that resists a body turning about the table's normal where it "
+                    "touches (drilling friction); 0: none (Contacts: Rolling and Sliding)")
     # --- bake bookkeeping
     baked: BoolProperty(name="Baked", default=False)
     pre_bake_matrix: FloatVectorProperty(name="Pre-bake Basis", size=16)  # written by older versions; unused

@@ -70,7 +70,8 @@ BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
     "motion", "pivot_motion", "contacts", "restitution", "contact_friction", "translate", "velocity")
 CONTACT_KEYS = ("center", "radius", "axis")
 PAIR_KEYS = ("bodies", "restitution")
-_WALL_COMMON = ("kind", "name", "restitution", "contact_friction", "friction_law")
+_WALL_COMMON = ("kind", "name", "restitution", "contact_friction", "friction_law", "rolling_resistance",
+                "spin_resistance")
 WALL_KEYS = {"plane": _WALL_COMMON + ("point", "normal"),
              "sphere": _WALL_COMMON + ("center", "radius", "inside"),
              "cylinder": _WALL_COMMON + ("point", "direction", "radius", "inside"),
@@ -416,7 +417,11 @@ def _wall(d, path, index: int, u: Units) -> StaticWall:
     kw = dict(kind=kind, name=_get(d, "name", path, _string, default=f"wall{index}"),
               restitution=_get(d, "restitution", path, _restitution, default=None),
               contact_friction=_get(d, "contact_friction", path, _contact_friction, default=None),
-              friction_law=_get(d, "friction_law", path, lambda x, p: _choice(x, p, FRICTION_LAWS), default=None))
+              friction_law=_get(d, "friction_law", path, lambda x, p: _choice(x, p, FRICTION_LAWS), default=None),
+              rolling_resistance=_get(d, "rolling_resistance", path,
+                                      lambda x, p: _number(x, p, u.L, nonnegative=True), default=None),
+              spin_resistance=_get(d, "spin_resistance", path,
+                                   lambda x, p: _number(x, p, u.L, nonnegative=True), default=None))
     if kind == "plane":
         kw.update(point=_get(d, "point", path, L, default=np.zeros(3)),
                   normal=_get(d, "normal", path, direction, expected="3 numbers: the normal into the allowed side"))
@@ -920,6 +925,9 @@ def _wall_to_dict(w: StaticWall) -> dict:
         out["contact_friction"] = float(w.contact_friction)
     if w.friction_law is not None:
         out["friction_law"] = w.friction_law
+    for key in ("rolling_resistance", "spin_resistance"):
+        if getattr(w, key) is not None:
+            out[key] = float(getattr(w, key))
     if w.kind == "plane":
         out.update(point=_floats(w.point), normal=_floats(w.normal))
     elif w.kind == "sphere":

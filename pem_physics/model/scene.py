@@ -167,7 +167,8 @@ class StaticWall:
     = box axes in the lab (None: the lab axes). ``inside``: the sphere, cylinder or box is a
     container (True) or an obstacle (False). ``restitution``, ``contact_friction`` (μ of impacts): None
     for the scene's. ``friction_law`` (``contact_model = "surface"`` only): one of :data:`FRICTION_LAWS`, None for
-    Coulomb's.
+    Coulomb's. ``rolling_resistance``, ``spin_resistance`` (``contact_model = "surface"`` only): the lever arms δ_r,
+    δ_s (m) of the couple −N(δ_r ω̂_t + δ_s sgn(ω_n) n) that resists a rolling contact's rotation; None: none.
     """
 
     kind: str = "plane"
@@ -183,6 +184,8 @@ class StaticWall:
     restitution: float | None = None
     contact_friction: float | None = None
     friction_law: str | None = None
+    rolling_resistance: float | None = None
+    spin_resistance: float | None = None
 
     def checked(self, path: str) -> StaticWall:
         v.name(self.name, f"{path}.name")
@@ -201,7 +204,11 @@ class StaticWall:
                       contact_friction=None if self.contact_friction is None
                       else contact_friction_value(self.contact_friction, f"{path}.contact_friction"),
                       friction_law=None if self.friction_law is None
-                      else v.choice(self.friction_law, f"{path}.friction_law", FRICTION_LAWS))
+                      else v.choice(self.friction_law, f"{path}.friction_law", FRICTION_LAWS),
+                      rolling_resistance=None if self.rolling_resistance is None
+                      else v.number(self.rolling_resistance, f"{path}.rolling_resistance", nonnegative=True),
+                      spin_resistance=None if self.spin_resistance is None
+                      else v.number(self.spin_resistance, f"{path}.spin_resistance", nonnegative=True))
         if kind in ("sphere", "cylinder"):
             r = v.number(self.radius, f"{path}.radius")
             if not r > 0:
@@ -547,9 +554,10 @@ class Scene:
                                               "surface contact model: set contact_model = \"surface\" (or use "
                                               "contact spheres)")
             for i, w in enumerate(walls):
-                if w.friction_law is not None:
-                    raise ValidationError(f"walls[{i}].friction_law", "applies to contact_model = \"surface\" "
-                                          "only (impacts use Coulomb's law): remove it or change the contact model")
+                for key in ("friction_law", "rolling_resistance", "spin_resistance"):
+                    if getattr(w, key) is not None:
+                        raise ValidationError(f"walls[{i}].{key}", "applies to contact_model = \"surface\" only "
+                                              "(a body on a table): remove it or change the contact model")
         return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls),
                     contact_friction=contact_friction_value(self.contact_friction, "contact_friction"),
                     contact_model=model)

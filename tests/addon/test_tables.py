@@ -116,6 +116,39 @@ def test_billiard_ball_slides_then_rolls_in_blender(mods, tmp_path):
         np.testing.assert_allclose(M(ball), expect[i * rec_per_frame], atol=1e-6, err_msg=f"frame {f}")
 
 
+def test_rolling_resistance_brings_the_ball_to_rest_where_the_closed_form_says(mods, tmp_path):
+    """The table's Rolling Resistance δ (a length, BU = m here): the ball slides to t* as without it, then rolls,
+    slowing at a = (5/7)g·δ/R, and rests x* + v*²/(2a) from where it started; the exported scene keeps δ."""
+    scene = surface_scene(frames=80)
+    ball = make_ball()
+    table = make_table()
+    table.pem.rolling_resistance = 0.001953125          # 2⁻⁹: exact in single precision
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
+    g, mu, v0 = 9.81, float(np.float32(MU)), float(np.float32(V0))
+    I = float(str(np.float32(0.4 * 0.125 * R * R)))
+    t_star = v0 / (mu * g * (1 + 0.125 * R * R / I))
+    v_star = v0 - mu * g * t_star
+    x_star = v0 * t_star - 0.5 * mu * g * t_star ** 2
+    # rolling: about the contact point (I + MR²) v̇/R = −δ·Mg
+    a = 0.001953125 * 0.125 * g * R / (I + 0.125 * R * R)
+    assert (scene.frame_end - 1) / FPS > t_star + v_star / a          # it rests before the last frame
+    scene.frame_set(scene.frame_end)
+    assert M(ball)[0, 3] == pytest.approx(x_star + v_star ** 2 / (2 * a), abs=1e-5)
+    scene.frame_set(scene.frame_end - 1)
+    x_before = M(ball)[0, 3]
+    scene.frame_set(scene.frame_end)
+    assert M(ball)[0, 3] == x_before                               # at rest
+    scene.frame_set(scene.frame_start)
+    out = tmp_path / "rest.toml"
+    assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
+    core = mods["pem_physics.io.scenefile"].load_scene(str(out))
+    assert core.walls[0].rolling_resistance == 0.001953125 and core.walls[0].spin_resistance is None
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.pem.import_scene(filepath=str(out), adapt_scene=True) == {"FINISHED"}
+    table = bpy.data.objects["Table"]
+    assert table.pem.rolling_resistance == 0.001953125 and table.pem.spin_resistance == 0.0
+
+
 def test_fit_rim_finds_a_coin_s_edge(mods):
     setup_scene(frames=2)
     a, h = 0.0125, 0.001

@@ -180,3 +180,23 @@ def test_cli_run_writes_the_contact_events(tmp_path):
         rows = list(csv.DictReader(fh))
     assert [r["kind"] for r in rows] == ["stick"]
     assert abs(float(rows[0]["t"]) - 2 * 1.5 / (7 * 0.2 * G)) <= 1e-9
+
+
+def test_rolling_resistance_in_a_scene_file_in_centimetres():
+    """A wall's rolling_resistance is a length (here 0.1 cm): the ball, set rolling, slows at (5/7)g·δ/r and rests
+    after v₀²/(2a); the key survives a round trip and is refused under contact_model = "impacts"."""
+    text = _edit(BALL_CM, 'velocity = [150, 0, 0]', 'velocity = [150, 0, 0]\nangular_velocity = [0, 52.4934383202, 0]')
+    text = _edit(text, 'name = "cloth"', 'name = "cloth"\nrolling_resistance = 0.1')
+    text = _edit(text, 't_end = 0.6', 't_end = 6.5')
+    scene = loads(text)
+    assert scene.walls[0].rolling_resistance == pytest.approx(0.001, rel=1e-15)
+    traj = simulate(scene)
+    v0, a, r = 1.5, (5 / 7) * G * 0.001 / 0.028575, 0.028575
+    assert abs(1.5 - 52.4934383202 * r) < 1e-9
+    assert traj.events.kind == []
+    assert traj.position[-1, 0, 0] == pytest.approx(v0 ** 2 / (2 * a), abs=a * 1e-3 ** 2 + 1e-8)
+    assert np.linalg.norm(traj.velocity[-1, 0]) <= 1e-12
+    assert loads(dumps(scene)).walls[0].rolling_resistance == scene.walls[0].rolling_resistance
+    with pytest.raises(ValidationError, match=r"^walls\[0\]\.rolling_resistance: applies to contact_model = "
+                                              r"\"surface\" only"):
+        loads(_edit(text, 'contact_model = "surface"', 'contact_model = "impacts"'))

@@ -96,7 +96,8 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
                                   f"inside = {str(not wall.inside).lower()}")
     pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
     e, mu = pair_coefficients(pair_e, item_coefficients(scene, b), item_coefficients(scene, wall))
-    table = sf.Table(mu=mu, restitution=e, name=wall.name, friction=wall.friction_law or "coulomb", wall=surf)
+    table = sf.Table(mu=mu, restitution=e, name=wall.name, friction=wall.friction_law or "coulomb", wall=surf,
+                     rolling_resistance=wall.rolling_resistance or 0.0, spin_resistance=wall.spin_resistance or 0.0)
     surface = sf.Surface(body, table, scene.gravity)
     try:
         state = sf.start_state(surface, x, b.velocity, b.angular_velocity, U)
