@@ -141,10 +141,53 @@ def test_ball_rolls_down_a_slope_exactly():
     assert len(calls) == 100
 
 
-def test_rims_stand_on_planes_only():
-    coin = TableBody(1.0, np.diag([1.0, 1.0, 2.0]), [ContactRim((0, 0, 0), (0, 0, 1), 0.1)], "coin")
-    with pytest.raises(ValidationError, match=r"^coin\.contacts\[0\]: a rim stands on a plane table; 'bowl' is a "
-                       r"sphere"):
-        Surface(coin, Table(wall=Sphere((0, 0, 1), 1.0, name="bowl")))
+def coin():
+    """A uniform disc (I₁ = ma²/4, I₃ = ma²/2) standing upright in the x–z plane (its axis along y)."""
+    m, a = 0.05, 0.02
+    body = TableBody(m, np.diag([m * a * a / 4, m * a * a / 4, m * a * a / 2]), [ContactRim((0, 0, 0), (0, 0, 1), a)],
+                     "coin")
+    return body, np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]]), a
+
+
+@pytest.mark.parametrize("kind", sorted(BOWLS))
+def test_coin_rolling_in_a_bowl_swings_as_the_closed_form_pendulum(kind):
+    """A rim on a curved table: the upright coin rolling inside a bowl or a pipe, in the plane through the axis, is
+    a pendulum of length R − a under (2/3)g (energy (3/4)Mv², v = (R − a)θ̇)."""
+    body, U, a = coin()
+    R, th0 = 0.3, 0.4
+    s = Surface(body, Table(wall=BOWLS[kind](R), mu=1.0), (0, 0, -G))
+    Lr = R - a
+    st = start_state(s, (Lr * np.sin(th0), 0, R - Lr * np.cos(th0)), (0, 0, 0), (0, 0, 0), U)
+    assert st.mode == sf.ROLLING
+    w0 = np.sqrt(2 * G / (3 * Lr))
+    k = np.sin(th0 / 2)
+    K = ellipk(k * k)
+    errors = []
+    for dt in (1e-3, 5e-4):
+        r = sf.run(s, st, 4 * K / w0, dt, every=4)
+        assert set(r.mode) == {sf.ROLLING} and not r.events and np.max(np.abs(r.x[:, 1])) <= 1e-12
+        exact = 2 * np.arcsin(k * ellipj(K - w0 * r.t, k * k)[0])
+        errors.append(np.max(np.abs(np.arctan2(r.x[:, 0], R - r.x[:, 2]) - exact)))
+    assert errors[1] <= 1e-6 and 3.2 < errors[0] / errors[1] < 5.0
+
+
+def test_coin_rolling_off_a_dome_slips_where_the_closed_form_says():
+    """The upright coin rolling from rest off a dome: F = (1/3)Mg sin θ, N = Mg(7 cos θ − 4 cos θ₀)/3, so it slips
+    where sin θ = μ(7 cos θ − 4 cos θ₀)."""
+    body, U, a = coin()
+    R, th0, mu = 0.5, 0.05, 0.5
+    s = Surface(body, Table(wall=Sphere((0, 0, 0), R, inside=False), mu=mu), (0, 0, -G))
+    Lr = R + a
+    st = start_state(s, (Lr * np.sin(th0), 0, Lr * np.cos(th0)), (0, 0, 0), (0, 0, 0), U)
+    th_slip = brentq(lambda t: np.sin(t) - mu * (7 * np.cos(t) - 4 * np.cos(th0)), th0, 1.2)
+    errors = []
+    for dt in (1e-3, 5e-4):
+        r = sf.run(s, st, 1.0, dt)
+        assert r.events[0].kind == "slip"
+        errors.append(abs(np.arctan2(r.events[0].x[0], r.events[0].x[2]) - th_slip))
+    assert errors[1] <= 1e-6 and 3.2 < errors[0] / errors[1] < 5.0
+
+
+def test_a_table_is_a_static_wall():
     with pytest.raises(ValidationError, match=r"table\.kind"):
         Table(wall=object())

@@ -124,9 +124,6 @@ def _edit(text: str, old: str, new: str) -> str:
      r"bodies\[0\]\.position", "starts inside the sphere 'dome'"),
     ('kind = "plane"\nname = "cloth"\nnormal = [0, 0, 1]', 'kind = "plane"\nname = "cloth"\nnormal = [0, 0, 1]\n'
      '[[walls]]\nkind = "plane"\nname = "cushion"\npoint = [100, 0, 0]\nnormal = [-1, 0, 0]', r"walls", "exactly one"),
-    ('radius = 2.8575\n[[walls]]\nkind = "plane"\nname = "cloth"\nnormal = [0, 0, 1]',
-     'radius = 2.8575\naxis = [0, 0, 1]\n[[walls]]\nkind = "sphere"\nname = "bowl"\ncenter = [0, 0, 100]\nradius = 200',
-     r"bodies\[0\]\.contacts", "a rim stands on a plane table"),
     ('position = [0, 0, 2.8575]', 'position = [0, 0, 2.8]', r"bodies\[0\]\.contacts\[0\]", "inside 'cloth'"),
     ('[[bodies.contacts]]', '[[bodies.dipoles]]\nmoment = [0, 0, 1]\n[[bodies.contacts]]',
      r"bodies\[0\]\.dipoles", "magnets"),

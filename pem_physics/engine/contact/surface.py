@@ -9,11 +9,14 @@ side) or a curved static wall of :mod:`.walls` — a sphere, cylinder or box, in
 
 A shape's lowest point P (the one nearest the table): a sphere's is C − r n; a rim's is C − r m/|m| with
 m = n − (n·a)a, |m| the sine of its tilt (a rim lying flat, |m| = 0, touches along its whole edge: reported).
-Its gap is n·(P − q). On a curved table (spheres only) n = −∇f(C), f the wall's signed distance (negative on the
+Its gap is n·(P − q). On a curved table a sphere's n = −∇f(C), f the wall's signed distance (negative on the
 allowed side), and the gap is −f(C) − r; n turns as the centre moves, ṅ = −H Ċ (H the Hessian of f,
 Ċ = v + ω × (C − x)): the contact point runs by Ṗ = Ċ + r H Ċ, and keeping n·u = 0 asks n·u̇ = (H Ċ)·u — the
-curvature terms (theory §7's vᵀHv) the forces below take. A block's edges and corners (where its curvature jumps)
-are step boundaries: located like events, nothing changes there, so no step straddles a jump.
+curvature terms (theory §7's vᵀHv) the forces below take. A rim's contact point on a curved table is its deepest
+point P = C + r d(φ*) (the maximum of f along the rim, by Newton's method from the tangent plane's answer), its gap
+−f(P); it runs round the rim at φ̇ = −((H u)·d' + ∇f·(ω × d'))/(r d'·H d' − ∇f·d) and n·u̇ = (H Ṗ)·u. A block's edges
+and corners (where its curvature jumps) are step boundaries: located like events, nothing changes there, so no step
+straddles a jump.
 
 States of the contact (one shape touches at a time):
 
@@ -67,7 +70,7 @@ halvings — ~25× faster; :func:`run` takes the compiled one where it can. They
 (``tests/engine/test_surface_compiled.py``).
 
 Limits: one contact at a time (a second shape reaching the table while one touches is reported, not resolved); the
-table does not move; rims stand on planes only; impacts with viscous friction are frictionless.
+table does not move; impacts with viscous friction are frictionless.
 """
 
 from __future__ import annotations
@@ -97,6 +100,8 @@ SLIP_RTOL = 1e-12
 #: A block's region coordinate within REGION_RTOL·r of zero at a step's start is not watched in that step (the
 #: step starts where it was just located).
 REGION_RTOL = 1e-9
+#: Newton iterations at most for a rim's deepest point on a curved table (it converges in a few).
+RIM_ITERATIONS = 30
 #: A rotation slower than ROT_RTOL·(|ω| + √(|g|/reach)) is at rest for the rolling and spinning resistance.
 ROT_RTOL = 1e-12
 #: At most this many transitions inside one step (more is chatter the model cannot resolve).
@@ -183,6 +188,12 @@ class TableBody:
         self.r = np.array(r)                         # (S,) radii
         self.rim_axis = np.array(k)                  # (S,3) rims' unit axes in principal coordinates (0: a sphere)
         self.rim = np.linalg.norm(self.rim_axis, axis=1) > 0
+        #: (S,3) a unit vector in each rim's plane (principal coordinates; zero for spheres): φ = 0 of its points
+        self.rim_e1 = np.zeros_like(self.rim_axis)
+        for i in np.flatnonzero(self.rim):
+            a = self.rim_axis[i]
+            e = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
+            self.rim_e1[i] = e / np.linalg.norm(e)
         #: m: how far the shapes reach from the centre of mass (the length in the speed and energy scales)
         self.reach = float(np.max(self.r + np.linalg.norm(self.b, axis=1)))
 
@@ -196,7 +207,7 @@ class Table:
     """The surface the body stands on: the plane through ``point`` with unit ``normal`` (towards the allowed side),
     or ``wall``, a static :class:`~.walls.Plane`, :class:`~.walls.Sphere`, :class:`~.walls.Cylinder` or
     :class:`~.walls.Box` (inside: a bowl, a pipe, a tray; outside: a dome, a log); friction ``mu`` ≥ 0, restitution
-    ``restitution`` ∈ [0, 1] of impacts. Rims need a plane (their lowest point on a curved wall is not yet here).
+    ``restitution`` ∈ [0, 1] of impacts.
 
     ``rolling_resistance`` δ_r and ``spin_resistance`` δ_s (m, default 0: none): while the contact rolls, a couple
     −N(δ_r ω̂_t + δ_s sgn(ω_n) n) opposes the rotation about the tangent (ω_t) and the normal (ω_n) — the normal force's
@@ -289,10 +300,6 @@ class Surface:
         self.body = body
         self.table = table
         self.g = _vector(gravity, "gravity")
-        if not table.flat and np.any(body.rim):
-            k = int(np.flatnonzero(body.rim)[0])
-            raise ValidationError(f"{body.name}.contacts[{k}]", f"a rim stands on a plane table; {table.name!r} is a "
-                                  f"{type(table.wall).__name__.lower()}: use contact spheres on it, or a plane")
 
     # --- geometry and kinematics -------------------------------------------------------------------
     def W(self, Q) -> np.ndarray:
@@ -307,6 +314,9 @@ class Surface:
         if not body.rim[k]:
             n = self.normal_at(C, t)
             return C, n, C - body.r[k] * n
+        if not self.table.flat:
+            C, d, dp, P, gf, H = self._rim_point(k, x, Q, t)
+            return C, -gf / np.linalg.norm(gf), P
         n = self.table.normal
         a = body.rim_axis[k] @ Q
         m = n - (n @ a) * a
@@ -315,6 +325,41 @@ class Surface:
             raise SimulationError(f"{body.name!r}: rim {k} lies flat on {self.table.name!r} (its whole edge touches); "
                                   "this model needs it tilted", time=t, body=body.name)
         return C, m, C - (body.r[k] / s) * m
+
+    def _rim_point(self, k: int, x, Q, t: float | None = None):
+        """Rim k's deepest point on a curved table: (C, d, d', P, ∇f(P), H(P)) with P = C + r d(φ*),
+        d(φ) = cos φ e₁ + sin φ e₂ (e₁, e₂ = a × e₁ in the rim's plane), φ* the maximum of f(P(φ)) — Newton's method
+        on ∇f·d' = 0 from the plane's answer at the tangent plane below C."""
+        body = self.body
+        r = float(body.r[k])
+        C = x + body.b[k] @ Q
+        a = body.rim_axis[k] @ Q
+        e1 = body.rim_e1[k] @ Q
+        e2 = _cross(a, e1)
+        nC = self.normal_at(C, t)
+        m = nC - (nC @ a) * a
+        sm = float(np.linalg.norm(m))
+        if not sm > 1e-9:
+            raise SimulationError(f"{body.name!r}: rim {k} lies flat on {self.table.name!r} (its whole edge touches); "
+                                  "this model needs it tilted", time=t, body=body.name)
+        phi = float(np.arctan2(-(m @ e2), -(m @ e1)))
+        wall = self.table.wall
+        for _ in range(RIM_ITERATIONS):
+            d = np.cos(phi) * e1 + np.sin(phi) * e2
+            dp = np.cos(phi) * e2 - np.sin(phi) * e1
+            P = C + r * d
+            gf, H = wall.gradient(P), wall.hessian(P)
+            curvature = r * float(dp @ H @ dp) - float(gf @ d)
+            if not curvature < 0:
+                break
+            step = -float(gf @ dp) / curvature
+            phi += step
+            if abs(step) <= 4 * _EPS:
+                break
+        d = np.cos(phi) * e1 + np.sin(phi) * e2
+        dp = np.cos(phi) * e2 - np.sin(phi) * e1
+        P = C + r * d
+        return C, d, dp, P, wall.gradient(P), wall.hessian(P)
 
     def normal_at(self, C, t: float | None = None) -> np.ndarray:
         """The table's unit normal (3,) towards the allowed side at its point nearest C (lab, m)."""
@@ -329,9 +374,11 @@ class Surface:
 
     def gap(self, k: int, x, Q, t: float | None = None) -> float:
         """Shape k's gap (m, positive apart): n·(P − q) on a plane; a sphere's −f(C) − r on a curved wall (f its
-        signed distance; rims stand on planes only)."""
+        signed distance); a rim's −f(P) at its deepest point P (:meth:`_rim_point`)."""
         if self.table.flat:
             return float((self.lowest(k, x, Q, t)[2] - self.table.point) @ self.table.normal)
+        if self.body.rim[k]:
+            return -self.table.wall.value(self._rim_point(k, x, Q, t)[3])
         return -self.table.wall.value(x + self.body.b[k] @ Q) - float(self.body.r[k])
 
     def gaps(self, x, Q) -> np.ndarray:
@@ -341,6 +388,8 @@ class Surface:
     def contact(self, st: State, k: int | None = None) -> Touch:
         """The :class:`Touch` of shape k (default: the touching one)."""
         k = st.shape if k is None else k
+        if self.body.rim[k] and not self.table.flat:
+            return self._rim_touch(st, k)
         C, m, P = self.lowest(k, st.x, st.Q, st.t)
         rho = P - st.x
         W = self.W(st.Q)
@@ -364,6 +413,21 @@ class Surface:
             mh = m / s
             moving = moving - (self.body.r[k] / s) * (dm - (dm @ mh) * mh)
         return Touch(C, rho, W, w, u, moving, n, curv)
+
+    def _rim_touch(self, st: State, k: int) -> Touch:
+        """:meth:`contact` of a rim on a curved table. Its deepest point runs round it at φ̇ (from d/dt(∇f·d') = 0 at
+        the moving P): φ̇ = −((H u)·d' + ∇f·(ω × d')) / (r d'·H d' − ∇f·d), so Ṗ − v = ω × ρ + r φ̇ d'; the normal
+        −∇f(P) turns at −H Ṗ, so keeping n·u = 0 asks n·u̇ = (H Ṗ)·u."""
+        C, d, dp, P, gf, H = self._rim_point(k, st.x, st.Q, st.t)
+        r = float(self.body.r[k])
+        rho = P - st.x
+        W = self.W(st.Q)
+        w = W @ st.L
+        u = st.v + _cross(w, rho)
+        phidot = -(float((H @ u) @ dp) + float(gf @ _cross(w, dp))) / (r * float(dp @ H @ dp) - float(gf @ d))
+        moving = _cross(w, rho) + (r * phidot) * dp
+        curv = float((H @ (st.v + moving)) @ u)
+        return Touch(C, rho, W, w, u, moving, -gf / np.linalg.norm(gf), curv)
 
     def K(self, W, rho) -> np.ndarray:
         """Effective inverse mass (3,3) at the lever arm ρ."""
@@ -727,7 +791,8 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0)
                               f"starts {-g[worst]:.6g} m inside {surface.table.name!r}: raise the body by that much")
     if abs(g[worst]) <= START_RTOL * body.r[worst]:
         # along the normal at the shape: a plane's, or a curved table's (its gap is a distance along it)
-        st.x = x - g[worst] * surface.normal_at(x + body.b[worst] @ Q, t)
+        st.x = x - g[worst] * surface.lowest(worst, x, Q, t)[1] if not surface.table.flat else \
+            x - g[worst] * surface.table.normal
         g = surface.gaps(st.x, Q)
     touching = [k for k in range(len(g)) if g[k] <= TOUCH_RTOL * body.r[k]]
     if len(touching) > 1:
@@ -939,7 +1004,7 @@ def compiled_available() -> bool:
 
 
 def model_arrays(surface: Surface) -> tuple:
-    """The compiled kernel's model (par, b, r, ax, rim, plan) in :mod:`.surface_layout`'s layout."""
+    """The compiled kernel's model (par, b, r, ax, rim, plan, rim_e1) in :mod:`.surface_layout`'s layout."""
     body, tb = surface.body, surface.table
     par = np.zeros(lay.NPAR)
     par[lay.P_MASS] = body.mass
@@ -969,11 +1034,12 @@ def model_arrays(surface: Surface) -> tuple:
     par[lay.P_TOUCH], par[lay.P_SLIP_RTOL], par[lay.P_SPLIT_RTOL] = TOUCH_RTOL, SLIP_RTOL, SPLIT_RTOL
     par[lay.P_MAX_SPLITS], par[lay.P_MAX_EVENTS], par[lay.P_REGION_RTOL] = MAX_SPLITS, MAX_EVENTS_PER_STEP, REGION_RTOL
     par[lay.P_DR], par[lay.P_DS], par[lay.P_ROT_RTOL] = tb.rolling_resistance, tb.spin_resistance, ROT_RTOL
+    par[lay.P_RIM_ITER] = RIM_ITERATIONS
     plan = np.full((3, 3), -1.0)
     for p, (k, frac, coef) in enumerate(steps):
         plan[p] = (k, frac, coef[0])
     f = lambda a: np.ascontiguousarray(a, dtype=float)  # noqa: E731
-    return (par, f(body.b), f(body.r), f(body.rim_axis), f(body.rim), plan)
+    return (par, f(body.b), f(body.r), f(body.rim_axis), f(body.rim), plan, f(body.rim_e1))
 
 
 def state_vector(st: State) -> np.ndarray:

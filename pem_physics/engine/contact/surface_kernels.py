@@ -9,9 +9,10 @@ Layouts (all float64):
 
 - a state ``s`` (24,): t, x (3), v (3), L (3), Q (9, rows the principal axes), mode (:data:`APART`, …), touching
   shape (−1 apart), slip (3);
-- the model ``M``, a tuple (par, b, r, ax, rim, plan): ``par`` the scalars (:data:`P_MASS`, …), b (S,3) shape
+- the model ``M``, a tuple (par, b, r, ax, rim, plan, e1): ``par`` the scalars (:data:`P_MASS`, …), b (S,3) shape
   centres and ax (S,3) rims' unit axes (zero: a sphere) in principal coordinates, r (S,) radii, rim (S,) 1.0 for a
-  rim, plan (3,3) the free-turn sub-steps (axis, fraction of h, coefficient; a negative axis ends the plan).
+  rim, plan (3,3) the free-turn sub-steps (axis, fraction of h, coefficient; a negative axis ends the plan), e1
+  (S,3) a unit vector in each rim's plane (principal coordinates).
 
 A failure (Painlevé's paradox, a rim lying flat, …) stops the chunk with a status code (:data:`OK`, …) and leaves
 the message to the caller, which reruns the numpy reference to report it in its words.
@@ -49,6 +50,7 @@ from .surface_layout import (
     P_Q,
     P_REACH,
     P_REGION_RTOL,
+    P_RIM_ITER,
     P_ROT_RTOL,
     P_SLIP_RTOL,
     P_SPLIT_RTOL,
@@ -255,6 +257,42 @@ def _normal_at(par, C, info, t):
 
 
 @_jit
+def _rim_point(M, k, x, Q, info, t):
+    """Surface._rim_point: (C, d, d', P, ∇f(P), H(P)) of rim k on a curved table; info[0] = 1 (lying flat)."""
+    par, b, r, ax = M[0], M[1], M[2], M[3]
+    rk = r[k]
+    C = x + _vm(b[k], Q)
+    a = _vm(ax[k], Q)
+    e1 = _vm(M[6][k], Q)
+    e2 = _cross(a, e1)
+    nC = _normal_at(par, C, info, t)
+    m = nC - _dot(nC, a) * a
+    sm = _norm(m)
+    if not sm > 1e-9:
+        info[0], info[1], info[2] = 1.0, t, k
+        z = np.zeros(3)
+        return C, z, z, C.copy(), z, np.zeros((3, 3))
+    phi = math.atan2(-_dot(m, e2), -_dot(m, e1))
+    for _ in range(int(par[P_RIM_ITER])):
+        d = math.cos(phi) * e1 + math.sin(phi) * e2
+        dp = math.cos(phi) * e2 - math.sin(phi) * e1
+        P = C + rk * d
+        f, gf, H = _wall(par, P)
+        curvature = rk * _dot(dp, _mv(H, dp)) - _dot(gf, d)
+        if not curvature < 0:
+            break
+        step = -_dot(gf, dp) / curvature
+        phi += step
+        if abs(step) <= 4 * _EPS:
+            break
+    d = math.cos(phi) * e1 + math.sin(phi) * e2
+    dp = math.cos(phi) * e2 - math.sin(phi) * e1
+    P = C + rk * d
+    f, gf, H = _wall(par, P)
+    return C, d, dp, P, gf, H
+
+
+@_jit
 def _lowest(M, k, x, Q, info, t):
     """Surface.lowest: (C, m, P); info[0] = 1 (a rim lying flat) on failure."""
     par, b, r, ax, rim = M[0], M[1], M[2], M[3], M[4]
@@ -262,6 +300,10 @@ def _lowest(M, k, x, Q, info, t):
     if rim[k] == 0.0:
         n = _normal_at(par, C, info, t)
         return C, n, C - r[k] * n
+    if int(par[P_WKIND]) != WALL_PLANE:
+        C, d, dp, P, gf, H = _rim_point(M, k, x, Q, info, t)
+        sg = _norm(gf)
+        return C, -gf / (sg if sg > 0 else 1.0), P
     n = par[P_N:P_N + 3]
     a = _vm(ax[k], Q)
     m = n - _dot(n, a) * a
@@ -279,6 +321,8 @@ def _gap(M, k, x, Q, info, t):
     if int(par[P_WKIND]) == WALL_PLANE:
         P = _lowest(M, k, x, Q, info, t)[2]
         return _dot(P - par[P_Q:P_Q + 3], par[P_N:P_N + 3])
+    if M[4][k] != 0.0:
+        return -_wall(par, _rim_point(M, k, x, Q, info, t)[3])[0]
     return -_wall(par, x + _vm(M[1][k], Q))[0] - M[2][k]
 
 
@@ -287,6 +331,18 @@ def _contact(M, s, k, info):
     """Surface.contact: (C, ρ, W, ω, u, Ṗ − v, n, curv)."""
     par, r, ax, rim = M[0], M[2], M[3], M[4]
     x, v, L, Q = s[S_X:S_X + 3], s[S_V:S_V + 3], s[S_L:S_L + 3], _Q(s)
+    if rim[k] != 0.0 and int(par[P_WKIND]) != WALL_PLANE:     # Surface._rim_touch
+        C, d, dp, P, gf, H = _rim_point(M, k, x, Q, info, s[S_T])
+        rho = P - x
+        W = _W(par, Q)
+        w = _mv(W, L)
+        u = v + _cross(w, rho)
+        if info[0] != 0.0:
+            return C, rho, W, w, u, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.0
+        phidot = -(_dot(_mv(H, u), dp) + _dot(gf, _cross(w, dp))) / (r[k] * _dot(dp, _mv(H, dp)) - _dot(gf, d))
+        moving = _cross(w, rho) + (r[k] * phidot) * dp
+        curv = _dot(_mv(H, v + moving), u)
+        return C, rho, W, w, u, moving, -gf / _norm(gf), curv
     C, m, P = _lowest(M, k, x, Q, info, s[S_T])
     rho = P - x
     W = _W(par, Q)

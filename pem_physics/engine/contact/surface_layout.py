@@ -21,5 +21,7 @@ P_WKIND, P_WSIGN, P_WC, P_WA, P_WR, P_WH, P_WROT = 26, 27, 28, 31, 34, 35, 38
 P_REGION_RTOL = 47
 # the rolling and spinning resistance's lever arms δ_r, δ_s (m), and ROT_RTOL
 P_DR, P_DS, P_ROT_RTOL = 48, 49, 50
-NPAR = 51
+# Newton iterations at most for a rim's deepest point on a curved table
+P_RIM_ITER = 51
+NPAR = 52
 WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3

@@ -3,7 +3,7 @@
 
 What the surface model takes (:func:`check`, each refusal naming the item and the fix): one moving body, free and
 translating, with contact spheres or rims; one wall, the table: a plane (its normal turned towards the body), or a
-sphere, cylinder or box, inside (a bowl, a pipe, a tray) or outside (a dome, a log, a block) — spheres only on those;
+sphere, cylinder or box, inside (a bowl, a pipe, a tray) or outside (a dome, a log, a block);
 gravity; other bodies only as scenery (no contacts, no dipoles). Not yet: magnets and fields, pivot friction,
 ensembles. The coefficients of the body–table pair follow the impact model's rule
 (:func:`~.contacts.pair_coefficients`); the wall's ``friction_law`` picks Coulomb's law or gliding friction.
@@ -60,9 +60,6 @@ def check(scene) -> tuple[int, int]:
     if len(scene.walls) != 1:
         raise ValidationError("walls", "the surface model needs exactly one wall (the table: a plane, sphere, "
                               f"cylinder or box); this scene has {len(scene.walls)}")
-    if scene.walls[0].kind != "plane" and any(isinstance(c, ContactRim) for c in b.contacts):
-        raise ValidationError(f"bodies[{i}].contacts", f"a rim stands on a plane table; the wall is a "
-                              f"{scene.walls[0].kind}: use contact spheres on it, or a plane")
     return i, 0
 
 
