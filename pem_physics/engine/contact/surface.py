@@ -75,6 +75,7 @@ table does not move; impacts with viscous friction are frictionless.
 
 from __future__ import annotations
 
+import time as _time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -750,7 +751,7 @@ class Run:
     apart), energy (T,) J, friction_work,
     impact_work and normal_work (T,) J (cumulative, from the start); events (:class:`Event`); ``complete`` False
     when stopped early; ``engine`` what ran it (``numpy``, or ``numba`` with ``kernels`` ``ahead-of-time`` or
-    ``jit``)."""
+    ``jit``); ``load_s`` s the compiled kernel took to compile or load before the first step."""
 
     t: np.ndarray
     x: np.ndarray
@@ -768,6 +769,7 @@ class Run:
     complete: bool = True
     engine: str = "numpy"
     kernels: str | None = None
+    load_s: float = 0.0
 
     def energy_balance(self) -> np.ndarray:
         """E − E₀ − W_friction − W_impacts (J) at each record: the integration error."""
@@ -1079,6 +1081,11 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     kernel, kernels = found
     M = model_arrays(surface)
     s = state_vector(state)
+    # a call of no steps first: numba compiles (first use) or loads its cache here, timed apart from the run
+    t_load = _time.perf_counter()
+    kernel(M, s.copy(), np.zeros(3), 0, 0, 0, float(state.t), float(dt), 1, np.zeros((1, lay.NSTATE + 4)), 0,
+           np.zeros((1, 21)), 0, np.zeros(3))
+    load_s = _time.perf_counter() - t_load
     t0 = float(state.t)
     n_steps = int(round((t_end - t0) / dt))
     every = int(every)
@@ -1123,4 +1130,4 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     energy, wf, wi, wn = (R[:, lay.NSTATE + k].copy() for k in range(4))
     return Run(R[:, lay.S_T].copy(), x, v, L, R[:, lay.S_Q:lay.S_Q + 9].reshape(-1, 3, 3).copy(),
                np.array([MODES[int(m)] for m in R[:, lay.S_MODE]]), R[:, lay.S_SHAPE].astype(int), energy, wf, wi, wn,
-               events, state_of(s), complete, "numba", kernels)
+               events, state_of(s), complete, "numba", kernels, load_s)

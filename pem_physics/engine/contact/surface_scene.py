@@ -114,7 +114,7 @@ def simulate(scene, progress=None, stop=None) -> dict:
                               "the run would take no step; lower dt or raise t_end")
     wall0 = _time.perf_counter()
     run = sf.run(surface, state, state.t + s.steps * s.dt, s.dt, every=s.record_every, progress=progress, stop=stop)
-    wall = _time.perf_counter() - wall0
+    wall = _time.perf_counter() - wall0 - run.load_s       # the integration's time, as simulate's
     body, table = surface.body, surface.table
     U = np.einsum("ji,tjk->tik", body.axes, run.Q)          # body axes (rows) from the principal ones
     W = np.einsum("tji,j,tjk->tik", run.Q, body.inv, run.Q)
@@ -151,6 +151,6 @@ def simulate(scene, progress=None, stop=None) -> dict:
         dipole_owner=np.zeros(0, dtype=np.intp), position=one(run.x), linear_momentum=one(M * run.v),
         velocity=one(run.v), translating=np.array([True]), method="surface", dt=s.dt,
         steps=int(round((run.t[-1] - run.t[0]) / s.dt)), wall_time=wall, complete=run.complete,
-        info={"engine": run.engine, "kernels": run.kernels, "contacts": INFO,
+        info={"engine": run.engine, "kernels": run.kernels, "compile_or_load_s": run.load_s, "contacts": INFO,
               "contact_modes": [str(m) for m in run.mode], "warnings": []},
         friction_work=np.zeros(R), events=log, impact_loss=loss)
