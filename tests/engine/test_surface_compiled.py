@@ -29,7 +29,7 @@ from pem_physics.errors import SimulationError
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
+needs_numba = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
 
 
 def dropped_ball():
@@ -196,6 +196,7 @@ def agree(a, b, s: Surface, t_end: float):
 
 
 @pytest.mark.parametrize("name", sorted(SCENES))
+@needs_numba
 def test_compiled_run_is_the_numpy_reference(name):
     s, st, t_end, dt, every = SCENES[name]()
     a = sf.run(s, st, t_end, dt, every, engine="numpy")
@@ -205,6 +206,7 @@ def test_compiled_run_is_the_numpy_reference(name):
     assert b.final.mode == a.final.mode and b.final.t == a.final.t
 
 
+@needs_numba
 def test_the_scenes_take_every_kind_of_contact_change():
     kinds = set()
     for make in SCENES.values():
@@ -213,6 +215,7 @@ def test_the_scenes_take_every_kind_of_contact_change():
     assert kinds == {"impact", "impact, sliding", "impact, rolling", "stick", "slip", "reversal", "lift-off"}
 
 
+@needs_numba
 def test_chunks_and_a_full_event_buffer_change_nothing(monkeypatch):
     """Callbacks cut the run into chunks of PROGRESS_EVERY steps and a small event buffer makes chunks run again:
     neither may change a bit; a stop ends the run on a step with ``complete`` False."""
@@ -239,6 +242,7 @@ def test_chunks_and_a_full_event_buffer_change_nothing(monkeypatch):
     agree(runs["numpy"], runs["compiled"], s, t_end)
 
 
+@needs_numba
 def test_a_failing_compiled_run_reports_as_the_reference():
     """Painlevé's paradox (test_surface's leaning rod, μ = 3 > 5/3): the same error, time and body."""
     body, x, U = leaning_rod()
@@ -253,6 +257,7 @@ def test_a_failing_compiled_run_reports_as_the_reference():
     assert "Painlevé" in errs["numpy"][0] and errs["compiled"] == errs["numpy"]
 
 
+@needs_numba
 def test_a_table_scene_runs_compiled_by_default():
     from pem_physics import examples, simulate
 
@@ -266,7 +271,7 @@ def test_a_table_scene_runs_compiled_by_default():
     assert out.stdout.split() == ["numpy"]
 
 
-@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+@pytest.mark.parametrize("engine", ["numpy", pytest.param("compiled", marks=needs_numba)])
 def test_every_joule_is_booked(engine):
     """The energy bookkeeping is exact: the free flight keeps the energy of a symmetric body exactly, each impulse's
     work J·(u⁻ + u⁺)/2 (and a couple's H·(ω⁻ + ω⁺)/2) is the kinetic energy it adds, and a step adds −(h/2)g·J₁ — so
