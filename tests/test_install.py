@@ -24,8 +24,15 @@ pytestmark = [pytest.mark.slow,
 
 
 def test_a_plain_install_runs_on_kernels_built_at_install(tmp_path):
+    # built from a copy of the package's sources: pip builds in the source tree (build/, *.egg-info), which must not
+    # be the checkout's (a half-finished build left there broke the next one)
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(ROOT / "pem_physics", src / "pem_physics", ignore=shutil.ignore_patterns("__pycache__", "_aot"))
     whl_dir = tmp_path / "wheel"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-w", str(whl_dir), "-q",
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-w", str(whl_dir), "-q",
                     "--disable-pip-version-check"], check=True, timeout=1800)
     (wheel,) = whl_dir.glob("pem_physics-*.whl")
     tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
