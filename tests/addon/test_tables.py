@@ -58,6 +58,16 @@ def make_ball(velocity=(V0, 0.0, 0.0)):
     return ball
 
 
+def import_example(mods, tmp_path, core):
+    """Save the core scene ``core`` as a scene file and import it into an empty Blender scene, as a user would:
+    (core, the file's path)."""
+    path = tmp_path / "example.toml"
+    mods["pem_physics.io.scenefile"].save_scene(core, str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    return core, path
+
+
 def surface_scene(frames=18):
     scene = setup_scene(frames=frames)
     sp = scene.pem
@@ -191,12 +201,7 @@ def test_a_rim_off_the_body_is_refused(mods):
 def test_rolling_coin_scene_imports_and_rolls_on_its_circle(mods, tmp_path):
     """The example's coin (a rim on the table), imported and baked: its rim's lowest point stays on the table and
     its centre on the closed-form circle, at every frame (from the keyed world matrices alone)."""
-    sf = mods["pem_physics.io.scenefile"]
-    core = mods["pem_physics.examples"].rolling_coin(turns=0.5)
-    path = tmp_path / "coin.toml"
-    sf.save_scene(core, str(path))
-    bpy.ops.wm.read_homefile(use_empty=True)
-    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    core, _ = import_example(mods, tmp_path, mods["pem_physics.examples"].rolling_coin(turns=0.5))
     coin = bpy.data.objects["coin"]
     assert coin.pem.contacts[0].kind == "RIM"
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, bpy.context.scene.pem.status
@@ -256,11 +261,7 @@ def test_tippe_top_scene_file_imports_and_bakes_upside_down(mods, tmp_path):
     """The example's scene file, imported (the table with its gliding friction included) and baked: it ends
     upside down, as the core's run of the same file does."""
     sf = mods["pem_physics.io.scenefile"]
-    core = mods["pem_physics.examples"].tippe_top(t_end=8.0, dt=1e-3)
-    path = tmp_path / "tippe.toml"
-    sf.save_scene(core, str(path))
-    bpy.ops.wm.read_homefile(use_empty=True)
-    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    core, path = import_example(mods, tmp_path, mods["pem_physics.examples"].tippe_top(t_end=8.0, dt=1e-3))
     table = bpy.data.objects["table"]
     assert table.pem.role == "WALL" and table.pem.friction_law == "VISCOUS"
     assert bpy.context.scene.pem.contact_model == "SURFACE"
@@ -279,12 +280,7 @@ def test_marble_in_a_bowl_imports_and_swings_as_the_closed_form(mods, tmp_path):
     form's angle θ(t) = 2 arcsin(k sn(K − ω₀t, k)), ω₀² = 5g/(7(R − r))."""
     from scipy.special import ellipj, ellipk
 
-    sf = mods["pem_physics.io.scenefile"]
-    core = mods["pem_physics.examples"].marble_in_a_bowl(swings=1.0)
-    path = tmp_path / "marble.toml"
-    sf.save_scene(core, str(path))
-    bpy.ops.wm.read_homefile(use_empty=True)
-    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    import_example(mods, tmp_path, mods["pem_physics.examples"].marble_in_a_bowl(swings=1.0))
     bowl = bpy.data.objects["bowl"]
     assert bowl.pem.role == "WALL" and bowl.pem.wall_shape == "SPHERE" and bowl.pem.wall_inside
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, bpy.context.scene.pem.status
