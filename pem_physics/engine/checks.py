@@ -162,7 +162,7 @@ def friction_work(t: np.ndarray, omega: np.ndarray, friction) -> np.ndarray:
 
 #: The note of a run with drivers whose work was not summed (its energy balance would mean nothing).
 BALANCE_NOT_SUMMED = ("energy balance not checked: driven magnets, moving pivots or a rotating field do work on the "
-                      "bodies, which the splitting methods sum (not this run's method)")
+                      "bodies, which the splitting methods and dop853 sum (not PEM's schemes)")
 
 
 def postflight(system: System, traj) -> list:

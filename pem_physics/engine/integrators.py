@@ -526,6 +526,9 @@ class Dop853(Integrator):
         self.q = orientation_to_quat(U0)
         self.L = L0
         self.n_evals = 0
+        #: (E,) J: the drivers' work so far (None without drivers), integrated with the state as W' = ∂V/∂t
+        #: (the power at the state's time and orientations), to the method's tolerance
+        self.driver_work = np.zeros(len(L0)) if self.system.driven else None
 
     @property
     def U(self):
@@ -541,12 +544,13 @@ class Dop853(Integrator):
         U = quat_to_orientation(q)
         w = omega_lab(sys, sys.kin_body, U, L, self.J)
         translating = sys.any_translating
+        driven = self.driver_work is not None
         if translating:
             X = y[n * 7: n * 10].reshape(E, B, 3)
-            P = y[n * 10:].reshape(E, B, 3)
-            res = evaluate(sys, sys.kin_body, U, t, X=X)
+            P = y[n * 10: n * 13].reshape(E, B, 3)
+            res = evaluate(sys, sys.kin_body, U, t, X=X, power=driven)
         else:
-            res = evaluate(sys, sys.kin_body, U, t)
+            res = evaluate(sys, sys.kin_body, U, t, power=driven)
         T = res.torque - sys.damping(w)
         if sys.hinged.any():
             a = sys.hinge_axis
@@ -556,12 +560,13 @@ class Dop853(Integrator):
         dq[..., 0] = -np.einsum("ebi,ebi->eb", w, q[..., 1:])
         dq[..., 1:] = w * q[..., :1] + cross(w, q[..., 1:])
         self.n_evals += 1
+        parts = [0.5 * dq.ravel(), T.ravel()]
         if translating:
             tr = sys.translating[:, None]
-            dX = np.where(tr, P / sys.mass[:, None], 0.0)
-            dP = np.where(tr, res.force, 0.0)
-            return np.concatenate([0.5 * dq.ravel(), T.ravel(), dX.ravel(), dP.ravel()])
-        return np.concatenate([0.5 * dq.ravel(), T.ravel()])
+            parts += [np.where(tr, P / sys.mass[:, None], 0.0).ravel(), np.where(tr, res.force, 0.0).ravel()]
+        if driven:
+            parts.append(res.power)
+        return np.concatenate(parts)
 
     def advance(self, n):
         from scipy.integrate import solve_ivp
@@ -570,6 +575,8 @@ class Dop853(Integrator):
         parts = [self.q.ravel(), self.L.ravel()]
         if self.system.any_translating:
             parts += [self.X.ravel(), self.P.ravel()]
+        if self.driver_work is not None:
+            parts.append(self.driver_work)
         y0 = np.concatenate(parts)
         first = None if self._first_step is None else min(self._first_step, t1 - t0)
         sol = solve_ivp(self._rhs, (t0, t1), y0, method="DOP853", rtol=self.rtol, atol=self.atol,
@@ -589,7 +596,9 @@ class Dop853(Integrator):
         self.L = y[nb * 4: nb * 7].reshape(E, B, 3)
         if self.system.any_translating:
             self.X = y[nb * 7: nb * 10].reshape(E, B, 3).copy()
-            self.P = y[nb * 10:].reshape(E, B, 3).copy()
+            self.P = y[nb * 10: nb * 13].reshape(E, B, 3).copy()
+        if self.driver_work is not None:
+            self.driver_work = y[len(y) - E:].copy()
         self.steps_done += n
 
 

@@ -141,7 +141,8 @@ class Trajectory:
     info: dict = field(default_factory=dict)
     friction_work: np.ndarray | None = None  # (..., R) J done against pivot friction since the start (checks)
     #: (..., R) J: the work the drivers (driven magnets, moving pivots, a rotating field) did on the bodies since
-    #: the start, summed by the integrator's own kicks (numpy splitting runs); None where not summed
+    #: the start, summed by the integrator's own kicks (splitting methods) or integrated with the state (dop853); None
+    #: where not summed (PEM's schemes)
     driver_work: np.ndarray | None = None
     #: contact scenes: impacts (:class:`~pem_physics.engine.contact.driver.EventLog`) and the kinetic energy (J) they
     #: took up to each record (R,); None for scenes without contacts
