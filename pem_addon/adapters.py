@@ -616,7 +616,7 @@ def _new_mesh_object(name, V, F, collection, color=None):
 #: The scene's PEM settings an import sets (Scene.pem property names), and the scene's own ones it may set.
 IMPORTED_SETTINGS = ("use_scene_gravity", "gravity", "field_mode", "field", "field_b1", "field_b2", "field_omega",
                      "mu0", "friction", "restitution", "contact_friction", "contact_model", "use_periodic", "box",
-                     "method", "step_mode", "dt")
+                     "method", "step_mode", "dt", "motion_samples")
 IMPORTED_SCENE_SETTINGS = (("render", "fps", "Frame Rate"), ("render", "fps_base", "Frame Rate Base"),
                            (None, "frame_end", "End Frame"))
 
@@ -648,15 +648,11 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
     a bake of the imported scene reproduces the core's run of the file.
     """
     core = core.checked()
-    for body in core.bodies:   # refused before anything is made
-        if body.pivot_motion is not None or isinstance(body.motion, TabulatedMotion):
-            raise AddonError(f"Body '{body.name}' follows a table of positions (a tabulated motion), which an import "
-                             "cannot turn into Blender animation yet: animate its pivot object, or the magnet with "
-                             "Motion: Animation, in Blender instead")
     scene = context.scene
     unit = unit_scale(scene)
     collection = collection or scene.collection
     made = []
+    keyed = []   # (object, tabulated motion): keyed once the frame rate and range are settled
     for body in core.bodies:
         U = np.asarray(body.orientation)
         R = U.T
@@ -724,9 +720,14 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             set_exact_world(piv, np.block([[np.eye(3), P[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]]))
             p.pivot_mode = "OBJECT"
             p.pivot_object = piv
+            if body.pivot_motion is not None:
+                keyed.append((piv, body.pivot_motion))
         if body.role == "driven":
             m = body.motion
-            if isinstance(m, ConstantVelocity):
+            if isinstance(m, TabulatedMotion):
+                p.motion = "ANIMATION"
+                keyed.append((obj, m))
+            elif isinstance(m, ConstantVelocity):
                 p.motion = "CONSTANT_VELOCITY"
                 set_exact(p, "velocity", tuple(np.asarray(m.velocity, float) / unit))
             else:
@@ -742,7 +743,56 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
         _apply_settings(core, scene)
     if adapt_scene:  # only when asked: the frame rate and range are the user's
         _adapt_frames(core, scene)
+    if keyed:
+        _key_motions(scene, keyed, unit, replace_settings)
     return made
+
+
+#: Most samples a frame an import sets Motion Samples to (where a table's times need more, it sets the densest).
+MAX_IMPORT_SAMPLES = 64
+
+
+def _key_motions(scene, keyed, unit: float, replace_settings: bool) -> None:
+    """Key each (object, tabulated motion) of an import: Bezier keys that are the table's own spline (t = 0 at the
+    simulation's start frame; :func:`.keyframes.write_spline_keys`), location (BU) and, for a driven magnet with
+    orientations, rotation_quaternion — the table's quaternion is Blender's (body → world).
+
+    With ``replace_settings``, Motion Samples is set so that the bake's sub-frame samples include every table
+    time (:func:`import_samples`): a spline through those samples *is* the file's spline (a C² piecewise cubic is
+    its own interpolant on a finer grid holding its knots), so the bake follows the file's motion to the keys'
+    single precision, not to a resampling error."""
+    fps = scene.render.fps / scene.render.fps_base
+    start = simulation_range(scene)[0]
+    for obj, motion in keyed:
+        t, y, _, has_rot = motion.spline_table()
+        slopes = motion.spline_slopes() / fps          # per frame
+        channels = [("location", y[:, :3] / unit, slopes[:, :3] / unit)]
+        if has_rot:
+            obj.rotation_mode = "QUATERNION"
+            channels.append(("rotation_quaternion", y[:, 3:], slopes[:, 3:]))
+        keyframes.write_spline_keys(obj, start + t * fps, channels, action_name=f"{obj.name}_Motion")
+    if replace_settings:
+        scene.pem.motion_samples = import_samples([m.times for _, m in keyed], fps)
+
+
+def import_samples(tables, fps: float) -> int:
+    """Samples a frame for imported tables (times (K,) s each): the fewest whose sub-frames hold every table time
+    (to 1e-9 of a sub-frame), up to :data:`MAX_IMPORT_SAMPLES`; failing that, enough for the densest table's
+    rate."""
+    frames = np.concatenate([np.asarray(t, float) for t in tables]) * fps
+    for n in range(1, MAX_IMPORT_SAMPLES + 1):
+        if np.all(np.abs(frames * n - np.round(frames * n)) < 1e-9 * np.maximum(1.0, np.abs(frames * n))):
+            return n
+    return min(MAX_IMPORT_SAMPLES, max(math.ceil(1.0 / np.min(np.diff(t)) / fps - 1e-9) for t in tables))
+
+
+def simulation_range(scene) -> tuple[int, int]:
+    """(first frame, last frame) the scene's simulation covers: the scene's frame range, or the simulation's own
+    (``Scene.pem.use_scene_range`` off), as a Blender point cache has its own start and end."""
+    sp = scene.pem
+    if sp.use_scene_range:
+        return scene.frame_start, scene.frame_end
+    return sp.frame_start, sp.frame_end
 
 
 #: Size (m) of the display mesh of an imported plane wall, and the length of an imported cylinder wall's (both are

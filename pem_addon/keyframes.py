@@ -8,6 +8,8 @@ Public API
   context manager :func:`preserve_animation` built on them — leave an object exactly as it was
   when a bake fails or is cancelled.
 - :func:`clear_keys` — remove baked channels.
+- :func:`write_spline_keys` — Bezier keys that reproduce a given piecewise cubic exactly (an imported
+  tabulated motion).
 - :func:`use_own_action` / :func:`restore_user_action` — the bake plays an action of its own; the
   user's action is kept untouched and comes back with Delete Bake; :func:`playing` assigns an action
   for a moment (to read the start pose), :func:`edited_by_hand` tells a baked object moved by hand,
@@ -268,6 +270,48 @@ def write_transform_keys(obj, frames, locations, quaternions, *, action_name: st
             points.foreach_set("interpolation", interpolation)
             fc.update()
     return action
+
+
+def write_spline_keys(obj, frames, channels, *, action_name: str) -> None:
+    """Key ``obj`` with Bezier keys that *are* a given C¹ piecewise cubic (a scene file's tabulated motion).
+
+    frames (N,) strictly increasing scene frames; channels [(data path, values (N, m), slopes (N, m) per
+    frame)]. A cubic on [f₀, f₁] with ends y₀, y₁ and slopes s₀, s₁ is exactly the Bezier segment whose
+    handles sit a third of the way in: (f₀ + h/3, y₀ + s₀h/3) and (f₁ − h/3, y₁ − s₁h/3), h = f₁ − f₀ —
+    the frame is then linear in the curve's parameter, so Blender evaluates the cubic itself (in single
+    precision, as every key). Handles are FREE so that Blender keeps them. The object gets a new action
+    ``action_name`` (its own from then on: not marked as the bake's); existing channels on these paths go.
+    """
+    f = np.asarray(frames, dtype=float)
+    if f.ndim != 1 or f.size < 2 or not np.all(np.diff(f) > 0):
+        raise ValueError("frames must be a strictly increasing 1-D array of at least two frames")
+    anim_data, action = _editable_action_for(obj, action_name)
+    if CREATED_MARK in action:
+        del action[CREATED_MARK]
+    _remove_channels(obj, [path for path, _, _ in channels])
+    owner = _fcurve_owner_for_writing(obj, anim_data, action)
+    n = f.size
+    h = np.diff(f)
+    left_h, right_h = np.concatenate([h[:1], h]) / 3.0, np.concatenate([h, h[-1:]]) / 3.0
+    enum = bpy.types.Keyframe.bl_rna.properties
+    bezier = enum["interpolation"].enum_items["BEZIER"].value
+    free = enum["handle_left_type"].enum_items["FREE"].value
+    for data_path, values, slopes in channels:
+        values, slopes = np.asarray(values, dtype=float), np.asarray(slopes, dtype=float)
+        for index in range(values.shape[1]):
+            y, s = values[:, index], slopes[:, index]
+            fc = _new_grouped_fcurve(owner, data_path, index)
+            points = fc.keyframe_points
+            points.add(n)
+            points.foreach_set("co", np.column_stack([f, y]).astype(np.float32).ravel())
+            points.foreach_set("handle_left", np.column_stack([f - left_h, y - s * left_h])
+                               .astype(np.float32).ravel())
+            points.foreach_set("handle_right", np.column_stack([f + right_h, y + s * right_h])
+                               .astype(np.float32).ravel())
+            points.foreach_set("interpolation", np.full(n, bezier, dtype=np.int32))
+            points.foreach_set("handle_left_type", np.full(n, free, dtype=np.int32))
+            points.foreach_set("handle_right_type", np.full(n, free, dtype=np.int32))
+            fc.update()
 
 
 def clear_keys(obj, data_paths=tuple(path for path, _ in TRANSFORM_CHANNELS)) -> int:

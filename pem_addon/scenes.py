@@ -35,6 +35,7 @@ from .adapters import (
     pem_objects,
     pivot_world,
     rotation_part,
+    simulation_range,
     steps_per_frame,
     typed,
     unit_scale,
@@ -55,15 +56,6 @@ def _check_step_count(scene, dt: float, T: float) -> None:
         raise AddonError(f"Scene '{scene.name}': {steps:.3g} integration steps (dt = {dt:.3g} s over {T:.3g} s), "
                          f"more than the {MAX_BAKE_STEPS:.0e} a bake may take: {fix} (Scene ▸ Magnetic Pendulum) or "
                          "shorten the frame range")
-
-
-def simulation_range(scene) -> tuple[int, int]:
-    """(first frame, last frame) the scene's simulation covers: the scene's frame range, or the simulation's own
-    (``Scene.pem.use_scene_range`` off), as a Blender point cache has its own start and end."""
-    sp = scene.pem
-    if sp.use_scene_range:
-        return scene.frame_start, scene.frame_end
-    return sp.frame_start, sp.frame_end
 
 
 def time_settings(context, frame_end: int | None = None):

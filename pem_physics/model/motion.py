@@ -267,6 +267,17 @@ class TabulatedMotion:
             y[:, 3:], m[:, 3:] = self._rot.y, self._rot.M
         return np.array(self._pos.t, dtype=float), y, m, self._rot is not None
 
+    def spline_slopes(self) -> np.ndarray:
+        """The interpolant's first derivatives at its samples (K, 7), in :meth:`spline_table`'s columns (m/s, then
+        the un-normalised quaternion's rate 1/s; zeros without orientations): with the samples they fix every
+        cubic piece (an import turns them into Bezier keys)."""
+        out = np.zeros((len(self._pos.t), 7))
+        for k, tk in enumerate(self._pos.t):   # the derivative is continuous: either piece's value at a sample
+            out[k, :3] = self._pos(tk, 1)
+            if self._rot is not None:
+                out[k, 3:] = self._rot(tk, 1)
+        return out
+
     def quaternion(self, t: float) -> np.ndarray | None:
         """Unit quaternion (4,) (w, x, y, z) at t, or None without orientations."""
         if self._rot is None:

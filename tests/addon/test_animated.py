@@ -138,12 +138,87 @@ def test_a_magnet_whose_scale_is_animated_is_refused_by_name_and_nothing_is_bake
     assert not obj.pem.baked and scene.frame_current == 7
 
 
-def test_an_imported_table_is_refused_by_name_and_nothing_is_made(pem, tmp_path):  # noqa: F811
+def _tables_scene(core):
+    """A pendulum on a tabulated pivot (a Lissajous wobble, 40 samples a second) over a magnet keyed on a table of
+    positions and orientations (a circle while turning about a tilted axis): both kinds of table an import keys."""
+    model = importlib.import_module(f"{core.__name__}.model")
+    rotations = importlib.import_module(f"{core.__name__}.model.rotations")
+    inertia = importlib.import_module(f"{core.__name__}.model.inertia")
+    t = np.linspace(0.0, 0.5, 21)
+    pivot = model.TabulatedMotion(t, np.stack([0.01 * np.sin(9 * t), 0.004 * np.cos(5 * t), 0.2 + 0.006 * t], 1))
+    axis = np.array([0.3, 0.4, 0.866]) / np.linalg.norm([0.3, 0.4, 0.866])
+    U = np.array([rotations.axis_angle_matrix(axis, 4.0 * tk).T for tk in t])
+    keyed = model.TabulatedMotion(t, np.stack([0.03 * np.cos(6 * t), 0.03 * np.sin(6 * t), -0.08 + 0 * t], 1),
+                                  rotations.orientation_to_quat(U))
+    mp = inertia.MassProperties(0.1, np.array([0.0, 0.0, -0.12]), np.diag([4e-4, 4e-4, 2e-5]))
+    bob = model.Body(name="bob", position=(0, 0, 0.2), mass_properties=mp, angular_velocity=(0.5, -0.3, 0.0),
+                     dipoles=(model.Dipole((0, 0, -0.12), (0.0, 0.05, -0.1)),), pivot_motion=pivot)
+    rotor = model.Body(name="rotor", role="driven", motion=keyed, position=keyed.positions[0],
+                       orientation=U[0], dipoles=(model.Dipole((0.01, 0, 0), (0.2, 0.0, 0.1)),))
+    return model.Scene(bodies=[bob, rotor], gravity=(0, 0, -9.81),
+                       settings=model.Settings(dt=1.0 / 480, t_end=0.45, record_interval=1.0 / 48)).checked()
+
+
+def _world(obj, frame):
+    scene = bpy.context.scene
+    whole = int(np.floor(frame))
+    scene.frame_set(whole, subframe=float(frame - whole))
+    return np.array(obj.matrix_world)
+
+
+def test_an_imported_table_becomes_keys_that_are_its_spline_and_the_bake_follows_it(pem, tmp_path):  # noqa: F811
+    """A scene file's tabulated motions come in as Bezier keys — the pivot Empty's location, the magnet's location
+    and rotation (Motion: Animation) — that Blender evaluates as the file's own spline: at the samples and between
+    them (the core's interpolant is the oracle; single-precision keys). The bake of the imported scene follows the
+    keys resampled (Motion Samples raised to the table's rate or more) and so the command-line run of the file to
+    the resampling's error."""
+    core = pem["pem_physics"]
+    scenefile = pem["pem_physics.io.scenefile"]
+    file_scene = _tables_scene(core)
+    path = tmp_path / "tables.toml"
+    path.write_text(scenefile.dumps(file_scene), encoding="utf-8")
+    scene = bpy.context.scene
+    scene.pem.motion_samples = 1
+    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    bob, rotor, piv = bpy.data.objects["bob"], bpy.data.objects["rotor"], bpy.data.objects["bob_pivot"]
+    assert rotor.pem.motion == "ANIMATION" and bob.pem.pivot_object == piv
+    fps = scene.render.fps / scene.render.fps_base
+    assert fps == 24 and scene.pem.motion_samples == 5   # samples every 1/40 s: on every fifth of a frame
+    pivot_motion, keyed = file_scene.bodies[0].pivot_motion, file_scene.bodies[1].motion
+    ts = np.concatenate([pivot_motion.times, 0.5 * (pivot_motion.times[1:] + pivot_motion.times[:-1]),
+                         np.linspace(0.0, 0.5, 37)])
+    for tk in ts:
+        frame = scene.frame_start + tk * fps
+        np.testing.assert_allclose(_world(piv, frame)[:3, 3], pivot_motion.position(tk), rtol=0, atol=2e-8)
+        Mr = _world(rotor, frame)
+        np.testing.assert_allclose(Mr[:3, 3], keyed.position(tk), rtol=0, atol=2e-8)
+        np.testing.assert_allclose(Mr[:3, :3], keyed.orientation(tk).T, rtol=0, atol=2e-6)
+    # a different interpolation would be far off between the samples: the linear one by ~1e-4 m here
+    mid = 0.5 * (pivot_motion.times[3] + pivot_motion.times[4])
+    chord = 0.5 * (pivot_motion.position(pivot_motion.times[3]) + pivot_motion.position(pivot_motion.times[4]))
+    assert np.abs(chord - pivot_motion.position(mid)).max() > 1e-5
+    scene.frame_set(scene.frame_start)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"} and bob.pem.baked
+    ref = core.simulate(file_scene)
+    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    baked = pem["pem_addon.bake"].run(plan)
+    i, j = np.nonzero(np.abs(baked.t[:, None] - ref.t[None, :]) < 1e-12)   # the records both runs have
+    assert len(i) > 10
+    # measured 1.2e-7 (orientations), 1e-8 m: the keys' single precision (6e-8 of each value), carried by the swing
+    assert np.abs(baked.orientation[i] - ref.orientation[j]).max() < 1e-6
+    assert np.abs(baked.position[i] - ref.position[j]).max() < 1e-7
+    # sub-frame samples that miss the table's times give another spline: 1.4e-5 off at two samples a frame
+    scene.pem.motion_samples = 2
+    coarse = pem["pem_addon.bake"].run(pem["pem_addon.bake"].prepare(bpy.context))
+    assert np.abs(coarse.orientation[i] - ref.orientation[j]).max() > 1e-6
+
+
+def test_an_imported_table_with_replace_settings_off_keeps_motion_samples(pem, tmp_path):  # noqa: F811
     scenefile = pem["pem_physics.io.scenefile"]
     examples = importlib.import_module(f"{pem['pem_physics'].__name__}.examples")
     path = tmp_path / "kapitza.toml"
     path.write_text(scenefile.dumps(examples.build("kapitza", t_end=0.1)), encoding="utf-8")
-    before = len(bpy.data.objects)
-    with pytest.raises(RuntimeError, match="Body 'bob' follows a table of positions"):
-        bpy.ops.pem.import_scene(filepath=str(path))
-    assert len(bpy.data.objects) == before
+    scene = bpy.context.scene
+    scene.pem.motion_samples = 3
+    assert bpy.ops.pem.import_scene(filepath=str(path), replace_settings=False) == {"FINISHED"}
+    assert scene.pem.motion_samples == 3 and bpy.data.objects["bob_pivot"].animation_data.action is not None

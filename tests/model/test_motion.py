@@ -181,3 +181,25 @@ def test_a_driven_body_on_a_table_starts_where_the_table_starts():
     body = Scene(bodies=[pendulum(), magnet], settings=Settings(dt=1e-3, t_end=1.0)).checked().bodies[1]
     np.testing.assert_allclose(body.position, [0.1, 0, 0], atol=1e-15)
     np.testing.assert_allclose(body.orientation, R, atol=1e-15)
+
+
+def test_the_slopes_at_the_samples_and_the_samples_fix_each_piece():
+    """spline_slopes (what an import turns into Bezier handles): central differences of the interpolant at every
+    sample (one-sided at the ends), and the Hermite cubic of each piece's end values and slopes is the spline
+    between them (the pieces' midpoints)."""
+    t, Us, q, w = uniform_turn(30)
+    m = TabulatedMotion(t, curve(t), q).checked("m")
+    times, y, _, has_rot = m.spline_table()
+    s = m.spline_slopes()
+    assert has_rot and s.shape == (len(t), 7)
+    d = 1e-7   # one-sided at the ends: off by d·|y''|/2 ≲ 5e-7 there
+
+    def value(tt):
+        return np.concatenate([m.position(tt), m._rot(tt)])
+
+    for k, tk in enumerate(times):
+        lo, hi = max(tk - d, times[0]), min(tk + d, times[-1])
+        np.testing.assert_allclose(s[k], (value(hi) - value(lo)) / (hi - lo), rtol=0, atol=1e-6)
+    h = np.diff(times)[:, None]
+    mid = 0.5 * (y[:-1] + y[1:]) + h * (s[:-1] - s[1:]) / 8.0     # Hermite cubic at its midpoint
+    np.testing.assert_allclose(mid, [value(tk) for tk in 0.5 * (times[:-1] + times[1:])], rtol=0, atol=1e-14)
