@@ -108,6 +108,52 @@ def test_the_baked_pendulum_hangs_from_the_moving_pivot_and_the_magnet_keeps_its
     assert rotor.rotation_euler.z == pytest.approx(3.0, abs=1e-6)   # at frame 25: its own last key, as keyed
 
 
+def test_a_driver_expression_a_constraint_and_a_moving_parent_are_followed_like_keys(pem):  # noqa: F811
+    """Any animation, not only keys: the pivot Empty's z comes from a driver expression and its x from a Copy
+    Location constraint on a keyed Empty; the driven magnet (Motion: Animation) rides on a keyed, turning parent.
+    The core's motions pass through Blender's evaluated poses at every sample (1e-12), and the bake follows them."""
+    obj, piv = pendulum_setup()
+    scene = bpy.context.scene
+    fc = piv.driver_add("location", 2)
+    fc.driver.type = "SCRIPTED"
+    fc.driver.expression = "0.1 + 0.004 * sin(frame)"   # Blender's simple expressions: no Python scripts needed
+    leader = empty("Leader")
+    for frame, x in ((1, 0.0), (25, 0.06)):
+        leader.location.x = x
+        leader.keyframe_insert("location", frame=frame)
+    con = piv.constraints.new("COPY_LOCATION")
+    con.target, con.use_y, con.use_z = leader, False, False
+    turntable = empty("Turntable", location=(0.0, 0.0, -0.45))
+    for frame, angle in ((1, 0.0), (25, 2.0)):
+        turntable.rotation_euler.z = angle
+        turntable.keyframe_insert("rotation_euler", frame=frame)
+    rotor = empty("Rotor", location=(0.05, 0.0, 0.0))
+    rotor.parent = turntable
+    p = rotor.pem
+    p.enabled, p.role, p.motion = True, "DRIVEN", "ANIMATION"
+    m = p.dipoles.add()
+    m.position, m.moment = (0.0, 0.0, 0.0), (0.3, 0.0, 0.0)
+    scene.frame_set(1)
+    add_bake = pem["pem_addon.bake"]
+    plan = add_bake.prepare(bpy.context)
+    names = [b.name for b in plan.core.bodies]
+    pivot_motion = plan.core.bodies[names.index(obj.name)].pivot_motion
+    keyed = plan.core.bodies[names.index("Rotor")].motion
+    fps = scene.render.fps
+    moved = 0.0
+    for tk in pivot_motion.times[::3]:
+        np.testing.assert_allclose(pivot_motion.position(tk), evaluated_location(piv, tk, fps), rtol=0, atol=1e-12)
+        Mr = _world(rotor, 1 + tk * fps)
+        np.testing.assert_allclose(keyed.position(tk), Mr[:3, 3], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(keyed.orientation(tk).T, Mr[:3, :3], rtol=0, atol=1e-6)   # single-precision axes
+        moved = max(moved, abs(pivot_motion.position(tk)[2] - 0.1), np.linalg.norm(Mr[:2, 3] - [0.05, 0.0]))
+    assert moved > 3e-3   # the driver, the constraint and the parent did move them
+    got = add_bake.run(plan)
+    assert got.info["warnings"] == [] and got.driver_work is not None
+    for i in range(0, len(got.t), 16):
+        np.testing.assert_allclose(got.position[i, 0], evaluated_location(piv, got.t[i], fps), rtol=0, atol=1e-12)
+
+
 def test_a_pendulum_parented_to_a_moving_object_is_refused_by_name(pem):  # noqa: F811
     obj, piv = pendulum_setup()
     mover = empty("Mover")
