@@ -10,9 +10,13 @@ restored afterwards. Times count from the simulation's start frame (s); position
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
+from ..pem_physics.errors import ValidationError
+from ..pem_physics.model import TabulatedMotion
+from ..pem_physics.model.rotations import orientation_to_quat
 from .adapters import AddonError, animated_pivot, matrix, rotation_part
 
 
@@ -96,6 +100,36 @@ def tables(context, objects, frame_start: int, t_last: float, fps: float, unit: 
                 raise AddonError(f"{err} (while its animation was sampled)") from None
             out[body] = ("driver", t, x, U)
     return out
+
+
+def motion_of(table: tuple, obj, source, frame_start: int, fps: float) -> TabulatedMotion:
+    """The checked TabulatedMotion of one of :func:`tables`' entries (``obj`` the PEM body, ``source`` the object
+    whose animation was sampled); a table the core refuses (a jump, a turn of more than 90° between samples) is
+    refused in Blender's words: the animated object, the frames, the fix."""
+    t = table[1]
+    motion = (TabulatedMotion(t, table[2]) if table[0] == "pivot" else
+              TabulatedMotion(t, table[2], orientation_to_quat(table[3])))
+    try:
+        return motion.checked("animation")
+    except ValidationError as err:
+        what = (f"Object '{source.name}' (the animated pivot of '{obj.name}')" if table[0] == "pivot"
+                else f"Object '{obj.name}' (Motion: Animation)")
+        m = re.search(r"\[(\d+)\]$", err.path)
+        k = int(m[1]) if m else 0
+        frames = f"frame {frame_start + t[max(k - 1, 0)] * fps:.6g} and {frame_start + t[k] * fps:.6g}"
+        text = re.sub(r"between t = \S+ s and \S+ s", f"between {frames}", err.message)
+        text = text.replace(" (in Blender: a key with Constant interpolation jumps)", "")
+        if "between frame" not in text:
+            text = f"at frame {frame_start + t[k] * fps:.6g} {text}"
+        fix = ("a key with Constant interpolation, or a teleport, makes such a jump: use Bezier or Linear "
+               "interpolation there, or smooth the motion" if "jumps" in text else
+               "raise Motion Samples (Scene ▸ Magnetic Pendulum)")
+        raise AddonError(f"{what}: its animation, sampled {table_rate(t, fps)}× a frame, {text} — {fix}") from None
+
+
+def table_rate(t, fps: float) -> int:
+    """Samples a frame of a sampled animation's times t (K,) s."""
+    return max(1, round(1.0 / (fps * float(np.min(np.diff(t))))))
 
 
 def describe(objects, per_frame: int) -> list:

@@ -20,9 +20,7 @@ from ..pem_physics.model import (
     RotatingField,
     Scene,
     Settings,
-    TabulatedMotion,
 )
-from ..pem_physics.model.rotations import orientation_to_quat
 from . import contacts, motions
 from .adapters import (
     AddonError,
@@ -175,10 +173,10 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
         elif not p.dipoles and not (role == "fixed" and p.contacts):  # a fixed body may be there to be struck
             raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
         if table is not None and table[0] == "pivot":
-            kw["pivot_motion"] = TabulatedMotion(table[1], table[2])
+            kw["pivot_motion"] = motions.motion_of(table, obj, p.pivot_object, frame_start, fps)
         if role == "driven":
             if table is not None:
-                kw["motion"] = TabulatedMotion(table[1], table[2], orientation_to_quat(table[3]))
+                kw["motion"] = motions.motion_of(table, obj, obj, frame_start, fps)
             elif p.motion == "CONSTANT_VELOCITY":
                 kw["motion"] = ConstantVelocity(unit * exact(p, "velocity"))
             else:

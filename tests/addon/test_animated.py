@@ -154,6 +154,39 @@ def test_a_driver_expression_a_constraint_and_a_moving_parent_are_followed_like_
         np.testing.assert_allclose(got.position[i, 0], evaluated_location(piv, got.t[i], fps), rtol=0, atol=1e-12)
 
 
+def test_a_pivot_that_jumps_is_refused_in_blenders_words_and_nothing_is_baked(pem):  # noqa: F811
+    """A key with Constant interpolation teleports the pivot between two sub-frames: a spline would swing through
+    a motion that is not in the animation. The message names the object, the frame and the fix."""
+    obj, piv = pendulum_setup()
+    scene = bpy.context.scene
+    for frame, x in ((1, 0.0), (12, 0.0), (13, 0.05), (25, 0.05)):
+        piv.location.x = x
+        piv.keyframe_insert("location", frame=frame)
+    keyframes = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+    for fcurves in keyframes.action_fcurve_collections(piv.animation_data.action):
+        for fc in fcurves:
+            for k in fc.keyframe_points:
+                k.interpolation = "CONSTANT"
+    scene.frame_set(4)
+    with pytest.raises(RuntimeError, match=r"^Error: Object 'Pivot' \(the animated pivot of 'Cube'\): its animation, "
+                                           r"sampled 4× a frame, the position jumps by 0.05 m between frame 12.75 "
+                                           r"and 13, .* use Bezier or Linear interpolation there"):
+        bpy.ops.pem.simulate_bake()
+    assert not obj.pem.baked and scene.frame_current == 4
+
+
+def test_a_magnet_spun_faster_than_its_samples_is_refused_with_the_fix(pem):  # noqa: F811
+    obj, piv, rotor = keyed_scene()
+    for frame, angle in ((1, 0.0), (25, np.radians(96 * 120.0))):   # 120° a sub-frame sample on average
+        rotor.rotation_euler.z = angle
+        rotor.keyframe_insert("rotation_euler", frame=frame)
+    with pytest.raises(RuntimeError, match=r"^Error: Object 'Rotor' \(Motion: Animation\): its animation, sampled 4× "
+                                           r"a frame, at frame [\d.]+ turns by [\d.]+° since the sample before: "
+                                           r".* raise Motion Samples"):
+        bpy.ops.pem.simulate_bake()
+    assert not obj.pem.baked
+
+
 def test_a_pendulum_parented_to_a_moving_object_is_refused_by_name(pem):  # noqa: F811
     obj, piv = pendulum_setup()
     mover = empty("Mover")
