@@ -533,7 +533,8 @@ def object_message(msg: str, objects, walls=()) -> str:
     m = re.match(r"bodies\[(\d+)\]\.?(\w*)", msg)
     if m:
         field = _BODY_FIELDS.get(m[2], m[2])
-        rest = msg[m.end():].lstrip(".")
+        rest = msg[m.end():]
+        rest = rest.lstrip(".") if not field or not rest.startswith(".") else " " + rest[1:]
         return f"{name(int(m[1]))}: {field}{rest}" if field else f"{name(int(m[1]))}{rest}"
     for pattern, ui in _PANEL_NAMES:
         m = re.match(pattern + r"(?=[:\[. ]|$)", msg)

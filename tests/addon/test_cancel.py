@@ -93,6 +93,9 @@ def test_core_messages_speak_the_panels_language(pem):  # noqa: F811
         "Object 'Cube': Angular Velocity (Physics ▸ Magnetic Pendulum): expected 3 numbers")
     assert say("bodies[0].dipoles[1].moment: expected 3 numbers", objs) == (
         "Object 'Cube' dipole #1 moment: expected 3 numbers")
+    # a path below a field that has no panel name keeps its parts apart (it read "pivot_motionpositions[4]")
+    assert say("bodies[0].pivot_motion.positions[4]: is not finite", objs) == (
+        "Object 'Cube': pivot_motion positions[4]: is not finite")
     assert say("field: must be finite", objs).startswith("External Field (Scene ▸ Magnetic Pendulum)")
     # and through the operator: a scene value the core refuses
     bpy.context.scene.pem.field_mode = "UNIFORM"
