@@ -1,5 +1,15 @@
+import os
 import sys
 
-from .cli import main
+from .cli import QUICK_EXIT, main
 
-sys.exit(main())
+code = main()
+if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
+    # its files are closed and published, nothing runs beside it: skip the interpreter's teardown (cli.QUICK_EXIT)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):   # a closed or broken pipe: nothing more can be said on it
+        pass
+    os._exit(code)
+sys.exit(code)

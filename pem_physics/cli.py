@@ -395,6 +395,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return ap
 
 
+#: Sub-commands that leave nothing behind when they return — their output files closed and published, no thread,
+#: no child process, no atexit duty — which ``python -m pem_physics`` therefore ends with ``os._exit`` after
+#: flushing stdout and stderr: the interpreter's teardown (unloading numpy, the kernels, every module) is 15–20 ms,
+#: a tenth of a PEM sample's whole run (bench_engine.sample_phases).
+QUICK_EXIT = frozenset({"run", "info"})
+
 #: Functions that add sub-commands (scene tools, plots, basin maps) to the parser.
 EXTRA_COMMANDS: list = []
 

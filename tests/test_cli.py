@@ -45,6 +45,25 @@ def test_run_writes_npz_csv_summary(tmp_path):
     np.testing.assert_array_equal([float(r[col]) for r in rows[1:]], npz["omega"][:, 0, 0])
 
 
+def test_run_and_info_end_quickly_with_everything_said_and_written(tmp_path):
+    """`run` and `info` end with os._exit (cli.QUICK_EXIT: no interpreter teardown): what they print on a pipe is
+    all there, the exit code is theirs, the output set is complete, no staging or temporary file is left, and the
+    files have the mode a plain open() gives (0666 minus the umask)."""
+    r = pem("run", "example:pendulum", "-o", tmp_path / "out", "--t-end", "0.2", "--dt", "0.001")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "pem-manifest.json", "summary.json", "trajectory.csv", "trajectory.npz"]
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in (tmp_path / "out").iterdir():
+        assert p.stat().st_mode & 0o777 == 0o666 & ~umask, p
+    r = pem("info", "example:pendulum", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["mass"] > 0
+    r = pem("run", tmp_path / "missing.toml", "-o", tmp_path / "out2")
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
 def test_inertia_json_matches_closed_form(tmp_path):
     box = trimesh.creation.box(extents=(0.2, 0.4, 0.6))
     box.export(tmp_path / "box.obj")  # OBJ text: these coordinates are exact (STL/PLY store float32)

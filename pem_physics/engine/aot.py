@@ -27,9 +27,7 @@ import importlib.util
 import json
 import os
 import platform
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,6 +209,8 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
     if nb is None:
         raise PemError("pem build-engine needs numba (pip install pem_physics[fast]); it is not installed "
                        "or PEM_NUMBA=0 turns it off")
+    import shutil  # here, not at the top: a run that loads the build never needs shutil or tempfile
+    import tempfile
     import warnings
 
     from numba.pycc import CC
