@@ -9,7 +9,7 @@ if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):   # a closed or broken pipe: nothing more can be said on it
-        pass
+    except (OSError, ValueError):   # a closed or broken pipe: what was printed did not all arrive — as Python
+        code = code or 120          # itself ends when its final flush fails
     os._exit(code)
 sys.exit(code)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 from dataclasses import replace
@@ -422,6 +423,12 @@ def main(argv=None) -> int:
     except PemError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader went away (`… | head`): what was printed is cut short, files are not
+        # as Python's documentation advises: point stdout at devnull so that the final flush cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("error: standard output was closed before everything was printed on it (the reader of a pipe "
+              "ended); files the command wrote are as it wrote them", file=sys.stderr)
+        return 120
     except OSError as err:   # the disk filled, a folder vanished or lost its permissions while a run wrote
         where = f"{err.filename}: " if err.filename else ""
         print(f"error: {where}{err.strerror or err} — this run's output set was not published; free space or fix "

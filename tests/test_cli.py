@@ -64,6 +64,21 @@ def test_run_and_info_end_quickly_with_everything_said_and_written(tmp_path):
     assert r.returncode == 2 and "no such file" in r.stderr
 
 
+def test_a_closed_stdout_is_said_and_the_published_files_stay_valid(tmp_path):
+    """`run` printing its summary into a pipe whose reader has gone: exit 120 (as Python's own failed final flush),
+    a message that says what happened — not that the outputs were lost — and the output set published and valid."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "pem_physics", "run", "example:pendulum", "-o", str(tmp_path / "out"),
+                          "--t-end", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    p.stdout.close()   # the reader ends before anything is printed
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 120, err
+    assert "standard output was closed" in err and "not published" not in err and "Traceback" not in err
+    from pem_physics.io.outset import verified
+
+    assert verified(tmp_path / "out", "trajectory.npz", "run").is_file()
+
+
 def test_inertia_json_matches_closed_form(tmp_path):
     box = trimesh.creation.box(extents=(0.2, 0.4, 0.6))
     box.export(tmp_path / "box.obj")  # OBJ text: these coordinates are exact (STL/PLY store float32)
