@@ -281,10 +281,11 @@ _SPLIT_OUT, _SPLIT_DW, _SPLIT_WORK, _SPLIT_STATUS, _SPLIT_T0 = slice(24, 29), 29
 _PEM_MEMBER_ARGS = frozenset((1, 2, 3, 4, 5, 6, 7, 9, 15, 16, 17, 18))
 
 
-def _member(kind: str, args: tuple) -> tuple:
-    """The arguments of an ensemble call with the member axis taken off the per-member arrays (E = 1)."""
+def _member(kind: str, args: tuple, e: int = 0) -> tuple:
+    """The arguments of member ``e`` of an ensemble call: the member axis taken off the per-member arrays (views,
+    C-contiguous: the kernels work in them in place)."""
     member = _SPLIT_MEMBER_ARGS if kind == "splitting" else _PEM_MEMBER_ARGS
-    return tuple(a[0] if k in member else a for k, a in enumerate(args))
+    return tuple(a[e] if k in member else a for k, a in enumerate(args))
 
 
 class Runner:
@@ -302,8 +303,10 @@ class Runner:
         self.integ = integ
         sys_ = integ.system
         self.check_every = int(check_every)
-        #: the ahead-of-time build the single scene runs on (:class:`.aot.Build`), or None: numba's JIT
-        self.aot = aot.load() if integ.L.shape[0] == 1 else None
+        #: the ahead-of-time build the run uses (:class:`.aot.Build`), or None: numba's JIT. A single scene takes the
+        #: build whenever there is one; an ensemble only where numba is missing (:func:`supports`): numba runs its
+        #: members in parallel, the build one after the other
+        self.aot = aot.load() if integ.L.shape[0] == 1 or not available() else None
         E, B = integ.L.shape[:2]
         c = sys_.member_friction if sys_.member_friction is not None else np.full(E, sys_.friction)
         self.friction = _f(np.broadcast_to(c, (E,)))
@@ -413,6 +416,15 @@ class Runner:
             if self.aot is not None:
                 self.aot.check(self.entry, member)
             r = self._single(self.entry)(*member)
+        elif self.aot is not None:   # an ensemble on the build (no numba here): run_splitting's loop, in series
+            run = self._single(self.entry)
+            for e in range(E):
+                member = _member(self.kind, args, e)
+                if e == 0:           # every member's arguments have the same types
+                    self.aot.check(self.entry, member)
+                r = run(*member)
+                if self.kind != "splitting":
+                    state[5][e] = r  # dtime[e], as run_pem keeps it
         else:
             k = _kernels()
             (k.run_splitting if self.kind == "splitting" else k.run_pem)(*args)
@@ -495,4 +507,5 @@ def supports(integ) -> bool:
         return False
     if integ.L.shape[0] == 1 and aot.load() is not None:
         return True
-    return available()
+    # an ensemble: numba's parallel kernels, else (numba missing: a plain install) the build's, member by member
+    return available() or aot.load() is not None

@@ -1,4 +1,5 @@
-"""The single-scene kernels built ahead of time (engine/aot.py) against numba's JIT kernels.
+"""The kernels built ahead of time (engine/aot.py) against numba's JIT kernels: single scenes, and ensembles where
+numba is missing.
 
 Oracle: the JIT kernels, which test_compiled.py checks against the numpy reference feature by feature.
 The ahead-of-time build compiles the very same functions, so every scene feature and method must give
@@ -97,6 +98,46 @@ def test_ensembles_keep_the_jit_kernels(build_dir, monkeypatch):
     ens = Ensemble(angular_velocity=np.zeros((3, 1, 3)))
     tr = simulate(scene, t_end=0.01, ensemble=ens)
     assert tr.info["kernels"] == "jit"
+
+
+ENSEMBLE_RUN = """
+import sys
+sys.modules["numba"] = None            # a plain install: no numba to import
+sys.path.insert(0, {root!r})
+import numpy as np
+from pem_physics import Ensemble, examples, simulate
+out = {{}}
+for method in ("splitting4", "pem-rk4"):
+    w = np.zeros((3, 1, 3))
+    w[:, 0, 0] = (0.0, 1.5, -2.0)
+    tr = simulate(examples.build("three-magnet"), method=method, t_end=0.05, ensemble=Ensemble(angular_velocity=w))
+    out[method] = tr.orientation, tr.angular_momentum, tr.info["kernels"], tr.info["engine"]
+np.savez({path!r}, **{{f"{{m}}_{{k}}": v[i] for m, v in out.items() for i, k in enumerate(("U", "L"))}},
+         kernels=[v[2] for v in out.values()], engines=[v[3] for v in out.values()],
+         numba=[("numba" in sys.modules and sys.modules["numba"] is not None)])
+"""
+
+
+def test_an_ensemble_without_numba_runs_on_the_build_member_by_member(build_dir, tmp_path, monkeypatch):
+    """A plain install (no numba) has the build but not numba's parallel kernels: an ensemble runs its members one
+    after the other on the build — the JIT ensemble's numbers bit for bit (the same member function), numba never
+    imported; PEM's scheme too (its driver clock kept per member)."""
+    path = tmp_path / "ens.npz"
+    env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "-c", ENSEMBLE_RUN.format(root=str(ROOT), path=str(path))], env=env, check=True)
+    got = np.load(path)
+    assert list(got["kernels"]) == ["ahead-of-time"] * 2 and list(got["engines"]) == ["numba"] * 2
+    assert not got["numba"][0]
+    monkeypatch.setenv("PEM_AOT", "0")
+    for method in ("splitting4", "pem-rk4"):
+        w = np.zeros((3, 1, 3))
+        w[:, 0, 0] = (0.0, 1.5, -2.0)
+        jit = simulate(examples.build("three-magnet"), method=method, t_end=0.05,
+                       ensemble=Ensemble(angular_velocity=w))
+        assert jit.info["kernels"] == "jit"
+        assert np.array_equal(jit.orientation, got[f"{method}_U"]), method
+        assert np.array_equal(jit.angular_momentum, got[f"{method}_L"]), method
+        assert not np.array_equal(jit.orientation[:, 0], jit.orientation[:, 1])   # the members differ
 
 
 def test_arguments_of_another_type_are_refused(build_dir):
