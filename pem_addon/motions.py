@@ -102,10 +102,10 @@ def tables(context, objects, frame_start: int, t_last: float, fps: float, unit: 
     return out
 
 
-def motion_of(table: tuple, obj, source, frame_start: int, fps: float) -> TabulatedMotion:
+def motion_of(table: tuple, obj, source, frame_start: int, fps: float, per_frame: int) -> TabulatedMotion:
     """The checked TabulatedMotion of one of :func:`tables`' entries (``obj`` the PEM body, ``source`` the object
-    whose animation was sampled); a table the core refuses (a jump, a turn of more than 90° between samples) is
-    refused in Blender's words: the animated object, the frames, the fix."""
+    whose animation was sampled, ``per_frame`` times a frame); a table the core refuses (a jump, a turn of more
+    than 90° between samples) is refused in Blender's words: the animated object, the frames, the fix."""
     t = table[1]
     motion = (TabulatedMotion(t, table[2]) if table[0] == "pivot" else
               TabulatedMotion(t, table[2], orientation_to_quat(table[3])))
@@ -124,12 +124,7 @@ def motion_of(table: tuple, obj, source, frame_start: int, fps: float) -> Tabula
         fix = ("a key with Constant interpolation, or a teleport, makes such a jump: use Bezier or Linear "
                "interpolation there, or smooth the motion" if "jumps" in text else
                "raise Motion Samples (Scene ▸ Magnetic Pendulum)")
-        raise AddonError(f"{what}: its animation, sampled {table_rate(t, fps)}× a frame, {text} — {fix}") from None
-
-
-def table_rate(t, fps: float) -> int:
-    """Samples a frame of a sampled animation's times t (K,) s."""
-    return max(1, round(1.0 / (fps * float(np.min(np.diff(t))))))
+        raise AddonError(f"{what}: its animation, sampled {per_frame}× a frame, {text} — {fix}") from None
 
 
 def describe(objects, per_frame: int) -> list:

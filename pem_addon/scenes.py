@@ -173,10 +173,10 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
         elif not p.dipoles and not (role == "fixed" and p.contacts):  # a fixed body may be there to be struck
             raise AddonError(f"Object '{obj.name}' is a {role} magnet without dipoles: add a dipole")
         if table is not None and table[0] == "pivot":
-            kw["pivot_motion"] = motions.motion_of(table, obj, p.pivot_object, frame_start, fps)
+            kw["pivot_motion"] = motions.motion_of(table, obj, p.pivot_object, frame_start, fps, sp.motion_samples)
         if role == "driven":
             if table is not None:
-                kw["motion"] = motions.motion_of(table, obj, obj, frame_start, fps)
+                kw["motion"] = motions.motion_of(table, obj, obj, frame_start, fps, sp.motion_samples)
             elif p.motion == "CONSTANT_VELOCITY":
                 kw["motion"] = ConstantVelocity(unit * exact(p, "velocity"))
             else:
