@@ -12,7 +12,8 @@ short warm-up run first):
 - a box of 100 marbles (translating free spheres, no gravity, elastic, 4950 sphere pairs + 100 sphere–wall
   pairs) with contacts on the compiled engine against the same box without contact spheres and walls
   (compiled, over the pendulums' longer time: a step of it is too cheap to time in 0.2 s) and against the
-  numpy contact driver alone (the same 1 s, in which ~35 % of the steps hold an impact).
+  numpy contact driver alone (the same 1 s, in which ~35 % of the steps hold an impact);
+- the bouncing ball at rest on its floor: a simulated second at rest against one of flight (issue 28's goal: ≤ 2×).
 
     python bench/bench_contacts.py [--repeat N] [--scale S] [--json PATH]
 
@@ -146,6 +147,44 @@ def marbles(repeat: int, scale: float) -> dict:
             "ratio_contacts_vs_no_contacts": ratio, "ratio_compiled_vs_numpy": vs_numpy, "impact_step_ms": impact_ms}
 
 
+def resting_ball(repeat: int, scale: float) -> dict:
+    """The bouncing-ball example at dt = 1/2400 (Blender's 24 fps × 100): the wall time of a simulated second at rest
+    on the floor (the run to 45 s less the run to 5 s; it rests from ≈ 4.1 s) against a simulated second of flight
+    in the same scene (dropped from 2 km: the floor checked after every step, never reached) and of flight with no
+    contact spheres and no floor."""
+    ball = examples.bouncing_ball()
+    ball = replace(ball, bodies=[replace(ball.bodies[0], position=(0.1, 0.2, ball.bodies[0].position[2]))],
+                   settings=replace(ball.settings, dt=1 / 2400))
+    high = replace(ball, bodies=[replace(ball.bodies[0], position=(0.1, 0.2, 2000.0))])
+    bare = without_contacts(high)
+    t0, t1 = 5.0, 5.0 + 40.0 * scale
+
+    def per_second(scene) -> float:
+        simulate(scene, t_end=0.1)  # compiles or loads the kernels
+
+        def wall(t_end):
+            best = np.inf
+            for _ in range(repeat):
+                start = time.perf_counter()
+                traj = simulate(scene, t_end=t_end, record_interval=1 / 24)
+                best = min(best, time.perf_counter() - start)
+            return best, traj
+
+        (a, _), (b, traj) = wall(t0), wall(t1)
+        return (b - a) / (t1 - t0), traj
+
+    rest, traj = per_second(ball)
+    assert traj.events.kind[-1] == "rest" and traj.events.t[-1] < t0, "the ball must rest before the measured span"
+    flight, _ = per_second(high)
+    free, _ = per_second(bare)
+    out = {"rest_s_per_s": rest, "flight_s_per_s": flight, "free_s_per_s": free, "ratio_rest_vs_flight": rest / flight,
+           "ratio_rest_vs_free": rest / free, "engine": traj.info["engine"]}
+    print(f"resting ball (dt 1/2400): a simulated second at rest {1e3 * rest:.2f} ms, in flight over the floor "
+          f"{1e3 * flight:.2f} ms, in flight without contacts {1e3 * free:.2f} ms: ratios {rest / flight:.2f}, "
+          f"{rest / free:.2f}")
+    return out
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -156,7 +195,8 @@ def main(argv=None) -> dict:
     if not compiled.available():
         print("numba is not installed: nothing to measure for the compiled engine")
         return {}
-    res = {"pendulums": pendulum_scenes(args.repeat, args.scale), "marble_box": marbles(args.repeat, args.scale)}
+    res = {"pendulums": pendulum_scenes(args.repeat, args.scale), "marble_box": marbles(args.repeat, args.scale),
+           "resting_ball": resting_ball(args.repeat, args.scale)}
     return finish(res, start, args.json, indent=2)
 
 

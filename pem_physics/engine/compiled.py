@@ -10,9 +10,10 @@ per-member friction and field, the drivers' work (splitting: summed by the kicks
 free bodies (splitting: centre-of-mass positions and momenta
 kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
 scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
-they take themselves where they can (frictionless impacts that do not settle: kernels._resolve_impacts, a port of
-the numpy driver's impact step, its trial steps starting anywhere in time) and otherwise stop at its start, for
-the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
+they take themselves where they can (frictionless impacts: kernels._resolve_impacts, a port of the numpy driver's
+impact step, its trial steps starting anywhere in time; contacts that settle, and without dipoles the resting
+contacts held after every step and their lift-offs: kernels._hold) and otherwise stop at its start, for the numpy
+contact driver to take that step (:func:`.contacts.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
 whatever the thread count.
@@ -110,13 +111,22 @@ ContactArrays = namedtuple("ContactArrays", [
     # time, pair, side-1 body, step number, running loss after its resolution; (N,3) impulse, point, normal;
     # (N,B,3,3) orientations (user's body axes), (N,B,3) centres of rotation
     "touch", "e", "mu", "impact", "ev_count", "loss", "ev_t", "ev_pair", "ev_body", "ev_step", "ev_loss",
-    "ev_J", "ev_point", "ev_normal", "ev_U", "ev_X"])
+    "ev_J", "ev_point", "ev_normal", "ev_U", "ev_X",
+    # resting contacts (contacts._hold in the kernels, kernels._hold): per pair whether it rests (the driver sets
+    # it from ContactModel.resting before a call and reads it back after); hold: whether the kernels hold them (no
+    # dipoles: the forces do not depend on where the bodies are); per event its kind (EVENT_KINDS); the running
+    # loss (J) at each record mark of a call (MARK_CAPACITY at most)
+    "resting", "hold", "ev_kind", "rec_loss"])
 
 #: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
 #: handing every one to the numpy contact driver; off only to compare the two.
 IMPACTS = True
 #: Events the kernel's buffers hold (a call stops with EVENTS_FULL before they overflow).
 EVENT_CAPACITY = 256
+#: The kinds of the kernels' events, by their code (kernels.EV_IMPACT, EV_REST, EV_LIFT).
+EVENT_KINDS = ("impact", "rest", "lift-off")
+#: Record marks a call of a contact scene's kernel may hold (ContactArrays.rec_loss).
+MARK_CAPACITY = 4096
 
 
 def available() -> bool:
@@ -194,7 +204,10 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          ev_count=np.zeros(1, np.int64), loss=np.zeros(1), ev_t=np.zeros(N),
                          ev_pair=np.zeros(N, np.int64), ev_body=np.zeros(N, np.int64), ev_step=np.zeros(N, np.int64),
                          ev_loss=np.zeros(N), ev_J=np.zeros((N, 3)), ev_point=np.zeros((N, 3)),
-                         ev_normal=np.zeros((N, 3)), ev_U=np.zeros((N, B, 3, 3)), ev_X=np.zeros((N, B, 3)))
+                         ev_normal=np.zeros((N, 3)), ev_U=np.zeros((N, B, 3, 3)), ev_X=np.zeros((N, B, 3)),
+                         resting=np.zeros(len(pair), np.bool_),
+                         hold=bool(IMPACTS and len(pair) and contacts.system.n_dipoles == 0),
+                         ev_kind=np.zeros(N, np.int64), rec_loss=np.zeros(MARK_CAPACITY))
 
 
 def _tables(system) -> tuple:

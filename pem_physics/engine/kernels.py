@@ -21,6 +21,8 @@ nb = _numba()
 OK, NONFINITE, NOT_ORTHONORMAL, CONTACT, EVENTS_FULL = 0, 1, 2, 3, 4
 #: Wall kinds (compiled.WALL_PLANE, …).
 WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
+#: Event kinds in the contact buffers (compiled.EVENT_KINDS: "impact", "rest", "lift-off").
+EV_IMPACT, EV_REST, EV_LIFT = 0, 1, 2
 
 if nb is None:
     raise ImportError("numba is not available (not installed, or PEM_NUMBA=0)")
@@ -640,8 +642,8 @@ def _place_spheres(C, Q, Xb, X):
 
 @_jit_borrowed
 def _overlap(C, Q, Xb, X, g):
-    """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays) whose gap at the
-    principal frames Q (B,3,3) and centres of rotation Xb (B,3) m (pivots; a translating body's centre of
+    """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays), not resting, whose gap at
+    the principal frames Q (B,3,3) and centres of rotation Xb (B,3) m (pivots; a translating body's centre of
     mass where it is now) is below its C.limit, or −1. Fills X (spheres, 3) with the lab sphere centres (m)
     and g (pairs,) with every pair's gap (m)."""
     _place_spheres(C, Q, Xb, X)
@@ -653,7 +655,7 @@ def _overlap(C, Q, Xb, X, g):
             g[k] = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
         else:
             g[k] = _wall_gap(C, o, X[a, 0], X[a, 1], X[a, 2], C.radius[a])
-        if first < 0 and g[k] < C.limit[k]:
+        if first < 0 and g[k] < C.limit[k] and not C.resting[k]:
             first = k
     return first
 
@@ -748,12 +750,14 @@ def _hermite_below(v0, v1, r0, r1, h, limit):
     return v0 * u * u * (1.0 + 2.0 * s) + v1 * s * s * (3.0 - 2.0 * s) + h * (r0 * s * u * u - r1 * s * s * u) < limit
 
 @_jit_borrowed
-def _graze_near(pair, owner, spheres, tol, sigma, bounded, inv_mass, lever, g0, g1, P0, L0, P, L, h, nb, near):
+def _graze_near(pair, owner, spheres, tol, sigma, bounded, inv_mass, lever, resting, g0, g1, P0, L0, P, L, h, nb,
+                near):
     """The cheap first half of the grazing check: near (P,) ← whether pair k, apart at both ends of the step
-    (g0 ≥ 0, g1 ≥ −tol), passes the speed bound (contacts._dips' filter: its cubic could dip below the limit);
-    returns how many do. Arguments: :func:`_grazing`'s and ContactArrays' fields of the same names; scratch nb
-    (B,4). Only the arrays it needs, not M and C: passing those (every field of both, each array member by
-    member) cost ~0.8 µs a step, longer than the check."""
+    (g0 ≥ 0, g1 ≥ −tol) and not resting (held closed: contacts._dips skips them), passes the speed bound
+    (contacts._dips' filter: its cubic could dip below the limit); returns how many do. Arguments:
+    :func:`_grazing`'s and ContactArrays' fields of the same names; scratch nb (B,4). Only the arrays it needs,
+    not M and C: passing those (every field of both, each array member by member) cost ~0.8 µs a step, longer
+    than the check."""
     B = L.shape[0]
     for b in range(B):
         nb[b, 0] = np.sqrt(P0[b, 0] * P0[b, 0] + P0[b, 1] * P0[b, 1] + P0[b, 2] * P0[b, 2])
@@ -765,7 +769,7 @@ def _graze_near(pair, owner, spheres, tol, sigma, bounded, inv_mass, lever, g0, 
     for k in range(pair.shape[0]):
         near[k] = False
         G0, G1, tk = g0[k], g1[k], tol[k]
-        if G0 < 0.0 or G1 < -tk:
+        if G0 < 0.0 or G1 < -tk or resting[k]:
             continue
         if bounded[k]:
             m, big, sg = min(G0, G1), max(G0, G1), sigma[k]
@@ -1092,54 +1096,48 @@ def _kick_body(bv, bw, bW, X, moving, mass, b, c0, c1, c2, j0, j1, j2):
         bv[b, 1] += j1 / mass[b]
         bv[b, 2] += j2 / mass[b]
 
+@_jit_inline
+def _pair_gap(C, k, S):
+    """Gap (m) of pair k at the sphere centres S (spheres,3) (ContactModel.gaps)."""
+    a, o = C.pair[k, 0], C.pair[k, 1]
+    if k < C.spheres:
+        d0, d1, d2 = S[a, 0] - S[o, 0], S[a, 1] - S[o, 1], S[a, 2] - S[o, 2]
+        return np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
+    return _wall_gap(C, o, S[a, 0], S[a, 1], S[a, 2], C.radius[a])
+
 @_jit_borrowed
-def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci, cf, order, w, bv, bw, bW, used):
-    """contacts._resolve for the frictionless, non-settling case at the state Q, L, X, P, F (forces), J (hinge
-    inertias) with sphere centres S and gaps g (its :func:`_overlap`): every pair with g ≤ C.touch is a contact
-    (ContactModel.contact), resolved as impulses.resolve_contacts does (sweeps in pair order until none
-    approaches; frictionless impulses −(1+e) v_n/(n·K n) n), the summed impulse per contact applied to L and P
-    (contacts._apply), the events appended to C's buffers (time t, step number ``step``) and the kinetic energy
-    taken added to C.loss[0]. Returns the number of events; −1 when the numpy driver must take the step (no
-    contact, one with friction or that would settle, no effective mass, no wall normal, nothing approaching),
-    −2 when the event buffers are full. Scratch: ci (P,4) int, cf (P,10), order (P,) int, w, bv, bw (B,3),
-    bW (B,3,3), used (B,) bool."""
-    B = L.shape[0]
-    nc = 0
-    for p in range(C.pair.shape[0]):
-        if not g[p] <= C.touch[p]:
-            continue
-        if C.mu[p] != 0.0:
-            return -1
-        a, o = C.pair[p, 0], C.pair[p, 1]
-        oa = C.owner[a]
-        if p < C.spheres:
-            ob = C.owner[o]
-            n0, n1, n2 = S[a, 0] - S[o, 0], S[a, 1] - S[o, 1], S[a, 2] - S[o, 2]
-            nn = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-            n0, n1, n2 = n0 / nn, n1 / nn, n2 / nn
-            f = C.radius[o] + 0.5 * g[p]
-            c0, c1, c2 = S[o, 0] + f * n0, S[o, 1] + f * n1, S[o, 2] + f * n2
-            if oa < 0:  # the moving sphere is side 1
-                i, j, n0, n1, n2 = ob, -1, -n0, -n1, -n2
-            else:
-                i, j = oa, ob
-        else:
-            m0, m1, m2, ok = _wall_normal(C, o, S[a, 0], S[a, 1], S[a, 2])
-            if not ok:
-                return -1
-            r = C.radius[a]
-            c0, c1, c2 = S[a, 0] + r * m0, S[a, 1] + r * m1, S[a, 2] + r * m2
-            i, j, n0, n1, n2 = oa, -1, -m0, -m1, -m2
-        ci[nc, 0], ci[nc, 1], ci[nc, 2], ci[nc, 3] = p, i, j, 0
-        cf[nc, 0], cf[nc, 1], cf[nc, 2], cf[nc, 3], cf[nc, 4], cf[nc, 5] = c0, c1, c2, n0, n1, n2
-        cf[nc, 6] = cf[nc, 7] = cf[nc, 8] = 0.0
-        cf[nc, 9] = C.e[p]
-        nc += 1
-    if nc == 0:
-        return -1
-    # the contact bodies (contacts._contact_bodies): velocities and lab inverse inertias about their centres
-    E0 = _kinetic(M, Q, L, P, J, w)
-    for b in range(B):
+def _contact_at(C, p, S, gp, cf, k):
+    """ContactModel.contact of pair p at the sphere centres S (spheres,3) with its gap gp (m): cf[k, 0:3] ← the
+    contact point (m), cf[k, 3:6] ← the normal (lab, pointing onto side 1). Returns (side-1 body, side-2 body or
+    −1 for a fixed one, whether the wall has a normal there)."""
+    a, o = C.pair[p, 0], C.pair[p, 1]
+    oa = C.owner[a]
+    if p < C.spheres:
+        ob = C.owner[o]
+        n0, n1, n2 = S[a, 0] - S[o, 0], S[a, 1] - S[o, 1], S[a, 2] - S[o, 2]
+        nn = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        n0, n1, n2 = n0 / nn, n1 / nn, n2 / nn
+        f = C.radius[o] + 0.5 * gp
+        cf[k, 0], cf[k, 1], cf[k, 2] = S[o, 0] + f * n0, S[o, 1] + f * n1, S[o, 2] + f * n2
+        if oa < 0:  # the moving sphere is side 1
+            cf[k, 3], cf[k, 4], cf[k, 5] = -n0, -n1, -n2
+            return ob, -1, True
+        cf[k, 3], cf[k, 4], cf[k, 5] = n0, n1, n2
+        return oa, ob, True
+    m0, m1, m2, ok = _wall_normal(C, o, S[a, 0], S[a, 1], S[a, 2])
+    if not ok:
+        return oa, -1, False
+    r = C.radius[a]
+    cf[k, 0], cf[k, 1], cf[k, 2] = S[a, 0] + r * m0, S[a, 1] + r * m1, S[a, 2] + r * m2
+    cf[k, 3], cf[k, 4], cf[k, 5] = -m0, -m1, -m2
+    return oa, -1, True
+
+@_jit_borrowed
+def _contact_bodies(M, Q, P, J, w, moving, ci, nc, bv, bw, bW, used):
+    """contacts._contact_bodies for the nc contacts of ci: bv, bw (B,3) the velocities (m/s) and angular
+    velocities (from w (B,3), which must hold ω: :func:`_kinetic` leaves it there) and bW (B,3,3) the lab inverse
+    inertias about the centres of the bodies they touch (used (B,) marks them)."""
+    for b in range(used.shape[0]):
         used[b] = False
     for k in range(nc):
         for side in range(2):
@@ -1162,31 +1160,24 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
                             acc += Q[b, u, x] * (M.inv_inertia[b, u, 0] * Q[b, 0, y] + M.inv_inertia[b, u, 1]
                                                  * Q[b, 1, y] + M.inv_inertia[b, u, 2] * Q[b, 2, y])
                         bW[b, x, y] = acc
-    # a contact that would settle (contacts._resolve: e·|v_n| ≤ a_n·dt with the forces pressing) is the driver's
+
+@_jit_borrowed
+def _point_speed(bv, bw, X, ci, cf, nc):
+    """The largest speed (m/s) of either side's point at the nc contacts (impulses.resolve_contacts' scale)."""
     speed = 0.0
     for k in range(nc):
-        i, j = ci[k, 1], ci[k, 2]
-        c0, c1, c2, n0, n1, n2 = cf[k, 0], cf[k, 1], cf[k, 2], cf[k, 3], cf[k, 4], cf[k, 5]
-        v0, v1, v2 = _point_velocity(bv, bw, X, i, c0, c1, c2)
-        u0, u1, u2 = _point_velocity(bv, bw, X, j, c0, c1, c2)
+        c0, c1, c2 = cf[k, 0], cf[k, 1], cf[k, 2]
+        v0, v1, v2 = _point_velocity(bv, bw, X, ci[k, 1], c0, c1, c2)
+        u0, u1, u2 = _point_velocity(bv, bw, X, ci[k, 2], c0, c1, c2)
         speed = max(speed, np.sqrt(v0 * v0 + v1 * v1 + v2 * v2), np.sqrt(u0 * u0 + u1 * u1 + u2 * u2))
-        free = False
-        a0 = a1 = a2 = 0.0
-        for side in range(2):
-            b = i if side == 0 else j
-            if b >= 0 and moving[b]:
-                sg = 1.0 if side == 0 else -1.0
-                a0 += sg * F[b, 0] / M.mass[b]
-                a1 += sg * F[b, 1] / M.mass[b]
-                a2 += sg * F[b, 2] / M.mass[b]
-                free = True
-        if free:
-            a_n = -(n0 * a0 + n1 * a1 + n2 * a2)
-            if a_n > 0:
-                v_n = n0 * (v0 - u0) + n1 * (v1 - u1) + n2 * (v2 - u2)
-                if cf[k, 9] * max(-v_n, 0.0) <= a_n * dt:
-                    return -1
-    tol = 1e-12 * speed
+    return speed
+
+@_jit_borrowed
+def _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, tol):
+    """impulses.resolve_contacts, frictionless: sweeps over the nc contacts in their order until none approaches
+    faster than tol (m/s), each an impulse −(1+e) v_n/(n·K n) n (e in cf[k, 9]) on the velocities bv, bw; the
+    sum per contact in cf[k, 6:9], bit 1 of ci[k, 3] set at its first impulse and order[:n] the contacts in the
+    order of their first impulses. Returns n, or −1 (no effective mass, or no end to the sweeps)."""
     nJ = 0
     for _sweep in range(100_000):
         hit = False
@@ -1206,8 +1197,8 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
             j0, j1, j2 = jm * n0, jm * n1, jm * n2
             _kick_body(bv, bw, bW, X, moving, M.mass, i, c0, c1, c2, j0, j1, j2)
             _kick_body(bv, bw, bW, X, moving, M.mass, j, c0, c1, c2, -j0, -j1, -j2)
-            if ci[k, 3] == 0:  # its first impulse: contacts._resolve's dict keeps this order
-                ci[k, 3] = 1
+            if ci[k, 3] & 1 == 0:  # its first impulse: contacts._resolve's dict keeps this order
+                ci[k, 3] |= 1
                 order[nJ] = k
                 nJ += 1
             cf[k, 6] += j0
@@ -1215,15 +1206,14 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
             cf[k, 8] += j2
             hit = True
         if not hit:
-            break
-    else:
-        return -1
-    if nJ == 0:
-        return -1
-    n0_ev = C.ev_count[0]
-    if n0_ev + nJ > C.ev_t.shape[0]:
-        return -2
-    for m in range(nJ):  # contacts._apply, in the order of their first impulses, and the event log
+            return nJ
+    return -1
+
+@_jit_borrowed
+def _apply_impulses(M, L, P, X, moving, ci, cf, order, nJ):
+    """contacts._apply of each contact's summed impulse cf[k, 6:9] (k = order[:nJ], in that order) to the momenta
+    L, P (B,3): ±J on a translating side's p, ±r × J about its centre X on its L (through the hinge axis)."""
+    for m in range(nJ):
         k = order[m]
         c0, c1, c2 = cf[k, 0], cf[k, 1], cf[k, 2]
         j0, j1, j2 = cf[k, 6], cf[k, 7], cf[k, 8]
@@ -1248,21 +1238,195 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
                 L[b, 0] += d0
                 L[b, 1] += d1
                 L[b, 2] += d2
-        e = n0_ev + m
-        C.ev_t[e], C.ev_pair[e], C.ev_body[e], C.ev_step[e] = t, ci[k, 0], ci[k, 1], step
+
+@_jit_borrowed
+def _log_event(C, Q, X, axes, t, step, kind, p, body, cf, k, impulse):
+    """Append one event to C's buffers (room checked by the caller): time t (s), step number, kind (EV_*), pair p,
+    side-1 body, the point and normal cf[k, 0:6], the impulse cf[k, 6:9] (or 0), the bodies' poses."""
+    e = C.ev_count[0]
+    C.ev_t[e], C.ev_pair[e], C.ev_body[e], C.ev_step[e], C.ev_kind[e] = t, p, body, step, kind
+    for x in range(3):
+        C.ev_J[e, x] = cf[k, 6 + x] if impulse else 0.0
+        C.ev_point[e, x], C.ev_normal[e, x] = cf[k, x], cf[k, 3 + x]
+    for b in range(X.shape[0]):
         for x in range(3):
-            C.ev_J[e, x], C.ev_point[e, x], C.ev_normal[e, x] = cf[k, 6 + x], cf[k, x], cf[k, 3 + x]
-        for b in range(B):
-            for x in range(3):
-                for y in range(3):
-                    C.ev_U[e, b, x, y] = (axes[b, x, 0] * Q[b, 0, y] + axes[b, x, 1] * Q[b, 1, y]
-                                          + axes[b, x, 2] * Q[b, 2, y])
-                C.ev_X[e, b, x] = X[b, x]
-    C.loss[0] += E0 - _kinetic(M, Q, L, P, J, w)
-    for m in range(nJ):
-        C.ev_loss[n0_ev + m] = C.loss[0]
-    C.ev_count[0] = n0_ev + nJ
-    return nJ
+            for y in range(3):
+                C.ev_U[e, b, x, y] = (axes[b, x, 0] * Q[b, 0, y] + axes[b, x, 1] * Q[b, 1, y]
+                                      + axes[b, x, 2] * Q[b, 2, y])
+            C.ev_X[e, b, x] = X[b, x]
+    C.ev_loss[e] = C.loss[0]
+    C.ev_count[0] = e + 1
+
+@_jit_borrowed
+def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci, cf, order, w, bv, bw, bW, used):
+    """contacts._resolve, frictionless, at the state Q, L, X, P, F (forces), J (hinge inertias) with sphere
+    centres S and gaps g (its :func:`_overlap`): every pair with g ≤ C.touch is a contact
+    (ContactModel.contact), resolved as impulses.resolve_contacts does (sweeps in pair order until none
+    approaches; frictionless impulses −(1+e) v_n/(n·K n) n), the summed impulse per contact applied to L and P
+    (contacts._apply), the events appended to C's buffers (time t, step number ``step``) and the kinetic energy
+    taken added to C.loss[0]. A resting pair (C.resting) takes e = 0; a contact whose rebound would not outlast
+    a step (e·|v_n| ≤ a_n·dt, the forces pressing) settles where the kernels hold resting contacts (C.hold): e = 0,
+    a "rest" event, and C.resting from then on. Returns the number of events; −1 when the numpy driver must take
+    the step (no contact, one with friction, one that would settle without C.hold, no effective mass, no wall
+    normal, nothing approaching), −2 when the event buffers are full. Scratch: ci (P,4) int, cf (P,10), order (P,)
+    int, w, bv, bw (B,3), bW (B,3,3), used (B,) bool."""
+    nc = 0
+    for p in range(C.pair.shape[0]):
+        if not g[p] <= C.touch[p]:
+            continue
+        if C.mu[p] != 0.0:
+            return -1
+        i, j, ok = _contact_at(C, p, S, g[p], cf, nc)
+        if not ok:
+            return -1
+        ci[nc, 0], ci[nc, 1], ci[nc, 2], ci[nc, 3] = p, i, j, 0
+        cf[nc, 6] = cf[nc, 7] = cf[nc, 8] = 0.0
+        cf[nc, 9] = 0.0 if C.resting[p] else C.e[p]
+        nc += 1
+    if nc == 0:
+        return -1
+    E0 = _kinetic(M, Q, L, P, J, w)
+    _contact_bodies(M, Q, P, J, w, moving, ci, nc, bv, bw, bW, used)
+    # a contact that would settle (contacts._resolve: e·|v_n| ≤ a_n·dt with the forces pressing): bit 2 of ci[k, 3]
+    n_settle = 0
+    for k in range(nc):
+        if C.resting[ci[k, 0]]:
+            continue
+        i, j = ci[k, 1], ci[k, 2]
+        c0, c1, c2, n0, n1, n2 = cf[k, 0], cf[k, 1], cf[k, 2], cf[k, 3], cf[k, 4], cf[k, 5]
+        free = False
+        a0 = a1 = a2 = 0.0
+        for side in range(2):
+            b = i if side == 0 else j
+            if b >= 0 and moving[b]:
+                sg = 1.0 if side == 0 else -1.0
+                a0 += sg * F[b, 0] / M.mass[b]
+                a1 += sg * F[b, 1] / M.mass[b]
+                a2 += sg * F[b, 2] / M.mass[b]
+                free = True
+        if free:
+            a_n = -(n0 * a0 + n1 * a1 + n2 * a2)
+            if a_n > 0:
+                v0, v1, v2 = _point_velocity(bv, bw, X, i, c0, c1, c2)
+                u0, u1, u2 = _point_velocity(bv, bw, X, j, c0, c1, c2)
+                v_n = n0 * (v0 - u0) + n1 * (v1 - u1) + n2 * (v2 - u2)
+                if cf[k, 9] * max(-v_n, 0.0) <= a_n * dt:
+                    if not C.hold:
+                        return -1
+                    cf[k, 9] = 0.0
+                    ci[k, 3] = 2
+                    n_settle += 1
+    nJ = _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, 1e-12 * _point_speed(bv, bw, X, ci, cf, nc))
+    if nJ < 0 or nJ + n_settle == 0:
+        return -1
+    quiet = 0  # settled without an impulse (at rest on contact already): a "rest" event of its own
+    for k in range(nc):
+        if ci[k, 3] == 2:
+            quiet += 1
+    n0_ev = C.ev_count[0]
+    if n0_ev + nJ + quiet > C.ev_t.shape[0]:
+        return -2
+    _apply_impulses(M, L, P, X, moving, ci, cf, order, nJ)
+    if nJ > 0:
+        C.loss[0] += E0 - _kinetic(M, Q, L, P, J, w)
+    for m in range(nJ):  # in the order of their first impulses, as contacts._resolve logs them
+        k = order[m]
+        _log_event(C, Q, X, axes, t, step, EV_REST if ci[k, 3] & 2 else EV_IMPACT, ci[k, 0], ci[k, 1], cf, k, True)
+    for k in range(nc):
+        if ci[k, 3] == 2:
+            _log_event(C, Q, X, axes, t, step, EV_REST, ci[k, 0], ci[k, 1], cf, k, False)
+        if ci[k, 3] & 2:
+            C.resting[ci[k, 0]] = True
+    return nJ + quiet
+
+@_jit_borrowed
+def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used):
+    """contacts._hold at the end of a (trial) step, for scenes whose forces do not depend on the positions
+    (C.hold: no dipoles, so F = M·g and T stay as they are): each resting pair (C.resting) whose gap is above
+    C.touch has lifted off (lifted (P,) ← True; it stays in C.resting until the step is kept); each other one
+    that overlaps is pushed apart along its normal, the translating sides sharing the overlap in proportion to
+    1/M; then no resting pair may approach (impulses with e = 0). Modifies X, L, P in place; S and g (P,) are
+    scratch. Returns (the energy taken, J: kinetic lost plus F·Δx, the potential the push gives back — exact for
+    gravity; the number lifted; False where an impulse finds no effective mass)."""
+    nP = C.pair.shape[0]
+    any_resting = False
+    for k in range(nP):  # most steps of most scenes: none resting, nothing to place
+        if C.resting[k]:
+            any_resting = True
+            break
+    if not any_resting:
+        return 0.0, 0, True
+    _place_spheres(C, Q, X, S)
+    n_lift, n_held = 0, 0
+    for k in range(nP):
+        lifted[k] = False
+        if not C.resting[k]:
+            continue
+        g[k] = _pair_gap(C, k, S)
+        if g[k] > C.touch[k]:
+            lifted[k] = True
+            n_lift += 1
+        else:
+            n_held += 1
+    if n_held == 0:
+        return 0.0, n_lift, True
+    E0 = _kinetic(M, Q, L, P, J, w)  # leaves ω in w, which the push does not change
+    work = 0.0
+    for k in range(nP):
+        if not C.resting[k] or lifted[k] or not g[k] < 0.0:
+            continue
+        i, j, ok = _contact_at(C, k, S, g[k], cf, 0)
+        if not ok:
+            return 0.0, n_lift, False
+        inv = 0.0
+        for side in range(2):
+            b = i if side == 0 else j
+            if b >= 0 and moving[b]:
+                inv += 1.0 / M.mass[b]
+        for side in range(2):
+            b = i if side == 0 else j
+            if b >= 0 and moving[b]:
+                f = (1.0 if side == 0 else -1.0) * -g[k] * (1.0 / M.mass[b]) / inv
+                for x in range(3):
+                    dx = f * cf[0, 3 + x]
+                    X[b, x] += dx
+                    work += F[b, x] * dx
+    _place_spheres(C, Q, X, S)
+    nc = 0
+    for k in range(nP):
+        if not C.resting[k] or lifted[k]:
+            continue
+        i, j, ok = _contact_at(C, k, S, _pair_gap(C, k, S), cf, nc)
+        if not ok:
+            return 0.0, n_lift, False
+        ci[nc, 0], ci[nc, 1], ci[nc, 2], ci[nc, 3] = k, i, j, 0
+        cf[nc, 6] = cf[nc, 7] = cf[nc, 8] = cf[nc, 9] = 0.0
+        nc += 1
+    _contact_bodies(M, Q, P, J, w, moving, ci, nc, bv, bw, bW, used)
+    nJ = _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, 1e-12 * _point_speed(bv, bw, X, ci, cf, nc))
+    if nJ < 0:
+        return 0.0, n_lift, False
+    _apply_impulses(M, L, P, X, moving, ci, cf, order, nJ)
+    return E0 - _kinetic(M, Q, L, P, J, w) + work, n_lift, True
+
+@_jit_borrowed
+def _lift_off(C, Q, X, S, axes, lifted, t, step, cf):
+    """Keep a held step: each pair in lifted (P,) leaves C.resting and is logged as a "lift-off" (zero impulse, its
+    contact at gap 0 at the sphere centres S, contacts._advance_step's keep)."""
+    for k in range(C.pair.shape[0]):
+        if lifted[k]:
+            C.resting[k] = False
+            i, _j, _ok = _contact_at(C, k, S, 0.0, cf, 0)
+            _log_event(C, Q, X, axes, t, step, EV_LIFT, k, i, cf, 0, False)
+
+@_jit_borrowed
+def _undo_events(C, ev0, loss0):
+    """Take back the events logged since C.ev_count was ev0 (a step handed back): the pairs they settled leave
+    C.resting, the running loss returns to loss0."""
+    for e in range(ev0, C.ev_count[0]):
+        if C.ev_kind[e] == EV_REST:
+            C.resting[C.ev_pair[e]] = False
+    C.ev_count[0], C.loss[0] = ev0, loss0
 
 @_jit_borrowed
 def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je, Q0, L0, T0, X0, P0, F0,
@@ -1298,7 +1462,7 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
         nhit = 0
         ga, gb = np.inf, np.inf
         for k in range(nP):
-            if g1[k] < -C.tol[k]:
+            if g1[k] < -C.tol[k] and not C.resting[k]:
                 if g0[k] < 0.0:
                     back = True  # overlapping at t_c already: the driver's (_approaching, _persistent)
                 hit[nhit] = k
@@ -1335,7 +1499,7 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
     code, body = OK, 0
     if back:
         _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
-        C.ev_count[0], C.loss[0] = ev0, loss0
+        _undo_events(C, ev0, loss0)
         phase = 0
         action, code, body = 3, (EVENTS_FULL if full else CONTACT), first
     si[0], si[1], si[2], si[3], si[4] = phase, nhit, first, n_iter, ev0
@@ -1400,6 +1564,10 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         hit, bs = np.empty(nP, np.int64), np.empty(10)
         ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 10)), np.empty(nP, np.int64)
         bv, bw, bW, used = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)), np.empty(B, np.bool_)
+        # resting contacts held after each whole (trial) step (C.hold, :func:`_hold`): the pairs that lifted off in
+        # it, logged when the step is kept; and where the step started (events and loss), to hand it back whole
+        lifted = np.zeros(nP, np.bool_)
+        n_lift, hold_loss, ev_step0, loss_step0, searched = -1, 0.0, 0, 0.0, False
         # scenes whose torques depend on time too: the trial steps start at the search's t_c (tb of _split_chunk)
         can_impact = contacts and C.impact
         # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
@@ -1433,6 +1601,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                         _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
                         dw0, dw1 = DWe[0], DWe[1]
                         bw0, bw1 = dw0, dw1
+                        ev_step0, loss_step0, searched = C.ev_count[0], C.loss[0], False
                     else:  # a trial step of the impact search: from its base state at t_c, of its length
                         _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                         DWe[0], DWe[1] = bw0, bw1
@@ -1441,19 +1610,26 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
                                  pv, SR, dB, nodes, t0)
-                if si[0] == 2:  # Brent's trial: only the smallest gap of its pairs (for _impact_search, in sf[5])
+                n_lift = -1
+                if C.hold and si[0] <= 1:  # a whole (trial) step: hold its resting contacts (contacts._hold)
+                    hold_loss, n_lift, held = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, lifted, ci, cf,
+                                                    order, w, bv, bw, bW, used)
+                    if not held:  # no effective mass (not for a translating side): the numpy driver's step
+                        code, body = CONTACT, 0
+                if code == OK and si[0] == 2:  # Brent's trial: the smallest gap of its pairs (_impact_search, sf[5])
                     pair = -1
                     sf[5] = _min_gap(C, Qe, Xe, S1, hit, si[1])
                 else:
                     pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
                 dip = -1
                 if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
-                    if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever, g0,
-                                   g1, P0, L0, Pe, Le, h, nb, near) > 0:
+                    if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever,
+                                   C.resting, g0, g1, P0, L0, Pe, Le, h, nb, near) > 0:
                         dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, w0, w1)
                 # a step that ends apart and cannot dip, outside a search, needs nothing of it: the call alone
                 # (some 40 arrays passed member by member) cost ~1 µs a step
-                if contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
+                if code == OK and contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
+                    searched = searched or si[0] == 0
                     act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je,
                                                      Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1,
                                                      moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW, used)
@@ -1466,6 +1642,22 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                         g0, g1 = g1, g0
                     if act > 0:
                         continue
+                if code == OK and n_lift > 0 and C.ev_count[0] + n_lift > C.ev_t.shape[0]:
+                    # no room to log the lift-offs: flush the buffers first, or (none to flush) the driver's step
+                    code, body = (EVENTS_FULL if ev_step0 > 0 else CONTACT), 0
+                if code != OK:  # back to the step's start, as it was
+                    _undo_events(C, ev_step0, loss_step0)
+                    if searched:
+                        _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
+                    else:
+                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                    si[0] = 0
+                    DWe[0], DWe[1] = dw0, dw1
+                    break
+                if n_lift >= 0:  # the step is kept: its hold's energy and lift-offs (contacts._advance_step's keep)
+                    C.loss[0] += hold_loss
+                    if n_lift > 0:
+                        _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, steps + 1, cf)
                 S0, S1 = S1, S0
                 g0, g1 = g1, g0
             steps += n
@@ -1487,6 +1679,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                 oX[i, b, x] = Xe[b, x]
                 oP[i, b, x] = Pe[b, x]
         oW[i] = DWe[1]
+        if C is not None:
+            C.rec_loss[i] = C.loss[0]
     st[0], st[1], st[2] = code, steps, body
 
 @_jit_par

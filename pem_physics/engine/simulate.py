@@ -413,7 +413,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     if contacts is not None:
         traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contact/driver.py)"
                                  + ("; the steps between them on the compiled engine, which also takes the "
-                                    "frictionless impacts that do not settle (engine/kernels.py)"
+                                    "frictionless impacts and, without dipoles, the contacts that settle and rest "
+                                    "(engine/kernels.py)"
                                     if engine == "numba" else ""))
         warnings = warnings + contacts.warnings
     traj.info["warnings"] = warnings + checks.postflight(system, traj)

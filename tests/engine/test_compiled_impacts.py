@@ -8,8 +8,10 @@ Oracles:
 - that the kernel takes them: contacts._advance_step (the numpy impact step) is called for no step of an
   elastic cradle or marble box, while the kernels' impact search turned off (compiled.IMPACTS = False) calls it
   for every impact step;
-- what the kernel does not take (friction, a resting contact, time-dependent torques) still goes to the numpy
-  driver, and still matches it;
+- contacts that settle and rest (held after every step, lifting off) are the kernel's where the forces do not
+  depend on the positions: the same events, records and energy loss as the numpy driver's, the loop's lift-off
+  angle against its closed form; what the kernel does not take (friction, a resting magnet) still goes to the
+  numpy driver, and still matches it;
 - a full event buffer (compiled.EVENT_CAPACITY) is flushed and the run goes on unchanged.
 """
 
@@ -27,7 +29,7 @@ from test_contact_sim import CRADLE
 from pem_physics import examples, simulate
 from pem_physics.engine import compiled
 from pem_physics.engine.contact import driver as contacts
-from pem_physics.model.scene import StaticWall
+from pem_physics.model.scene import Body, ContactSphere, StaticWall
 
 from roundoff import assert_follows, pick
 
@@ -142,18 +144,118 @@ def test_friction_goes_to_the_numpy_driver_and_matches(monkeypatch):
     assert_same_run(fast, ref, tw)
 
 
-def test_a_resting_contact_goes_to_the_numpy_driver_and_matches(monkeypatch):
-    """A marble dropped on a floor with e = 0.5 bounces ever lower until it settles (a "rest" event): the settling
-    impact is handed to the numpy driver, the bounces before it are the kernel's."""
-    scene = small_box(n=1, t_end=0.6)
+def dropped_marble(t_end=0.6):
+    """A marble dropped on a floor with e = 0.5: it bounces ever lower until it settles (a "rest" event)."""
+    scene = small_box(n=1, t_end=t_end)
     floor = StaticWall(kind="plane", name="floor", point=(0.0, 0.0, -0.01), normal=(0.0, 0.0, 1.0))
-    scene = replace(scene, gravity=(0.0, 0.0, -9.81), walls=(floor,), restitution=0.5,
-                    bodies=[replace(scene.bodies[0], velocity=(0.0, 0.0, 0.0), position=(0.0, 0.0, 0.02))])
+    return replace(scene, gravity=(0.0, 0.0, -9.81), walls=(floor,), restitution=0.5,
+                   bodies=[replace(scene.bodies[0], velocity=(0.0, 0.0, 0.0), position=(0.0, 0.0, 0.02))])
+
+
+def test_a_resting_contact_is_settled_and_held_in_the_kernel_and_matches(monkeypatch):
+    """The bounces, the settling impact and every step at rest after it are the kernel's (kernels._hold): no numpy
+    contact step at all, and the numpy driver's events and records to the round-off bound."""
+    scene = dropped_marble()
     fast, ref, tw = both(scene, record_interval=1e-2)
     assert "rest" in ref.events.kind and ref.events.kind.count("impact") >= 3
-    # the bounces before it are the kernel's; from the settling step on every step is the numpy driver's (_hold)
+    assert ref.t[-1] - ref.events.t[ref.events.kind.index("rest")] > 0.2  # long at rest
     calls = count_numpy_steps(monkeypatch)
-    assert simulate(scene, record_interval=1e-2).events.t == fast.events.t
-    t_rest = ref.events.t[ref.events.kind.index("rest")]
-    assert calls and min(calls) >= t_rest - 1e-12
+    again = simulate(scene, record_interval=1e-2)
+    assert calls == []
+    assert again.events.t == fast.events.t and again.events.kind == ref.events.kind
     assert_same_run(fast, ref, tw, arrays=("kinetic_energy", "center_of_mass"))
+    # the record's energy loss: the numpy driver's (impacts, and what holding the marble takes), and every joule
+    # booked (kinetic + potential − the initial energy = −loss, to rounding)
+    np.testing.assert_allclose(fast.impact_loss, ref.impact_loss, rtol=0, atol=1e-12 * ref.total_energy[0])
+    assert fast.energy_balance() < 1e-12
+
+
+def test_a_ball_leaves_the_inside_of_a_loop_at_the_closed_form_angle_in_the_kernel(monkeypatch):
+    """theory §7 (seed): inside a circle of radius R (the path of the ball's centre), g = 1, started at the bottom
+    with v0² = 3.5·gR, the ball is held on the wall (it settles at once) and leaves it where
+    cos θ = (2gR − v0²)/(3gR) = −1/2. The kernel holds it and logs the lift-off: no numpy step; the numpy driver's
+    events and records to the round-off bound, the angle to the projection's first order in dt."""
+    Rw, r, g, dt = 2.0, 0.01, 1.0, 2.5e-3
+    R = Rw - r
+    wall = StaticWall(kind="cylinder", name="loop", point=(0, 0, 0), direction=(0, 1, 0), radius=Rw)
+    ball = marble_box(n=1).bodies[0]
+    ball = replace(ball, position=(0.0, 0.0, -R), velocity=(np.sqrt(3.5 * g * R), 0.0, 0.0),
+                   contacts=(replace(ball.contacts[0], radius=r),))
+    scene = replace(marble_box(n=1), bodies=[ball], gravity=(0.0, 0.0, -g), restitution=0.5, walls=(wall,))
+    scene = replace(scene, settings=replace(scene.settings, method="splitting2", dt=dt, t_end=2.2))
+    fast, ref, tw = both(scene, record_interval=1e-2)
+    assert fast.events.kind == ref.events.kind == ["rest", "lift-off"]
+    calls = count_numpy_steps(monkeypatch)
+    assert simulate(scene, record_interval=1e-2).events.kind == ["rest", "lift-off"] and calls == []
+    assert_same_run(fast, ref, tw, arrays=("kinetic_energy", "center_of_mass", "position", "linear_momentum"))
+    x = fast.position[np.searchsorted(fast.t, fast.events.t[1]), 0]
+    assert abs(-x[2] / R - (-0.5)) < 0.01  # measured 0.0044 (first order in dt: 0.009 at twice the step)
+    assert fast.energy_balance() < 1e-12
+
+
+def test_marbles_dropped_on_a_floor_rest_at_once_in_the_kernel_and_match(monkeypatch):
+    """Nine marbles apart from each other dropped from different heights onto a floor with e = 0.3: they settle one
+    after another and rest together (nine pairs held after each step), all in the kernel."""
+    base = small_box(n=1, t_end=0.5)
+    b0 = base.bodies[0]
+    r = b0.contacts[0].radius
+    bodies = [replace(b0, name=f"marble{k}", velocity=(0.0, 0.0, 0.0),
+                      position=(4 * r * (k % 3), 4 * r * (k // 3), r + 0.002 * (k + 1))) for k in range(9)]
+    floor = StaticWall(kind="plane", name="floor", point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0))
+    scene = replace(base, bodies=bodies, walls=(floor,), gravity=(0.0, 0.0, -9.81), restitution=0.3)
+    fast, ref, tw = both(scene, record_interval=1e-2)
+    assert ref.events.kind.count("rest") == 9 and fast.events.kind == ref.events.kind
+    assert_same_run(fast, ref, tw, arrays=MARBLE_ARRAYS + ("position",))
+    calls = count_numpy_steps(monkeypatch)
+    simulate(scene, record_interval=1e-2)
+    assert calls == []
+    np.testing.assert_allclose(fast.position[-1, :, 2], r, rtol=0, atol=1e-15)  # held on the floor exactly
+
+
+def test_a_marble_slides_off_a_dome_at_the_closed_form_angle_in_the_kernel():
+    """A marble dropped with e = 0 onto a fixed sphere (a sphere pair: the hold pushes one side only) off its top:
+    it settles at the impact, keeping its tangential velocity v_t, and slides without friction on the circle of
+    radius R (its centre's) until the normal force vanishes: cos θ = (v_t² + 2gR cos θ₀)/(3gR), θ₀ the impact's
+    angle. The numpy driver's events and records to the round-off bound; every joule booked."""
+    base = small_box(n=1)
+    b0 = base.bodies[0]
+    r = b0.contacts[0].radius
+    Rd, g, th0 = 0.05, 9.81, 0.3
+    R = Rd + r
+    start = np.array([R * np.sin(th0), 0.0, R * np.cos(th0) + 0.002])
+    ball = replace(b0, name="marble", position=tuple(start), velocity=(0.0, 0.0, 0.0))
+    dome = Body(name="dome", role="fixed", position=(0.0, 0.0, 0.0), contacts=(ContactSphere((0, 0, 0), Rd),))
+    scene = replace(base, bodies=[ball, dome], walls=(), gravity=(0.0, 0.0, -g), restitution=0.0)
+    scene = replace(scene, settings=replace(scene.settings, t_end=0.25, dt=2e-4))
+    fast, ref, tw = both(scene, record_interval=1e-3)
+    assert fast.events.kind == ref.events.kind == ["rest", "lift-off"]
+    assert_same_run(fast, ref, tw, arrays=("kinetic_energy", "center_of_mass", "position"))
+    t = fast.events.t[0]  # the impact: free fall until then
+    x = start + np.array([0.0, 0.0, -0.5 * g * t * t])
+    n = x / np.linalg.norm(x)
+    v = np.array([0.0, 0.0, -g * t])
+    vt = v - (v @ n) * n
+    cos_lift = (vt @ vt + 2 * g * R * n[2]) / (3 * g * R)
+    x = np.asarray(fast.events.position[1])[0]  # the marble's centre at the lift-off
+    # the lift-off is seen once the gap passes the touch tolerance: a lag of its own besides the hold's first order
+    # in dt (measured −0.0027 at this step, −0.0009 and −0.0013 at a half and a quarter of it)
+    assert abs(x[2] / np.linalg.norm(x) - cos_lift) < 0.005
+    assert fast.energy_balance() < 1e-12
+
+
+def test_lift_offs_that_do_not_fit_the_event_buffer_are_flushed_first(monkeypatch):
+    scene = dropped_marble(t_end=0.3)
+    ref = simulate(scene, record_interval=1e-2)
+    monkeypatch.setattr(compiled, "EVENT_CAPACITY", 1)  # every event alone: each call ends full after one
+    small = simulate(scene, record_interval=1e-2)
+    assert small.events.t == ref.events.t and small.events.kind == ref.events.kind
+    np.testing.assert_array_equal(small.impact_loss, ref.impact_loss)
+    np.testing.assert_array_equal(small.position, ref.position)
+
+
+def test_a_resting_magnet_goes_to_the_numpy_driver(monkeypatch):
+    """With dipoles the forces change as the hold pushes a body out: the kernels do not hold (ContactArrays.hold);
+    the numpy driver takes the steps at rest, and the run matches it."""
+    calls = count_numpy_steps(monkeypatch)
+    traj = simulate(examples.build("magnetic-marbles"))
+    assert "rest" in traj.events.kind and len(calls) > 100

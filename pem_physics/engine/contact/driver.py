@@ -50,8 +50,12 @@ kernels take the common impact step themselves (``kernels._member_splitting``'s 
 :func:`~.impulses.resolve_contacts`: the same trial steps, Brent's method, contacts, sweeps and impulses, to
 rounding), their events returned in buffers (``compiled.ContactArrays``) that :func:`run_compiled` appends to the
 log as :func:`_log` would; they hand to this driver, from its start, every impact step they do not take: a pair
-overlapping at an impact's start, a grazing dip flagged beside a crossing, a contact with friction or one that would
-settle (rest), no effective mass or wall normal, nothing approaching, more than MAX_EVENTS_PER_STEP impacts.
+overlapping at an impact's start, a grazing dip flagged beside a crossing, a contact with friction, no effective
+mass or wall normal, nothing approaching, more than MAX_EVENTS_PER_STEP impacts. Contacts that settle and rest are
+the kernels' too where the forces do not depend on the positions (no dipoles: ``ContactArrays.hold``): the
+settling impact, the hold after each step (``kernels._hold``, a port of :func:`_hold`: the push along the normal,
+the e = 0 sweeps, the energy it takes — kinetic plus F·Δx, exact for gravity) and the lift-offs; with dipoles
+(whose forces change with the push) or a resting contact with friction, every step at rest is this driver's.
 
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
 that received an impulse in a resolution, its impulses summed). Limits of the grazing check (none arise while
@@ -938,8 +942,10 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     so where the calls end does not change the numbers.
 
     Translating bodies are stepped by the kernels too (their positions and momenta go back and forth with
-    the orientations and angular momenta); while a resting contact is held (``model.resting``) every step is
-    the numpy driver's, which holds it after each step (:func:`_hold`; the kernels have no hold).
+    the orientations and angular momenta); resting contacts (``model.resting``, handed to the kernels in
+    ``ContactArrays.resting`` and read back after each call) are held by the kernels after each step
+    (``kernels._hold``) where ``ContactArrays.hold`` says they can (no dipoles, frictionless); otherwise every step
+    at rest is the numpy driver's, which holds them (:func:`_hold`).
 
     Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), X (1,R,B,3), P (1,R,B,3), complete, log,
     impact_loss (R,) J, driver_work (1,R) J or None) — the states at the records (orientations in the user's body
@@ -997,10 +1003,10 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     arrays = runner.contact
 
     def flush(recorded) -> list:
-        """Append the events of the kernel's impact steps (kernels._resolve_impacts) to the log as _log does, take
-        its running energy loss, and return the loss at each of the ``recorded`` marks (step numbers)."""
+        """Append the kernel's events (impacts, contacts settling and lifting off: kernels._resolve_impacts,
+        _lift_off) to the log as _log does, take its running energy loss, and return the loss at each of the
+        ``recorded`` marks (step numbers; the kernel's rec_loss)."""
         sys_ = model.system
-        before = log.energy_loss
         n = int(arrays.ev_count[0])
         for e in range(n):
             p, i = int(arrays.ev_pair[e]), int(arrays.ev_body[e])
@@ -1008,22 +1014,15 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
             log.t.append(float(arrays.ev_t[e]))
             log.body1.append(sys_.names[i])
             log.body2.append(model.other_name(p, ct))
-            log.kind.append("impact")
+            log.kind.append(compiled.EVENT_KINDS[int(arrays.ev_kind[e])])
             log.impulse.append(arrays.ev_J[e].copy())
             log.point.append(ct.point)
             log.normal.append(ct.normal)
             log.orientation.append(arrays.ev_U[e].copy())
             log.position.append(arrays.ev_X[e].copy())
-        if n:
-            log.energy_loss = float(arrays.loss[0])
-        out, e, current = [], 0, before
-        for m in recorded:
-            while e < n and arrays.ev_step[e] <= m:
-                current = float(arrays.ev_loss[e])
-                e += 1
-            out.append(current)
+        log.energy_loss = float(arrays.loss[0])  # the impacts' and the held contacts' (kernels._hold)
         arrays.ev_count[0] = 0
-        return out
+        return [float(x) for x in arrays.rec_loss[:len(recorded)]]
 
     def keep_integ():
         """Record the integrator's state (after a step of this driver's, or where a stop leaves it)."""
@@ -1033,19 +1032,24 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
 
     while i < len(marks):
         start = integ.steps_done
-        if model.resting:
-            # pairs held closed (translating bodies only): the numpy driver's step, every step — it holds them
-            # after each step (_hold), which the kernels do not (their steps still run its trial steps)
+        if model.resting and not (arrays.hold and all(arrays.mu[p] == 0.0 for p in model.resting)):
+            # pairs held closed (translating bodies only) where the kernels cannot hold them (dipoles: the forces
+            # change with the push; friction): the numpy driver's step, every step — it holds them after each
+            # step (_hold); its trial steps still run on the kernels
             status = None
         else:
             j = i
-            while j < len(marks) and marks[j] <= start + per_call:
+            while j < len(marks) and marks[j] <= start + per_call and j - i < compiled.MARK_CAPACITY:
                 j += 1
             call = list(marks[i:j]) if j > i else [start + per_call]
             t0 = _time.perf_counter()
             arrays.ev_count[0] = 0
-            arrays.loss[0] = log.energy_loss  # the kernel adds its impacts' losses to the log's, in order
+            arrays.loss[0] = log.energy_loss  # the kernel adds its impacts' and holds' losses to the log's, in order
+            arrays.resting[:] = False  # the kernel holds the resting pairs (kernels._hold) and changes the set
+            arrays.resting[sorted(model.resting)] = True
             cU, cL, cw, cX, cP, status = runner.advance_to(call)
+            model.resting.clear()
+            model.resting.update(int(p) for p in np.flatnonzero(arrays.resting))
             elapsed = _time.perf_counter() - t0
             code = int(status[0, 0])
             reached = int(status[0, 1])
