@@ -1339,6 +1339,14 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
             C.resting[ci[k, 0]] = True
     return nJ + quiet
 
+@_jit_inline
+def _any_true(a):
+    """Whether any entry of the bool array a is True."""
+    for k in range(a.shape[0]):
+        if a[k]:
+            return True
+    return False
+
 @_jit_borrowed
 def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used):
     """contacts._hold at the end of a (trial) step, for scenes whose forces do not depend on the positions
@@ -1349,13 +1357,6 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
     scratch. Returns (the energy taken, J: kinetic lost plus F·Δx, the potential the push gives back — exact for
     gravity; the number lifted; False where an impulse finds no effective mass)."""
     nP = C.pair.shape[0]
-    any_resting = False
-    for k in range(nP):  # most steps of most scenes: none resting, nothing to place
-        if C.resting[k]:
-            any_resting = True
-            break
-    if not any_resting:
-        return 0.0, 0, True
     _place_spheres(C, Q, X, S)
     n_lift, n_held = 0, 0
     for k in range(nP):
@@ -1611,7 +1612,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
                                  pv, SR, dB, nodes, t0)
                 n_lift = -1
-                if C.hold and si[0] <= 1:  # a whole (trial) step: hold its resting contacts (contacts._hold)
+                if C.hold and si[0] <= 1 and _any_true(C.resting):  # a whole (trial) step: hold its resting contacts
+                    # (contacts._hold); the check first: the call alone (~20 arrays passed) costs more than most steps
                     hold_loss, n_lift, held = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, lifted, ci, cf,
                                                     order, w, bv, bw, bW, used)
                     if not held:  # no effective mass (not for a translating side): the numpy driver's step
