@@ -10,10 +10,10 @@ per-member friction and field, the drivers' work (splitting: summed by the kicks
 free bodies (splitting: centre-of-mass positions and momenta
 kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
 scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
-they take themselves where they can (frictionless impacts: kernels._resolve_impacts, a port of the numpy driver's
-impact step, its trial steps starting anywhere in time; contacts that settle, and without dipoles the resting
-contacts held after every step and their lift-offs: kernels._hold) and otherwise stop at its start, for the numpy
-contact driver to take that step (:func:`.contacts.run_compiled`).
+they take themselves where they can (impacts, with Coulomb friction too: kernels._resolve_impacts, a port of the
+numpy driver's impact step, its trial steps starting anywhere in time; contacts that settle, and without dipoles
+the resting contacts held after every step and their lift-offs: kernels._hold) and otherwise stop at its start,
+for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
 whatever the thread count.

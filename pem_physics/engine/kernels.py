@@ -1172,12 +1172,119 @@ def _point_speed(bv, bw, X, ci, cf, nc):
         speed = max(speed, np.sqrt(v0 * v0 + v1 * v1 + v2 * v2), np.sqrt(u0 * u0 + u1 * u1 + u2 * u2))
     return speed
 
+@_jit_inline
+def _skew(r0, r1, r2, x, y):
+    """Element (x, y) of [r]× (skew(r) @ u = r × u)."""
+    if x == y:
+        return 0.0
+    if x == 0:
+        return -r2 if y == 1 else r1
+    if x == 1:
+        return r2 if y == 0 else -r0
+    return -r1 if y == 0 else r0
+
 @_jit_borrowed
-def _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, tol):
-    """impulses.resolve_contacts, frictionless: sweeps over the nc contacts in their order until none approaches
-    faster than tol (m/s), each an impulse −(1+e) v_n/(n·K n) n (e in cf[k, 9]) on the velocities bv, bw; the
-    sum per contact in cf[k, 6:9], bit 1 of ci[k, 3] set at its first impulse and order[:n] the contacts in the
-    order of their first impulses. Returns n, or −1 (no effective mass, or no end to the sweeps)."""
+def _add_K(M, bW, X, moving, b, c0, c1, c2, K):
+    """K (3,3) += ContactBody.K of body b at the point c: −[r]× W [r]× (+ 𝟙/M translating); nothing for b < 0."""
+    if b < 0:
+        return
+    r0, r1, r2 = c0 - X[b, 0], c1 - X[b, 1], c2 - X[b, 2]
+    for x in range(3):
+        for y in range(3):
+            acc = 0.0
+            for u in range(3):
+                su = _skew(r0, r1, r2, x, u)
+                if su == 0.0:
+                    continue
+                for v in range(3):
+                    acc += su * bW[b, u, v] * _skew(r0, r1, r2, v, y)
+            K[x, y] -= acc
+        if moving[b]:
+            K[x, x] += 1.0 / M.mass[b]
+
+@_jit_borrowed
+def _pinv_solve(A, V, d0, d1, d2):
+    """The least-squares, least-norm solution x of A x = d for a symmetric A (3,3) (numpy.linalg.lstsq with
+    rcond = 1e-12: singular values below 1e-12 of the largest count as zero): A is diagonalised in place by
+    Jacobi's rotations (its eigenvectors into V (3,3)), x = Σ (v·d/λ) v over the eigenvalues kept."""
+    for x in range(3):
+        for y in range(3):
+            V[x, y] = 1.0 if x == y else 0.0
+    for _sweep in range(50):
+        off = A[0, 1] * A[0, 1] + A[0, 2] * A[0, 2] + A[1, 2] * A[1, 2]
+        diag = A[0, 0] * A[0, 0] + A[1, 1] * A[1, 1] + A[2, 2] * A[2, 2]
+        if not off > 1e-36 * diag:
+            break
+        for pq in range(3):
+            p, q = (0, 1) if pq == 0 else ((0, 2) if pq == 1 else (1, 2))
+            apq = A[p, q]
+            if apq == 0.0:
+                continue
+            theta = (A[q, q] - A[p, p]) / (2.0 * apq)
+            t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
+            if theta < 0.0:
+                t = -t
+            c = 1.0 / np.sqrt(t * t + 1.0)
+            s = t * c
+            for k in range(3):
+                akp, akq = A[k, p], A[k, q]
+                A[k, p], A[k, q] = c * akp - s * akq, s * akp + c * akq
+            for k in range(3):
+                apk, aqk = A[p, k], A[q, k]
+                A[p, k], A[q, k] = c * apk - s * aqk, s * apk + c * aqk
+            for k in range(3):
+                vkp, vkq = V[k, p], V[k, q]
+                V[k, p], V[k, q] = c * vkp - s * vkq, s * vkp + c * vkq
+    top = max(abs(A[0, 0]), abs(A[1, 1]), abs(A[2, 2]))
+    x0 = x1 = x2 = 0.0
+    for i in range(3):
+        lam = A[i, i]
+        if not abs(lam) > 1e-12 * top:
+            continue
+        f = (V[0, i] * d0 + V[1, i] * d1 + V[2, i] * d2) / lam
+        x0 += f * V[0, i]
+        x1 += f * V[1, i]
+        x2 += f * V[2, i]
+    return x0, x1, x2
+
+@_jit_borrowed
+def _friction_impulse(M, bW, X, moving, i, j, c0, c1, c2, n0, n1, n2, vr0, vr1, vr2, vn, e, mu, kw):
+    """impulses.compute_impulse with Coulomb friction μ > 0 for an approaching contact (vn = n·v_rel < 0, v_rel
+    the relative velocity): the sticking impulse solves (K₁+K₂) J = −e v_n n − v_rel (least squares); when its
+    tangential part exceeds μ times its normal part, J = j (n + μ t̂) with j from the normal restitution. Returns
+    (J, ok); not ok where the normal impulse is ill-defined (n·K·(n + μ t̂) ≤ 0: Painlevé). kw (2,3,3) scratch."""
+    K = kw[0]
+    for x in range(3):
+        for y in range(3):
+            K[x, y] = 0.0
+    _add_K(M, bW, X, moving, i, c0, c1, c2, K)
+    _add_K(M, bW, X, moving, j, c0, c1, c2, K)
+    # n·K·(n + μ t̂) for the sliding impulse, from K before the solve diagonalises it
+    Kn0 = K[0, 0] * n0 + K[0, 1] * n1 + K[0, 2] * n2
+    Kn1 = K[1, 0] * n0 + K[1, 1] * n1 + K[1, 2] * n2
+    Kn2 = K[2, 0] * n0 + K[2, 1] * n1 + K[2, 2] * n2
+    d0, d1, d2 = -e * vn * n0 - vr0, -e * vn * n1 - vr1, -e * vn * n2 - vr2
+    J0, J1, J2 = _pinv_solve(K, kw[1], d0, d1, d2)
+    jn = n0 * J0 + n1 * J1 + n2 * J2
+    t0, t1, t2 = J0 - jn * n0, J1 - jn * n1, J2 - jn * n2
+    tn = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if tn <= mu * jn:
+        return J0, J1, J2, True
+    t0, t1, t2 = t0 / tn, t1 / tn, t2 / tn
+    # n·K·(n + μ t) = (K n)·(n + μ t): K is symmetric
+    den = Kn0 * (n0 + mu * t0) + Kn1 * (n1 + mu * t1) + Kn2 * (n2 + mu * t2)
+    if not den > 0.0:
+        return 0.0, 0.0, 0.0, False
+    jm = -(1.0 + e) * vn / den
+    return jm * (n0 + mu * t0), jm * (n1 + mu * t1), jm * (n2 + mu * t2), True
+
+@_jit_borrowed
+def _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, tol, kw):
+    """impulses.resolve_contacts: sweeps over the nc contacts in their order until none approaches faster than
+    tol (m/s), each an impulse on the velocities bv, bw — −(1+e) v_n/(n·K n) n without friction, else
+    :func:`_friction_impulse` (e in cf[k, 9], μ in cf[k, 10]); the sum per contact in cf[k, 6:9], bit 1 of
+    ci[k, 3] set at its first impulse and order[:n] the contacts in the order of their first impulses. Returns n,
+    or −1 (no effective mass, an ill-defined friction impulse, or no end to the sweeps). kw (2,3,3) scratch."""
     nJ = 0
     for _sweep in range(100_000):
         hit = False
@@ -1193,8 +1300,14 @@ def _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, tol):
                    + _knn(M, bW, X, moving, j, c0, c1, c2, n0, n1, n2))
             if not knn > 0.0:
                 return -1
-            jm = -(1.0 + cf[k, 9]) * vn / knn
-            j0, j1, j2 = jm * n0, jm * n1, jm * n2
+            if cf[k, 10] == 0.0:
+                jm = -(1.0 + cf[k, 9]) * vn / knn
+                j0, j1, j2 = jm * n0, jm * n1, jm * n2
+            else:
+                j0, j1, j2, ok = _friction_impulse(M, bW, X, moving, i, j, c0, c1, c2, n0, n1, n2, v0 - u0, v1 - u1,
+                                                   v2 - u2, vn, cf[k, 9], cf[k, 10], kw)
+                if not ok:
+                    return -1
             _kick_body(bv, bw, bW, X, moving, M.mass, i, c0, c1, c2, j0, j1, j2)
             _kick_body(bv, bw, bW, X, moving, M.mass, j, c0, c1, c2, -j0, -j1, -j2)
             if ci[k, 3] & 1 == 0:  # its first impulse: contacts._resolve's dict keeps this order
@@ -1258,30 +1371,31 @@ def _log_event(C, Q, X, axes, t, step, kind, p, body, cf, k, impulse):
     C.ev_count[0] = e + 1
 
 @_jit_borrowed
-def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci, cf, order, w, bv, bw, bW, used):
-    """contacts._resolve, frictionless, at the state Q, L, X, P, F (forces), J (hinge inertias) with sphere
-    centres S and gaps g (its :func:`_overlap`): every pair with g ≤ C.touch is a contact
-    (ContactModel.contact), resolved as impulses.resolve_contacts does (sweeps in pair order until none
-    approaches; frictionless impulses −(1+e) v_n/(n·K n) n), the summed impulse per contact applied to L and P
+def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci, cf, order, w, bv, bw, bW, used,
+                     kw):
+    """contacts._resolve at the state Q, L, X, P, F (forces), J (hinge inertias) with sphere centres S and gaps g
+    (its :func:`_overlap`): every pair with g ≤ C.touch is a contact (ContactModel.contact), resolved as
+    impulses.resolve_contacts does (sweeps in pair order until none approaches; impulses :func:`_sweeps`,
+    Coulomb friction included), the summed impulse per contact applied to L and P
     (contacts._apply), the events appended to C's buffers (time t, step number ``step``) and the kinetic energy
     taken added to C.loss[0]. A resting pair (C.resting) takes e = 0; a contact whose rebound would not outlast
     a step (e·|v_n| ≤ a_n·dt, the forces pressing) settles where the kernels hold resting contacts (C.hold): e = 0,
     a "rest" event, and C.resting from then on. Returns the number of events; −1 when the numpy driver must take
-    the step (no contact, one with friction, one that would settle without C.hold, no effective mass, no wall
+    the step (no contact, one that would settle without C.hold, no effective mass, an ill-defined friction
+    impulse, no wall
     normal, nothing approaching), −2 when the event buffers are full. Scratch: ci (P,4) int, cf (P,10), order (P,)
     int, w, bv, bw (B,3), bW (B,3,3), used (B,) bool."""
     nc = 0
     for p in range(C.pair.shape[0]):
         if not g[p] <= C.touch[p]:
             continue
-        if C.mu[p] != 0.0:
-            return -1
         i, j, ok = _contact_at(C, p, S, g[p], cf, nc)
         if not ok:
             return -1
         ci[nc, 0], ci[nc, 1], ci[nc, 2], ci[nc, 3] = p, i, j, 0
         cf[nc, 6] = cf[nc, 7] = cf[nc, 8] = 0.0
         cf[nc, 9] = 0.0 if C.resting[p] else C.e[p]
+        cf[nc, 10] = C.mu[p]
         nc += 1
     if nc == 0:
         return -1
@@ -1316,7 +1430,7 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
                     cf[k, 9] = 0.0
                     ci[k, 3] = 2
                     n_settle += 1
-    nJ = _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, 1e-12 * _point_speed(bv, bw, X, ci, cf, nc))
+    nJ = _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, 1e-12 * _point_speed(bv, bw, X, ci, cf, nc), kw)
     if nJ < 0 or nJ + n_settle == 0:
         return -1
     quiet = 0  # settled without an impulse (at rest on contact already): a "rest" event of its own
@@ -1348,7 +1462,7 @@ def _any_true(a):
     return False
 
 @_jit_borrowed
-def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used):
+def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used, kw):
     """contacts._hold at the end of a (trial) step, for scenes whose forces do not depend on the positions
     (C.hold: no dipoles, so F = M·g and T stay as they are): each resting pair (C.resting) whose gap is above
     C.touch has lifted off (lifted (P,) ← True; it stays in C.resting until the step is kept); each other one
@@ -1402,9 +1516,10 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
             return 0.0, n_lift, False
         ci[nc, 0], ci[nc, 1], ci[nc, 2], ci[nc, 3] = k, i, j, 0
         cf[nc, 6] = cf[nc, 7] = cf[nc, 8] = cf[nc, 9] = 0.0
+        cf[nc, 10] = C.mu[k]
         nc += 1
     _contact_bodies(M, Q, P, J, w, moving, ci, nc, bv, bw, bW, used)
-    nJ = _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, 1e-12 * _point_speed(bv, bw, X, ci, cf, nc))
+    nJ = _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, 1e-12 * _point_speed(bv, bw, X, ci, cf, nc), kw)
     if nJ < 0:
         return 0.0, n_lift, False
     _apply_impulses(M, L, P, X, moving, ci, cf, order, nJ)
@@ -1432,7 +1547,7 @@ def _undo_events(C, ev0, loss0):
 @_jit_borrowed
 def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je, Q0, L0, T0, X0, P0, F0,
                    Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1, moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW,
-                   used):
+                   used, kw):
     """The impact search of :func:`_member_splitting` after a step (or trial step) that ended at Qe… with sphere
     centres S1 and gaps g1 (``pair``: :func:`_overlap`'s; ``dip``: :func:`_grazing`'s, −1 if not run), from the
     base state Q0… with gaps g0; the step started at Qs…. Its state: si (phase, pairs hit, first pair,
@@ -1487,7 +1602,7 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
         action = 1
     elif action == 0 and phase == 3:  # the state at the impact: resolve, and take the rest of the step from it
         res = _resolve_impacts(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, axes, dt, t_hit, steps + 1, ci, cf,
-                               order, w, bv, bw, bW, used)
+                               order, w, bv, bw, bW, used, kw)
         if res < 0:
             back = True
             full = res == -2 and ev0 > 0  # the buffers are full: flush them and come back
@@ -1563,7 +1678,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         Qs, Ls, Ts = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
         Xs, Ps, Fs = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
         hit, bs = np.empty(nP, np.int64), np.empty(10)
-        ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 10)), np.empty(nP, np.int64)
+        ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 11)), np.empty(nP, np.int64)
+        kw = np.empty((2, 3, 3))  # a friction impulse's K and its eigenvectors (_friction_impulse)
         bv, bw, bW, used = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)), np.empty(B, np.bool_)
         # resting contacts held after each whole (trial) step (C.hold, :func:`_hold`): the pairs that lifted off in
         # it, logged when the step is kept; and where the step started (events and loss), to hand it back whole
@@ -1615,7 +1731,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                 if C.hold and si[0] <= 1 and _any_true(C.resting):  # a whole (trial) step: hold its resting contacts
                     # (contacts._hold); the check first: the call alone (~20 arrays passed) costs more than most steps
                     hold_loss, n_lift, held = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, lifted, ci, cf,
-                                                    order, w, bv, bw, bW, used)
+                                                    order, w, bv, bw, bW, used, kw)
                     if not held:  # no effective mass (not for a translating side): the numpy driver's step
                         code, body = CONTACT, 0
                 if code == OK and si[0] == 2:  # Brent's trial: the smallest gap of its pairs (_impact_search, sf[5])
@@ -1634,7 +1750,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     searched = searched or si[0] == 0
                     act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je,
                                                      Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1,
-                                                     moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW, used)
+                                                     moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW, used,
+                                                     kw)
                     if act == 3:  # handed back, or the event buffers full: stop at the step's start
                         DWe[0], DWe[1] = dw0, dw1
                         break

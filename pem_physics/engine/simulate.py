@@ -411,11 +411,14 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
         translating=system.translating.copy(), **arrays)
     if contacts is not None:
-        traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver (engine/contact/driver.py)"
-                                 + ("; the steps between them on the compiled engine, which also takes the "
-                                    "frictionless impacts and, without dipoles, the contacts that settle and rest "
-                                    "(engine/kernels.py)"
-                                    if engine == "numba" else ""))
+        if engine == "numba":
+            traj.info["contacts"] = ("steps, impacts (with Coulomb friction) and, without dipoles, contacts that "
+                                     "settle and rest on the compiled engine (engine/kernels.py); the other impact "
+                                     "steps located and resolved by the numpy contact driver "
+                                     "(engine/contact/driver.py)")
+        else:
+            traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver "
+                                     "(engine/contact/driver.py)")
         warnings = warnings + contacts.warnings
     traj.info["warnings"] = warnings + checks.postflight(system, traj)
     return traj

@@ -50,12 +50,15 @@ kernels take the common impact step themselves (``kernels._member_splitting``'s 
 :func:`~.impulses.resolve_contacts`: the same trial steps, Brent's method, contacts, sweeps and impulses, to
 rounding), their events returned in buffers (``compiled.ContactArrays``) that :func:`run_compiled` appends to the
 log as :func:`_log` would; they hand to this driver, from its start, every impact step they do not take: a pair
-overlapping at an impact's start, a grazing dip flagged beside a crossing, a contact with friction, no effective
-mass or wall normal, nothing approaching, more than MAX_EVENTS_PER_STEP impacts. Contacts that settle and rest are
+overlapping at an impact's start, a grazing dip flagged beside a crossing, no effective mass or wall normal, a
+friction impulse without a defined normal part (Painlevé), nothing approaching, more than MAX_EVENTS_PER_STEP
+impacts. Impacts with Coulomb friction are the kernels' (``kernels._friction_impulse``: the sticking impulse from
+the least-squares solve of K J = Δv by Jacobi's eigenvectors, as numpy's lstsq with rcond 1e-12, projected onto
+the cone). Contacts that settle and rest are
 the kernels' too where the forces do not depend on the positions (no dipoles: ``ContactArrays.hold``): the
 settling impact, the hold after each step (``kernels._hold``, a port of :func:`_hold`: the push along the normal,
-the e = 0 sweeps, the energy it takes — kinetic plus F·Δx, exact for gravity) and the lift-offs; with dipoles
-(whose forces change with the push) or a resting contact with friction, every step at rest is this driver's.
+the e = 0 sweeps with their friction, the energy it takes — kinetic plus F·Δx, exact for gravity) and the
+lift-offs; with dipoles (whose forces change with the push) every step at rest is this driver's.
 
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
 that received an impulse in a resolution, its impulses summed). Limits of the grazing check (none arise while
@@ -71,8 +74,9 @@ GAP_RTOL·(r_a + r_b) deep, which is no event. The kernels' check has the same l
 a_n the normal acceleration with which the forces press the sides together), it is resolved with e = 0 (event
 kind ``"rest"``) and the pair is held closed from then on (:func:`_hold`: after each step overlaps are pushed
 apart along the normal, the translating sides sharing it by 1/M, and approach velocities removed with e = 0
-impulses; the energy this takes is booked with the impacts'), frictionless, so a resting body slides freely
-along the surface, until the gap opens by itself after a step (event ``"lift-off"``). Contacts between
+impulses, with the pair's Coulomb friction: each step's normal impulse M·g·dt bounds its friction impulse, so a
+body slides under friction μg and rolls on once it sticks — without friction it slides freely; the energy this takes
+is booked with the impacts'), until the gap opens by itself after a step (event ``"lift-off"``). Contacts between
 pendulums and fixed bodies cannot rest: one that keeps pressing is passed through with a warning.
 """
 
@@ -932,8 +936,9 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
 
     Each kernel call runs through record marks until a step ends with a gap below
     −:data:`~pem_physics.engine.compiled.CONTACT_RTOL`·(r_a + r_b) that the kernel does not resolve itself
-    (status CONTACT, the state back at that step's start; the kernel takes the frictionless impacts that do not
-    settle itself, logged here from its buffers after each call, status EVENTS_FULL when they are full); that one
+    (status CONTACT, the state back at that step's start; the kernel takes most impact steps itself — friction,
+    settling and resting contacts included (without dipoles) —, logged here from its buffers after each call,
+    status EVENTS_FULL when they are full); that one
     step is then :func:`_advance_step`'s, exactly as in :func:`run` (its trial steps on the kernel), and the kernels
     continue from its end. ``check(integ)``
     raises on a blow-up after a numpy step, ``blowup(status)`` on a kernel's blow-up status (E,3). Calls are
@@ -944,7 +949,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     Translating bodies are stepped by the kernels too (their positions and momenta go back and forth with
     the orientations and angular momenta); resting contacts (``model.resting``, handed to the kernels in
     ``ContactArrays.resting`` and read back after each call) are held by the kernels after each step
-    (``kernels._hold``) where ``ContactArrays.hold`` says they can (no dipoles, frictionless); otherwise every step
+    (``kernels._hold``) where ``ContactArrays.hold`` says they can (no dipoles); otherwise every step
     at rest is the numpy driver's, which holds them (:func:`_hold`).
 
     Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), X (1,R,B,3), P (1,R,B,3), complete, log,
@@ -1032,10 +1037,10 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
 
     while i < len(marks):
         start = integ.steps_done
-        if model.resting and not (arrays.hold and all(arrays.mu[p] == 0.0 for p in model.resting)):
+        if model.resting and not arrays.hold:
             # pairs held closed (translating bodies only) where the kernels cannot hold them (dipoles: the forces
-            # change with the push; friction): the numpy driver's step, every step — it holds them after each
-            # step (_hold); its trial steps still run on the kernels
+            # change with the push): the numpy driver's step, every step — it holds them after each step (_hold);
+            # its trial steps still run on the kernels
             status = None
         else:
             j = i
