@@ -248,8 +248,8 @@ def contacts_section(con) -> list:
          "The kernels check every gap after each step and look for grazing contacts (pairs apart at both ends "
          "of a step that overlap in between); in scenes whose torques do not depend on time they locate and "
          "resolve the common impacts themselves (Brent's search on trial steps, the impulse sweeps, the event "
-         "log; with Coulomb friction too; contacts that settle, and without dipoles the resting contacts held after "
-         "each step and their lift-offs); every other impact step, and every flagged dip, "
+         "log; with Coulomb friction too; contacts that settle, and the resting contacts held after each step and "
+         "their lift-offs, where no driver does work); every other impact step, and every flagged dip, "
          "goes to the numpy contact driver. Steps/s, best of the repeats; "
          "\"never touching\": the same scene with each pendulum's pivot moved out of the plane of the swing (the "
          "cost of the checks alone).", "",

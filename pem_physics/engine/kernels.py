@@ -926,7 +926,8 @@ def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field,
                             M.power, DW)
             if coef != 0.0:
                 _kick(M, Q, L, T, J, P, F, moving, coef * dt, c, damped, inv_m, DW)
-        _newton_schulz(Q)
+        if dt > 0.0:  # a step of length 0 only evaluates the torques and forces (a hold's, _member_splitting)
+            _newton_schulz(Q)
         if M.power and M.pv_any:
             _jerk_steps(M, Q, DW, kicks, nodes, dt)
 
@@ -1462,14 +1463,16 @@ def _any_true(a):
     return False
 
 @_jit_borrowed
-def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used, kw):
-    """contacts._hold at the end of a (trial) step, for scenes whose forces do not depend on the positions
-    (C.hold: no dipoles, so F = M·g and T stay as they are): each resting pair (C.resting) whose gap is above
-    C.touch has lifted off (lifted (P,) ← True; it stays in C.resting until the step is kept); each other one
-    that overlaps is pushed apart along its normal, the translating sides sharing the overlap in proportion to
-    1/M; then no resting pair may approach (impulses with e = 0). Modifies X, L, P in place; S and g (P,) are
-    scratch. Returns (the energy taken, J: kinetic lost plus F·Δx, the potential the push gives back — exact for
-    gravity; the number lifted; False where an impulse finds no effective mass)."""
+def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX):
+    """contacts._hold at the end of a (trial) step (C.hold: scenes without drivers' work): each resting pair
+    (C.resting) whose gap is above C.touch has lifted off (lifted (P,) ← True; it stays in C.resting until the step
+    is kept); each other one that overlaps is pushed apart along its normal, the translating sides sharing the
+    overlap in proportion to 1/M (dX (B,3) ← each body's displacement, m); then no resting pair may approach
+    (impulses with e = 0, with the pairs' friction). Modifies X, L, P in place; S and g (P,) are scratch. Returns (the
+    energy taken, J: kinetic lost plus F·Δx, the potential the push gives back at the forces F before it — exact
+    for gravity; with dipoles the caller evaluates the forces where the push left the bodies and adds the
+    trapezoid's other half; the number lifted; False where an impulse finds no effective mass; whether a body
+    moved)."""
     nP = C.pair.shape[0]
     _place_spheres(C, Q, X, S)
     n_lift, n_held = 0, 0
@@ -1484,15 +1487,18 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
         else:
             n_held += 1
     if n_held == 0:
-        return 0.0, n_lift, True
+        return 0.0, n_lift, True, False
     E0 = _kinetic(M, Q, L, P, J, w)  # leaves ω in w, which the push does not change
-    work = 0.0
+    work, pushed = 0.0, False
+    for b in range(X.shape[0]):
+        for x in range(3):
+            dX[b, x] = 0.0
     for k in range(nP):
         if not C.resting[k] or lifted[k] or not g[k] < 0.0:
             continue
         i, j, ok = _contact_at(C, k, S, g[k], cf, 0)
         if not ok:
-            return 0.0, n_lift, False
+            return 0.0, n_lift, False, pushed
         inv = 0.0
         for side in range(2):
             b = i if side == 0 else j
@@ -1505,7 +1511,9 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
                 for x in range(3):
                     dx = f * cf[0, 3 + x]
                     X[b, x] += dx
+                    dX[b, x] += dx
                     work += F[b, x] * dx
+                pushed = True
     _place_spheres(C, Q, X, S)
     nc = 0
     for k in range(nP):
@@ -1513,7 +1521,7 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
             continue
         i, j, ok = _contact_at(C, k, S, _pair_gap(C, k, S), cf, nc)
         if not ok:
-            return 0.0, n_lift, False
+            return 0.0, n_lift, False, pushed
         ci[nc, 0], ci[nc, 1], ci[nc, 2], ci[nc, 3] = k, i, j, 0
         cf[nc, 6] = cf[nc, 7] = cf[nc, 8] = cf[nc, 9] = 0.0
         cf[nc, 10] = C.mu[k]
@@ -1521,9 +1529,9 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
     _contact_bodies(M, Q, P, J, w, moving, ci, nc, bv, bw, bW, used)
     nJ = _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, 1e-12 * _point_speed(bv, bw, X, ci, cf, nc), kw)
     if nJ < 0:
-        return 0.0, n_lift, False
+        return 0.0, n_lift, False, pushed
     _apply_impulses(M, L, P, X, moving, ci, cf, order, nJ)
-    return E0 - _kinetic(M, Q, L, P, J, w) + work, n_lift, True
+    return E0 - _kinetic(M, Q, L, P, J, w) + work, n_lift, True, pushed
 
 @_jit_borrowed
 def _lift_off(C, Q, X, S, axes, lifted, t, step, cf):
@@ -1685,6 +1693,12 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         # it, logged when the step is kept; and where the step started (events and loss), to hand it back whole
         lifted = np.zeros(nP, np.bool_)
         n_lift, hold_loss, ev_step0, loss_step0, searched = -1, 0.0, 0, 0.0, False
+        # with dipoles the forces change where the hold moved the bodies: steps of length 0 at the same call site
+        # evaluate them (at time t_hold) halfway along the push (reeval 2) and where it left them (reeval 1), for
+        # Simpson's rule on the work ∫F·dx the push takes from the potential; dX the push, Fh the forces before it,
+        # Fm halfway, Xh the held positions
+        reeval, t_hold = 0, 0.0
+        dX, Fh, Fm, Xh = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3))
         # scenes whose torques depend on time too: the trial steps start at the search's t_c (tb of _split_chunk)
         can_impact = contacts and C.impact
         # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
@@ -1714,7 +1728,9 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     # one step a call: its kicks are not merged with the next step's, so each step ends
                     # synchronised, as the numpy contact driver's do, and can be undone from the copy
                     n = 1
-                    if si[0] == 0:
+                    if reeval > 0:  # the forces along the hold's push (contacts._hold's state._torque at its end)
+                        h, k0, t0 = 0.0, 0, t_hold
+                    elif si[0] == 0:
                         _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
                         dw0, dw1 = DWe[0], DWe[1]
                         bw0, bw1 = dw0, dw1
@@ -1723,17 +1739,40 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                         _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                         DWe[0], DWe[1] = bw0, bw1
                         h, k0, t0 = sf[3], 0, sf[0]
-                if h > 0.0:  # a trial of length 0 is the base itself (contacts._step)
+                if h > 0.0 or reeval > 0:  # a trial of length 0 is the base itself (contacts._step)
                     _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
                                  pv, SR, dB, nodes, t0)
-                n_lift = -1
-                if C.hold and si[0] <= 1 and _any_true(C.resting):  # a whole (trial) step: hold its resting contacts
-                    # (contacts._hold); the check first: the call alone (~20 arrays passed) costs more than most steps
-                    hold_loss, n_lift, held = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, lifted, ci, cf,
-                                                    order, w, bv, bw, bW, used, kw)
-                    if not held:  # no effective mass (not for a translating side): the numpy driver's step
-                        code, body = CONTACT, 0
+                if reeval == 2:  # the forces halfway: back to the held positions, and their forces next
+                    for b in range(B):
+                        for x in range(3):
+                            Fm[b, x] = Fe[b, x]
+                            Xe[b, x] = Xh[b, x]
+                    reeval = 1
+                    continue
+                if reeval == 1:  # the work the push took from the potential, by Simpson's rule (the hold booked F·Δx)
+                    reeval = 0
+                    more = 0.0
+                    for b in range(B):
+                        for x in range(3):
+                            more += (4.0 * (Fm[b, x] - Fh[b, x]) + (Fe[b, x] - Fh[b, x])) * dX[b, x]
+                    hold_loss += more / 6.0
+                else:
+                    n_lift = -1
+                    if C.hold and si[0] <= 1 and _any_true(C.resting):  # a whole (trial) step: hold its resting
+                        # contacts (contacts._hold); the check first: the call alone (~20 arrays) costs more than a step
+                        hold_loss, n_lift, held, pushed = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, lifted,
+                                                                ci, cf, order, w, bv, bw, bW, used, kw, dX)
+                        if not held:  # no effective mass (not for a translating side): the numpy driver's step
+                            code, body = CONTACT, 0
+                        elif pushed and D > 0:
+                            reeval, t_hold = 2, t0 + (k0 + 1) * h  # at the step's end
+                            for b in range(B):
+                                for x in range(3):
+                                    Fh[b, x] = Fe[b, x]
+                                    Xh[b, x] = Xe[b, x]
+                                    Xe[b, x] -= 0.5 * dX[b, x]
+                            continue
                 if code == OK and si[0] == 2:  # Brent's trial: the smallest gap of its pairs (_impact_search, sf[5])
                     pair = -1
                     sf[5] = _min_gap(C, Qe, Xe, S1, hit, si[1])
