@@ -249,7 +249,7 @@ def contacts_section(con) -> list:
          "of a step that overlap in between); in scenes whose torques do not depend on time they locate and "
          "resolve the common impacts themselves (Brent's search on trial steps, the impulse sweeps, the event "
          "log; with Coulomb friction too; contacts that settle, and the resting contacts held after each step and "
-         "their lift-offs, where no driver does work); every other impact step, and every flagged dip, "
+         "their lift-offs); every other impact step, and every flagged dip, "
          "goes to the numpy contact driver. Steps/s, best of the repeats; "
          "\"never touching\": the same scene with each pendulum's pivot moved out of the plane of the swing (the "
          "cost of the checks alone).", "",

@@ -12,7 +12,7 @@ kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does),
 scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
 they take themselves where they can (impacts, with Coulomb friction too: kernels._resolve_impacts, a port of the
 numpy driver's impact step, its trial steps starting anywhere in time; contacts that settle, and the resting
-contacts held after every step and their lift-offs: kernels._hold, in scenes without drivers' work) and
+contacts held after every step and their lift-offs: kernels._hold) and
 otherwise stop at its start, for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
@@ -113,9 +113,9 @@ ContactArrays = namedtuple("ContactArrays", [
     "touch", "e", "mu", "impact", "ev_count", "loss", "ev_t", "ev_pair", "ev_body", "ev_step", "ev_loss",
     "ev_J", "ev_point", "ev_normal", "ev_U", "ev_X",
     # resting contacts (contacts._hold in the kernels, kernels._hold): per pair whether it rests (the driver sets
-    # it from ContactModel.resting before a call and reads it back after); hold: whether the kernels hold them (not
-    # in scenes with drivers' work); per event its kind (EVENT_KINDS); the running
-    # loss (J) at each record mark of a call (MARK_CAPACITY at most)
+    # it from ContactModel.resting before a call and reads it back after); hold: whether the kernels hold them (with
+    # IMPACTS; off, only to compare, the numpy driver does); per event its kind (EVENT_KINDS); the running loss (J)
+    # at each record mark of a call (MARK_CAPACITY at most)
     "resting", "hold", "ev_kind", "rec_loss"])
 
 #: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
@@ -337,9 +337,6 @@ class Runner:
             #: its ContactArrays, or None (the kernels then compile without any contact code)
             self.contact = None if self.contacts is None else contact_arrays(
                 self.contacts, sys_.axes, integ.orientation()[0], np.broadcast_to(integ.J, (E, B))[0])
-            if self.contact is not None and self.power:
-                # the kernels' hold does not carry the drivers' power where it moves bodies: the numpy driver's
-                self.contact = self.contact._replace(hold=False)
             #: (B,) which bodies translate (none: the kernels leave X and P alone)
             self.moving = np.array(sys_.translating, dtype=np.bool_)
             self.translating = bool(self.moving.any())

@@ -1464,7 +1464,7 @@ def _any_true(a):
 
 @_jit_borrowed
 def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX):
-    """contacts._hold at the end of a (trial) step (C.hold: scenes without drivers' work): each resting pair
+    """contacts._hold at the end of a (trial) step (C.hold): each resting pair
     (C.resting) whose gap is above C.touch has lifted off (lifted (P,) ← True; it stays in C.resting until the step
     is kept); each other one that overlaps is pushed apart along its normal, the translating sides sharing the
     overlap in proportion to 1/M (dX (B,3) ← each body's displacement, m); then no resting pair may approach

@@ -55,11 +55,10 @@ friction impulse without a defined normal part (Painlevé), nothing approaching,
 impacts. Impacts with Coulomb friction are the kernels' (``kernels._friction_impulse``: the sticking impulse from
 the least-squares solve of K J = Δv by Jacobi's eigenvectors, as numpy's lstsq with rcond 1e-12, projected onto
 the cone). Contacts that settle and rest are
-the kernels' too, in scenes without drivers' work (``ContactArrays.hold``): the settling impact, the hold after each
-step (``kernels._hold``, a port of :func:`_hold`: the push along the normal, the e = 0 sweeps with their friction,
-the forces evaluated again where the push left the bodies — a step of length 0 on the kernels' one call site —, the
-energy it takes: kinetic plus the work of the forces along the push by Simpson's rule, exact for gravity) and the
-lift-offs; with drivers (whose power the hold would have to carry) every step at rest is this driver's.
+the kernels' too (``ContactArrays.hold``): the settling impact, the hold after each step (``kernels._hold``, a port of
+:func:`_hold`: the push along the normal, the e = 0 sweeps with their friction, the forces and the drivers' power
+evaluated again where the push left the bodies — steps of length 0 on the kernels' one call site —, the energy it
+takes: kinetic plus the work of the forces along the push by Simpson's rule, exact for gravity) and the lift-offs.
 
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
 that received an impulse in a resolution, its impulses summed). Limits of the grazing check (none arise while
@@ -938,7 +937,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     Each kernel call runs through record marks until a step ends with a gap below
     −:data:`~pem_physics.engine.compiled.CONTACT_RTOL`·(r_a + r_b) that the kernel does not resolve itself
     (status CONTACT, the state back at that step's start; the kernel takes most impact steps itself — friction,
-    settling and resting contacts included (without drivers' work) —, logged here from its buffers after each call,
+    settling and resting contacts included —, logged here from its buffers after each call,
     status EVENTS_FULL when they are full); that one
     step is then :func:`_advance_step`'s, exactly as in :func:`run` (its trial steps on the kernel), and the kernels
     continue from its end. ``check(integ)``
@@ -950,7 +949,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     Translating bodies are stepped by the kernels too (their positions and momenta go back and forth with
     the orientations and angular momenta); resting contacts (``model.resting``, handed to the kernels in
     ``ContactArrays.resting`` and read back after each call) are held by the kernels after each step
-    (``kernels._hold``) where ``ContactArrays.hold`` says they can (no drivers' work); otherwise every step
+    (``kernels._hold``) where ``ContactArrays.hold`` says so (compiled.IMPACTS); otherwise every step
     at rest is the numpy driver's, which holds them (:func:`_hold`).
 
     Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), X (1,R,B,3), P (1,R,B,3), complete, log,
@@ -1039,9 +1038,9 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     while i < len(marks):
         start = integ.steps_done
         if model.resting and not arrays.hold:
-            # pairs held closed (translating bodies only) where the kernels cannot hold them (drivers' work: its
-            # power would change with the push): the numpy driver's step, every step — it holds them after each
-            # step (_hold); its trial steps still run on the kernels
+            # pairs held closed (translating bodies only) where the kernels do not hold them (compiled.IMPACTS off,
+            # to compare): the numpy driver's step, every step — it holds them after each step (_hold); its trial
+            # steps still run on the kernels
             status = None
         else:
             j = i
