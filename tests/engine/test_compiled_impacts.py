@@ -288,21 +288,26 @@ def test_marbles_dropped_on_a_floor_rest_at_once_in_the_kernel_and_match(monkeyp
     np.testing.assert_allclose(fast.position[-1, :, 2], r, rtol=0, atol=1e-15)  # held on the floor exactly
 
 
+def marble_on_a_dome(Rd=0.05, g=9.81, th0=0.3, drop=0.002):
+    """(scene, R, start): a marble dropped ``drop`` m onto a fixed sphere of radius Rd, θ₀ off its top, e = 0; R the
+    radius of the circle its centre slides on, start its centre (m)."""
+    base = small_box(n=1)
+    b0 = base.bodies[0]
+    R = Rd + b0.contacts[0].radius
+    start = np.array([R * np.sin(th0), 0.0, R * np.cos(th0) + drop])
+    ball = replace(b0, name="marble", position=tuple(start), velocity=(0.0, 0.0, 0.0))
+    dome = Body(name="dome", role="fixed", position=(0.0, 0.0, 0.0), contacts=(ContactSphere((0, 0, 0), Rd),))
+    scene = replace(base, bodies=[ball, dome], walls=(), gravity=(0.0, 0.0, -g), restitution=0.0)
+    return replace(scene, settings=replace(scene.settings, t_end=0.25, dt=2e-4)), R, start
+
+
 def test_a_marble_slides_off_a_dome_at_the_closed_form_angle_in_the_kernel():
     """A marble dropped with e = 0 onto a fixed sphere (a sphere pair: the hold pushes one side only) off its top:
     it settles at the impact, keeping its tangential velocity v_t, and slides without friction on the circle of
     radius R (its centre's) until the normal force vanishes: cos θ = (v_t² + 2gR cos θ₀)/(3gR), θ₀ the impact's
     angle. The numpy driver's events and records to the round-off bound; every joule booked."""
-    base = small_box(n=1)
-    b0 = base.bodies[0]
-    r = b0.contacts[0].radius
-    Rd, g, th0 = 0.05, 9.81, 0.3
-    R = Rd + r
-    start = np.array([R * np.sin(th0), 0.0, R * np.cos(th0) + 0.002])
-    ball = replace(b0, name="marble", position=tuple(start), velocity=(0.0, 0.0, 0.0))
-    dome = Body(name="dome", role="fixed", position=(0.0, 0.0, 0.0), contacts=(ContactSphere((0, 0, 0), Rd),))
-    scene = replace(base, bodies=[ball, dome], walls=(), gravity=(0.0, 0.0, -g), restitution=0.0)
-    scene = replace(scene, settings=replace(scene.settings, t_end=0.25, dt=2e-4))
+    g = 9.81
+    scene, R, start = marble_on_a_dome(g=g)
     fast, ref, tw = both(scene, record_interval=1e-3)
     assert fast.events.kind == ref.events.kind == ["rest", "lift-off"]
     assert_same_run(fast, ref, tw, arrays=("kinetic_energy", "center_of_mass", "position"))
@@ -319,11 +324,26 @@ def test_a_marble_slides_off_a_dome_at_the_closed_form_angle_in_the_kernel():
     assert fast.energy_balance() < 1e-12
 
 
-def test_lift_offs_that_do_not_fit_the_event_buffer_are_flushed_first(monkeypatch):
-    scene = dropped_marble(t_end=0.3)
+@pytest.mark.parametrize("scene", ["dropped marble", "marble on a dome"])
+def test_settling_and_lift_offs_that_do_not_fit_the_event_buffer_are_flushed_first(monkeypatch, scene):
+    """With room for one event a call, the call that would log a second one (a settling impact after the bounces, a
+    lift-off after the rest) stops with EVENTS_FULL at that step's start, its events flushed, and the next call
+    takes the step: the run bit for bit as with the full buffer."""
+    scene = dropped_marble(t_end=0.3) if scene == "dropped marble" else marble_on_a_dome(th0=0.7, drop=0.05)[0]
     ref = simulate(scene, record_interval=1e-2)
-    monkeypatch.setattr(compiled, "EVENT_CAPACITY", 1)  # every event alone: each call ends full after one
+    assert "rest" in ref.events.kind and len(ref.events) >= 2
+    codes = []
+    advance_to = compiled.Runner.advance_to
+
+    def recording(self, marks):
+        out = advance_to(self, marks)
+        codes.append(int(out[-1][0, 0]))
+        return out
+
+    monkeypatch.setattr(compiled.Runner, "advance_to", recording)
+    monkeypatch.setattr(compiled, "EVENT_CAPACITY", 1)
     small = simulate(scene, record_interval=1e-2)
+    assert codes.count(compiled.EVENTS_FULL) >= len(ref.events) - 1
     assert small.events.t == ref.events.t and small.events.kind == ref.events.kind
     np.testing.assert_array_equal(small.impact_loss, ref.impact_loss)
     np.testing.assert_array_equal(small.position, ref.position)
