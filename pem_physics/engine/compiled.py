@@ -108,15 +108,15 @@ ContactArrays = namedtuple("ContactArrays", [
     # (their trial steps start at the search's time); and the event buffers the kernel fills and the driver
     # empties after each call:
     # count (1,) int, loss (1,) J the running energy loss (the driver sets it before a call), per event (N,)
-    # time, pair, side-1 body, step number, running loss after its resolution; (N,3) impulse, point, normal;
-    # (N,B,3,3) orientations (user's body axes), (N,B,3) centres of rotation
-    "touch", "e", "mu", "impact", "ev_count", "loss", "ev_t", "ev_pair", "ev_body", "ev_step", "ev_loss",
-    "ev_J", "ev_point", "ev_normal", "ev_U", "ev_X",
+    # time, pair, side-1 body; (N,3) impulse, point, normal; (N,B,3,3) orientations (user's body axes), (N,B,3)
+    # centres of rotation
+    "touch", "e", "mu", "impact", "ev_count", "loss", "ev_t", "ev_pair", "ev_body", "ev_J", "ev_point", "ev_normal",
+    "ev_U", "ev_X",
     # resting contacts (contacts._hold in the kernels, kernels._hold): per pair whether it rests (the driver sets
-    # it from ContactModel.resting before a call and reads it back after); hold: whether the kernels hold them (with
-    # IMPACTS; off, only to compare, the numpy driver does); per event its kind (EVENT_KINDS); the running loss (J)
-    # at each record mark of a call (MARK_CAPACITY at most)
-    "resting", "hold", "ev_kind", "rec_loss"])
+    # it from ContactModel.resting before a call and reads it back after; the kernels hold them where they take
+    # impact steps, ``impact``); per event its kind (EVENT_KINDS); the running loss (J) at each record mark of a call
+    # (MARK_CAPACITY at most)
+    "resting", "ev_kind", "rec_loss"])
 
 #: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
 #: handing every one to the numpy contact driver; off only to compare the two.
@@ -202,11 +202,10 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          graze=bool(GRAZING and len(pair)), touch=_f(contacts.touch_tol),
                          e=_f(contacts.e), mu=_f(contacts.mu), impact=bool(IMPACTS and len(pair)),
                          ev_count=np.zeros(1, np.int64), loss=np.zeros(1), ev_t=np.zeros(N),
-                         ev_pair=np.zeros(N, np.int64), ev_body=np.zeros(N, np.int64), ev_step=np.zeros(N, np.int64),
-                         ev_loss=np.zeros(N), ev_J=np.zeros((N, 3)), ev_point=np.zeros((N, 3)),
+                         ev_pair=np.zeros(N, np.int64), ev_body=np.zeros(N, np.int64), ev_J=np.zeros((N, 3)),
+                         ev_point=np.zeros((N, 3)),
                          ev_normal=np.zeros((N, 3)), ev_U=np.zeros((N, B, 3, 3)), ev_X=np.zeros((N, B, 3)),
                          resting=np.zeros(len(pair), np.bool_),
-                         hold=bool(IMPACTS and len(pair)),
                          ev_kind=np.zeros(N, np.int64), rec_loss=np.zeros(MARK_CAPACITY))
 
 
@@ -328,8 +327,8 @@ class Runner:
         if isinstance(integ, Splitting):
             self.kind = "splitting"
             #: the scene's contact geometry (a contacts.ContactModel) or None; with it, the kernel takes the impact
-            #: steps it can (frictionless, not settling) and stops at the start of any other step that ends with an
-            #: overlap (status CONTACT), where contacts.run_compiled takes over
+            #: steps it can (friction, settling and resting contacts included) and stops at the start of any other
+            #: step that ends with an overlap (status CONTACT), where contacts.run_compiled takes over
             self.contacts = getattr(integ, "contacts", None)
             #: the kernels sum the drivers' work as Splitting does (its W and driver_work: scenes with drivers)
             self.power = getattr(integ, "driver_work", None) is not None

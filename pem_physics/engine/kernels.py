@@ -640,6 +640,15 @@ def _place_spheres(C, Q, Xb, X):
         for j in range(3):
             X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
 
+@_jit_inline
+def _pair_gap(C, k, S):
+    """Gap (m) of pair k at the sphere centres S (spheres,3) (ContactModel.gaps)."""
+    a, o = C.pair[k, 0], C.pair[k, 1]
+    if k < C.spheres:
+        d0, d1, d2 = S[a, 0] - S[o, 0], S[a, 1] - S[o, 1], S[a, 2] - S[o, 2]
+        return np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
+    return _wall_gap(C, o, S[a, 0], S[a, 1], S[a, 2], C.radius[a])
+
 @_jit_borrowed
 def _overlap(C, Q, Xb, X, g):
     """The first contact pair (ContactModel.pairs order) of C (compiled.ContactArrays), not resting, whose gap at
@@ -649,12 +658,7 @@ def _overlap(C, Q, Xb, X, g):
     _place_spheres(C, Q, Xb, X)
     first = -1
     for k in range(C.pair.shape[0]):
-        a, o = C.pair[k, 0], C.pair[k, 1]
-        if k < C.spheres:
-            d0, d1, d2 = X[a, 0] - X[o, 0], X[a, 1] - X[o, 1], X[a, 2] - X[o, 2]
-            g[k] = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
-        else:
-            g[k] = _wall_gap(C, o, X[a, 0], X[a, 1], X[a, 2], C.radius[a])
+        g[k] = _pair_gap(C, k, X)
         if first < 0 and g[k] < C.limit[k] and not C.resting[k]:
             first = k
     return first
@@ -667,14 +671,7 @@ def _min_gap(C, Q, Xb, X, sel, n):
     _place_spheres(C, Q, Xb, X)
     out = np.inf
     for m in range(n):
-        k = sel[m]
-        a, o = C.pair[k, 0], C.pair[k, 1]
-        if k < C.spheres:
-            d0, d1, d2 = X[a, 0] - X[o, 0], X[a, 1] - X[o, 1], X[a, 2] - X[o, 2]
-            gk = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
-        else:
-            gk = _wall_gap(C, o, X[a, 0], X[a, 1], X[a, 2], C.radius[a])
-        out = min(out, gk)
+        out = min(out, _pair_gap(C, sel[m], X))
     return out
 
 @_jit_borrowed
@@ -1097,15 +1094,6 @@ def _kick_body(bv, bw, bW, X, moving, mass, b, c0, c1, c2, j0, j1, j2):
         bv[b, 1] += j1 / mass[b]
         bv[b, 2] += j2 / mass[b]
 
-@_jit_inline
-def _pair_gap(C, k, S):
-    """Gap (m) of pair k at the sphere centres S (spheres,3) (ContactModel.gaps)."""
-    a, o = C.pair[k, 0], C.pair[k, 1]
-    if k < C.spheres:
-        d0, d1, d2 = S[a, 0] - S[o, 0], S[a, 1] - S[o, 1], S[a, 2] - S[o, 2]
-        return np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - C.radius[a] - C.radius[o]
-    return _wall_gap(C, o, S[a, 0], S[a, 1], S[a, 2], C.radius[a])
-
 @_jit_borrowed
 def _contact_at(C, p, S, gp, cf, k):
     """ContactModel.contact of pair p at the sphere centres S (spheres,3) with its gap gp (m): cf[k, 0:3] ← the
@@ -1354,11 +1342,11 @@ def _apply_impulses(M, L, P, X, moving, ci, cf, order, nJ):
                 L[b, 2] += d2
 
 @_jit_borrowed
-def _log_event(C, Q, X, axes, t, step, kind, p, body, cf, k, impulse):
-    """Append one event to C's buffers (room checked by the caller): time t (s), step number, kind (EV_*), pair p,
+def _log_event(C, Q, X, axes, t, kind, p, body, cf, k, impulse):
+    """Append one event to C's buffers (room checked by the caller): time t (s), kind (EV_*), pair p,
     side-1 body, the point and normal cf[k, 0:6], the impulse cf[k, 6:9] (or 0), the bodies' poses."""
     e = C.ev_count[0]
-    C.ev_t[e], C.ev_pair[e], C.ev_body[e], C.ev_step[e], C.ev_kind[e] = t, p, body, step, kind
+    C.ev_t[e], C.ev_pair[e], C.ev_body[e], C.ev_kind[e] = t, p, body, kind
     for x in range(3):
         C.ev_J[e, x] = cf[k, 6 + x] if impulse else 0.0
         C.ev_point[e, x], C.ev_normal[e, x] = cf[k, x], cf[k, 3 + x]
@@ -1368,24 +1356,21 @@ def _log_event(C, Q, X, axes, t, step, kind, p, body, cf, k, impulse):
                 C.ev_U[e, b, x, y] = (axes[b, x, 0] * Q[b, 0, y] + axes[b, x, 1] * Q[b, 1, y]
                                       + axes[b, x, 2] * Q[b, 2, y])
             C.ev_X[e, b, x] = X[b, x]
-    C.ev_loss[e] = C.loss[0]
     C.ev_count[0] = e + 1
 
 @_jit_borrowed
-def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci, cf, order, w, bv, bw, bW, used,
-                     kw):
+def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, ci, cf, order, w, bv, bw, bW, used, kw):
     """contacts._resolve at the state Q, L, X, P, F (forces), J (hinge inertias) with sphere centres S and gaps g
     (its :func:`_overlap`): every pair with g ≤ C.touch is a contact (ContactModel.contact), resolved as
     impulses.resolve_contacts does (sweeps in pair order until none approaches; impulses :func:`_sweeps`,
     Coulomb friction included), the summed impulse per contact applied to L and P
-    (contacts._apply), the events appended to C's buffers (time t, step number ``step``) and the kinetic energy
+    (contacts._apply), the events appended to C's buffers (time t) and the kinetic energy
     taken added to C.loss[0]. A resting pair (C.resting) takes e = 0; a contact whose rebound would not outlast
-    a step (e·|v_n| ≤ a_n·dt, the forces pressing) settles where the kernels hold resting contacts (C.hold): e = 0,
+    a step (e·|v_n| ≤ a_n·dt, the forces pressing) settles: e = 0,
     a "rest" event, and C.resting from then on. Returns the number of events; −1 when the numpy driver must take
-    the step (no contact, one that would settle without C.hold, no effective mass, an ill-defined friction
-    impulse, no wall
-    normal, nothing approaching), −2 when the event buffers are full. Scratch: ci (P,4) int, cf (P,10), order (P,)
-    int, w, bv, bw (B,3), bW (B,3,3), used (B,) bool."""
+    the step (no contact, no effective mass, an ill-defined friction
+    impulse, no wall normal, nothing approaching), −2 when the event buffers are full. Scratch: ci (P,4) int,
+    cf (P,11), order (P,) int, w, bv, bw (B,3), bW (B,3,3), used (B,) bool, kw (2,3,3)."""
     nc = 0
     for p in range(C.pair.shape[0]):
         if not g[p] <= C.touch[p]:
@@ -1426,8 +1411,6 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
                 u0, u1, u2 = _point_velocity(bv, bw, X, j, c0, c1, c2)
                 v_n = n0 * (v0 - u0) + n1 * (v1 - u1) + n2 * (v2 - u2)
                 if cf[k, 9] * max(-v_n, 0.0) <= a_n * dt:
-                    if not C.hold:
-                        return -1
                     cf[k, 9] = 0.0
                     ci[k, 3] = 2
                     n_settle += 1
@@ -1446,10 +1429,10 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, step, ci
         C.loss[0] += E0 - _kinetic(M, Q, L, P, J, w)
     for m in range(nJ):  # in the order of their first impulses, as contacts._resolve logs them
         k = order[m]
-        _log_event(C, Q, X, axes, t, step, EV_REST if ci[k, 3] & 2 else EV_IMPACT, ci[k, 0], ci[k, 1], cf, k, True)
+        _log_event(C, Q, X, axes, t, EV_REST if ci[k, 3] & 2 else EV_IMPACT, ci[k, 0], ci[k, 1], cf, k, True)
     for k in range(nc):
         if ci[k, 3] == 2:
-            _log_event(C, Q, X, axes, t, step, EV_REST, ci[k, 0], ci[k, 1], cf, k, False)
+            _log_event(C, Q, X, axes, t, EV_REST, ci[k, 0], ci[k, 1], cf, k, False)
         if ci[k, 3] & 2:
             C.resting[ci[k, 0]] = True
     return nJ + quiet
@@ -1464,15 +1447,14 @@ def _any_true(a):
 
 @_jit_borrowed
 def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX):
-    """contacts._hold at the end of a (trial) step (C.hold): each resting pair
+    """contacts._hold at the end of a (trial) step: each resting pair
     (C.resting) whose gap is above C.touch has lifted off (lifted (P,) ← True; it stays in C.resting until the step
     is kept); each other one that overlaps is pushed apart along its normal, the translating sides sharing the
     overlap in proportion to 1/M (dX (B,3) ← each body's displacement, m); then no resting pair may approach
     (impulses with e = 0, with the pairs' friction). Modifies X, L, P in place; S and g (P,) are scratch. Returns (the
     energy taken, J: kinetic lost plus F·Δx, the potential the push gives back at the forces F before it — exact
-    for gravity; with dipoles the caller evaluates the forces where the push left the bodies and adds the
-    trapezoid's other half; the number lifted; False where an impulse finds no effective mass; whether a body
-    moved)."""
+    for gravity; with dipoles the caller evaluates the forces halfway along the push and at its end and completes
+    Simpson's rule; the number lifted; False where an impulse finds no effective mass; whether a body moved)."""
     nP = C.pair.shape[0]
     _place_spheres(C, Q, X, S)
     n_lift, n_held = 0, 0
@@ -1534,14 +1516,14 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
     return E0 - _kinetic(M, Q, L, P, J, w) + work, n_lift, True, pushed
 
 @_jit_borrowed
-def _lift_off(C, Q, X, S, axes, lifted, t, step, cf):
+def _lift_off(C, Q, X, S, axes, lifted, t, cf):
     """Keep a held step: each pair in lifted (P,) leaves C.resting and is logged as a "lift-off" (zero impulse, its
     contact at gap 0 at the sphere centres S, contacts._advance_step's keep)."""
     for k in range(C.pair.shape[0]):
         if lifted[k]:
             C.resting[k] = False
             i, _j, _ok = _contact_at(C, k, S, 0.0, cf, 0)
-            _log_event(C, Q, X, axes, t, step, EV_LIFT, k, i, cf, 0, False)
+            _log_event(C, Q, X, axes, t, EV_LIFT, k, i, cf, 0, False)
 
 @_jit_borrowed
 def _undo_events(C, ev0, loss0):
@@ -1609,8 +1591,8 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
         trial_h, t_hit = tb - tc, tb
         action = 1
     elif action == 0 and phase == 3:  # the state at the impact: resolve, and take the rest of the step from it
-        res = _resolve_impacts(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, axes, dt, t_hit, steps + 1, ci, cf,
-                               order, w, bv, bw, bW, used, kw)
+        res = _resolve_impacts(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, axes, dt, t_hit, ci, cf, order, w, bv,
+                               bw, bW, used, kw)
         if res < 0:
             back = True
             full = res == -2 and ev0 > 0  # the buffers are full: flush them and come back
@@ -1689,7 +1671,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 11)), np.empty(nP, np.int64)
         kw = np.empty((2, 3, 3))  # a friction impulse's K and its eigenvectors (_friction_impulse)
         bv, bw, bW, used = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)), np.empty(B, np.bool_)
-        # resting contacts held after each whole (trial) step (C.hold, :func:`_hold`): the pairs that lifted off in
+        # resting contacts held after each whole (trial) step (:func:`_hold`): the pairs that lifted off in
         # it, logged when the step is kept; and where the step started (events and loss), to hand it back whole
         lifted = np.zeros(nP, np.bool_)
         n_lift, hold_loss, ev_step0, loss_step0, searched = -1, 0.0, 0, 0.0, False
@@ -1759,7 +1741,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     hold_loss += more / 6.0
                 else:
                     n_lift = -1
-                    if C.hold and si[0] <= 1 and _any_true(C.resting):  # a whole (trial) step: hold its resting
+                    if can_impact and si[0] <= 1 and _any_true(C.resting):  # a whole (trial) step: hold its resting
                         # contacts (contacts._hold); the check first: the call alone (~20 arrays) costs more than a step
                         hold_loss, n_lift, held, pushed = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, lifted,
                                                                 ci, cf, order, w, bv, bw, bW, used, kw, dX)
@@ -1815,7 +1797,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                 if n_lift >= 0:  # the step is kept: its hold's energy and lift-offs (contacts._advance_step's keep)
                     C.loss[0] += hold_loss
                     if n_lift > 0:
-                        _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, steps + 1, cf)
+                        _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, cf)
                 S0, S1 = S1, S0
                 g0, g1 = g1, g0
             steps += n

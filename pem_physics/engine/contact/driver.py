@@ -55,7 +55,7 @@ friction impulse without a defined normal part (Painlevé), nothing approaching,
 impacts. Impacts with Coulomb friction are the kernels' (``kernels._friction_impulse``: the sticking impulse from
 the least-squares solve of K J = Δv by Jacobi's eigenvectors, as numpy's lstsq with rcond 1e-12, projected onto
 the cone). Contacts that settle and rest are
-the kernels' too (``ContactArrays.hold``): the settling impact, the hold after each step (``kernels._hold``, a port of
+the kernels' too: the settling impact, the hold after each step (``kernels._hold``, a port of
 :func:`_hold`: the push along the normal, the e = 0 sweeps with their friction, the forces and the drivers' power
 evaluated again where the push left the bodies — steps of length 0 on the kernels' one call site —, the energy it
 takes: kinetic plus the work of the forces along the push by Simpson's rule, exact for gravity) and the lift-offs.
@@ -949,7 +949,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     Translating bodies are stepped by the kernels too (their positions and momenta go back and forth with
     the orientations and angular momenta); resting contacts (``model.resting``, handed to the kernels in
     ``ContactArrays.resting`` and read back after each call) are held by the kernels after each step
-    (``kernels._hold``) where ``ContactArrays.hold`` says so (compiled.IMPACTS); otherwise every step
+    (``kernels._hold``) where they take impact steps (``ContactArrays.impact``); otherwise every step
     at rest is the numpy driver's, which holds them (:func:`_hold`).
 
     Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), X (1,R,B,3), P (1,R,B,3), complete, log,
@@ -1037,7 +1037,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
 
     while i < len(marks):
         start = integ.steps_done
-        if model.resting and not arrays.hold:
+        if model.resting and not arrays.impact:
             # pairs held closed (translating bodies only) where the kernels do not hold them (compiled.IMPACTS off,
             # to compare): the numpy driver's step, every step — it holds them after each step (_hold); its trial
             # steps still run on the kernels
