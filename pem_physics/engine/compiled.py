@@ -116,7 +116,11 @@ ContactArrays = namedtuple("ContactArrays", [
     # it from ContactModel.resting before a call and reads it back after; the kernels hold them where they take
     # impact steps, ``impact``); per event its kind (EVENT_KINDS); the running loss (J) at each record mark of a call
     # (MARK_CAPACITY at most)
-    "resting", "ev_kind", "rec_loss"])
+    "resting", "ev_kind", "rec_loss",
+    # free flight in merged steps (kernels._horizon; contacts.FlightBounds): per body the bound on |dp/dt| (N) and
+    # the gravity torque's growth λ² (1/s²); merge: whether the scene's forces allow it (gravity alone) and every
+    # pair's speed is bounded where the grazing check is on; merged (1,) int: the steps the kernels ran so, unchecked
+    "force", "lam2", "merge", "merged"])
 
 #: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
 #: handing every one to the numpy contact driver; off only to compare the two.
@@ -145,6 +149,11 @@ def _f(a, shape=None) -> np.ndarray:
     """A writable, C-contiguous float64 copy (one array type per argument, so one compiled variant)."""
     a = np.array(a, dtype=np.float64, order="C", copy=True)
     return a.reshape(shape) if shape is not None else a
+
+
+#: Whether the kernels merge the steps of free flight that no contact check could stop (kernels._horizon); off
+#: only to compare with one step a call.
+MERGE = True
 
 
 #: Whether the kernels look for grazing contacts (pairs apart at both ends of a step that overlap in between,
@@ -179,6 +188,8 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
     limit = -CONTACT_RTOL * _f(contacts.scale)
     walls = contacts.walls
     sb = contacts.speed_bounds(U, J)
+    fl = contacts.flight_bounds(U, J)
+    graze = bool(GRAZING and len(pair))
     tol = _f(contacts.gap_tol)
     kind, sign, point, direc = np.zeros(W, np.int64), np.ones(W), np.zeros((W, 3)), np.zeros((W, 3))
     wr, waxes, half = np.zeros(W), np.broadcast_to(np.eye(3), (W, 3, 3)).copy(), np.zeros((W, 3))
@@ -199,14 +210,17 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          wall_dir=_f(direc), wall_radius=_f(wr), wall_axes=_f(waxes), wall_half=_f(half),
                          inv_mass=_f(sb.inv_mass), lever=_f(sb.lever),
                          bounded=np.array(sb.bounded, dtype=np.bool_), sigma=_f(sb.sigma), tol=_f(tol),
-                         graze=bool(GRAZING and len(pair)), touch=_f(contacts.touch_tol),
+                         graze=graze, touch=_f(contacts.touch_tol),
                          e=_f(contacts.e), mu=_f(contacts.mu), impact=bool(IMPACTS and len(pair)),
                          ev_count=np.zeros(1, np.int64), loss=np.zeros(1), ev_t=np.zeros(N),
                          ev_pair=np.zeros(N, np.int64), ev_body=np.zeros(N, np.int64), ev_J=np.zeros((N, 3)),
                          ev_point=np.zeros((N, 3)),
                          ev_normal=np.zeros((N, 3)), ev_U=np.zeros((N, B, 3, 3)), ev_X=np.zeros((N, B, 3)),
                          resting=np.zeros(len(pair), np.bool_),
-                         ev_kind=np.zeros(N, np.int64), rec_loss=np.zeros(MARK_CAPACITY))
+                         ev_kind=np.zeros(N, np.int64), rec_loss=np.zeros(MARK_CAPACITY),
+                         force=_f(fl.force), lam2=_f(fl.lam2),
+                         merge=bool(MERGE and fl.applies and len(pair) and (sb.bounded.all() or not graze)),
+                         merged=np.zeros(1, np.int64))
 
 
 def _tables(system) -> tuple:

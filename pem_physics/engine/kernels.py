@@ -11,6 +11,8 @@ Status codes per member: (code, steps done, body), codes as :data:`.compiled.OK`
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from ..jit import numba as _numba
@@ -26,6 +28,16 @@ EV_IMPACT, EV_REST, EV_LIFT = 0, 1, 2
 
 if nb is None:
     raise ImportError("numba is not available (not installed, or PEM_NUMBA=0)")
+
+#: The most steps one certified span of free flight takes (:func:`_horizon`), unchecked: 4096, found in 12 passes
+#: over the pairs at most.
+SPAN = 4096
+
+#: The fields of compiled.ContactArrays the gap checks read (:func:`_overlap`, :func:`_min_gap`), under their names:
+#: the step loop passes these, not the whole tuple — a call takes every array of its arguments member by member,
+#: and the ~50 of ContactArrays cost ~0.4 µs a call, more than a small scene's gaps.
+_Gaps = namedtuple("_Gaps", ["owner", "center", "radius", "pair", "spheres", "limit", "resting", "wall_kind",
+                             "wall_sign", "wall_point", "wall_dir", "wall_radius", "wall_axes", "wall_half"])
 
 _jit = nb.njit(cache=True, error_model="numpy")
 _jit_inline = nb.njit(cache=True, error_model="numpy", inline="always")
@@ -817,6 +829,87 @@ def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, near, w0, w
         elif _hermite_below(G0, G1, r0, r1, h, -half):
             return k
     return -1
+
+@_jit_borrowed
+def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, lam2, graze, g0, L, P, T, h, split,
+             nmax, fb):
+    """How many steps of length h (a power of two up to nmax, or nmax; 1: none) from a state whose gaps are g0 (P,) m
+    can run merged and unchecked: none of them could end below a pair's limit or pass :func:`_graze_near`'s filter
+    (with ``graze``), so the one-step-a-call checks would have passed every one.
+
+    The bound (contacts.FlightBounds: scenes whose only force is gravity), for the splitting's kicks and drifts as
+    they come, negative ones too (split (3,): a = Σ|drifts|, κ = Σ|kicks|, c = Σᵢ |dᵢ|·(|k₀| + … + |kᵢ|), the kicks
+    before each drift): over n steps a drift moves a sphere no further than (|dᵢ|h)·(lever·|L| + inv_mass·|p|) at
+    the |L|, |p| it has, and |L| grew by at most T̂·(the kicks' |coefficients|·h so far), so the spheres move at most
+    lever·(|L₀| A₁ + T̂ A₂) + inv_mass·(|p₀| A₁ + force·A₂), A₁ = n h a, A₂ = h² (a κ n(n−1)/2 + c n); T̂ the
+    largest torque in the chunk, |T̂ − T₀| ≤ λ²·(|L₀| A₁ + T̂ A₂) as gravity's torque follows the centre of
+    mass, so T̂ ≤ (|T₀| + λ² |L₀| A₁)/(1 − λ² A₂) (no bound where λ² A₂ ≥ 1). At a step's end a sphere is at most
+    lever·(|L₀| + T̂ n h κ) + inv_mass·(|p₀| + force·n h κ) fast. A margin of 1e-9 of each bound; none for the
+    states' rounding: a merged chunk's states differ from one-step-a-call ones by rounding as the numpy driver's
+    do, and the limits themselves are rounding-sized (−CONTACT_RTOL·scale) — a pair that close is a toss-up for
+    either. L, P, T (B,3): the state's momenta and torque; the other arguments ContactArrays' fields of the same
+    names; scratch fb (B,5). Only the arrays it needs (a call passes every field of M or C member by member)."""
+    B = L.shape[0]
+    a, kap, cd = split[0], split[1], split[2]
+    for b in range(B):
+        fb[b, 0] = np.sqrt(P[b, 0] * P[b, 0] + P[b, 1] * P[b, 1] + P[b, 2] * P[b, 2])
+        fb[b, 1] = np.sqrt(L[b, 0] * L[b, 0] + L[b, 1] * L[b, 1] + L[b, 2] * L[b, 2])
+        fb[b, 2] = np.sqrt(T[b, 0] * T[b, 0] + T[b, 1] * T[b, 1] + T[b, 2] * T[b, 2])
+    fac = 2.0 * (4.0 / 27.0) * h  # _graze_near's
+    grip = 1e-9
+    good, n = 1, 2
+    while True:  # 2, 4, 8, … up to where the bound fails, or nmax
+        m = min(n, nmax)
+        A1 = m * h * a
+        A2 = h * h * (a * kap * 0.5 * m * (m - 1) + cd * m)
+        Kt = m * h * kap
+        ok = True
+        for b in range(B):  # the drift integral of |L| (fb[b, 3]) and |L| at a step's end (fb[b, 4])
+            den = 1.0 - lam2[b] * A2
+            if not den > 0.0:
+                ok = False
+                break
+            That = (fb[b, 2] + lam2[b] * fb[b, 1] * A1) / den
+            fb[b, 3] = fb[b, 1] * A1 + That * A2
+            fb[b, 4] = fb[b, 1] + That * Kt
+        for k in range(pair.shape[0] if ok else 0):
+            D, V = 0.0, 0.0
+            for side in range(2 if k < spheres else 1):
+                q = pair[k, side]
+                b = owner[q]
+                if b >= 0:
+                    D += (inv_mass[q] * (fb[b, 0] * A1 + force[b] * A2) + lever[q] * fb[b, 3]) * (1.0 + grip)
+                    V += (inv_mass[q] * (fb[b, 0] + force[b] * Kt) + lever[q] * fb[b, 4]) * (1.0 + grip)
+            lb, ub = g0[k] - D, g0[k] + D
+            if not lb > limit[k]:
+                ok = False
+                break
+            if graze:  # not near in any of the steps: min gap + tol ≥ speed (both ends: 2V)·fac·ρ
+                tk = tol[k]
+                s_eff = sigma[k] if sigma[k] > 0.0 else 1e300
+                rho = (s_eff + ub) / (s_eff + 0.5 * (max(lb, -tk) - tk))
+                if lb + tk < 2.0 * V * fac * rho * (1.0 + grip):
+                    ok = False
+                    break
+        if not ok:
+            return good
+        good = m
+        if m == nmax:
+            return good
+        n *= 2
+
+@_jit_borrowed
+def _same_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
+    """Whether Q (B,3,3), L, T, X, P, F (B,3) equal Qc… element for element (:func:`_copy_state`'s arrays)."""
+    for b in range(L.shape[0]):
+        for x in range(3):
+            if not (L[b, x] == Lc[b, x] and T[b, x] == Tc[b, x] and X[b, x] == Xc[b, x] and P[b, x] == Pc[b, x]
+                    and F[b, x] == Fc[b, x]):
+                return False
+            for y in range(3):
+                if not Q[b, x, y] == Qc[b, x, y]:
+                    return False
+    return True
 
 @_jit_borrowed
 def _copy_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
@@ -1625,7 +1718,11 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     at the start of any other step that ends overlapping or may dip — or of an impact step the search hands back (a
     grazing dip, a pair overlapping at its start, friction, a settling contact, nothing approaching, too many
     impacts) — and with EVENTS_FULL at the start of one whose events no longer fit; the state is then that step's start
-    (a copy, :func:`_copy_state`). Every step, trial steps of the search included, calls the unchanged
+    (a copy, :func:`_copy_state`). Where gravity is the only force (C.merge) and nothing rests, the steps that no
+    check could stop (:func:`_horizon`) run merged and unchecked, spans of up to :data:`SPAN` steps, as without
+    contacts; and a whole step without events that leaves the state (and the energy taken) as it was, or as it was
+    a step before — a contact held at rest — repeats itself to the next mark: those steps are skipped, the mark
+    given the state of its parity. Every step, trial steps of the search included, calls the unchanged
     :func:`_split_chunk` from one site: a second call site, or a contact branch inside its step loop, made
     its first compile 50–100 % longer.
 
@@ -1686,8 +1783,26 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
         # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
         si, sf = np.zeros(5, np.int64), np.zeros(6)
+        # free flight where no check could fire (:func:`_horizon`; C.merge: gravity the only force): the steps
+        # before ``free_to`` run in merged chunks with no check at all (marks still end chunks), and the gaps are
+        # taken again where that span ends; the splitting's coefficient sums, scratch, and the horizons skipped
+        # after one of a single step
+        split, fb, free_to, wait, backoff = np.zeros(3), np.empty((B, 5)), 0, 0, 1
+        # a standstill (a state that a step leaves as it was, or as it was a step before): whether the last step
+        # was a whole one without events, and its start (Qp…, the energy taken then)
+        last_plain, loss_prev = False, 0.0
+        Qp, Lp, Tp = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
+        Xp, Pp, Fp = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
+        for i in range(drifts.shape[0]):
+            split[0] += abs(drifts[i])
+            for j in range(i + 1):
+                split[2] += abs(drifts[i]) * abs(kicks[j])
+        for i in range(kicks.shape[0]):
+            split[1] += abs(kicks[i])
+        G = _Gaps(C.owner, C.center, C.radius, C.pair, C.spheres, C.limit, C.resting, C.wall_kind, C.wall_sign,
+                  C.wall_point, C.wall_dir, C.wall_radius, C.wall_axes, C.wall_half)
         if contacts:
-            _overlap(C, Qe, Xe, S0, g0)
+            _overlap(G, Qe, Xe, S0, g0)
     if M.static_sources:
         # M.power, not a literal False: one signature with _split_chunk's call, which cannot compile its own (it runs
         # without reference counting, and this function allocates)
@@ -1708,98 +1823,153 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                 h, k0, t0 = dt, steps, tb
                 if contacts:
                     # one step a call: its kicks are not merged with the next step's, so each step ends
-                    # synchronised, as the numpy contact driver's do, and can be undone from the copy
-                    n = 1
-                    if reeval > 0:  # the forces along the hold's push (contacts._hold's state._torque at its end)
+                    # synchronised, as the numpy contact driver's do, and can be undone from the copy — except in
+                    # free flight that no check could stop (_horizon): those steps merged, as without contacts
+                    nmax, n = n, 1
+                    if steps < free_to:  # a certified span: merged, unchecked
+                        n = min(nmax, free_to - steps)
+                    elif reeval > 0:  # the forces along the hold's push (contacts._hold's state._torque at its end)
                         h, k0, t0 = 0.0, 0, t_hold
                     elif si[0] == 0:
+                        if last_plain:  # the last step's start, for a standstill of period 2
+                            _copy_state(Q0, L0, T0, X0, P0, F0, Qp, Lp, Tp, Xp, Pp, Fp)
+                            loss_prev = loss_step0
                         _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
                         dw0, dw1 = DWe[0], DWe[1]
                         bw0, bw1 = dw0, dw1
                         ev_step0, loss_step0, searched = C.ev_count[0], C.loss[0], False
+                        if free_to > 0:  # a span ended: its gaps, as the step before it would have left them
+                            free_to = 0
+                            if _overlap(G, Qe, Xe, S0, g0) >= 0:  # the bound failed (rounding-close): numpy's step
+                                code, body = CONTACT, 0
+                                break
+                        if C.merge and not _any_true(C.resting):
+                            if wait > 0:
+                                wait -= 1
+                            else:
+                                span = _horizon(C.owner, C.spheres, C.pair, C.inv_mass, C.lever, C.sigma, C.tol,
+                                                C.limit, C.force, C.lam2, C.graze, g0, Le, Pe, Te, dt, split, SPAN,
+                                                fb)
+                                if span > 1:
+                                    free_to = steps + span
+                                    n = min(nmax, span)
+                                # near a contact the horizon is one step for a while: in a crowded scene look
+                                # again after 1, 2, 4… steps (at most one per 64 pairs, 16), so that it does
+                                # not pay for a pass over its pairs every step
+                                cap = min(16, max(1, nP // 64))
+                                wait, backoff = (backoff - 1, min(2 * backoff, cap)) if span == 1 else (0, 1)
                     else:  # a trial step of the impact search: from its base state at t_c, of its length
                         _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                         DWe[0], DWe[1] = bw0, bw1
                         h, k0, t0 = sf[3], 0, sf[0]
+                in_span = steps < free_to
                 if h > 0.0 or reeval > 0:  # a trial of length 0 is the base itself (contacts._step)
                     _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
                                  pv, SR, dB, nodes, t0)
-                if reeval == 2:  # the forces halfway: back to the held positions, and their forces next
-                    for b in range(B):
-                        for x in range(3):
-                            Fm[b, x] = Fe[b, x]
-                            Xe[b, x] = Xh[b, x]
-                    reeval = 1
-                    continue
-                if reeval == 1:  # the work the push took from the potential, by Simpson's rule (the hold booked F·Δx)
-                    reeval = 0
-                    more = 0.0
-                    for b in range(B):
-                        for x in range(3):
-                            more += (4.0 * (Fm[b, x] - Fh[b, x]) + (Fe[b, x] - Fh[b, x])) * dX[b, x]
-                    hold_loss += more / 6.0
+                if in_span:  # certified free flight: nothing to check (the gaps are taken where the span ends)
+                    C.merged[0] += n
+                    last_plain = False
                 else:
-                    n_lift = -1
-                    if can_impact and si[0] <= 1 and _any_true(C.resting):  # a whole (trial) step: hold its resting
-                        # contacts (contacts._hold); the check first: the call alone (~20 arrays) costs more than a step
-                        hold_loss, n_lift, held, pushed = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, lifted,
-                                                                ci, cf, order, w, bv, bw, bW, used, kw, dX)
-                        if not held:  # no effective mass (not for a translating side): the numpy driver's step
-                            code, body = CONTACT, 0
-                        elif pushed and D > 0:
-                            reeval, t_hold = 2, t0 + (k0 + 1) * h  # at the step's end
-                            for b in range(B):
-                                for x in range(3):
-                                    Fh[b, x] = Fe[b, x]
-                                    Xh[b, x] = Xe[b, x]
-                                    Xe[b, x] -= 0.5 * dX[b, x]
+                    if reeval == 2:  # the forces halfway: back to the held positions, and their forces next
+                        for b in range(B):
+                            for x in range(3):
+                                Fm[b, x] = Fe[b, x]
+                                Xe[b, x] = Xh[b, x]
+                        reeval = 1
+                        continue
+                    if reeval == 1:  # the work the push took from the potential, by Simpson's rule (the hold
+                        # booked F·Δx)
+                        reeval = 0
+                        more = 0.0
+                        for b in range(B):
+                            for x in range(3):
+                                more += (4.0 * (Fm[b, x] - Fh[b, x]) + (Fe[b, x] - Fh[b, x])) * dX[b, x]
+                        hold_loss += more / 6.0
+                    else:
+                        n_lift = -1
+                        # a whole (trial) step: hold its resting contacts (contacts._hold); the check first: the call
+                        # alone (~20 arrays) costs more than a step
+                        if can_impact and si[0] <= 1 and _any_true(C.resting):
+                            hold_loss, n_lift, held, pushed = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving,
+                                                                    lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX)
+                            if not held:  # no effective mass (not for a translating side): the numpy driver's step
+                                code, body = CONTACT, 0
+                            elif pushed and D > 0:
+                                reeval, t_hold = 2, t0 + (k0 + 1) * h  # at the step's end
+                                for b in range(B):
+                                    for x in range(3):
+                                        Fh[b, x] = Fe[b, x]
+                                        Xh[b, x] = Xe[b, x]
+                                        Xe[b, x] -= 0.5 * dX[b, x]
+                                continue
+                    if code == OK and si[0] == 2:  # Brent's trial: the smallest gap of its pairs (_impact_search,
+                        # sf[5])
+                        pair = -1
+                        sf[5] = _min_gap(G, Qe, Xe, S1, hit, si[1])
+                    else:
+                        pair = _overlap(G, Qe, Xe, S1, g1) if contacts else -1
+                    dip = -1
+                    if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
+                        if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever,
+                                       C.resting, g0, g1, P0, L0, Pe, Le, h, nb, near) > 0:
+                            dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, w0, w1)
+                    # a step that ends apart and cannot dip, outside a search, needs nothing of it: the call alone
+                    # (some 40 arrays passed member by member) cost ~1 µs a step
+                    if code == OK and contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
+                        searched = searched or si[0] == 0
+                        act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe,
+                                                         Fe, Je, Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0,
+                                                         g1, S1, moving, axes, hit, bs, si, sf, ci, cf, order, w, bv,
+                                                         bw, bW, used, kw)
+                        if act == 3:  # handed back, or the event buffers full: stop at the step's start
+                            DWe[0], DWe[1] = dw0, dw1
+                            break
+                        if act == 2:  # an impact resolved: its gaps are the next trial's start (and its state the base)
+                            bw0, bw1 = DWe[0], DWe[1]
+                            S0, S1 = S1, S0
+                            g0, g1 = g1, g0
+                        if act > 0:
                             continue
-                if code == OK and si[0] == 2:  # Brent's trial: the smallest gap of its pairs (_impact_search, sf[5])
-                    pair = -1
-                    sf[5] = _min_gap(C, Qe, Xe, S1, hit, si[1])
-                else:
-                    pair = _overlap(C, Qe, Xe, S1, g1) if contacts else -1
-                dip = -1
-                if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
-                    if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever,
-                                   C.resting, g0, g1, P0, L0, Pe, Le, h, nb, near) > 0:
-                        dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, w0, w1)
-                # a step that ends apart and cannot dip, outside a search, needs nothing of it: the call alone
-                # (some 40 arrays passed member by member) cost ~1 µs a step
-                if code == OK and contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
-                    searched = searched or si[0] == 0
-                    act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je,
-                                                     Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1,
-                                                     moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW, used,
-                                                     kw)
-                    if act == 3:  # handed back, or the event buffers full: stop at the step's start
+                    if code == OK and n_lift > 0 and C.ev_count[0] + n_lift > C.ev_t.shape[0]:
+                        # no room to log the lift-offs: flush the buffers first, or (none to flush) the driver's step
+                        code, body = (EVENTS_FULL if ev_step0 > 0 else CONTACT), 0
+                    if code != OK:  # back to the step's start, as it was
+                        _undo_events(C, ev_step0, loss_step0)
+                        if searched:
+                            _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
+                        else:
+                            _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                        si[0] = 0
                         DWe[0], DWe[1] = dw0, dw1
                         break
-                    if act == 2:  # an impact resolved: its gaps are the next trial's start (and its state the base)
-                        bw0, bw1 = DWe[0], DWe[1]
-                        S0, S1 = S1, S0
-                        g0, g1 = g1, g0
-                    if act > 0:
-                        continue
-                if code == OK and n_lift > 0 and C.ev_count[0] + n_lift > C.ev_t.shape[0]:
-                    # no room to log the lift-offs: flush the buffers first, or (none to flush) the driver's step
-                    code, body = (EVENTS_FULL if ev_step0 > 0 else CONTACT), 0
-                if code != OK:  # back to the step's start, as it was
-                    _undo_events(C, ev_step0, loss_step0)
-                    if searched:
-                        _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
-                    else:
-                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                    si[0] = 0
-                    DWe[0], DWe[1] = dw0, dw1
-                    break
-                if n_lift >= 0:  # the step is kept: its hold's energy and lift-offs (contacts._advance_step's keep)
-                    C.loss[0] += hold_loss
-                    if n_lift > 0:
-                        _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, cf)
-                S0, S1 = S1, S0
-                g0, g1 = g1, g0
+                    if n_lift >= 0:  # the step is kept: its hold's energy and lift-offs (contacts._advance_step's keep)
+                        C.loss[0] += hold_loss
+                        if n_lift > 0:
+                            _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, cf)
+                    # a standstill: a whole step with no event that left the state and the energy taken as they
+                    # were (period 1), or as they were a step before (period 2: a ball held at rest on its floor,
+                    # its momentum ±1 ulp of zero by turns); the steps do not depend on time (C.merge), so the steps
+                    # to the next mark would repeat the cycle: they are skipped, the state the one the mark has
+                    plain = C.merge and not searched and n_lift <= 0 and C.ev_count[0] == ev_step0
+                    period = 0
+                    if plain and C.loss[0] == loss_step0 and _same_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0,
+                                                                          P0, F0):
+                        period = 1
+                    elif (plain and last_plain and C.loss[0] == loss_prev
+                          and _same_state(Qe, Le, Te, Xe, Pe, Fe, Qp, Lp, Tp, Xp, Pp, Fp)):
+                        period = 2
+                    last_plain = plain
+                    S0, S1 = S1, S0
+                    g0, g1 = g1, g0
+                    if period > 0:
+                        C.merged[0] += mark - steps - n
+                        if period == 2 and (mark - steps - n) % 2 == 1:  # the mark has the other state of the two
+                            _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                            C.loss[0] = loss_step0
+                            _overlap(G, Qe, Xe, S0, g0)
+                        n = mark - steps
+                        last_plain = False
             steps += n
             if contacts and steps < mark and (steps - steps0) % check_every:
                 continue  # one step a call: the blow-up check keeps its cadence of one per check_every steps

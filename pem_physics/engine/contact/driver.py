@@ -59,6 +59,11 @@ the kernels' too: the settling impact, the hold after each step (``kernels._hold
 :func:`_hold`: the push along the normal, the e = 0 sweeps with their friction, the forces and the drivers' power
 evaluated again where the push left the bodies — steps of length 0 on the kernels' one call site —, the energy it
 takes: kinetic plus the work of the forces along the push by Simpson's rule, exact for gravity) and the lift-offs.
+Where gravity is the only force (:class:`FlightBounds`) and nothing rests, the kernels first bound how far and how
+fast every contact sphere can move (``kernels._horizon``: |L| grows by the torque, the torque by how far the
+centre of mass turns, |p| by M·g) and run the steps that no check above could stop — no gap below its limit, no
+pair through the grazing filter — merged and unchecked, as a scene without contacts runs (up to
+``kernels.SPAN`` steps a span; the gaps are taken again where a span ends): the same events, records to rounding.
 
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
 that received an impulse in a resolution, its impulses summed). Limits of the grazing check (none arise while
@@ -303,6 +308,10 @@ class ContactModel:
         if self._bounds is None:
             self._bounds = speed_bounds(self, U, J)
         return self._bounds
+
+    def flight_bounds(self, U: np.ndarray, J: np.ndarray) -> FlightBounds:
+        """The compiled kernels' :class:`FlightBounds` of free flight (U, J as for :meth:`speed_bounds`)."""
+        return flight_bounds(self, U, J)
 
     def pair_label(self, p: int) -> tuple[str, str]:
         a, b = self.pairs[p]
@@ -747,6 +756,15 @@ class SpeedBounds(NamedTuple):
     sigma: np.ndarray
 
 
+def _lever(sys_, U: np.ndarray, J: np.ndarray, o: int, c: np.ndarray) -> float:
+    """k (1/(kg·m)) with |ω × r| ≤ k·|L| for the point c (3,) m (body coordinates about body o's centre of
+    rotation; :class:`SpeedBounds`): ‖[c]× I⁺‖₂, or |a × r|/J through a hinge; inf for a hinge with J = 0."""
+    if sys_.hinged[o]:
+        Jo = float(J[o])
+        return float(np.linalg.norm(np.cross(U[o] @ sys_.hinge_axis[o], c))) / Jo if Jo > 0 else np.inf
+    return float(np.linalg.norm(np.cross(c, sys_.kin_body.inv_inertia[o].T).T, 2))  # ‖[c]× I⁺‖₂
+
+
 def speed_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> SpeedBounds:
     """The :class:`SpeedBounds` of ``model`` for a state at orientations U (B,3,3) with hinge inertias J (B,)
     kg·m² (a hinged body's axis in body coordinates is U's image of the lab axis: the same at any U that
@@ -759,17 +777,11 @@ def speed_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> SpeedBoun
         o = int(model.owner[q])
         if o < 0:
             continue
-        c = model.center[q]
         if sys_.translating[o] and sys_.mass[o] > 0:
             inv_mass[q] = 1.0 / float(sys_.mass[o])
-        if sys_.hinged[o]:
-            Jo = float(J[o])
-            if Jo > 0:
-                lever[q] = float(np.linalg.norm(np.cross(U[o] @ sys_.hinge_axis[o], c))) / Jo
-            else:
-                finite[q] = False
-        else:
-            lever[q] = float(np.linalg.norm(np.cross(c, sys_.kin_body.inv_inertia[o].T).T, 2))  # ‖[c]× I⁺‖₂
+        k = _lever(sys_, U, J, o, model.center[q])
+        finite[q] = np.isfinite(k)
+        lever[q] = k if finite[q] else 0.0
     sigma = np.zeros(P)
     bounded = finite[model.side_a] & np.where(model.side_b >= 0, finite[model.side_b], True)
     for p, (a, b) in enumerate(model.pairs):
@@ -784,6 +796,38 @@ def speed_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> SpeedBoun
         if not wall.distance:
             bounded[p] = False
     return SpeedBounds(inv_mass, lever, bounded, sigma)
+
+
+class FlightBounds(NamedTuple):
+    """How fast the bodies' momenta can grow in free flight (the compiled kernels' horizon of merged steps,
+    ``kernels._horizon``), for scenes whose only force is gravity (``applies``; dipoles, sources, moving pivots
+    or a rotating field: False, and the kernels check after every step).
+
+    force (B,) N: |M·g| of a translating body (dp/dt = M·g), 0 for the others. lam2 (B,) 1/s²: the gravity
+    torque's growth as a pinned body turns — |T(t) − T(0)| = M·|g|·|Δr_G| and |Δr_G| ≤ k_G ∫|L| dt (k_G the
+    centre of mass's lever, :func:`_lever`), so λ² = M·|g|·k_G and |L(t)| ≤ |L₀| cosh λt + (|T₀|/λ) sinh λt;
+    0 for a translating body (gravity pulls at its centre of rotation), inf for a hinge with J = 0."""
+
+    force: np.ndarray
+    lam2: np.ndarray
+    applies: bool
+
+
+def flight_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> FlightBounds:
+    """The :class:`FlightBounds` of ``model``'s system at orientations U (B,3,3) with hinge inertias J (B,)
+    (as :func:`speed_bounds`)."""
+    sys_ = model.system
+    B = len(sys_.mass)
+    g = float(np.linalg.norm(sys_.gravity))
+    force, lam2 = np.zeros(B), np.zeros(B)
+    for o in range(B):
+        if sys_.translating[o]:
+            force[o] = float(sys_.mass[o]) * g
+        else:
+            lam2[o] = float(sys_.mass[o]) * g * _lever(sys_, U, J, o, sys_.kin_body.com[o])
+    applies = (len(sys_.owner) == 0 and len(sys_.src_pos) == 0 and not sys_.driven
+               and bool(np.isfinite(lam2).all()))
+    return FlightBounds(force, lam2, applies)
 
 
 def _pair_speeds(model: ContactModel, sb: SpeedBounds, state, trial) -> np.ndarray:
