@@ -804,9 +804,10 @@ class FlightBounds(NamedTuple):
     or a rotating field: False, and the kernels check after every step).
 
     force (B,) N: |M·g| of a translating body (dp/dt = M·g), 0 for the others. lam2 (B,) 1/s²: the gravity
-    torque's growth as a pinned body turns — |T(t) − T(0)| = M·|g|·|Δr_G| and |Δr_G| ≤ k_G ∫|L| dt (k_G the
-    centre of mass's lever, :func:`_lever`), so λ² = M·|g|·k_G and |L(t)| ≤ |L₀| cosh λt + (|T₀|/λ) sinh λt;
-    0 for a translating body (gravity pulls at its centre of rotation), inf for a hinge with J = 0."""
+    torque's growth as a pinned body turns — |T − T₀| = M·|g|·|Δr_G| and |Δr_G| ≤ k_G·(the drifts' ∫|L|) (k_G the
+    centre of mass's lever, :func:`_lever`), so λ² = M·|g|·k_G (``kernels._horizon`` bounds the largest torque of
+    a span with it); 0 for a translating body (gravity pulls at its centre of rotation), inf for a hinge with
+    J = 0."""
 
     force: np.ndarray
     lam2: np.ndarray
