@@ -21,6 +21,7 @@ Measures, in one run on this machine:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -102,16 +103,15 @@ def our_env(**extra) -> dict:
     return env
 
 
-def side_by_side(peer_cmd, cmd, cwd, repeat: int, aot_dir) -> tuple[float, float, float]:
-    """Best whole-process times of the peer, of ``cmd`` on the JIT kernels (cache warm) and on the
-    ahead-of-time build — interleaved, one of each per round, so that a busy moment hits all three."""
-    jit = our_env(PEM_AOT="0")
-    ahead = our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir))
-    timed(cmd, cwd=cwd, env=jit)  # compiles or loads the kernel cache and writes the bytecode once
-    timed(cmd, cwd=cwd, env=ahead)
-    runs = [(timed(peer_cmd, cwd=cwd), timed(cmd, cwd=cwd, env=jit), timed(cmd, cwd=cwd, env=ahead))
-            for _ in range(repeat)]
-    return tuple(min(r[i] for r in runs) for i in range(3))
+def side_by_side(peer_cmd, cmd, cwd, repeat: int, aot_dir, *more) -> tuple:
+    """Best whole-process times of the peer, of ``cmd`` on the JIT kernels (cache warm), on the ahead-of-time build
+    and in each further environment of ``more`` — interleaved, one of each per round, so that a busy moment hits
+    all of them."""
+    envs = (our_env(PEM_AOT="0"), our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir))) + more
+    for env in envs:  # compiles or loads the kernel cache and writes the bytecode once
+        timed(cmd, cwd=cwd, env=env)
+    runs = [(timed(peer_cmd, cwd=cwd),) + tuple(timed(cmd, cwd=cwd, env=env) for env in envs) for _ in range(repeat)]
+    return tuple(min(r[i] for r in runs) for i in range(len(envs) + 1))
 
 
 def build_aot(where) -> float:
@@ -214,10 +214,15 @@ def pendulum_wave(repeat: int, aot_dir) -> dict | None:
             print(f"pendulum wave: peer could not run ({err}); row skipped")
             return None
         cmd = [sys.executable, "-m", "pem_physics", "run", "wave.udf", "-o", "out", "-q"]
-        peer, jit, ahead = side_by_side(peer_cmd, cmd, tmp, repeat, aot_dir)
+        # its pendulums are independent: stepped in threads (engine/groups.py), and once more in one (PEM_THREADS=1)
+        one = our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir), PEM_THREADS="1")
+        peer, jit, ahead, single = side_by_side(peer_cmd, cmd, tmp, repeat, aot_dir, one)
+        threads = json.loads((tmp / "out" / "summary.json").read_text()).get("threads", 1)
     print(f"pendulum wave (15 bodies, 6e4 steps)  peer {peer:5.2f} s   ours {jit:5.2f} s (JIT), {ahead:5.2f} s "
-          f"(ahead of time)   ratio {peer / jit:5.2f} / {peer / ahead:5.2f}")
-    return {"peer_s": peer, "ours_s": jit, "ratio": peer / jit, "ours_aot_s": ahead, "ratio_aot": peer / ahead}
+          f"(ahead of time, {threads} threads), {single:5.2f} s (one thread)   ratio {peer / jit:5.2f} / "
+          f"{peer / ahead:5.2f} / {peer / single:5.2f}")
+    return {"peer_s": peer, "ours_s": jit, "ratio": peer / jit, "ours_aot_s": ahead, "ratio_aot": peer / ahead,
+            "threads": threads, "ours_aot_one_thread_s": single, "ratio_aot_one_thread": peer / single}
 
 
 def single_scene() -> list:

@@ -8,7 +8,9 @@ functions the JIT path calls, every method and every scene feature; the splittin
 with contact geometry, :data:`ENTRIES`) once more, with numba's ahead-of-time compiler, into a Python
 extension module that needs only numpy at run time. A
 single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
-results, no numba import. Ensembles keep the JIT kernels (parallel, SIMD lanes).
+results, no numba import. Its kernels release the GIL while they run (:func:`_releasing_the_gil`), as the JIT entries
+do: independent bodies step in threads (:mod:`.groups`). Ensembles keep the JIT kernels (parallel, SIMD lanes) where
+numba is; without it they run on the build, their members in threads.
 
 The build lives beside numba's cache (``<cache>/aot``, or ``PEM_AOT_DIR``), or ships in the package
 (:data:`SHIPPED`: the Blender extension's zip carries builds for Blender's Pythons), under a name keyed on
@@ -29,6 +31,7 @@ import os
 import platform
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,16 +52,20 @@ except ImportError:
 #: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code); a body on a
 #: table's run (``surface``: :func:`.contact.surface_kernels.run_chunk`); the hard-sphere gas engine's two kernels
 #: once per case (``gas_build_3d``, ``gas_advance_3d_gravity``, …:
-#: :data:`pem_physics.gas.edmd.CASES`).
+#: :data:`pem_physics.gas.edmd.CASES`); a CSV's rows as text (``csv_rows``: :func:`pem_physics.ryu.format_rows`).
 ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
 #: The kernels' source files: a build is keyed on them (:func:`key`).
 SOURCES = ("engine/kernels.py", "engine/compiled.py", "engine/aot.py", "gas/edmd.py", "gas/edmd_kernels.py",
-           "engine/contact/surface_kernels.py", "engine/contact/surface_layout.py")
+           "engine/contact/surface_kernels.py", "engine/contact/surface_layout.py", "ryu.py")
 
 
 def kernel(kind: str):
-    """The numba dispatcher an entry compiles: a single-scene kernel (:data:`ENTRIES`), the table's (``surface``) or
-    a gas kernel (``gas_build_<case>``, ``gas_advance_<case>``)."""
+    """The numba dispatcher an entry compiles: a single-scene kernel (:data:`ENTRIES`), the table's (``surface``),
+    a gas kernel (``gas_build_<case>``, ``gas_advance_<case>``) or the CSV writer's (``csv_rows``)."""
+    if kind == "csv_rows":
+        from .. import ryu
+
+        return ryu.format_rows
     if kind == "surface":
         from .contact import surface_kernels
 
@@ -203,6 +210,28 @@ def load(where: Path | None = None) -> Build | None:
     return build
 
 
+@contextmanager
+def _releasing_the_gil():
+    """numba's ahead-of-time compiler with ``nogil`` (which ``cc.export`` cannot ask for): each exported kernel's
+    Python wrapper releases the GIL while the compiled code runs, as the JIT kernels declared ``nogil`` do, so
+    independent bodies can run in threads (:mod:`.groups`). The wrapper reads ``flags.release_gil`` of the flags
+    pycc makes for every export; this makes them with it set."""
+    from numba.pycc import compiler as pycc
+
+    plain = pycc.Flags
+
+    class Flags(plain):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            self.release_gil = True
+
+    pycc.Flags = Flags
+    try:
+        yield
+    finally:
+        pycc.Flags = plain
+
+
 def build(probes, where: Path | None = None, force: bool = False, log=print) -> Path:
     """Compile the :data:`ENTRIES` ahead of time into ``where`` (default :func:`folder`).
 
@@ -245,7 +274,8 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
             cc.export("member_" + kind, sig)(disp.py_func)
             specs[kind] = [spec(a) for a in args]
         try:
-            cc.compile()
+            with _releasing_the_gil():
+                cc.compile()
         except Exception as err:  # distutils reports a missing compiler in many ways: name it once here
             shutil.rmtree(tmp, ignore_errors=True)
             raise PemError(f"pem build-engine: compiling the kernels ahead of time failed ({err}); it needs a C "

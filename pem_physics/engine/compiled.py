@@ -442,15 +442,23 @@ class Runner:
             if self.aot is not None:
                 self.aot.check(self.entry, member)
             r = self._single(self.entry)(*member)
-        elif self.aot is not None:   # an ensemble on the build (no numba here): run_splitting's loop, in series
+        elif self.aot is not None:
+            # an ensemble on the build (no numba here): run_splitting's loop, its members in threads (the build's
+            # kernels release the GIL; each member works in its own rows)
+            from . import groups
+
             run = self._single(self.entry)
-            for e in range(E):
-                member = _member(self.kind, args, e)
-                if e == 0:           # every member's arguments have the same types
-                    self.aot.check(self.entry, member)
-                r = run(*member)
-                if self.kind != "splitting":
-                    state[5][e] = r  # dtime[e], as run_pem keeps it
+            self.aot.check(self.entry, _member(self.kind, args, 0))  # every member's arguments have the same types
+
+            def members(first, last):
+                for e in range(first, last):
+                    r = run(*_member(self.kind, args, e))
+                    if self.kind != "splitting":
+                        state[5][e] = r  # dtime[e], as run_pem keeps it
+
+            cuts = np.linspace(0, E, min(groups.threads(), E) + 1).astype(int)
+            groups.run([lambda report, halt, a=a, b=b: members(a, b) for a, b in zip(cuts[:-1], cuts[1:])], None,
+                       None, 1.0)
         else:
             k = _kernels()
             (k.run_splitting if self.kind == "splitting" else k.run_pem)(*args)
@@ -533,5 +541,5 @@ def supports(integ) -> bool:
         return False
     if integ.L.shape[0] == 1 and aot.load() is not None:
         return True
-    # an ensemble: numba's parallel kernels, else (numba missing: a plain install) the build's, member by member
+    # an ensemble: numba's parallel kernels, else (numba missing: a plain install) the build's, members in threads
     return available() or aot.load() is not None

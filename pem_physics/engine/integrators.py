@@ -286,6 +286,18 @@ class Splitting(Integrator):
         """The free-rotation sub-steps of the free bodies (:func:`free_turn_plan`)."""
         return free_turn_plan(self.system.inv_moments[self.free])
 
+    def follow(self, whole: Splitting, bodies: np.ndarray) -> None:
+        """Step the way ``whole`` steps its bodies ``bodies`` (indices into whole's, increasing), which this
+        integrator holds alone (:mod:`.groups`): the scheme and the free-turn sub-steps are chosen over all of a
+        scene's free bodies (an asymmetric top makes every body's splitting4 Suzuki's, not SRKN₆ᵇ), so they are
+        taken from ``whole``, with these bodies' coefficients (a sub-step of coefficient 0 turns a body by exactly
+        nothing)."""
+        pos = np.searchsorted(whole.free, bodies[np.isin(bodies, whole.free)])
+        plan, inv1 = whole._plan
+        self._plan = tuple((k, f, ck[pos]) for k, f, ck in plan), inv1[pos]
+        self.exact_drift, self.scheme, self.drifts, self.kicks = (whole.exact_drift, whole.scheme, whole.drifts,
+                                                                  whole.kicks)
+
     def _turn_free(self, Q, L, h):
         """Exact free rotation over h of the free bodies' frames Q (E,Bf,3,3) (rows: principal axes)."""
         return free_turn(Q, L, h, self._plan)

@@ -42,6 +42,9 @@ _Gaps = namedtuple("_Gaps", ["owner", "center", "radius", "pair", "spheres", "li
 _jit = nb.njit(cache=True, error_model="numpy")
 _jit_inline = nb.njit(cache=True, error_model="numpy", inline="always")
 _jit_par = nb.njit(cache=True, error_model="numpy", parallel=True)
+# A single scene's entries release the GIL while they run (as their builds made ahead of time do: aot.py), so that
+# groups of independent bodies can step in threads (groups.py)
+_jit_entry = nb.njit(cache=True, error_model="numpy", nogil=True)
 # The step loops allocate nothing and only borrow the arrays they are given: compiled without numba's
 # reference counting, which otherwise puts an atomic count on every array taken from the Model or sliced
 # in the loop (hundreds a step; the loop ran ~2x slower).
@@ -1705,7 +1708,7 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
     sf[0], sf[1], sf[2], sf[3], sf[4] = tc, t_end, t_hit, trial_h, loss0
     return action, code, body
 
-@_jit
+@_jit_entry
 def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
                       inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, DWe, oW, st, tb,
                       C):
@@ -2136,7 +2139,7 @@ def _pem_chunk(M, U, Ud, L, w, frames, dtime, steps, n, dt, rk4, c, friction_on,
         dtime = new_time
     return dtime
 
-@_jit
+@_jit_entry
 def _member_pem(M, Ue, Ude, Le, we, fe, dtime, c, friction_on, field_e, dt, rk4, steps0, marks, check_every,
                 oU, oL, ow, st):
     """One member of :func:`run_pem`; returns the driver's time reached."""

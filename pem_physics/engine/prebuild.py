@@ -30,6 +30,14 @@ def probes():
     yield Runner(integ, 1e-6, 1000).member_call([0])
     yield "surface", surface_probe()
     yield from gas_probes()
+    yield "csv_rows", csv_probe()
+
+
+def csv_probe() -> tuple:
+    """The arguments of one call of the CSV writer's kernel (:func:`pem_physics.ryu.format_rows`)."""
+    import numpy as np
+
+    return np.zeros((2, 3)).view(np.uint64), np.zeros(2 * 3 * 25, np.uint8)
 
 
 def surface_probe() -> tuple:

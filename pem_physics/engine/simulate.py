@@ -10,13 +10,14 @@ from __future__ import annotations
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import SimulationError, ValidationError
 from ..model.rotations import orientation_to_quat, orthonormality_error
 from ..model.scene import Scene
-from .integrators import make_integrator, omega_lab
+from .integrators import Splitting, make_integrator, omega_lab
 from .system import System, compile_system
 from .torques import evaluate
 
@@ -377,9 +378,16 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     elif scalar.supported(integ):
         engine = "python"  # no numba: one body on Python floats beats numpy's per-call overhead
         runner = scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
+    split = None
+    if runner is not None and contacts is None and ensemble is None and type(runner) is compiled.Runner:
+        from . import groups
+
+        split = groups.plan(system, integ, runner, steps)  # independent bodies: stepped in threads
     wall0 = _time.perf_counter()
     events = impact_loss = None
-    if runner is not None and contacts is not None:
+    if split is not None:
+        times, arrays, complete = _run_groups(scene, system, integ, split, marks, progress, stop)
+    elif runner is not None and contacts is not None:
         times, U, L, w, X, P, complete, events, impact_loss, W = contact_mod.run_compiled(
             contacts, integ, runner, marks, lambda ig: _check(system, ig, False),
             lambda status: _raise_blowup(system, integ, status, False), progress, stop, CALL_SECONDS, CHECK_EVERY)
@@ -410,6 +418,8 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
               "kernels": kernels},
         friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
         translating=system.translating.copy(), **arrays)
+    if split is not None:
+        traj.info["threads"] = len(split)  # groups of independent bodies, each stepped in a thread (groups.py)
     if contacts is not None:
         if engine == "numba":
             traj.info["contacts"] = ("steps, impacts (with Coulomb friction) and contacts that settle and rest on the "
@@ -459,6 +469,67 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
     Esc) is honoured; a call may end between records (an intermediate mark), where a stop keeps the
     state reached as a last, partial record — as the numpy driver does.
     """
+    run = _states_compiled(system, integ, runner, marks, ensemble, progress, stop)
+    arrays = _records(system, run.U, run.L, run.w, np.array(run.times), run.X, run.P)
+    if run.W is not None:
+        arrays["driver_work"] = run.W
+    return run.times, arrays, run.complete
+
+
+def _run_groups(scene: Scene, system: System, integ, split: list, marks: list, progress, stop):
+    """:func:`_run_compiled` on groups of bodies that do not act on each other, each in a thread (:mod:`.groups`):
+    each group a scene of its own (its bodies, all fixed magnets), the states joined in body order, the records
+    taken over the whole ``system``. Stopped early, the run keeps the records every group reached."""
+    from . import compiled, groups
+
+    s = scene.settings
+    subs = [compile_system(groups.sub_scene(scene, system, bodies)) for bodies in split]
+    jobs = []
+    for sub, bodies in zip(subs, split):
+        ig = make_integrator(s.method, sub, s.dt, sub.U0[None], sub.omega0[None], rtol=s.rtol, atol=s.atol)
+        if isinstance(ig, Splitting):
+            ig.follow(integ, bodies)
+        runner = compiled.Runner(ig, ORTHONORMALITY_LIMIT, CHECK_EVERY)
+        jobs.append(lambda report, halt, sub=sub, ig=ig, runner=runner:
+                    _states_compiled(sub, ig, runner, marks, False, report, halt))
+    runs = groups.run(jobs, progress, stop, CALL_SECONDS)
+    R = min(len(r.steps) for r in runs)
+    while any(r.steps[R - 1] != runs[0].steps[R - 1] for r in runs):
+        R -= 1  # a stopped group's last, partial record that another group does not have
+
+    def joined(name):
+        return np.concatenate([getattr(r, name)[:, :R] for r in runs], axis=2)
+
+    X = P = None
+    if system.any_translating:  # a group without translating bodies: their pivots and no momentum, as one run has
+        X = np.concatenate([r.X[:, :R] if r.X is not None else np.broadcast_to(sub.pivot, (1, R) + sub.pivot.shape)
+                            for r, sub in zip(runs, subs)], axis=2)
+        P = np.concatenate([r.P[:, :R] if r.P is not None else np.zeros((1, R) + sub.pivot.shape)
+                            for r, sub in zip(runs, subs)], axis=2)
+    times = runs[0].times[:R]
+    integ.steps_done = runs[0].steps[R - 1]
+    complete = all(r.complete for r in runs) and R == len(runs[0].steps)
+    return times, _records(system, joined("U"), joined("L"), joined("w"), np.array(times), X, P), complete
+
+
+class _States(NamedTuple):
+    """What the compiled driver reached: the record times (s) and their step counts, the states there (E,R,B,…:
+    frames U, momenta L, lab ω, and where bodies translate centres X and linear momenta P, else None), the
+    drivers' work W (E,R) or None, and whether the run went to its end."""
+
+    times: list
+    steps: list
+    U: np.ndarray
+    L: np.ndarray
+    w: np.ndarray
+    X: np.ndarray | None
+    P: np.ndarray | None
+    W: np.ndarray | None
+    complete: bool
+
+
+def _states_compiled(system: System, integ, runner, marks: list, ensemble: bool, progress, stop) -> _States:
+    """:func:`_run_compiled`'s loop: the states at the records, not yet the recorded quantities."""
     from . import compiled
 
     U = [integ.orientation()[:, None]]
@@ -469,7 +540,7 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
     P = [integ.linear_momentum()[:, None]] if system.any_translating else None
     # the drivers' work, where the kernels sum it (splitting scenes with drivers)
     W = [integ.driver_work[:, None].copy()] if getattr(runner, "power", False) else None
-    times = [0.0]
+    times, at = [0.0], [0]
     steps = marks[-1]
     E, B = integ.L.shape[:2]
     complete = True
@@ -501,6 +572,7 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
         if W is not None:
             W.append(runner.work[:, :n_rec])
         times.extend(m * integ.dt for m in call[:n_rec])
+        at.extend(call[:n_rec])
         i = j
         if progress is not None:
             progress(integ.steps_done / max(steps, 1))
@@ -516,6 +588,7 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
                 if W is not None:
                     W.append(runner.work[:, -1:])
                 times.append(integ.t)
+                at.append(integ.steps_done)
             break
         done = integ.steps_done - start
         if elapsed > 0 and done > 0:
@@ -523,10 +596,7 @@ def _run_compiled(system: System, integ, runner, marks: list, ensemble: bool, pr
     U, L, w = (np.concatenate(x, axis=1) for x in (U, L, w))
     if X is not None:
         X, P = np.concatenate(X, axis=1), np.concatenate(P, axis=1)
-    arrays = _records(system, U, L, w, np.array(times), X, P)
-    if W is not None:
-        arrays["driver_work"] = np.concatenate(W, axis=1)
-    return times, arrays, complete
+    return _States(times, at, U, L, w, X, P, None if W is None else np.concatenate(W, axis=1), complete)
 
 
 def _raise_blowup(system: System, integ, status: np.ndarray, ensemble: bool) -> None:

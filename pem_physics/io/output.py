@@ -10,10 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 
 import numpy as np
 
+from ..engine import aot
 from ..engine.simulate import Trajectory
+from ..jit import numba
 from ..model.rotations import euler_zyx
 from .files import atomic_open
 from .outset import OutputSet
@@ -77,17 +80,46 @@ def csv_columns(traj: Trajectory) -> tuple[list[str], np.ndarray]:
 
 def write_csv(traj: Trajectory, path) -> None:
     cols, table = csv_columns(traj)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    head = io.StringIO()
     if not traj.complete:   # a partial run says so in every file (npz meta, summary, this comment)
-        buf.write(f"# partial run: interrupted at t = {traj.t[-1]!r} s\n")
-    w.writerow(cols)
-    # every cell is a float (no quoting needed), written as repr (the shortest text that reads back bit for
-    # bit); tolist() hands Python floats (~5× faster than numpy scalars) and one %r format per row beats a join
-    row = ",".join(["%r"] * table.shape[1]) + "\n"
-    buf.writelines(row % tuple(r) for r in np.asarray(table, dtype=float).tolist())
-    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(buf.getvalue())
+        head.write(f"# partial run: interrupted at t = {traj.t[-1]!r} s\n")
+    csv.writer(head, lineterminator="\n").writerow(cols)
+    # every cell is a float (no quoting needed), written as repr: the shortest text that reads back bit for bit
+    body = csv_rows(np.ascontiguousarray(table, dtype=float))
+    with atomic_open(path, "wb") as fh:
+        fh.write(head.getvalue().encode("utf-8"))
+        fh.write(body)
+
+
+def csv_rows(table: np.ndarray):
+    """The rows of a (R, C) float64 table as CSV text (bytes): each cell ``repr`` of its float, commas between, a
+    newline after each row. Compiled (:mod:`pem_physics.ryu`, ~0.08 µs a cell against ~0.27 for ``repr``) when a
+    build made ahead of time carries it or numba already runs this process's kernels; else ``repr`` itself."""
+    kernel = _rows_kernel()
+    if kernel is None or not table.size:
+        # tolist() hands Python floats (~5× faster than numpy scalars) and one %r format per row beats a join
+        row = ",".join(["%r"] * table.shape[1]) + "\n"
+        return "".join(row % tuple(r) for r in table.tolist()).encode("ascii")
+    out = np.empty(table.size * CELL, np.uint8)
+    return memoryview(out)[:kernel(table.view(np.uint64), out)]
+
+
+#: Bytes a cell can take: the longest repr of a double ("-2.2250738585072014e-308") and its comma
+#: (:data:`pem_physics.ryu.CELL`, repeated here: importing ryu imports numba)
+CELL = 25
+
+
+def _rows_kernel():
+    """The compiled row formatter to use, or None (see :func:`csv_rows`). Without a build, numba's JIT version only
+    where numba is already running: starting it (~0.4 s) would cost more than ``repr`` saves."""
+    build = aot.load()
+    if build is not None and "csv_rows" in build.specs:
+        return lambda bits, out: build.call("csv_rows", (bits, out))
+    if "numba" in sys.modules and numba() is not None:
+        from .. import ryu
+
+        return ryu.format_rows
+    return None
 
 
 def summary(traj: Trajectory) -> dict:

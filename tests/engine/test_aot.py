@@ -118,12 +118,12 @@ np.savez({path!r}, **{{f"{{m}}_{{k}}": v[i] for m, v in out.items() for i, k in 
 """
 
 
-def test_an_ensemble_without_numba_runs_on_the_build_member_by_member(build_dir, tmp_path, monkeypatch):
-    """A plain install (no numba) has the build but not numba's parallel kernels: an ensemble runs its members one
-    after the other on the build — the JIT ensemble's numbers bit for bit (the same member function), numba never
-    imported; PEM's scheme too (its driver clock kept per member)."""
+def test_an_ensemble_without_numba_runs_on_the_build_members_in_threads(build_dir, tmp_path, monkeypatch):
+    """A plain install (no numba) has the build but not numba's parallel kernels: an ensemble runs its members on the
+    build, in threads (here two for three members) — the JIT ensemble's numbers bit for bit (the same member
+    function), numba never imported; PEM's scheme too (its driver clock kept per member)."""
     path = tmp_path / "ens.npz"
-    env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path), PEM_THREADS="2")
     subprocess.run([sys.executable, "-c", ENSEMBLE_RUN.format(root=str(ROOT), path=str(path))], env=env, check=True)
     got = np.load(path)
     assert list(got["kernels"]) == ["ahead-of-time"] * 2 and list(got["engines"]) == ["numba"] * 2
@@ -218,3 +218,50 @@ def test_a_gas_command_on_the_build_does_not_import_numba(build_dir, tmp_path):
     env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["numba", "True", "False"]
+
+
+def test_a_run_writes_its_csv_on_the_build_without_numba(build_dir, tmp_path):
+    """The CSV writer's row formatter (pem_physics/ryu.py) is an entry of the build (``csv_rows``): a run on the
+    build formats its CSV without importing numba, in the bytes of the repr path, and the CSV reads back to the
+    NPZ's numbers bit for bit."""
+    out = tmp_path / "out"
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "import numpy as np\n"
+            "from pem_physics.cli import main\n"
+            "from pem_physics.io import output\n"
+            f"main(['run', 'example:pendulum', '-o', {str(out)!r}, '--t-end', '0.5', '-q'])\n"
+            "rng = np.random.default_rng(0)\n"
+            "table = np.ascontiguousarray(rng.normal(size=(300, 9)) * 10.0 ** rng.integers(-9, 20, size=(300, 9)))\n"
+            "built = bytes(output.csv_rows(table))\n"
+            "output._rows_kernel = lambda: None\n"
+            "print(built == bytes(output.csv_rows(table)), 'numba' in sys.modules)\n")
+    env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["True", "False"]
+    rows = (out / "trajectory.csv").read_text().splitlines()
+    npz = np.load(out / "trajectory.npz")
+    energy = np.array([float(r.rsplit(",", 1)[1]) for r in rows[1:]])
+    assert rows[0].endswith(",energy_total") and np.array_equal(energy.view(np.uint64),
+                                                                npz["total_energy"].view(np.uint64))
+
+
+def test_the_build_steps_without_the_gil(build_dir, monkeypatch):
+    """The build's kernels release the GIL as the JIT ones do (aot._releasing_the_gil): independent bodies step in
+    threads on it (engine/groups.py), bit for bit as one run."""
+    from test_groups import longest_pause_while_stepping, mixed_scene
+
+    from pem_physics.engine import groups
+
+    monkeypatch.setenv("PEM_AOT", "1")
+    monkeypatch.setenv("PEM_AOT_DIR", str(build_dir))
+    took, pause = longest_pause_while_stepping()
+    assert pause < 0.5 * took, (took, pause)
+    monkeypatch.setattr(groups, "MIN_BODY_STEPS", 0)
+    monkeypatch.setenv("PEM_THREADS", "3")
+    scene = mixed_scene("splitting4")
+    threaded = simulate(scene)
+    monkeypatch.setenv("PEM_THREADS", "1")
+    whole = simulate(scene)
+    assert threaded.info["threads"] == 3 and threaded.info["kernels"] == whole.info["kernels"] == "ahead-of-time"
+    for name in ARRAYS:
+        assert np.array_equal(getattr(threaded, name), getattr(whole, name)), name
