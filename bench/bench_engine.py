@@ -217,7 +217,8 @@ def pendulum_wave(repeat: int, aot_dir) -> dict | None:
         # its pendulums are independent: stepped in threads (engine/groups.py), and once more in one (PEM_THREADS=1)
         one = our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir), PEM_THREADS="1")
         peer, jit, ahead, single = side_by_side(peer_cmd, cmd, tmp, repeat, aot_dir, one)
-        threads = json.loads((tmp / "out" / "summary.json").read_text()).get("threads", 1)
+        timed(cmd, cwd=tmp, env=our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir)))  # how many threads it took
+        threads = json.loads((tmp / "out" / "summary.json").read_text())["threads"]
     print(f"pendulum wave (15 bodies, 6e4 steps)  peer {peer:5.2f} s   ours {jit:5.2f} s (JIT), {ahead:5.2f} s "
           f"(ahead of time, {threads} threads), {single:5.2f} s (one thread)   ratio {peer / jit:5.2f} / "
           f"{peer / ahead:5.2f} / {peer / single:5.2f}")

@@ -135,6 +135,7 @@ def summary(traj: Trajectory) -> dict:
         "engine": traj.info.get("engine", "numpy"),
         "compile_or_load_s": traj.info.get("compile_or_load_s", 0.0),
         "kernels": traj.info.get("kernels"),
+        "threads": traj.info.get("threads", 1),
         "energy_drift_relative": traj.energy_drift(),
         "energy_balance_error_relative": traj.energy_balance(),
         "friction_loss_relative": traj.friction_loss(),

@@ -19,6 +19,7 @@ import pytest
 from pem_physics import examples, simulate
 from pem_physics.engine import compiled, groups
 from pem_physics.errors import ValidationError
+from pem_physics.io.output import summary
 from pem_physics.model.inertia import MassProperties
 from pem_physics.model.scene import Body, Settings
 
@@ -78,6 +79,7 @@ def test_the_pendulum_wave_in_threads_is_the_run_as_one_bit_for_bit(method, spli
     assert threaded.info["threads"] == 3
     whole = one_thread(scene, monkeypatch, method=method)
     assert "threads" not in whole.info
+    assert summary(threaded)["threads"] == 3 and summary(whole)["threads"] == 1  # summary.json says so
     assert_same_bits(threaded, whole)
 
 
