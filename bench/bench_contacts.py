@@ -17,12 +17,15 @@ short warm-up run first):
 
     python bench/bench_contacts.py [--repeat N] [--scale S] [--json PATH]
 
-``--scale`` multiplies every run's simulated time (0.1 for a quick look).
+``--scale`` multiplies every run's simulated time (0.1 for a quick look). Every run in one thread
+(``PEM_THREADS=1``): without contacts the marbles would step in groups on every core (engine/groups.py), a contact
+scene in one thread — the ratios compare the same work per thread.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import replace
@@ -195,6 +198,7 @@ def main(argv=None) -> dict:
     if not compiled.available():
         print("numba is not installed: nothing to measure for the compiled engine")
         return {}
+    os.environ["PEM_THREADS"] = "1"  # see the module's docstring
     res = {"pendulums": pendulum_scenes(args.repeat, args.scale), "marble_box": marbles(args.repeat, args.scale),
            "resting_ball": resting_ball(args.repeat, args.scale)}
     return finish(res, start, args.json, indent=2)

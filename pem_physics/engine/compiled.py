@@ -118,9 +118,12 @@ ContactArrays = namedtuple("ContactArrays", [
     # (MARK_CAPACITY at most)
     "resting", "ev_kind", "rec_loss",
     # free flight in merged steps (kernels._horizon; contacts.FlightBounds): per body the bound on |dp/dt| (N) and
-    # the gravity torque's growth λ² (1/s²); merge: whether the scene's forces allow it (gravity alone) and every
-    # pair's speed is bounded where the grazing check is on; merged (1,) int: the steps the kernels ran so, unchecked
-    "force", "lam2", "merge", "merged"])
+    # the gravity torque's growth λ² (1/s²); per sphere whether the drifts turn it about one axis the momentum sets
+    # (axial: its step-end bound takes Σdᵢ = 1); merge: whether the scene's forces allow it (gravity alone) and every
+    # pair's speed is bounded where the grazing check is on; merged (1,) int: the steps the kernels ran so, unchecked;
+    # span (3,) int: the certified span's end (a step count), and the horizons to skip and the next skip, carried
+    # from call to call
+    "force", "lam2", "axial", "merge", "merged", "span"])
 
 #: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
 #: handing every one to the numpy contact driver; off only to compare the two.
@@ -218,9 +221,9 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          ev_normal=np.zeros((N, 3)), ev_U=np.zeros((N, B, 3, 3)), ev_X=np.zeros((N, B, 3)),
                          resting=np.zeros(len(pair), np.bool_),
                          ev_kind=np.zeros(N, np.int64), rec_loss=np.zeros(MARK_CAPACITY),
-                         force=_f(fl.force), lam2=_f(fl.lam2),
+                         force=_f(fl.force), lam2=_f(fl.lam2), axial=np.array(fl.axial, dtype=np.bool_),
                          merge=bool(MERGE and fl.applies and len(pair) and (sb.bounded.all() or not graze)),
-                         merged=np.zeros(1, np.int64))
+                         merged=np.zeros(1, np.int64), span=np.array([0, 0, 1], np.int64))
 
 
 def _tables(system) -> tuple:

@@ -834,11 +834,11 @@ def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, near, w0, w
     return -1
 
 @_jit_borrowed
-def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, lam2, graze, g0, L, P, T, h, split,
-             nmax, fb):
-    """How many steps of length h (a power of two up to nmax, or nmax; 1: none) from a state whose gaps are g0 (P,) m
-    can run merged and unchecked: none of them could end below a pair's limit or pass :func:`_graze_near`'s filter
-    (with ``graze``), so the one-step-a-call checks would have passed every one.
+def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, lam2, axial, graze, g0, L, P, T, h,
+             split, nmax, fb):
+    """How many steps of length h (at most nmax; 1: none) from a state whose gaps are g0 (P,) m can run merged and
+    unchecked — as many as the bound allows, to the step: none of them could end below a pair's limit or pass
+    :func:`_graze_near`'s filter (with ``graze``), so the one-step-a-call checks would have passed every one.
 
     The bound (contacts.FlightBounds: scenes whose only force is gravity), for the splitting's kicks and drifts as
     they come, negative ones too (split (3,): a = Σ|drifts|, κ = Σ|kicks|, c = Σᵢ |dᵢ|·(|k₀| + … + |kᵢ|), the kicks
@@ -847,11 +847,17 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
     lever·(|L₀| A₁ + T̂ A₂) + inv_mass·(|p₀| A₁ + force·A₂), A₁ = n h a, A₂ = h² (a κ n(n−1)/2 + c n); T̂ the
     largest torque in the chunk, |T̂ − T₀| ≤ λ²·(|L₀| A₁ + T̂ A₂) as gravity's torque follows the centre of
     mass, so T̂ ≤ (|T₀| + λ² |L₀| A₁)/(1 − λ² A₂) (no bound where λ² A₂ ≥ 1). At a step's end a sphere is at most
-    lever·(|L₀| + T̂ n h κ) + inv_mass·(|p₀| + force·n h κ) fast. A margin of 1e-9 of each bound; none for the
+    lever·(|L₀| + T̂ n h κ) + inv_mass·(|p₀| + force·n h κ) fast. The checks look at the steps' ends only, and there
+    drifts that turn a sphere about one axis set by the momentum (``axial``: a hinge, or a bob on a symmetric
+    pendulum's axis; contacts.FlightBounds) add their angles: a step moves it as one drift of h at the step's start
+    momentum would, within the kicks' second-order change (rotations are isometries, and turns about axes a, b move
+    a point at most |a − b| apart) — a = Σdᵢ = 1 in A₁ and A₂ for such spheres, and for every translation (x += h·p/M
+    adds up the same way); T̂ keeps a = Σ|dᵢ|, as the kicks take torques inside steps. A margin of 1e-9 of each
+    bound; none for the
     states' rounding: a merged chunk's states differ from one-step-a-call ones by rounding as the numpy driver's
     do, and the limits themselves are rounding-sized (−CONTACT_RTOL·scale) — a pair that close is a toss-up for
     either. L, P, T (B,3): the state's momenta and torque; the other arguments ContactArrays' fields of the same
-    names; scratch fb (B,5). Only the arrays it needs (a call passes every field of M or C member by member)."""
+    names; scratch fb (B,6). Only the arrays it needs (a call passes every field of M or C member by member)."""
     B = L.shape[0]
     a, kap, cd = split[0], split[1], split[2]
     for b in range(B):
@@ -860,14 +866,18 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
         fb[b, 2] = np.sqrt(T[b, 0] * T[b, 0] + T[b, 1] * T[b, 1] + T[b, 2] * T[b, 2])
     fac = 2.0 * (4.0 / 27.0) * h  # _graze_near's
     grip = 1e-9
-    good, n = 1, 2
-    while True:  # 2, 4, 8, … up to where the bound fails, or nmax
-        m = min(n, nmax)
+    # 2, 4, 8, … up to where the bound fails (or nmax), then halving the interval between the last that held and
+    # the first that failed: every m the bound allows is checked itself (the bound over m steps covers each of them)
+    good, bad, m = 1, 0, 2
+    while True:
+        m = min(m, nmax)
         A1 = m * h * a
         A2 = h * h * (a * kap * 0.5 * m * (m - 1) + cd * m)
+        A1x = m * h  # the same with a = Σdᵢ = 1: axial spheres and translations, at the steps' ends
+        A2x = h * h * (kap * 0.5 * m * (m - 1) + cd * m)
         Kt = m * h * kap
         ok = True
-        for b in range(B):  # the drift integral of |L| (fb[b, 3]) and |L| at a step's end (fb[b, 4])
+        for b in range(B):  # the drift integral of |L| (fb[b, 3]; axial fb[b, 5]) and |L| at a step's end (fb[b, 4])
             den = 1.0 - lam2[b] * A2
             if not den > 0.0:
                 ok = False
@@ -875,13 +885,15 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
             That = (fb[b, 2] + lam2[b] * fb[b, 1] * A1) / den
             fb[b, 3] = fb[b, 1] * A1 + That * A2
             fb[b, 4] = fb[b, 1] + That * Kt
+            fb[b, 5] = fb[b, 1] * A1x + That * A2x
         for k in range(pair.shape[0] if ok else 0):
             D, V = 0.0, 0.0
             for side in range(2 if k < spheres else 1):
                 q = pair[k, side]
                 b = owner[q]
                 if b >= 0:
-                    D += (inv_mass[q] * (fb[b, 0] * A1 + force[b] * A2) + lever[q] * fb[b, 3]) * (1.0 + grip)
+                    turn = fb[b, 5] if axial[q] else fb[b, 3]
+                    D += (inv_mass[q] * (fb[b, 0] * A1x + force[b] * A2x) + lever[q] * turn) * (1.0 + grip)
                     V += (inv_mass[q] * (fb[b, 0] + force[b] * Kt) + lever[q] * fb[b, 4]) * (1.0 + grip)
             lb, ub = g0[k] - D, g0[k] + D
             if not lb > limit[k]:
@@ -894,12 +906,18 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
                 if lb + tk < 2.0 * V * fac * rho * (1.0 + grip):
                     ok = False
                     break
-        if not ok:
+        if ok:
+            good = m
+        else:
+            bad = m
+        if bad == 0:
+            if good == nmax:
+                return good
+            m = 2 * good
+        elif bad - good <= 1:
             return good
-        good = m
-        if m == nmax:
-            return good
-        n *= 2
+        else:
+            m = (good + bad) // 2
 
 @_jit_borrowed
 def _same_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
@@ -1787,10 +1805,14 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
         si, sf = np.zeros(5, np.int64), np.zeros(6)
         # free flight where no check could fire (:func:`_horizon`; C.merge: gravity the only force): the steps
-        # before ``free_to`` run in merged chunks with no check at all (marks still end chunks), and the gaps are
-        # taken again where that span ends; the splitting's coefficient sums, scratch, and the horizons skipped
-        # after one of a single step
-        split, fb, free_to, wait, backoff = np.zeros(3), np.empty((B, 5)), 0, 0, 1
+        # before ``free_to`` run in merged chunks with no check at all (marks and the check grid still end chunks),
+        # and the gaps are taken again where that span ends; the splitting's coefficient sums, scratch, and the
+        # horizons skipped after one of a single step. The span and the skipping carry over from call to call
+        # (C.span): where the driver's calls end (sized by wall time) must not decide where spans end, as a span's
+        # chunks merge their kicks (rounding) — and a call stopped at a step's start leaves them as they were there
+        split, fb = np.zeros(3), np.empty((B, 6))
+        free_to, wait, backoff = C.span[0], C.span[1], C.span[2]
+        at_start = (free_to, wait, backoff)
         # a standstill (a state that a step leaves as it was, or as it was a step before): whether the last step
         # was a whole one without events, and its start (Qp…, the energy taken then)
         last_plain, loss_prev = False, 0.0
@@ -1818,6 +1840,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         mark = marks[i]
         while steps < mark:
             n = min(check_every, mark - steps)
+            if C is not None:  # chunks end on the grid of multiples of check_every too, as the driver's calls do
+                n = min(check_every - steps % check_every, mark - steps)
             if C is None:
                 _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
                              inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt, pv,
@@ -1834,6 +1858,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                     elif reeval > 0:  # the forces along the hold's push (contacts._hold's state._torque at its end)
                         h, k0, t0 = 0.0, 0, t_hold
                     elif si[0] == 0:
+                        at_start = (free_to, wait, backoff)
                         if last_plain:  # the last step's start, for a standstill of period 2
                             _copy_state(Q0, L0, T0, X0, P0, F0, Qp, Lp, Tp, Xp, Pp, Fp)
                             loss_prev = loss_step0
@@ -1851,8 +1876,8 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
                                 wait -= 1
                             else:
                                 span = _horizon(C.owner, C.spheres, C.pair, C.inv_mass, C.lever, C.sigma, C.tol,
-                                                C.limit, C.force, C.lam2, C.graze, g0, Le, Pe, Te, dt, split, SPAN,
-                                                fb)
+                                                C.limit, C.force, C.lam2, C.axial, C.graze, g0, Le, Pe, Te, dt, split,
+                                                SPAN, fb)
                                 if span > 1:
                                     free_to = steps + span
                                     n = min(nmax, span)
@@ -1994,6 +2019,10 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
         oW[i] = DWe[1]
         if C is not None:
             C.rec_loss[i] = C.loss[0]
+    if C is not None:  # the span and skipping state for the next call (at the stopped step's start, if stopped)
+        if code != OK:
+            free_to, wait, backoff = at_start
+        C.span[0], C.span[1], C.span[2] = free_to, wait, backoff
     st[0], st[1], st[2] = code, steps, body
 
 @_jit_par

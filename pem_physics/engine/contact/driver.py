@@ -807,11 +807,21 @@ class FlightBounds(NamedTuple):
     torque's growth as a pinned body turns — |T − T₀| = M·|g|·|Δr_G| and |Δr_G| ≤ k_G·(the drifts' ∫|L|) (k_G the
     centre of mass's lever, :func:`_lever`), so λ² = M·|g|·k_G (``kernels._horizon`` bounds the largest torque of
     a span with it); 0 for a translating body (gravity pulls at its centre of rotation), inf for a hinge with
-    J = 0."""
+    J = 0.
+
+    axial (S,) bool: whether the splitting's drifts move the sphere's centre by turns about one lab axis that only the
+    momentum sets — about the hinge (angle ℓ/J·h), or about L (angle |L|·λ₁⁻¹·h, λ₁ the middle principal moment the
+    free turn uses) where the body's other free-turn corrections turn about axes through the centre
+    ([c]×(I⁺ − λ₁⁻¹𝟙) = 0: a bob on a symmetric pendulum's axis, any point of a spherical top). Such turns compose
+    as their angles add, so a step's drifts (coefficients summing to 1) move the centre as far as one drift of h
+    would, plus the kicks' second-order change: ``kernels._horizon`` then bounds the spheres at the steps' ends with
+    Σdᵢ = 1 in place of Σ|dᵢ| (2.32 for splitting4's negative coefficients), and so does a translating body's
+    drift x += h·p/M."""
 
     force: np.ndarray
     lam2: np.ndarray
     applies: bool
+    axial: np.ndarray
 
 
 def flight_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> FlightBounds:
@@ -828,7 +838,20 @@ def flight_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> FlightBo
             lam2[o] = float(sys_.mass[o]) * g * _lever(sys_, U, J, o, sys_.kin_body.com[o])
     applies = (len(sys_.owner) == 0 and len(sys_.src_pos) == 0 and not sys_.driven
                and bool(np.isfinite(lam2).all()))
-    return FlightBounds(force, lam2, applies)
+    axial = np.array([o < 0 or _axial(sys_, o, c) for o, c in zip(np.asarray(model.owner, int), model.center)],
+                     dtype=bool)
+    return FlightBounds(force, lam2, applies, axial)
+
+
+def _axial(sys_, o: int, c: np.ndarray) -> bool:
+    """Whether the drifts turn the point c (3,) m (body coordinates about body o's centre of rotation) about one lab
+    axis set by the momentum alone (:class:`FlightBounds`' axial): a hinged body, or [c]×(I⁺ − λ₁⁻¹𝟙) = 0 up to
+    rounding (λ₁⁻¹ = ``inv_moments[o, 1]``, the free turn's)."""
+    if sys_.hinged[o]:
+        return True
+    inv = sys_.kin_body.inv_inertia[o]
+    off = np.cross(c, (inv - sys_.inv_moments[o, 1] * np.eye(3)).T).T  # [c]× (I⁺ − λ₁⁻¹𝟙)
+    return bool(np.linalg.norm(off, 2) <= 1e-12 * np.linalg.norm(c) * np.linalg.norm(inv, 2))
 
 
 def _pair_speeds(model: ContactModel, sb: SpeedBounds, state, trial) -> np.ndarray:
@@ -1091,7 +1114,15 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
             j = i
             while j < len(marks) and marks[j] <= start + per_call and j - i < compiled.MARK_CAPACITY:
                 j += 1
-            call = list(marks[i:j]) if j > i else [start + per_call]
+            # an intermediate end on the grid of multiples of check_every, where the kernels end their chunks anyway:
+            # the wall-time sizing of calls then changes no number
+            if j > i:
+                call = list(marks[i:j])
+            else:
+                end = start + per_call - (start + per_call) % check_every
+                if end <= start:
+                    end = start - start % check_every + check_every
+                call = [min(end, marks[i])]
             t0 = _time.perf_counter()
             arrays.ev_count[0] = 0
             arrays.loss[0] = log.energy_loss  # the kernel adds its impacts' and holds' losses to the log's, in order
