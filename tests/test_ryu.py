@@ -83,3 +83,6 @@ def test_csv_rows_the_same_bytes_compiled_and_by_repr(monkeypatch):
     back = np.array([[float(c) for c in line.split(",")] for line in compiled.decode().splitlines()])
     np.testing.assert_array_equal(back.view(np.uint64)[1:], table.view(np.uint64)[1:])
     assert output.csv_rows(np.zeros((0, 3))) == b""
+    from pem_physics import ryu
+
+    assert output.CELL == ryu.CELL == len(repr(-2.2250738585072014e-308)) + 1  # the copy io keeps (no numba import)

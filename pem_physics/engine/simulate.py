@@ -379,7 +379,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
         engine = "python"  # no numba: one body on Python floats beats numpy's per-call overhead
         runner = scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
     split = None
-    if runner is not None and contacts is None and ensemble is None and type(runner) is compiled.Runner:
+    if type(runner) is compiled.Runner:  # not the Python floats' runner, nor the lanes (groups.plan says the rest)
         from . import groups
 
         split = groups.plan(system, integ, runner, steps)  # independent bodies: stepped in threads
