@@ -7,6 +7,7 @@ its kernels, and whether numba was imported at all; the wheel's tag and contents
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -51,6 +52,8 @@ def test_a_plain_install_runs_on_kernels_built_at_install(tmp_path):
             "tr = simulate(examples.build('three-magnet'), t_end=0.2)\n"
             "print(json.dumps([tr.info['engine'], tr.info['kernels'], 'numba' in sys.modules,\n"
             "                  __import__('importlib').util.find_spec('numba') is not None]))\n")
-    out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    # the venv's own package, not a checkout a PYTHONPATH of the caller's names
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == ["numba", "ahead-of-time", False, False]
