@@ -486,7 +486,8 @@ def test_the_gas_report_counts_the_engines_set_up(pem, ext, monkeypatch):  # noq
     m = re.search(r"collisions in (\d+\.\d+) s \((\d+\.\d) s of it setting up and compiling the engine", text)
     assert text.startswith(f"Object '{obj.name}': 40 spheres") and m, text
     total, setup = float(m[1]), float(m[2])
-    assert 1.5 <= total <= outside and setup >= 1.4
+    # the report rounds to 0.01 s: it may read up to half of that above the time measured around it
+    assert 1.5 <= total <= outside + 0.005 and setup >= 1.4
 
 
 @pytest.mark.parametrize("saved", [False, True])
