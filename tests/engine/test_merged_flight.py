@@ -197,6 +197,21 @@ def test_which_spheres_are_axial():
     assert list(setup(scene)[2].axial) == [False, True, True]
 
 
+def test_the_lever_helpers_take_numpys_bits_and_the_closed_form():
+    """The set-up's [c]× M and ‖·‖₂ (contacts._cross_columns, _norm2: numpy's operations without its per-call axis
+    handling) give np.cross's and np.linalg.norm's bits; a bob at l on the axis of a body with moments j, j, j_a
+    has the lever l/j (|ω × r| = l·|L_⊥|/j), whatever the tiny j_a."""
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        c, M = rng.normal(size=3) * 10.0 ** rng.integers(-3, 2), rng.normal(size=(3, 3)) * 10.0 ** rng.integers(-3, 4)
+        ref = np.cross(c, M.T).T
+        assert np.array_equal(contacts._cross_columns(c, M), ref)
+        assert contacts._norm2(ref) == float(np.linalg.norm(ref, 2))
+    l, j, ja = 0.3, 4.5e-3, 8e-6
+    lever = contacts._norm2(contacts._cross_columns(np.array([0.0, 0.0, -l]), np.diag([1 / j, 1 / j, 1 / ja])))
+    assert lever == pytest.approx(l / j, rel=1e-15)  # the SVD's few ulps
+
+
 @pytest.mark.parametrize("method", ["splitting4", "splitting2"])
 def test_a_swinging_spinning_box_spans_hold_no_checked_step(method):
     # an off-centre box on a pivot, spinning about a tilted axis as it swings (the gravity torque turns with it:
