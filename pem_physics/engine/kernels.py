@@ -148,6 +148,25 @@ def _tabulated(M, j, t, org, R, SR):
     SR[j, 5] = 2.0 * (e0 * v2 + n0 * e3 + (e1 * v1 - e2 * v0))
 
 
+@_jit_inline
+def _skew(a0, a1, a2, i, j):
+    """[a]×[i, j] for the axis a = (a0, a1, a2)."""
+    if i == 0:
+        return 0.0 if j == 0 else (-a2 if j == 1 else a1)
+    if i == 1:
+        return a2 if j == 0 else (0.0 if j == 1 else -a0)
+    return -a1 if j == 0 else (a0 if j == 1 else 0.0)
+
+
+@_jit_inline
+def _rodrigues(a0, a1, a2, st, ct, i, j):
+    """R[i, j] of R = 𝟙 + sin θ [a]× + (1 − cos θ)[a]×² (st = sin θ, ct = 1 − cos θ), without an array: the
+    step loops that call :func:`_sources_exact` run without reference counts and so allocate nothing."""
+    kk = (_skew(a0, a1, a2, i, 0) * _skew(a0, a1, a2, 0, j) + _skew(a0, a1, a2, i, 1) * _skew(a0, a1, a2, 1, j)
+          + _skew(a0, a1, a2, i, 2) * _skew(a0, a1, a2, 2, j))
+    return (1.0 if i == j else 0.0) + st * _skew(a0, a1, a2, i, j) + ct * kk
+
+
 @_jit
 def _sources_exact(M, t, org, R, rs, ms, SR, rates):
     """Lab positions rs and moments ms (S,3) of the source dipoles at time t (exact kinematics;
@@ -167,19 +186,11 @@ def _sources_exact(M, t, org, R, rs, ms, SR, rates):
             th = M.sb_omega[j] * t
             st, ct = np.sin(th), 1 - np.cos(th)
             a0, a1, a2 = M.sb_axis[j, 0], M.sb_axis[j, 1], M.sb_axis[j, 2]
-            Kx = np.empty((3, 3))
-            Kx[0, 0], Kx[0, 1], Kx[0, 2] = 0.0, -a2, a1
-            Kx[1, 0], Kx[1, 1], Kx[1, 2] = a2, 0.0, -a0
-            Kx[2, 0], Kx[2, 1], Kx[2, 2] = -a1, a0, 0.0
-            Rm = np.empty((3, 3))
             for a in range(3):
                 for b in range(3):
-                    kk = Kx[a, 0] * Kx[0, b] + Kx[a, 1] * Kx[1, b] + Kx[a, 2] * Kx[2, b]
-                    Rm[a, b] = (1.0 if a == b else 0.0) + st * Kx[a, b] + ct * kk
-            for a in range(3):
-                for b in range(3):
-                    R[j, a, b] = (M.sb_rot[j, a, 0] * Rm[b, 0] + M.sb_rot[j, a, 1] * Rm[b, 1]
-                                  + M.sb_rot[j, a, 2] * Rm[b, 2])
+                    R[j, a, b] = (M.sb_rot[j, a, 0] * _rodrigues(a0, a1, a2, st, ct, b, 0)
+                                  + M.sb_rot[j, a, 1] * _rodrigues(a0, a1, a2, st, ct, b, 1)
+                                  + M.sb_rot[j, a, 2] * _rodrigues(a0, a1, a2, st, ct, b, 2))
         else:
             for i in range(3):
                 org[j, i] = M.sb_pos[j, i] + (M.sb_vel[j, i] * t if kind == 1 else 0.0)
@@ -1762,62 +1773,74 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     here too."""
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
-    org, Rs = np.empty((K, 3)), np.empty((K, 3, 3))
-    rs, ms = np.empty((S, 3)), np.empty((S, 3))
-    s, p, r, Td = np.empty((D, 3)), np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3))
-    Xt, pv, SR = np.empty((B, 3)), np.zeros((B, 12)), np.zeros((K + S, 6))
-    dB, nodes = np.zeros(3), np.zeros(drifts.shape[0] + 1)
-    w = np.empty((B, 3))
-    Q0, L0, T0 = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
-    X0, P0, F0 = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
+    nS, nP = (0, 0) if C is None else (C.owner.shape[0], C.pair.shape[0])
+    # every array the steps use, made here: the steps (_splitting_steps) then run without reference counts
+    A = (np.empty((K, 3)), np.empty((K, 3, 3)), np.empty((S, 3)), np.empty((S, 3)), np.empty((D, 3)),
+         np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3)), np.empty((B, 3)), np.zeros((B, 12)),
+         np.zeros((K + S, 6)), np.zeros(3), np.zeros(drifts.shape[0] + 1), np.empty((B, 3)), np.empty((B, 3, 3)),
+         np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)))
+    AC = (np.empty((nS, 3)), np.empty((nS, 3)), np.empty(nP), np.empty(nP), np.empty((B, 4)), np.empty((B, 3)),
+          np.empty((B, 3)), np.empty(nP, np.bool_))
+    CS = (np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)),
+          np.empty((B, 3)), np.empty(nP, np.int64), np.empty(10), np.empty((nP, 4), np.int64), np.empty((nP, 11)),
+          np.empty(nP, np.int64), np.empty((2, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)),
+          np.empty(B, np.bool_))
+    # the contact scratch that starts at zero, Brent's state, the coefficient sums, the standstill's copy
+    CH = (np.zeros(nP, np.bool_), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)),
+          np.zeros(5, np.int64), np.zeros(6), np.zeros(3), np.empty((B, 6)), np.empty((B, 3, 3)), np.empty((B, 3)),
+          np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)))
+    _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
+                     inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, DWe, oW, st, tb,
+                     C, A, AC, CS, CH)
+
+@_jit_borrowed
+def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, marks, check_every, drifts, kicks,
+                     inv_m, inv1, plan_axis, plan_frac, plan_coef, moving, axes, oU, oL, ow, oX, oP, DWe, oW, st, tb,
+                     C, A, AC, CS, CH):
+    """:func:`_member_splitting`'s steps, on the arrays it made (A, AC, CS, CH: tuples of scratch arrays, unpacked
+    below): compiled without reference counts (:data:`_jit_borrowed`), as every call of the loop — a chunk, a
+    check, the horizon, a trial step — otherwise counted each array it passed (~17 % of a contact run)."""
+    B = Le.shape[0]
+    D = M.owner.shape[0]
+    org, Rs, rs, ms, s, p, r, Td, Xt, pv, SR, dB, nodes, w, Q0, L0, T0, X0, P0, F0 = A
     # C is None: numba prunes every `C is None` branch at compile time, so a scene without contacts compiles
     # none of the contact code (its first compile ~2-4 s shorter); a contact scene compiles its own variant
-    if C is None:
-        nS, nP = 0, 0
-    else:
-        nS, nP = C.owner.shape[0], C.pair.shape[0]
+    nP = 0 if C is None else C.pair.shape[0]
     # sphere centres and gaps at the step's start (S0, g0) and end (S1, g1): swapped after each step
-    S0, S1, g0, g1 = np.empty((nS, 3)), np.empty((nS, 3)), np.empty(nP), np.empty(nP)
-    nb, w0, w1, near = np.empty((B, 4)), np.empty((B, 3)), np.empty((B, 3)), np.empty(nP, np.bool_)
+    S0, S1, g0, g1, nb, w0, w1, near = AC
     contacts = nP > 0
     if C is not None:
         # the impact search: the step's start (Qs…, to hand the step back), its pairs, Brent's state, and the
-        # scratch of _resolve_impacts
-        Qs, Ls, Ts = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
-        Xs, Ps, Fs = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
-        hit, bs = np.empty(nP, np.int64), np.empty(10)
-        ci, cf, order = np.empty((nP, 4), np.int64), np.empty((nP, 11)), np.empty(nP, np.int64)
-        kw = np.empty((2, 3, 3))  # a friction impulse's K and its eigenvectors (_friction_impulse)
-        bv, bw, bW, used = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)), np.empty(B, np.bool_)
+        # scratch of _resolve_impacts (kw: a friction impulse's K and its eigenvectors, _friction_impulse)
+        Qs, Ls, Ts, Xs, Ps, Fs, hit, bs, ci, cf, order, kw, bv, bw, bW, used = CS
         # resting contacts held after each whole (trial) step (:func:`_hold`): the pairs that lifted off in
         # it, logged when the step is kept; and where the step started (events and loss), to hand it back whole
-        lifted = np.zeros(nP, np.bool_)
+        lifted = CH[0]
         n_lift, hold_loss, ev_step0, loss_step0, searched = -1, 0.0, 0, 0.0, False
         # with dipoles the forces change where the hold moved the bodies: steps of length 0 at the same call site
         # evaluate them (at time t_hold) halfway along the push (reeval 2) and where it left them (reeval 1), for
         # Simpson's rule on the work ∫F·dx the push takes from the potential; dX the push, Fh the forces before it,
         # Fm halfway, Xh the held positions
         reeval, t_hold = 0, 0.0
-        dX, Fh, Fm, Xh = np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3))
+        dX, Fh, Fm, Xh = CH[1], CH[2], CH[3], CH[4]
         # scenes whose torques depend on time too: the trial steps start at the search's t_c (tb of _split_chunk)
         can_impact = contacts and C.impact
         # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
         # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
-        si, sf = np.zeros(5, np.int64), np.zeros(6)
+        si, sf = CH[5], CH[6]
         # free flight where no check could fire (:func:`_horizon`; C.merge: gravity the only force): the steps
         # before ``free_to`` run in merged chunks with no check at all (marks and the check grid still end chunks),
         # and the gaps are taken again where that span ends; the splitting's coefficient sums, scratch, and the
         # horizons skipped after one of a single step. The span and the skipping carry over from call to call
         # (C.span): where the driver's calls end (sized by wall time) must not decide where spans end, as a span's
         # chunks merge their kicks (rounding) — and a call stopped at a step's start leaves them as they were there
-        split, fb = np.zeros(3), np.empty((B, 6))
+        split, fb = CH[7], CH[8]
         free_to, wait, backoff = C.span[0], C.span[1], C.span[2]
         at_start = (free_to, wait, backoff)
         # a standstill (a state that a step leaves as it was, or as it was a step before): whether the last step
         # was a whole one without events, and its start (Qp…, the energy taken then)
         last_plain, loss_prev = False, 0.0
-        Qp, Lp, Tp = np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3))
-        Xp, Pp, Fp = np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3))
+        Qp, Lp, Tp, Xp, Pp, Fp = CH[9], CH[10], CH[11], CH[12], CH[13], CH[14]
         for i in range(drifts.shape[0]):
             split[0] += abs(drifts[i])
             for j in range(i + 1):
