@@ -91,40 +91,51 @@ def _coincident(scene, system: System) -> None:
 
 
 def fastest_frequency(system: System, eps: float = 1e-4) -> float:
-    """Estimated largest angular frequency (rad/s) at the start: spin and torque stiffness (module docstring)."""
+    """Estimated largest angular frequency (rad/s) at the start: spin and torque stiffness (module docstring).
+
+    A body's stiffness is its own torque's (force's) change as it alone turns (moves). Where no two moving bodies
+    carry dipoles, nothing couples them: a body's torque is the same sum whatever the others' poses, so every body
+    turns at once in 6 probes of the scene, not 6 per body — 6·B probes of B bodies would grow as B² (a box of
+    1000 marbles: 6000 copies of the scene, ~0.4 GB)."""
     B = system.n_bodies
     w = float(np.max(np.linalg.norm(system.omega0, axis=-1), initial=0.0))
-    U = np.repeat(system.U0[None], 6 * B, axis=0)  # (6B, B, 3, 3): body b turned by ±eps about lab axis k
+    coupled = len(set(system.owner.tolist())) > 1
+    probes = 6 * B if coupled else 6
+
+    def probe(b: int, k: int, s: int) -> int:
+        """The probe that turns (moves) body b by +ε (s = 0) or −ε (s = 1) about (along) lab axis k."""
+        return (6 * b if coupled else 0) + 2 * k + s
+
+    turns = [[axis_angle_matrix(np.eye(3)[k], sign * eps) for sign in (1.0, -1.0)] for k in range(3)]
+    U = np.repeat(system.U0[None], probes, axis=0)  # (probes, B, 3, 3)
     for b in range(B):
         for k in range(3):
-            for s, sign in enumerate((1.0, -1.0)):
-                axis = np.eye(3)[k]
-                R = axis_angle_matrix(axis, sign * eps)
-                e = 6 * b + 2 * k + s
-                U[e, b] = U[e, b] @ R.T  # rows (body axes in lab) turned by R
-    T = evaluate(system, system.kin_body, U, 0.0).torque  # (6B, B, 3)
+            for s in range(2):
+                e = probe(b, k, s)
+                U[e, b] = U[e, b] @ turns[k][s].T  # rows (body axes in lab) turned by R
+    T = evaluate(system, system.kin_body, U, 0.0).torque  # (probes, B, 3)
     if system.any_translating:
         # translating bodies also oscillate in position: ω ≈ √(‖∂F/∂x‖ / M), x moved by ±eps·(1 cm) per lab axis
         h = 1e-2 * eps
-        X = np.repeat(system.pivot[None], 6 * B, axis=0)
+        X = np.repeat(system.pivot[None], probes, axis=0)
         for b in range(B):
             for k in range(3):
-                X[6 * b + 2 * k, b, k] += h
-                X[6 * b + 2 * k + 1, b, k] -= h
-        F = evaluate(system, system.kin_body, np.repeat(system.U0[None], 6 * B, axis=0), 0.0, X=X).force
+                X[probe(b, k, 0), b, k] += h
+                X[probe(b, k, 1), b, k] -= h
+        F = evaluate(system, system.kin_body, np.repeat(system.U0[None], probes, axis=0), 0.0, X=X).force
         for b in np.flatnonzero(system.translating):
-            K = np.stack([(F[6 * b + 2 * k, b] - F[6 * b + 2 * k + 1, b]) / (2 * h) for k in range(3)], axis=1)
+            K = np.stack([(F[probe(b, k, 0), b] - F[probe(b, k, 1), b]) / (2 * h) for k in range(3)], axis=1)
             w = max(w, float(np.sqrt(np.linalg.norm(K, 2) / system.mass[b])))
     for b in range(B):
-        K = np.stack([(T[6 * b + 2 * k, b] - T[6 * b + 2 * k + 1, b]) / (2 * eps) for k in range(3)], axis=1)
+        K = np.stack([(T[probe(b, k, 0), b] - T[probe(b, k, 1), b]) / (2 * eps) for k in range(3)], axis=1)
         if system.hinged[b]:
             a = system.hinge_axis[b]
             inert = float(system.hinge_inertia(system.U0[None])[0, b])
             if inert > 0:
                 w = max(w, float(np.sqrt(abs(float(a @ K @ a)) / inert)))
-        else:
-            U = system.U0[b]
-            inv_lab = U.T @ system.kin_body.inv_inertia[b] @ U  # I⁺ in lab axes: ω = Uᵀ I⁺ U L
+        elif K.any():  # no torque changes (a free marble): no oscillation to add
+            U0 = system.U0[b]
+            inv_lab = U0.T @ system.kin_body.inv_inertia[b] @ U0  # I⁺ in lab axes: ω = Uᵀ I⁺ U L
             w = max(w, float(np.sqrt(np.abs(np.linalg.eigvals(inv_lab @ K)).max())))
     return w
 

@@ -111,3 +111,52 @@ def test_stiffness_estimate_ignores_a_tiny_moment_about_an_axis_without_lever():
     scene = Scene(bodies=[body], gravity=(0, 0, -g), settings=Settings(dt=1e-3, t_end=0.01))
     system = compile_system(scene.checked())
     np.testing.assert_allclose(checks.fastest_frequency(system), np.sqrt(m * g * L / (j + m * L**2)), rtol=1e-6)
+
+
+def test_stiffness_of_bodies_that_do_not_act_on_each_other_is_probed_all_at_once(monkeypatch):
+    """The magnet pendulum over its fixed magnets, four plain pendulums and a thrown marble (dipoles on one moving
+    body only): a body's torque and force do not depend on the others' poses, so the estimate turns and moves them
+    all at once (6 probes of the scene, not 6 per body: B² otherwise) — and equals the largest of the bodies'
+    estimates each alone with the fixed magnets (groups.sub_scene), the second method."""
+    from pem_physics.engine import groups
+    from pem_physics.engine.system import compile_system
+    from pem_physics.model.inertia import Sphere
+
+    wave = examples.pendulum_wave(n=4)
+    magnets = examples.three_magnet()
+    marble = Body(name="marble", role="free", translate=True, position=(0.3, 0.0, 0.2), velocity=(1.0, 0.0, 2.0),
+                  shapes=(Sphere(radius=0.01, mass=0.02),))
+    short = replace(examples.pendulum(length=0.01, theta0_deg=0.0).bodies[0], name="short", position=(0.5, 0.0, 0.0))
+    scene = replace(magnets, bodies=list(magnets.bodies) + [replace(b, name=f"p{k}") for k, b in
+                                                              enumerate(wave.bodies)] + [short, marble]).checked()
+    system = compile_system(scene)
+    assert len(set(system.owner.tolist())) == 1 and system.n_bodies == 7 and system.any_translating
+    shapes = []
+    real = checks.evaluate
+
+    def spy(system_, kin, U, t, **kw):
+        shapes.append(U.shape[0])
+        return real(system_, kin, U, t, **kw)
+
+    monkeypatch.setattr(checks, "evaluate", spy)
+    whole = checks.fastest_frequency(system)
+    assert shapes == [6, 6]  # the turns, and the translating marble's moves
+    alone = [checks.fastest_frequency(compile_system(groups.sub_scene(scene, system, [b]).checked()))
+             for b in range(system.n_bodies)]
+    # the short pendulum (√(g/1 cm) ≈ 31 rad/s), not the first body, sets it: every body's probes count
+    assert whole == pytest.approx(max(alone), rel=1e-12) and int(np.argmax(alone)) == 5
+    assert whole == pytest.approx(np.sqrt(9.81 / 0.01), rel=1e-6)
+
+
+def test_the_stiffness_of_coupled_magnets_is_probed_body_by_body(monkeypatch):
+    """Two magnetic marbles act on each other: each is moved alone (6 probes per body), as the closed form of
+    test_translation's pair needs."""
+    from pem_physics.engine.system import compile_system
+
+    system = compile_system(examples.magnetic_marbles().checked())
+    shapes = []
+    real = checks.evaluate
+    monkeypatch.setattr(checks, "evaluate",
+                        lambda s, k, U, t, **kw: shapes.append(U.shape[0]) or real(s, k, U, t, **kw))
+    checks.fastest_frequency(system)
+    assert shapes == [12, 12]

@@ -22,7 +22,8 @@ from pem_physics.engine import compiled, scalar
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.system import compile_system
 from pem_physics.errors import ValidationError
-from pem_physics.model.scene import Body, ContactSphere, PairRestitution, StaticWall
+from pem_physics.model.inertia import Sphere
+from pem_physics.model.scene import Body, ContactSphere, PairRestitution, Scene, StaticWall
 
 G = 9.81
 CRADLE = dict(length=0.3, radius=0.0125, mass=0.065, angle_deg=30.0)
@@ -214,6 +215,43 @@ def test_pair_restitution_overrides_the_bodies():
     scene.pair_restitution = (PairRestitution(("ball1", "ball2"), 0.6),)
     traj = simulate(scene)
     assert abs(traj.events.energy_loss - E0 * (1 - 0.6**2) / 2) < 1e-12 * E0
+
+
+def test_the_pairs_and_their_coefficients_are_those_of_a_double_loop():
+    """ContactModel enumerates its sphere pairs with arrays (half a million for 1000 marbles); a plain double loop over
+    the spheres — the second method — gives the same pairs in the same order, with the same e (a pair_restitution
+    entry naming both bodies, else the smaller e), μ (the smaller) and scale (r_a + r_b): marbles of their own e and
+    μ, or the scene's, two named pairs (one in either order) and one entry naming a wall; a body with two spheres has
+    no pair of its own; two fixed spheres none."""
+    from pem_physics.engine.contact.driver import ContactModel, item_coefficients, pair_coefficients
+
+    rng = np.random.default_rng(3)
+    bodies = [Body(name=f"m{k}", role="free", translate=True, position=(0.03 * k, 0.0, 0.0),
+                   shapes=(Sphere(radius=0.01, mass=0.01),), restitution=float(rng.uniform(0.3, 1)) if k % 3 else None,
+                   contact_friction=float(rng.uniform(0, 0.5)) if k % 2 else None,
+                   contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),) + ((ContactSphere((0.0, 0.0, 0.0), 0.005),)
+                                                                       if k == 4 else ()))
+              for k in range(9)]
+    bodies += [Body(name=f"post{k}", role="fixed", position=(0.0, 0.5 + 0.1 * k, 0.0),
+                    shapes=(Sphere(radius=0.01, mass=0.01),), contacts=(ContactSphere((0.0, 0.0, 0.0), 0.02),))
+               for k in range(2)]
+    floor = StaticWall(kind="plane", name="floor", point=(0.0, 0.0, -1.0), normal=(0.0, 0.0, 1.0))
+    scene = Scene(name="pairs", bodies=bodies, walls=(floor,), restitution=0.7, contact_friction=0.3,
+                  pair_restitution=(PairRestitution(("m1", "m2"), 0.123), PairRestitution(("m7", "m3"), 0.456),
+                                    PairRestitution(("m5", "floor"), 0.2))).checked()
+    model = ContactModel(scene, compile_system(scene))
+    items = [item_coefficients(scene, b) for b in scene.bodies for _ in b.contacts]
+    pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
+    expect = []
+    for a in range(len(items)):
+        for b in range(a + 1, len(items)):
+            if items[a][0] != items[b][0] and not (model.owner[a] < 0 and model.owner[b] < 0):
+                e, mu = pair_coefficients(pair_e, items[a], items[b])
+                expect.append(((a, b), e, mu, model.radius[a] + model.radius[b]))
+    n = model.n_sphere_pairs
+    assert n == len(expect) == 10 * 9 // 2 - 1 + 10 * 2 and {0.123, 0.456} <= set(model.e[:n].tolist())
+    assert [(p, e, mu, sc) for p, e, mu, sc in zip(model.pairs[:n], model.e[:n].tolist(), model.mu[:n].tolist(),
+                                                   model.scale[:n].tolist())] == expect
 
 
 # ---------------------------------------------------------------------------- engines and bad input
