@@ -502,9 +502,11 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += ["", "![ratios](bench/ratios.png)", "",
           "Large ensembles of one pendulum over fixed magnets (basin maps, sweeps) run on "
           "`pem_physics/engine/lanes.py` "
-          "(numba): the same schemes as the numpy reference, operation for operation (no fastmath; sin/cos of the "
+          "(its kernels in `lanes_kernels.py`, numba's JIT or the build made ahead of time): the same schemes as the "
+          "numpy reference, operation for operation (no fastmath; sin/cos of the "
           "drifts a vectorisable polynomial within 2 ulp of libm), members in blocks of 32 laid out component by "
-          "component so that every inner loop runs over members and LLVM puts them in SIMD lanes; blocks in parallel. "
+          "component so that every inner loop runs over members and LLVM puts them in SIMD lanes; a range of blocks "
+          "per thread. "
           "`tests/engine/test_lanes.py` checks them against numpy and the per-member engine (within the round-off "
           "bound of tests/roundoff.py) and that a member's numbers do not depend on its lane, block or the thread "
           "count. The numpy rows are the reference "

@@ -20,8 +20,9 @@ whatever the thread count.
 
 This module is the Python side — the scene's constant arrays (:class:`Model`) and the
 :class:`Runner` that calls the kernels; the kernels themselves are in :mod:`.kernels` (numba, JIT
-compiled and cached on disk). A single scene may instead run the same kernels built ahead of time
-(:mod:`.aot`, ``pem build-engine``): then numba is not even imported, and a run starts at once.
+compiled and cached on disk). A scene or an ensemble may instead run the same kernels built ahead of time
+(:mod:`.aot`, ``pem build-engine``; an ensemble's members then in threads): then numba is not even imported, and a
+run starts at once.
 
 One call of the kernels advances every member through a run of record marks without returning
 to Python: it steps, checks for blow-ups at the same points as the numpy driver (every
@@ -332,10 +333,10 @@ class Runner:
         self.integ = integ
         sys_ = integ.system
         self.check_every = int(check_every)
-        #: the ahead-of-time build the run uses (:class:`.aot.Build`), or None: numba's JIT. A single scene takes the
-        #: build whenever there is one; an ensemble only where numba is missing (:func:`supports`): numba runs its
-        #: members in parallel, the build one after the other
-        self.aot = aot.load() if integ.L.shape[0] == 1 or not available() else None
+        #: the ahead-of-time build the run uses (:class:`.aot.Build`), or None: numba's JIT. A scene or an ensemble
+        #: takes the build whenever there is one (an ensemble's members then run in threads, as numba's parallel
+        #: loop runs them): no compile, no numba import
+        self.aot = aot.load()
         E, B = integ.L.shape[:2]
         c = sys_.member_friction if sys_.member_friction is not None else np.full(E, sys_.friction)
         self.friction = _f(np.broadcast_to(c, (E,)))
@@ -446,8 +447,8 @@ class Runner:
                 self.aot.check(self.entry, member)
             r = self._single(self.entry)(*member)
         elif self.aot is not None:
-            # an ensemble on the build (no numba here): run_splitting's loop, its members in threads (the build's
-            # kernels release the GIL; each member works in its own rows)
+            # an ensemble on the build: run_splitting's loop, its members in threads (the build's kernels release the
+            # GIL; each member works in its own rows)
             from . import groups
 
             run = self._single(self.entry)
@@ -542,7 +543,5 @@ def supports(integ) -> bool:
             return False
     if sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) >= MAX_PAIRS:
         return False
-    if integ.L.shape[0] == 1 and aot.load() is not None:
-        return True
-    # an ensemble: numba's parallel kernels, else (numba missing: a plain install) the build's, members in threads
-    return available() or aot.load() is not None
+    # the build (an ensemble's members in threads), else numba's JIT kernels
+    return aot.load() is not None or available()

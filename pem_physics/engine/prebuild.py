@@ -28,9 +28,29 @@ def probes():
     integ = make_integrator("splitting4", system, scene.settings.dt, system.U0[None], system.omega0[None])
     integ.contacts = ContactModel(scene, system)
     yield Runner(integ, 1e-6, 1000).member_call([0])
+    yield from lanes_probes()
     yield "surface", surface_probe()
     yield from gas_probes()
     yield "csv_rows", csv_probe()
+
+
+def lanes_probes():
+    """(entry, args) of a call of each ensemble lanes kernel (:mod:`.lanes`): the three-magnet pendulum, an ensemble
+    of the smallest size the lanes take, splitting4 and pem-rk4."""
+    import numpy as np
+
+    from ..examples import build as example
+    from . import lanes
+    from .integrators import make_integrator
+    from .system import compile_system
+
+    scene = example("three-magnet").checked()
+    system = compile_system(scene)
+    E = lanes.MIN_MEMBERS
+    for method in ("splitting4", "pem-rk4"):
+        integ = make_integrator(method, system, scene.settings.dt, np.repeat(system.U0[None], E, axis=0),
+                                np.repeat(system.omega0[None], E, axis=0))
+        yield lanes.Lanes(integ, 1e-6, 1000).call([0])
 
 
 def csv_probe() -> tuple:

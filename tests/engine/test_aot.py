@@ -1,5 +1,5 @@
-"""The kernels built ahead of time (engine/aot.py) against numba's JIT kernels: single scenes, and ensembles where
-numba is missing.
+"""The kernels built ahead of time (engine/aot.py) against numba's JIT kernels: single scenes, and ensembles (their
+members in threads, or in SIMD lanes: engine/lanes.py).
 
 Oracle: the JIT kernels, which test_compiled.py checks against the numpy reference feature by feature.
 The ahead-of-time build compiles the very same functions, so every scene feature and method must give
@@ -92,12 +92,63 @@ def test_a_run_on_the_build_does_not_import_numba(build_dir, tmp_path):
     assert out.stdout.split() == ["numba", "ahead-of-time", "False"] * 2
 
 
-def test_ensembles_keep_the_jit_kernels(build_dir, monkeypatch):
-    monkeypatch.setenv("PEM_AOT_DIR", str(build_dir))
-    scene = examples.build("three-magnet")
-    ens = Ensemble(angular_velocity=np.zeros((3, 1, 3)))
-    tr = simulate(scene, t_end=0.01, ensemble=ens)
-    assert tr.info["kernels"] == "jit"
+LANES_RUN = """
+import sys
+if {plain}:
+    sys.modules["numba"] = None        # a plain install: no numba to import
+sys.path.insert(0, {root!r})
+import numpy as np
+from pem_physics import Ensemble, examples, simulate
+from pem_physics.engine import lanes
+calls = [0]
+real = lanes.Lanes.advance_to
+lanes.Lanes.advance_to = lambda self, marks: calls.__setitem__(0, calls[0] + 1) or real(self, marks)
+out = {{}}
+for method in ("splitting4", "pem-rk4"):
+    for E in {sizes}:  # three members: the members in threads; forty: the lanes, two blocks (one padded)
+        w = np.zeros((E, 1, 3))
+        w[:, 0, 0] = np.linspace(-2.0, 2.0, E)
+        calls[0] = 0
+        tr = simulate(examples.build("three-magnet"), method=method, t_end=0.05, ensemble=Ensemble(angular_velocity=w))
+        out[f"{{method}}_{{E}}"] = tr.orientation, tr.angular_momentum, tr.info["kernels"], calls[0] > 0
+np.savez({path!r}, **{{f"{{k}}_{{n}}": v[i] for k, v in out.items() for i, n in enumerate(("U", "L"))}},
+         kernels=[v[2] for v in out.values()], lanes=[v[3] for v in out.values()], numba=["numba" in sys.modules])
+"""
+
+
+def test_ensembles_run_on_the_build_and_without_numba_in_lanes_too(build_dir, tmp_path, monkeypatch):
+    """With numba installed, an ensemble of members in threads still takes the build (no compile, numba never
+    imported); without numba (a plain install) forty members run in SIMD lanes on the build's lanes kernels (two
+    blocks, a thread each; with numba they are its JIT's, compiled for this CPU's vector width) — each the JIT's
+    numbers bit for bit (the same functions), splitting4 and pem-rk4."""
+    from pem_physics.engine import lanes
+
+    env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path), PEM_THREADS="2")
+    with_numba, plain = tmp_path / "with_numba.npz", tmp_path / "plain.npz"
+    for path, flag, sizes in ((with_numba, False, (3,)), (plain, True, (3, 40))):
+        code = LANES_RUN.format(root=str(ROOT), path=str(path), plain=flag, sizes=sizes)
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    first = np.load(with_numba)
+    assert list(first["kernels"]) == ["ahead-of-time"] * 2 and not first["numba"][0]
+    got = np.load(plain)
+    assert list(got["kernels"]) == ["ahead-of-time"] * 4 and list(got["lanes"]) == [False, True] * 2
+    for method in ("splitting4", "pem-rk4"):
+        assert np.array_equal(first[f"{method}_3_U"], got[f"{method}_3_U"])
+    monkeypatch.setenv("PEM_AOT", "0")
+    calls = [0]
+    real = lanes.Lanes.advance_to
+    monkeypatch.setattr(lanes.Lanes, "advance_to", lambda self, marks: calls.__setitem__(0, calls[0] + 1)
+                        or real(self, marks))
+    for method in ("splitting4", "pem-rk4"):
+        for E in (3, 40):
+            w = np.zeros((E, 1, 3))
+            w[:, 0, 0] = np.linspace(-2.0, 2.0, E)
+            calls[0] = 0
+            jit = simulate(examples.build("three-magnet"), method=method, t_end=0.05,
+                           ensemble=Ensemble(angular_velocity=w))
+            assert jit.info["kernels"] == "jit" and (calls[0] > 0) == (E == 40)
+            assert np.array_equal(jit.orientation, got[f"{method}_{E}_U"]), (method, E)
+            assert np.array_equal(jit.angular_momentum, got[f"{method}_{E}_L"]), (method, E)
 
 
 ENSEMBLE_RUN = """

@@ -26,6 +26,13 @@ from roundoff import assert_follows, pick, twins
 pytestmark = pytest.mark.skipif(not lanes.available(), reason="numba is not installed")
 
 
+def lanes_kernels():
+    """The lanes kernels module (imports numba: only where the tests run)."""
+    from pem_physics.engine import lanes_kernels
+
+    return lanes_kernels
+
+
 def members(scene, n=6):
     g = np.linspace(-0.07, 0.07, n)
     X, Y = np.meshgrid(g, g)
@@ -62,7 +69,7 @@ def _ulps(got, want):
 @property_settings(200)
 def test_sincos_within_two_ulp_of_libm(x):
     s, c = np.empty(1), np.empty(1)
-    lanes.sincos_array(np.array([x]), s, c)
+    lanes_kernels().sincos_array(np.array([x]), s, c)
     assert _ulps(s[0], math.sin(x)) <= 2 and _ulps(c[0], math.cos(x)) <= 2
 
 
@@ -70,7 +77,7 @@ def test_sincos_at_quadrant_edges_and_non_finite():
     x = np.array([0.0, -0.0, np.pi / 4, np.pi / 2, np.pi, 1.5 * np.pi, 2 * np.pi, -np.pi / 2, 1e-300, 3e5,
                   np.inf, -np.inf, np.nan])
     s, c = np.empty_like(x), np.empty_like(x)
-    lanes.sincos_array(x, s, c)
+    lanes_kernels().sincos_array(x, s, c)
     for xi, si, ci in zip(x[:-3], s, c):
         assert _ulps(si, math.sin(xi)) <= 2 and _ulps(ci, math.cos(xi)) <= 2, xi
     assert np.isnan(s[-3:]).all() and np.isnan(c[-3:]).all()  # a blow-up stays visible
