@@ -1,10 +1,11 @@
 """The ensemble kernels of :mod:`.lanes` (members in SIMD lanes), compiled by numba's JIT or ahead of time.
 
-A module of their own so that a process that runs them from the build made ahead of time (:mod:`.aot`: the entries
-``lanes_splitting`` and ``lanes_rk4``) never imports numba; :mod:`.lanes` imports this one only where there is no
-build. The entries run a range of blocks (:func:`blocks_splitting`, :func:`blocks_rk4`) and release the GIL:
-:class:`.lanes.Lanes` runs the ranges in threads, as numba's parallel loop did, and a build can hold them (numba's
-ahead-of-time compiler cannot compile parallel loops). Layout, schemes and accuracy: :mod:`.lanes`.
+A module of their own because it imports numba: :mod:`.lanes` imports it only where numba runs the kernels (its JIT,
+for this CPU's vector width); without numba they come from the build made ahead of time (:mod:`.aot`: the entries
+``lanes_splitting`` and ``lanes_rk4``) and numba is never imported. The entries run a range of blocks
+(:func:`blocks_splitting`, :func:`blocks_rk4`) and release the GIL: :class:`.lanes.Lanes` runs the ranges in threads,
+as numba's parallel loop did, and a build can hold them (numba's ahead-of-time compiler cannot compile parallel
+loops). Layout, schemes and accuracy: :mod:`.lanes`.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ _S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.9841
 _S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
 _C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
 _C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
-
-
 
 # error_model="numpy": a division by zero gives inf/nan instead of raising, so the lane loops have
 # no exits and vectorise; no fastmath (each lane IEEE-exact, as the per-member engine)
