@@ -19,7 +19,8 @@ to one thread per core (:func:`.groups.threads`), each a contiguous range. Where
 kernels, compiled for this CPU (AVX2/AVX-512 lanes) once and cached; where it is not (a plain install, Blender), the
 build made ahead of time (:mod:`.aot`) holds them, compiled for any x86-64 (two lanes of SSE2): 7.7·10⁶
 pendulum-steps/s for 4096 members here against the JIT's 1.4·10⁷ — which is why a process with numba compiles
-them rather than take the build — and 5× the members-in-threads path a plain install had.
+them rather than take the build — and 3× the members-in-threads path a plain install had (2.4·10⁶ for eight
+members in two threads).
 
 Shapes: E members; one moving body with D dipoles; S static source dipoles.
 """
