@@ -99,7 +99,7 @@ def fastest_frequency(system: System, eps: float = 1e-4) -> float:
     1000 marbles: 6000 copies of the scene, ~0.4 GB)."""
     B = system.n_bodies
     w = float(np.max(np.linalg.norm(system.omega0, axis=-1), initial=0.0))
-    coupled = len(set(system.owner.tolist())) > 1
+    coupled = system.bodies_coupled
     probes = 6 * B if coupled else 6
 
     def probe(b: int, k: int, s: int) -> int:

@@ -51,7 +51,7 @@ def plan(system, integ, runner, steps: int) -> list | None:
         return None
     if integ.L.shape[0] != 1 or getattr(integ, "contacts", None) is not None or getattr(runner, "power", False):
         return None
-    if len(set(system.owner.tolist())) > 1:  # dipoles on two bodies act on each other
+    if system.bodies_coupled:  # dipoles on two bodies act on each other
         return None
     return np.array_split(np.arange(B), n)
 

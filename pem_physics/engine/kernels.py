@@ -1774,7 +1774,10 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
     nS, nP = (0, 0) if C is None else (C.owner.shape[0], C.pair.shape[0])
-    # every array the steps use, made here: the steps (_splitting_steps) then run without reference counts
+    # every array the steps use, made here: the steps (_splitting_steps) then run without reference counts. In the
+    # order _splitting_steps unpacks them — A: org Rs rs ms s p r Td Xt pv SR dB nodes w Q0 L0 T0 X0 P0 F0; AC: S0 S1
+    # g0 g1 nb w0 w1 near; CS: Qs Ls Ts Xs Ps Fs hit bs ci cf order kw bv bw bW used; CH: lifted dX Fh Fm Xh si sf
+    # split fb Qp Lp Tp Xp Pp Fp
     A = (np.empty((K, 3)), np.empty((K, 3, 3)), np.empty((S, 3)), np.empty((S, 3)), np.empty((D, 3)),
          np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3)), np.empty((B, 3)), np.zeros((B, 12)),
          np.zeros((K + S, 6)), np.zeros(3), np.zeros(drifts.shape[0] + 1), np.empty((B, 3)), np.empty((B, 3, 3)),
@@ -1785,7 +1788,6 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
           np.empty((B, 3)), np.empty(nP, np.int64), np.empty(10), np.empty((nP, 4), np.int64), np.empty((nP, 11)),
           np.empty(nP, np.int64), np.empty((2, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)),
           np.empty(B, np.bool_))
-    # the contact scratch that starts at zero, Brent's state, the coefficient sums, the standstill's copy
     CH = (np.zeros(nP, np.bool_), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)),
           np.zeros(5, np.int64), np.zeros(6), np.zeros(3), np.empty((B, 6)), np.empty((B, 3, 3)), np.empty((B, 3)),
           np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)))

@@ -121,6 +121,12 @@ class System:
         return bool(self.translating.any())
 
     @property
+    def bodies_coupled(self) -> bool:
+        """Whether moving bodies act on each other: dipoles on two or more of them (fixed magnets, fields and
+        gravity act on each body alone; contacts are the contact model's)."""
+        return len(set(self.owner.tolist())) > 1
+
+    @property
     def moving_pivots(self) -> bool:
         """Whether some pivot follows a motion (:attr:`pivot_motions`)."""
         return self.pivot_motions is not None

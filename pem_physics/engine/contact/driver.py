@@ -228,14 +228,14 @@ class ContactModel:
         ia, ib = np.triu_indices(S, 1)
         tags, body_of = np.unique(np.array(names, dtype=str), return_inverse=True)  # the bodies by name
         body_of = body_of.reshape(-1)
-        keep = (body_of[ia] != body_of[ib]) & ((self.owner[ia] >= 0) | (self.owner[ib] >= 0))
+        keep = (body_of[ia] != body_of[ib]) & ((self.owner[ia] >= 0) | (self.owner[ib] >= 0))  # not one body's
         ia, ib = ia[keep], ib[keep]
         e_s, mu_s = np.array(e_item, dtype=float), np.array(mu_item, dtype=float)
         e_p = np.minimum(e_s[ia], e_s[ib])  # the smaller e and μ (pair_coefficients) …
+        ta, tb = body_of[ia], body_of[ib]
         for both, e_ab in pair_e.items():  # … unless a pair_restitution entry names both bodies
             if len(both) == 2:
                 n1, n2 = (int(np.searchsorted(tags, n)) if n in tags else -1 for n in both)
-                ta, tb = body_of[ia], body_of[ib]
                 e_p[((ta == n1) & (tb == n2)) | ((ta == n2) & (tb == n1))] = e_ab
         e, mu = e_p.tolist(), np.minimum(mu_s[ia], mu_s[ib]).tolist()
         scale = (self.radius[ia] + self.radius[ib]).tolist()
