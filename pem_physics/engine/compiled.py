@@ -124,7 +124,13 @@ ContactArrays = namedtuple("ContactArrays", [
     # pair's speed is bounded where the grazing check is on; merged (1,) int: the steps the kernels ran so, unchecked;
     # span (3,) int: the certified span's end (a step count), and the horizons to skip and the next skip, carried
     # from call to call
-    "force", "lam2", "axial", "merge", "merged", "span"])
+    "force", "lam2", "axial", "merge", "merged", "span",
+    # whether moving bodies act on each other (System.bodies_coupled): if not, the impact search's Brent trials
+    # step only the bodies of the pairs they look at (kernels._idle_but)
+    "coupled",
+    # broad: whether the step loop checks only the near pairs (kernels._overlap_near: scenes of BROAD_PAIRS pairs
+    # or more); checks (2,) int: the whole passes over the pairs and the near pairs' gaps taken, in the kernels
+    "broad", "checks"])
 
 #: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
 #: handing every one to the numpy contact driver; off only to compare the two.
@@ -160,12 +166,17 @@ def _f(a, shape=None) -> np.ndarray:
 MERGE = True
 
 
+#: Pairs from which the kernels check only the near pairs after each step (kernels._overlap_near: the same
+#: decisions, bit for bit, as checking every pair; a list costs more than it saves on a few pairs).
+BROAD_PAIRS = 128
+
+
 #: Whether the kernels look for grazing contacts (pairs apart at both ends of a step that overlap in between,
 #: kernels._grazing) and hand their steps to the numpy driver; off only to show what it catches.
 GRAZING = True
 
 
-def contact_arrays(contacts, axes, U, J) -> ContactArrays:
+def contact_arrays(contacts, axes, U, J, coupled: bool = True) -> ContactArrays:
     """The :class:`ContactArrays` of a :class:`~.contacts.ContactModel`, sphere centres of
     moving bodies turned into the body axes ``axes`` (B,3,3) (columns: those axes in the user's body
     coordinates; identities for the user's own axes).
@@ -176,7 +187,8 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
     point: plane point, sphere or box centre, point on a cylinder's axis; dir: plane normal (into the
     allowed side) or cylinder direction; radius; axes (rows: box axes in lab); half sizes.
     The grazing constants (:class:`.contacts.SpeedBounds`) need the orientations U (B,3,3) (user's body axes)
-    and hinge inertias J (B,) of a state of the run.
+    and hinge inertias J (B,) of a state of the run. ``coupled``: whether moving bodies act on each other
+    (System.bodies_coupled).
     """
     from .contact import walls as wallmod
     C, W = len(contacts.radius), len(contacts.walls)
@@ -224,7 +236,8 @@ def contact_arrays(contacts, axes, U, J) -> ContactArrays:
                          ev_kind=np.zeros(N, np.int64), rec_loss=np.zeros(MARK_CAPACITY),
                          force=_f(fl.force), lam2=_f(fl.lam2), axial=np.array(fl.axial, dtype=np.bool_),
                          merge=bool(MERGE and fl.applies and len(pair) and (sb.bounded.all() or not graze)),
-                         merged=np.zeros(1, np.int64), span=np.array([0, 0, 1], np.int64))
+                         merged=np.zeros(1, np.int64), span=np.array([0, 0, 1], np.int64), coupled=bool(coupled),
+                         broad=len(pair) >= BROAD_PAIRS, checks=np.zeros(2, np.int64))
 
 
 def _tables(system) -> tuple:
@@ -353,7 +366,8 @@ class Runner:
             self.model = build_model(sys_, sys_.kin_principal, orth_limit, self.power)
             #: its ContactArrays, or None (the kernels then compile without any contact code)
             self.contact = None if self.contacts is None else contact_arrays(
-                self.contacts, sys_.axes, integ.orientation()[0], np.broadcast_to(integ.J, (E, B))[0])
+                self.contacts, sys_.axes, integ.orientation()[0], np.broadcast_to(integ.J, (E, B))[0],
+                sys_.bodies_coupled)
             #: (B,) which bodies translate (none: the kernels leave X and P alone)
             self.moving = np.array(sys_.translating, dtype=np.bool_)
             self.translating = bool(self.moving.any())

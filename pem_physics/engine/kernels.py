@@ -480,13 +480,15 @@ def _decayed(Q, L, T, inv_m, b, i, c, h):
     return lp * e + tp * g
 
 @_jit_inline
-def _kick(M, Q, L, T, J, P, F, moving, h, c, damped, inv_m, DW):
+def _kick(M, Q, L, T, J, P, F, moving, idle, h, c, damped, inv_m, DW):
     """L ← exact solution over h of dL/dt = T − c·ω, orientation frozen, and P ← P + h·F (kg·m/s) for the
     translating bodies (``moving`` (B,) True) (Splitting._kick); with drivers (M.power) their work DW[1] (J) grows
-    by h times the power DW[0] (W) at the kick's state."""
+    by h times the power DW[0] (W) at the kick's state. Bodies with ``idle`` (B,) True are left as they are."""
     if M.power:
         DW[1] += h * DW[0]
     for b in range(L.shape[0]):
+        if idle[b]:
+            continue
         if moving[b]:  # in this loop, not one of its own: each statement inlined costs compile time
             for j in range(3):
                 P[b, j] += h * F[b, j]
@@ -524,10 +526,12 @@ def _kick(M, Q, L, T, J, P, F, moving, h, c, damped, inv_m, DW):
                 L[b, j] = Q[b, 0, j] * x0 + Q[b, 1, j] * x1 + Q[b, 2, j] * x2
 
 @_jit_inline
-def _drift(M, Q, L, J, X, P, moving, h, inv1, plan_axis, plan_frac, plan_coef):
+def _drift(M, Q, L, J, X, P, moving, idle, h, inv1, plan_axis, plan_frac, plan_coef):
     """Exact free rotation over h (Splitting._drift / _turn_free); hinged bodies turn about their axis; the
-    translating bodies (``moving`` (B,) True) fly: X ← X + (h/M)·P (m)."""
+    translating bodies (``moving`` (B,) True) fly: X ← X + (h/M)·P (m). Bodies with ``idle`` (B,) True stay."""
     for b in range(Q.shape[0]):
+        if idle[b]:
+            continue
         if moving[b]:  # a translating body is never hinged
             hm = h / M.mass[b]
             for j in range(3):
@@ -578,9 +582,11 @@ def _drift(M, Q, L, J, X, P, moving, h, inv1, plan_axis, plan_frac, plan_coef):
                 Q[b, m, i] = c * qm - s * qj
 
 @_jit_inline
-def _newton_schulz(Q):
-    """Q ← 1.5 Q − 0.5 (Q Qᵀ) Q for every body: squares the orthonormality error away."""
+def _newton_schulz(Q, idle):
+    """Q ← 1.5 Q − 0.5 (Q Qᵀ) Q for every body but the ``idle`` (B,) ones: squares the orthonormality error away."""
     for b in range(Q.shape[0]):
+        if idle[b]:
+            continue
         q00, q01, q02 = Q[b, 0, 0], Q[b, 0, 1], Q[b, 0, 2]
         q10, q11, q12 = Q[b, 1, 0], Q[b, 1, 1], Q[b, 1, 2]
         q20, q21, q22 = Q[b, 2, 0], Q[b, 2, 1], Q[b, 2, 2]
@@ -653,18 +659,23 @@ def _wall_gap(C, w, x0, x1, x2, rad):
         return -qmax - rad
     return (np.sqrt(m2) + min(qmax, 0.0)) - rad
 
+@_jit_inline
+def _place_sphere(C, Q, Xb, X, q):
+    """X[q] ← sphere q's lab centre (m) at the principal frames Q (B,3,3) and centres of rotation Xb (B,3) m (a
+    fixed body's sphere is in the lab already)."""
+    b = C.owner[q]
+    c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
+    if b < 0:
+        X[q, 0], X[q, 1], X[q, 2] = c0, c1, c2
+        return
+    for j in range(3):
+        X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+
 @_jit_borrowed
 def _place_spheres(C, Q, Xb, X):
-    """X (spheres,3) ← the lab sphere centres (m) of C at the principal frames Q (B,3,3) and centres of rotation
-    Xb (B,3) m (fixed bodies' spheres are in the lab already)."""
+    """X (spheres,3) ← the lab sphere centres (m) of C (:func:`_place_sphere`)."""
     for q in range(C.owner.shape[0]):
-        b = C.owner[q]
-        c0, c1, c2 = C.center[q, 0], C.center[q, 1], C.center[q, 2]
-        if b < 0:
-            X[q, 0], X[q, 1], X[q, 2] = c0, c1, c2
-            continue
-        for j in range(3):
-            X[q, j] = Xb[b, j] + (c0 * Q[b, 0, j] + c1 * Q[b, 1, j] + c2 * Q[b, 2, j])
+        _place_sphere(C, Q, Xb, X, q)
 
 @_jit_inline
 def _pair_gap(C, k, S):
@@ -692,13 +703,167 @@ def _overlap(C, Q, Xb, X, g):
 @_jit_borrowed
 def _min_gap(C, Q, Xb, X, sel, n):
     """The smallest gap (m) of the pairs sel[:n] at the principal frames Q and centres of rotation Xb (what
-    :func:`_overlap` gives them; contacts.ContactModel.gaps with ``pairs``: Brent's function). Fills X (spheres,3)
-    with the lab sphere centres (m)."""
-    _place_spheres(C, Q, Xb, X)
+    :func:`_overlap` gives them; contacts.ContactModel.gaps with ``pairs``: Brent's function). Fills the rows of
+    X (spheres,3) of those pairs' spheres with their lab centres (m), as :func:`_place_spheres` does."""
+    for m in range(n):
+        k = sel[m]
+        for side in range(2 if k < C.spheres else 1):
+            _place_sphere(C, Q, Xb, X, C.pair[k, side])
     out = np.inf
     for m in range(n):
         out = min(out, _pair_gap(C, sel[m], X))
     return out
+
+# ------------------------------------------------------------------ the near pairs (a broad phase: C.broad)
+#
+# A scene of many spheres checks every pair after every step (_overlap, _graze_near): 4950 pairs for 100 marbles,
+# most of them far apart. With C.broad the step loop checks only the near pairs, a list made by a whole pass:
+# every pair whose gap was at most R then (and every pair whose speed is not bounded). A gap moves no faster than
+# its spheres (each gap is 1-Lipschitz in each sphere's centre: distances, planes, boxes, spheres, cylinders), so
+# while no sphere has moved more than d_max from where the list was made, every other pair's gap is above
+# F = R − 2·d_max; the list holds while F is above every limit a check compares a gap with — the contact and touch
+# limits, and the grazing filter's bound for the fastest spheres (:func:`_far_ok`) — and a whole pass makes a new
+# one where it fails. So the checks decide as the whole pass would, pair for pair, in the same order: the runs are
+# bit for bit the same. The far pairs' entries in both gap arrays hold their gaps at the last pass (all above R):
+# the loops over every pair (the impact search's, _resolve_impacts') read them as too far for any test, as they are.
+
+#: The steps of motion at the current speed the near list's margin allows before a whole pass makes a new one.
+NEAR_STEPS = 16
+
+@_jit_borrowed
+def _body_speeds(P0, L0, P, L, nb):
+    """nb (B,4) ← |p| (kg·m/s) and |L| (kg·m²/s) of each body at a step's start (P0, L0) and end (P, L): the
+    grazing filter's speed bounds (:func:`_graze_near`, :func:`_far_ok`)."""
+    for b in range(L.shape[0]):
+        nb[b, 0] = np.sqrt(P0[b, 0] * P0[b, 0] + P0[b, 1] * P0[b, 1] + P0[b, 2] * P0[b, 2])
+        nb[b, 1] = np.sqrt(L0[b, 0] * L0[b, 0] + L0[b, 1] * L0[b, 1] + L0[b, 2] * L0[b, 2])
+        nb[b, 2] = np.sqrt(P[b, 0] * P[b, 0] + P[b, 1] * P[b, 1] + P[b, 2] * P[b, 2])
+        nb[b, 3] = np.sqrt(L[b, 0] * L[b, 0] + L[b, 1] * L[b, 1] + L[b, 2] * L[b, 2])
+
+@_jit_borrowed
+def _sphere_speed_max(owner, inv_mass, lever, nb):
+    """The largest of the moving spheres' speed terms in :func:`_graze_near` (m/s, summed over the step's two
+    ends): inv_mass·(|p₀| + |p₁|) + lever·(|L₀| + |L₁|), nb from :func:`_body_speeds`."""
+    v = 0.0
+    for q in range(owner.shape[0]):
+        b = owner[q]
+        if b >= 0:
+            v = max(v, inv_mass[q] * (nb[b, 0] + nb[b, 2]) + lever[q] * (nb[b, 1] + nb[b, 3]))
+    return v
+
+@_jit_borrowed
+def _far_ok(bf, F, vmax, h, delta, graze):
+    """Whether a pair whose gaps at a step's start and end are both at least F (m) passes every check as apart:
+    above the touch limit (and so the contact limits, ≤ 0), and with ``graze`` rejected by :func:`_graze_near`'s
+    filter, m + tol < speed·fac·ρ, for any such pair: speed ≤ 2·vmax (two spheres), ρ ≤ max(2, ρ(F)) with
+    ρ(m) = (σ + m + 2δ)/(σ + (m − tol)/2) — the filter's ρ with its larger gap at most 2δ above the smaller (δ (m):
+    the farthest a sphere moved in the step), the smallest σ of the pairs (ρ falls as σ grows) and the largest tol;
+    ρ(m) is a Möbius function of m tending to 2, so it lies between ρ(F) and 2 for m ≥ F. bf: see
+    :func:`_overlap_near`. A margin of 1e-9 for the filter's rounding."""
+    if not F > bf[4] * (1.0 + 1e-9) or not F > 0.0:
+        return False
+    if graze:
+        if not F > bf[3]:
+            return False
+        s_min = bf[2]
+        rho = max(2.0, (s_min + F + 2.0 * delta) / (s_min + 0.5 * (F - bf[3])))
+        if not F >= 2.0 * vmax * (2.0 * (4.0 / 27.0) * h) * rho * (1.0 + 1e-9):
+            return False
+    return True
+
+@_jit_borrowed
+def _new_list(G, bounded, S, g, go, delta, nl, Sref, bi, bf, vmax, h, graze):
+    """A new near list from a whole pass: g (P,) every pair's exact gap (m) at the sphere centres S, which become
+    the list's reference (Sref); δ (m) how far a sphere moved since the gaps in go (P,) (the step's start: 0 for a
+    state's own pass). R is the smallest margin :func:`_far_ok` accepts (doubled until it does) plus
+    NEAR_STEPS steps of motion at vmax, plus 2δ; far pairs' entries of go take their gaps in g. Where no R is
+    accepted (speeds not finite) the list holds every pair and bi[0] stays −1: the next check is a whole pass."""
+    nS, nP = S.shape[0], g.shape[0]
+    cmax = 0.0
+    for q in range(nS):
+        for x in range(3):
+            Sref[q, x] = S[q, x]
+            cmax = max(cmax, abs(S[q, x]))
+    # the gaps' rounding: a few ulps of the coordinates and radii (1e-12 of them: a wide margin)
+    rmax = 0.0
+    for q in range(nS):
+        rmax = max(rmax, G.radius[q])
+    bf[5] = 1e-12 * (cmax + rmax)
+    F = max(bf[4], bf[3], 1e-300) * 2.0
+    if graze:
+        F = max(F, 8.0 * vmax * (2.0 * (4.0 / 27.0) * h))
+    tries = 0
+    while not _far_ok(bf, F, vmax, h, delta, graze) and tries < 64:
+        F *= 2.0
+        tries += 1
+    if not _far_ok(bf, F, vmax, h, delta, graze):
+        for k in range(nP):
+            nl[k] = k
+        bi[0] = -1
+        return
+    R = F + NEAR_STEPS * 0.5 * vmax * h + 2.0 * delta * (1.0 + 1e-9) + bf[5]
+    bf[0], bf[1] = R, delta
+    nn = 0
+    for k in range(nP):
+        if g[k] <= R or not bounded[k] or G.resting[k]:
+            nl[nn] = k
+            nn += 1
+        else:
+            go[k] = g[k]
+    bi[0] = nn
+
+@_jit_borrowed
+def _refresh(G, C, Q, Xb, P, L, S, g, go, nl, Sref, bi, bf, nb, h):
+    """:func:`_overlap` of a state Q, Xb, P, L (the run's start, where a merged span ends, before a horizon: every
+    gap exact, into S and g) and a new near list made from it (:func:`_new_list`, δ = 0; go: the other gap array,
+    the next step's; h (s) the next step; nb scratch (B,4)). Takes C whole: it runs seldom."""
+    first = _overlap(G, Q, Xb, S, g)
+    C.checks[0] += 1
+    vmax = 0.0
+    if C.graze:
+        _body_speeds(P, L, P, L, nb)
+        vmax = _sphere_speed_max(C.owner, C.inv_mass, C.lever, nb)
+    _new_list(G, C.bounded, S, g, go, 0.0, nl, Sref, bi, bf, vmax, h, C.graze)
+    return first
+
+@_jit_borrowed
+def _overlap_near(G, bounded, Q, Xb, S, g, go, So, nl, Sref, bi, bf, vmax, h, graze, checks):
+    """:func:`_overlap` at a step's end on the near pairs nl[:bi[0]] while the list holds, else a whole pass and a
+    new list (see this section's comment). Q, Xb: the state; S (spheres,3), g (P,): its sphere centres and gaps
+    (filled); go, So: the gaps and sphere centres at the step's start; vmax (m/s): :func:`_sphere_speed_max` over
+    the step; h (s) its length; graze: C.graze. bi (1,) int: the list's length (−1: no list); bf (6,): R (m), the
+    farthest a sphere has moved from Sref (m), the pairs' smallest σ (m, 1e300 if none), largest tol and largest
+    touch limit (m), the gaps' rounding margin (m). checks (2,): whole passes and near-pair gaps taken."""
+    _place_spheres(G, Q, Xb, S)
+    d2, e2 = 0.0, 0.0
+    for q in range(S.shape[0]):
+        if G.owner[q] < 0:
+            continue
+        a0, a1, a2 = S[q, 0] - Sref[q, 0], S[q, 1] - Sref[q, 1], S[q, 2] - Sref[q, 2]
+        d2 = max(d2, a0 * a0 + a1 * a1 + a2 * a2)
+        a0, a1, a2 = S[q, 0] - So[q, 0], S[q, 1] - So[q, 1], S[q, 2] - So[q, 2]
+        e2 = max(e2, a0 * a0 + a1 * a1 + a2 * a2)
+    delta = np.sqrt(e2)
+    nn = bi[0]
+    if nn >= 0 and np.isfinite(d2) and np.isfinite(delta):
+        bf[1] = max(bf[1], np.sqrt(d2))
+        if _far_ok(bf, bf[0] - 2.0 * bf[1] * (1.0 + 1e-9) - bf[5], vmax, h, delta, graze):
+            first = -1
+            for m in range(nn):
+                k = nl[m]
+                g[k] = _pair_gap(G, k, S)
+                if first < 0 and g[k] < G.limit[k] and not G.resting[k]:
+                    first = k
+            checks[1] += nn
+            return first
+    first = -1
+    for k in range(g.shape[0]):
+        g[k] = _pair_gap(G, k, S)
+        if first < 0 and g[k] < G.limit[k] and not G.resting[k]:
+            first = k
+    checks[0] += 1
+    _new_list(G, bounded, S, g, go, delta, nl, Sref, bi, bf, vmax, h, graze)
+    return first
 
 @_jit_borrowed
 def _sphere_velocity(C, q, X, Xb, P, w):
@@ -773,23 +938,17 @@ def _hermite_below(v0, v1, r0, r1, h, limit):
     return v0 * u * u * (1.0 + 2.0 * s) + v1 * s * s * (3.0 - 2.0 * s) + h * (r0 * s * u * u - r1 * s * s * u) < limit
 
 @_jit_borrowed
-def _graze_near(pair, owner, spheres, tol, sigma, bounded, inv_mass, lever, resting, g0, g1, P0, L0, P, L, h, nb,
-                near):
-    """The cheap first half of the grazing check: near (P,) ← whether pair k, apart at both ends of the step
-    (g0 ≥ 0, g1 ≥ −tol) and not resting (held closed: contacts._dips skips them), passes the speed bound
-    (contacts._dips' filter: its cubic could dip below the limit); returns how many do. Arguments:
-    :func:`_grazing`'s and ContactArrays' fields of the same names; scratch nb (B,4). Only the arrays it needs,
-    not M and C: passing those (every field of both, each array member by member) cost ~0.8 µs a step, longer
-    than the check."""
-    B = L.shape[0]
-    for b in range(B):
-        nb[b, 0] = np.sqrt(P0[b, 0] * P0[b, 0] + P0[b, 1] * P0[b, 1] + P0[b, 2] * P0[b, 2])
-        nb[b, 1] = np.sqrt(L0[b, 0] * L0[b, 0] + L0[b, 1] * L0[b, 1] + L0[b, 2] * L0[b, 2])
-        nb[b, 2] = np.sqrt(P[b, 0] * P[b, 0] + P[b, 1] * P[b, 1] + P[b, 2] * P[b, 2])
-        nb[b, 3] = np.sqrt(L[b, 0] * L[b, 0] + L[b, 1] * L[b, 1] + L[b, 2] * L[b, 2])
+def _graze_near(pair, owner, spheres, tol, sigma, bounded, inv_mass, lever, resting, g0, g1, nb, h, near, nl, nn):
+    """The cheap first half of the grazing check: near[k] ← whether pair k of nl[:nn] (the near pairs, in pair
+    order: every pair without C.broad), apart at both ends of the step (g0 ≥ 0, g1 ≥ −tol) and not resting (held
+    closed: contacts._dips skips them), passes the speed bound (contacts._dips' filter: its cubic could dip below
+    the limit); returns how many do. Arguments: :func:`_grazing`'s and ContactArrays' fields of the same names; nb
+    (B,4) the bodies' speeds (:func:`_body_speeds`). Only the arrays it needs, not M and C: passing those (every
+    field of both, each array member by member) cost ~0.8 µs a step, longer than the check."""
     fac = 2.0 * (4.0 / 27.0) * h
     count = 0
-    for k in range(pair.shape[0]):
+    for i in range(nn):
+        k = nl[i]
         near[k] = False
         G0, G1, tk = g0[k], g1[k], tol[k]
         if G0 < 0.0 or G1 < -tk or resting[k]:
@@ -812,27 +971,27 @@ def _graze_near(pair, owner, spheres, tol, sigma, bounded, inv_mass, lever, rest
     return count
 
 @_jit_borrowed
-def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, near, w0, w1):
+def _grazing(M, C, Q0, L0, X0, P0, Q, L, X, P, J, g0, g1, S0, S1, h, near, nl, nn, w0, w1):
     """The first pair apart at both ends of a step whose gap may dip below its limit inside it (a grazing
     contact, contacts._dips), or −1. The state at the step's start: Q0, L0, X0, P0, sphere centres S0 and gaps
-    g0; at its end: Q, L, X, P, S1, g1 (shapes as :func:`_overlap`'s); h (s) the step; near (P,) the pairs that
-    passed :func:`_graze_near` (called first: most steps end there); scratch w0, w1 (B,3).
+    g0; at its end: Q, L, X, P, S1, g1 (shapes as :func:`_overlap`'s); h (s) the step; near (P,) the pairs of
+    nl[:nn] that passed :func:`_graze_near` (called first: most steps end there); scratch w0, w1 (B,3).
 
     The same cheap bound and cubic Hermite interpolant as the numpy driver's, with half its limit (a pair
     flagged here has its step taken by that driver, which decides with the full limit and finds the contact
     time): a superset of the pairs it would flag, up to rounding."""
-    B = L.shape[0]
-    have_w = False
-    for k in range(C.pair.shape[0]):
+    for i in range(nn):
+        k = nl[i]
         if not near[k]:
             continue
         G0, G1, tol, sg = g0[k], g1[k], C.tol[k], C.sigma[k]
-        if not have_w:
-            for b in range(B):
-                for side in range(2):
-                    _omega_one_or_hinge(M, Q0 if side == 0 else Q, L0 if side == 0 else L, J,
-                                        w0 if side == 0 else w1, b)
-            have_w = True
+        # ω at both ends of the pair's bodies only (a body of several flagged pairs: the same numbers again)
+        for side in range(2 if k < C.spheres else 1):
+            b = C.owner[C.pair[k, side]]
+            if b >= 0:
+                for end in range(2):
+                    _omega_one_or_hinge(M, Q0 if end == 0 else Q, L0 if end == 0 else L, J,
+                                        w0 if end == 0 else w1, b)
         r0 = _graze_rate(C, k, S0, X0, P0, w0)
         r1 = _graze_rate(C, k, S1, X, P, w1)
         half = 0.5 * tol
@@ -931,6 +1090,18 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
             m = (good + bad) // 2
 
 @_jit_borrowed
+def _copy_bodies(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc, idle):
+    """:func:`_copy_state` of the bodies not ``idle`` (B,) only."""
+    for b in range(L.shape[0]):
+        if idle[b]:
+            continue
+        for x in range(3):
+            Lc[b, x], Tc[b, x] = L[b, x], T[b, x]
+            Xc[b, x], Pc[b, x], Fc[b, x] = X[b, x], P[b, x], F[b, x]
+            for y in range(3):
+                Qc[b, x, y] = Q[b, x, y]
+
+@_jit_borrowed
 def _same_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
     """Whether Q (B,3,3), L, T, X, P, F (B,3) equal Qc… element for element (:func:`_copy_state`'s arrays)."""
     for b in range(L.shape[0]):
@@ -995,7 +1166,7 @@ def _jerk_steps(M, Q, DW, kicks, nodes, dt):
         DW[1] += M.mass[b] * (rg0 * s0 + rg1 * s1 + rg2 * s2)
 
 @_jit_borrowed
-def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
+def _split_chunk(M, Q, L, T, J, X, P, F, moving, idle, n, steps, dt, c, damped, field, drifts, kicks, inv_m, inv1,
                  plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DW, Xt, pv, SR, dB, nodes, tb):
     """Splitting.advance(n) for one member from ``steps`` steps done (kicks merged inside the chunk), its clock at
     tb + steps·dt (s): tb = 0 for the run's steps, the start time of a trial step of the impact search (whose
@@ -1003,6 +1174,8 @@ def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field,
 
     X, P, F (B,3): centres of rotation (m), linear momenta (kg·m/s) and forces (N, at the state, as T is
     the torque) — moved only for the translating bodies (``moving`` (B,) True), in the same kicks and drifts.
+    Bodies with ``idle`` (B,) True keep their state (the impact search's trial steps, where nothing couples the
+    bodies, move only the bodies of the pairs they look at); their torques and forces are still evaluated.
     DW (2,): the drivers' power at the state (W) and their work so far (J), summed when M.power (Splitting's W and
     driver_work). Scratch: Xt (B,3) the centres with moving pivots placed, pv (B,12), SR (K+S,6), dB (3,),
     nodes (s+1,) the times of the step's torques."""
@@ -1025,7 +1198,7 @@ def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field,
                 coef = kicks[0]
             else:
                 i = j - 1
-                _drift(M, Q, L, J, X, P, moving, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
+                _drift(M, Q, L, J, X, P, moving, idle, drifts[i] * dt, inv1, plan_axis, plan_frac, plan_coef)
                 tau += drifts[i]
                 nodes[j] = t0 + tau * dt
                 last = i == sa - 1
@@ -1047,9 +1220,9 @@ def _split_chunk(M, Q, L, T, J, X, P, F, moving, n, steps, dt, c, damped, field,
                     _torque(M, Q, Q, False, _external(M, field, t), rs, ms, Xc, T, F, s, p, r, Td, pv, SR, dB,
                             M.power, DW)
             if coef != 0.0:
-                _kick(M, Q, L, T, J, P, F, moving, coef * dt, c, damped, inv_m, DW)
+                _kick(M, Q, L, T, J, P, F, moving, idle, coef * dt, c, damped, inv_m, DW)
         if dt > 0.0:  # a step of length 0 only evaluates the torques and forces (a hold's, _member_splitting)
-            _newton_schulz(Q)
+            _newton_schulz(Q, idle)
         if M.power and M.pv_any:
             _jerk_steps(M, Q, DW, kicks, nodes, dt)
 
@@ -1484,7 +1657,8 @@ def _log_event(C, Q, X, axes, t, kind, p, body, cf, k, impulse):
     C.ev_count[0] = e + 1
 
 @_jit_borrowed
-def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, ci, cf, order, w, bv, bw, bW, used, kw):
+def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, ci, cf, order, w, bv, bw, bW, used, kw, nl,
+                     nn):
     """contacts._resolve at the state Q, L, X, P, F (forces), J (hinge inertias) with sphere centres S and gaps g
     (its :func:`_overlap`): every pair with g ≤ C.touch is a contact (ContactModel.contact), resolved as
     impulses.resolve_contacts does (sweeps in pair order until none approaches; impulses :func:`_sweeps`,
@@ -1495,9 +1669,11 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, ci, cf, 
     a "rest" event, and C.resting from then on. Returns the number of events; −1 when the numpy driver must take
     the step (no contact, no effective mass, an ill-defined friction
     impulse, no wall normal, nothing approaching), −2 when the event buffers are full. Scratch: ci (P,4) int,
-    cf (P,11), order (P,) int, w, bv, bw (B,3), bW (B,3,3), used (B,) bool, kw (2,3,3)."""
+    cf (P,11), order (P,) int, w, bv, bw (B,3), bW (B,3,3), used (B,) bool, kw (2,3,3). nl[:nn]: the pairs that
+    can touch (the near pairs, in order: :func:`_overlap_near`; every pair without C.broad)."""
     nc = 0
-    for p in range(C.pair.shape[0]):
+    for i in range(nn):
+        p = nl[i]
         if not g[p] <= C.touch[p]:
             continue
         i, j, ok = _contact_at(C, p, S, g[p], cf, nc)
@@ -1563,15 +1739,20 @@ def _resolve_impacts(M, C, Q, L, X, P, F, J, S, g, moving, axes, dt, t, ci, cf, 
     return nJ + quiet
 
 @_jit_inline
-def _any_true(a):
-    """Whether any entry of the bool array a is True."""
-    for k in range(a.shape[0]):
-        if a[k]:
+def _near_count(bi, nP):
+    """How many pairs nl holds: the near list's length bi[0], or every pair (nP) where there is no list."""
+    return bi[0] if bi[0] >= 0 else nP
+
+@_jit_inline
+def _any_near(a, nl, nn):
+    """Whether a[k] for any k of nl[:nn] (C.resting: a resting pair is always a near pair, :func:`_new_list`)."""
+    for i in range(nn):
+        if a[nl[i]]:
             return True
     return False
 
 @_jit_borrowed
-def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX):
+def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX, nl, nn):
     """contacts._hold at the end of a (trial) step: each resting pair
     (C.resting) whose gap is above C.touch has lifted off (lifted (P,) ← True; it stays in C.resting until the step
     is kept); each other one that overlaps is pushed apart along its normal, the translating sides sharing the
@@ -1579,11 +1760,12 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
     (impulses with e = 0, with the pairs' friction). Modifies X, L, P in place; S and g (P,) are scratch. Returns (the
     energy taken, J: kinetic lost plus F·Δx, the potential the push gives back at the forces F before it — exact
     for gravity; with dipoles the caller evaluates the forces halfway along the push and at its end and completes
-    Simpson's rule; the number lifted; False where an impulse finds no effective mass; whether a body moved)."""
-    nP = C.pair.shape[0]
+    Simpson's rule; the number lifted; False where an impulse finds no effective mass; whether a body moved).
+    nl[:nn]: the near pairs, every resting one among them (every pair without C.broad; lifted is set for them)."""
     _place_spheres(C, Q, X, S)
     n_lift, n_held = 0, 0
-    for k in range(nP):
+    for i in range(nn):
+        k = nl[i]
         lifted[k] = False
         if not C.resting[k]:
             continue
@@ -1600,7 +1782,8 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
     for b in range(X.shape[0]):
         for x in range(3):
             dX[b, x] = 0.0
-    for k in range(nP):
+    for i in range(nn):
+        k = nl[i]
         if not C.resting[k] or lifted[k] or not g[k] < 0.0:
             continue
         i, j, ok = _contact_at(C, k, S, g[k], cf, 0)
@@ -1623,7 +1806,8 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
                 pushed = True
     _place_spheres(C, Q, X, S)
     nc = 0
-    for k in range(nP):
+    for i in range(nn):
+        k = nl[i]
         if not C.resting[k] or lifted[k]:
             continue
         i, j, ok = _contact_at(C, k, S, _pair_gap(C, k, S), cf, nc)
@@ -1641,11 +1825,14 @@ def _hold(M, C, Q, L, X, P, F, J, S, g, moving, lifted, ci, cf, order, w, bv, bw
     return E0 - _kinetic(M, Q, L, P, J, w) + work, n_lift, True, pushed
 
 @_jit_borrowed
-def _lift_off(C, Q, X, S, axes, lifted, t, cf):
-    """Keep a held step: each pair in lifted (P,) leaves C.resting and is logged as a "lift-off" (zero impulse, its
-    contact at gap 0 at the sphere centres S, contacts._advance_step's keep)."""
-    for k in range(C.pair.shape[0]):
+def _lift_off(C, Q, X, S, axes, lifted, t, cf, nl, nn):
+    """Keep a held step: each pair of nl[:nn] in lifted (P,) leaves C.resting and lifted, and is logged as a
+    "lift-off" (zero impulse, its contact at gap 0 at the sphere centres S, contacts._advance_step's keep). A lifted
+    pair was resting, so near (:func:`_hold`)."""
+    for i in range(nn):
+        k = nl[i]
         if lifted[k]:
+            lifted[k] = False
             C.resting[k] = False
             i, _j, _ok = _contact_at(C, k, S, 0.0, cf, 0)
             _log_event(C, Q, X, axes, t, EV_LIFT, k, i, cf, 0, False)
@@ -1660,9 +1847,22 @@ def _undo_events(C, ev0, loss0):
     C.ev_count[0], C.loss[0] = ev0, loss0
 
 @_jit_borrowed
+def _idle_but(pair, owner, spheres, hit, n, on, idle):
+    """idle (B,) ← ``on`` for every body but the owners of the spheres of pairs hit[:n] (sphere pairs first,
+    ``spheres`` of them; a wall pair's second entry is its wall), which are left False."""
+    for b in range(idle.shape[0]):
+        idle[b] = on
+    for m in range(n):
+        k = hit[m]
+        for side in range(2 if k < spheres else 1):
+            b = owner[pair[k, side]]
+            if b >= 0:
+                idle[b] = False
+
+@_jit_borrowed
 def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, Fe, Je, Q0, L0, T0, X0, P0, F0,
                    Qs, Ls, Ts, Xs, Ps, Fs, g0, g1, S1, moving, axes, hit, bs, si, sf, ci, cf, order, w, bv, bw, bW,
-                   used, kw):
+                   used, kw, nl, nn):
     """The impact search of :func:`_member_splitting` after a step (or trial step) that ended at Qe… with sphere
     centres S1 and gaps g1 (``pair``: :func:`_overlap`'s; ``dip``: :func:`_grazing`'s, −1 if not run), from the
     base state Q0… with gaps g0; the step started at Qs…. Its state: si (phase, pairs hit, first pair,
@@ -1672,7 +1872,6 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
     (of length sf[3] from Q0…); 2 an impact resolved at Qe, now also the base (Q0…; the caller swaps the gaps);
     3 stop with (code, body): the step handed back
     (CONTACT) or the event buffers full (EVENTS_FULL), the state back at the step's start."""
-    nP = g1.shape[0]
     phase, nhit, first, n_iter, ev0 = si[0], si[1], si[2], si[3], si[4]
     tc, t_end, t_hit, trial_h, loss0 = sf[0], sf[1], sf[2], sf[3], sf[4]
     action = 0
@@ -1692,7 +1891,8 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
     if action == 0 and phase == 1:  # a whole trial step from t_c to t_end
         nhit = 0
         ga, gb = np.inf, np.inf
-        for k in range(nP):
+        for i in range(nn):  # the near pairs: the others are too far for any test (_overlap_near)
+            k = nl[i]
             if g1[k] < -C.tol[k] and not C.resting[k]:
                 if g0[k] < 0.0:
                     back = True  # overlapping at t_c already: the driver's (_approaching, _persistent)
@@ -1717,7 +1917,7 @@ def _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe, F
         action = 1
     elif action == 0 and phase == 3:  # the state at the impact: resolve, and take the rest of the step from it
         res = _resolve_impacts(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving, axes, dt, t_hit, ci, cf, order, w, bv,
-                               bw, bW, used, kw)
+                               bw, bW, used, kw, nl, nn)
         if res < 0:
             back = True
             full = res == -2 and ev0 > 0  # the buffers are full: flush them and come back
@@ -1775,15 +1975,16 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
     nS, nP = (0, 0) if C is None else (C.owner.shape[0], C.pair.shape[0])
     # every array the steps use, made here: the steps (_splitting_steps) then run without reference counts. In the
-    # order _splitting_steps unpacks them — A: org Rs rs ms s p r Td Xt pv SR dB nodes w Q0 L0 T0 X0 P0 F0; AC: S0 S1
-    # g0 g1 nb w0 w1 near; CS: Qs Ls Ts Xs Ps Fs hit bs ci cf order kw bv bw bW used; CH: lifted dX Fh Fm Xh si sf
-    # split fb Qp Lp Tp Xp Pp Fp
+    # order _splitting_steps unpacks them — A: org Rs rs ms s p r Td Xt pv SR dB nodes w Q0 L0 T0 X0 P0 F0 idle;
+    # AC: S0 S1 g0 g1 nb w0 w1 near nl Sref bi bf; CS: Qs Ls Ts Xs Ps Fs hit bs ci cf order kw bv bw bW used;
+    # CH: lifted dX Fh Fm Xh si sf split fb Qp Lp Tp Xp Pp Fp
     A = (np.empty((K, 3)), np.empty((K, 3, 3)), np.empty((S, 3)), np.empty((S, 3)), np.empty((D, 3)),
          np.empty((D, 3)), np.empty((D, 3)), np.empty((B, 3)), np.empty((B, 3)), np.zeros((B, 12)),
          np.zeros((K + S, 6)), np.zeros(3), np.zeros(drifts.shape[0] + 1), np.empty((B, 3)), np.empty((B, 3, 3)),
-         np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)))
+         np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)),
+         np.zeros(B, np.bool_))
     AC = (np.empty((nS, 3)), np.empty((nS, 3)), np.empty(nP), np.empty(nP), np.empty((B, 4)), np.empty((B, 3)),
-          np.empty((B, 3)), np.empty(nP, np.bool_))
+          np.empty((B, 3)), np.zeros(nP, np.bool_), np.arange(nP), np.empty((nS, 3)), np.array([nP]), np.zeros(6))
     CS = (np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)),
           np.empty((B, 3)), np.empty(nP, np.int64), np.empty(10), np.empty((nP, 4), np.int64), np.empty((nP, 11)),
           np.empty(nP, np.int64), np.empty((2, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)),
@@ -1804,13 +2005,16 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
     check, the horizon, a trial step — otherwise counted each array it passed (~17 % of a contact run)."""
     B = Le.shape[0]
     D = M.owner.shape[0]
-    org, Rs, rs, ms, s, p, r, Td, Xt, pv, SR, dB, nodes, w, Q0, L0, T0, X0, P0, F0 = A
+    org, Rs, rs, ms, s, p, r, Td, Xt, pv, SR, dB, nodes, w, Q0, L0, T0, X0, P0, F0, idle = A
     # C is None: numba prunes every `C is None` branch at compile time, so a scene without contacts compiles
     # none of the contact code (its first compile ~2-4 s shorter); a contact scene compiles its own variant
     nP = 0 if C is None else C.pair.shape[0]
     # sphere centres and gaps at the step's start (S0, g0) and end (S1, g1): swapped after each step
-    S0, S1, g0, g1, nb, w0, w1, near = AC
+    S0, S1, g0, g1, nb, w0, w1, near, nl, Sref, bi, bf = AC
     contacts = nP > 0
+    # the near pairs (C.broad: :func:`_overlap_near`): nl[:bi[0]] the list (every pair, in order, without C.broad);
+    # bf its margins (the pairs' smallest σ, largest tol and touch limit: bf[2:5])
+    broad = contacts and C.broad
     if C is not None:
         # the impact search: the step's start (Qs…, to hand the step back), its pairs, Brent's state, and the
         # scratch of _resolve_impacts (kw: a friction impulse's K and its eigenvectors, _friction_impulse)
@@ -1842,6 +2046,8 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
         # a standstill (a state that a step leaves as it was, or as it was a step before): whether the last step
         # was a whole one without events, and its start (Qp…, the energy taken then)
         last_plain, loss_prev = False, 0.0
+        # the bodies a Brent trial leaves alone (idle, True there): whether they are set
+        idling = False
         Qp, Lp, Tp, Xp, Pp, Fp = CH[9], CH[10], CH[11], CH[12], CH[13], CH[14]
         for i in range(drifts.shape[0]):
             split[0] += abs(drifts[i])
@@ -1851,7 +2057,15 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
             split[1] += abs(kicks[i])
         G = _Gaps(C.owner, C.center, C.radius, C.pair, C.spheres, C.limit, C.resting, C.wall_kind, C.wall_sign,
                   C.wall_point, C.wall_dir, C.wall_radius, C.wall_axes, C.wall_half)
-        if contacts:
+        if broad:
+            bf[2], bf[3], bf[4] = 1e300, 0.0, 0.0
+            for k in range(nP):
+                if C.sigma[k] > 0.0:
+                    bf[2] = min(bf[2], C.sigma[k])
+                bf[3] = max(bf[3], C.tol[k])
+                bf[4] = max(bf[4], C.touch[k])
+            _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
+        elif contacts:
             _overlap(G, Qe, Xe, S0, g0)
     if M.static_sources:
         # M.power, not a literal False: one signature with _split_chunk's call, which cannot compile its own (it runs
@@ -1868,11 +2082,12 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
             if C is not None:  # chunks end on the grid of multiples of check_every too, as the driver's calls do
                 n = min(check_every - steps % check_every, mark - steps)
             if C is None:
-                _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, steps, dt, c, damped, fe, drifts, kicks,
+                _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, idle, n, steps, dt, c, damped, fe, drifts, kicks,
                              inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt, pv,
                              SR, dB, nodes, tb)
             else:
                 h, k0, t0 = dt, steps, tb
+                brent = False
                 if contacts:
                     # one step a call: its kicks are not merged with the next step's, so each step ends
                     # synchronised, as the numpy contact driver's do, and can be undone from the copy — except in
@@ -1884,8 +2099,10 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                         h, k0, t0 = 0.0, 0, t_hold
                     elif si[0] == 0:
                         at_start = (free_to, wait, backoff)
-                        if last_plain:  # the last step's start, for a standstill of period 2
-                            _copy_state(Q0, L0, T0, X0, P0, F0, Qp, Lp, Tp, Xp, Pp, Fp)
+                        if last_plain:  # the last step's start, for a standstill of period 2 (the arrays
+                            # swapped, not copied: Q0… take this step's start next)
+                            Q0, L0, T0, X0, P0, F0, Qp, Lp, Tp, Xp, Pp, Fp = (Qp, Lp, Tp, Xp, Pp, Fp,
+                                                                              Q0, L0, T0, X0, P0, F0)
                             loss_prev = loss_step0
                         _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
                         dw0, dw1 = DWe[0], DWe[1]
@@ -1893,13 +2110,17 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                         ev_step0, loss_step0, searched = C.ev_count[0], C.loss[0], False
                         if free_to > 0:  # a span ended: its gaps, as the step before it would have left them
                             free_to = 0
-                            if _overlap(G, Qe, Xe, S0, g0) >= 0:  # the bound failed (rounding-close): numpy's step
+                            first = (_refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt) if broad
+                                     else _overlap(G, Qe, Xe, S0, g0))
+                            if first >= 0:  # the bound failed (rounding-close): numpy's step
                                 code, body = CONTACT, 0
                                 break
-                        if C.merge and not _any_true(C.resting):
+                        if C.merge and not _any_near(C.resting, nl, _near_count(bi, nP)):
                             if wait > 0:
                                 wait -= 1
                             else:
+                                if broad:  # the horizon reads every pair's gap: all exact
+                                    _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
                                 span = _horizon(C.owner, C.spheres, C.pair, C.inv_mass, C.lever, C.sigma, C.tol,
                                                 C.limit, C.force, C.lam2, C.axial, C.graze, g0, Le, Pe, Te, dt, split,
                                                 SPAN, fb)
@@ -1907,17 +2128,31 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                                     free_to = steps + span
                                     n = min(nmax, span)
                                 # near a contact the horizon is one step for a while: in a crowded scene look
-                                # again after 1, 2, 4… steps (at most one per 64 pairs, 16), so that it does
+                                # again after 1, 2, 4… steps (at most one per 64 pairs, 64), so that it does
                                 # not pay for a pass over its pairs every step
-                                cap = min(16, max(1, nP // 64))
+                                cap = min(64, max(1, nP // 64))
                                 wait, backoff = (backoff - 1, min(2 * backoff, cap)) if span == 1 else (0, 1)
                     else:  # a trial step of the impact search: from its base state at t_c, of its length
-                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                        # Brent's trials give only the gaps of the pairs hit (_min_gap): where nothing couples the
+                        # bodies each body's step is its own (the same bits alone), so only those pairs' bodies
+                        # step (and are set back to the base); the others' states are not read before the trial to
+                        # the root, a whole step from the base
+                        brent = si[0] == 2 and not C.coupled
+                        if brent != idling:
+                            _idle_but(C.pair, C.owner, C.spheres, hit, si[1] if brent else 0, brent, idle)
+                            idling = brent
+                        if idling:
+                            _copy_bodies(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe, idle)
+                        else:
+                            _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                         DWe[0], DWe[1] = bw0, bw1
                         h, k0, t0 = sf[3], 0, sf[0]
+                if idling and not brent:  # out of Brent's trials (stopped in them): every body steps again
+                    _idle_but(C.pair, C.owner, C.spheres, hit, 0, False, idle)
+                    idling = False
                 in_span = steps < free_to
                 if h > 0.0 or reeval > 0:  # a trial of length 0 is the base itself (contacts._step)
-                    _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, n, k0, h, c, damped, fe, drifts, kicks,
+                    _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, idle, n, k0, h, c, damped, fe, drifts, kicks,
                                  inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
                                  pv, SR, dB, nodes, t0)
                 if in_span:  # certified free flight: nothing to check (the gaps are taken where the span ends)
@@ -1943,9 +2178,11 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                         n_lift = -1
                         # a whole (trial) step: hold its resting contacts (contacts._hold); the check first: the call
                         # alone (~20 arrays) costs more than a step
-                        if can_impact and si[0] <= 1 and _any_true(C.resting):
+                        nn = _near_count(bi, nP)
+                        if can_impact and si[0] <= 1 and _any_near(C.resting, nl, nn):
                             hold_loss, n_lift, held, pushed = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving,
-                                                                    lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX)
+                                                                    lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX,
+                                                                    nl, nn)
                             if not held:  # no effective mass (not for a translating side): the numpy driver's step
                                 code, body = CONTACT, 0
                             elif pushed and D > 0:
@@ -1961,12 +2198,21 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                         pair = -1
                         sf[5] = _min_gap(G, Qe, Xe, S1, hit, si[1])
                     else:
-                        pair = _overlap(G, Qe, Xe, S1, g1) if contacts else -1
+                        if C.graze:  # the speeds the grazing filter bounds (and the near list's margin)
+                            _body_speeds(P0, L0, Pe, Le, nb)
+                        if broad:
+                            vmax = _sphere_speed_max(C.owner, C.inv_mass, C.lever, nb) if C.graze else 0.0
+                            pair = _overlap_near(G, C.bounded, Qe, Xe, S1, g1, g0, S0, nl, Sref, bi, bf, vmax, h,
+                                                 C.graze, C.checks)
+                        else:
+                            pair = _overlap(G, Qe, Xe, S1, g1) if contacts else -1
                     dip = -1
                     if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
+                        nn = _near_count(bi, nP)
                         if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever,
-                                       C.resting, g0, g1, P0, L0, Pe, Le, h, nb, near) > 0:
-                            dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, w0, w1)
+                                       C.resting, g0, g1, nb, h, near, nl, nn) > 0:
+                            dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, nl, nn,
+                                           w0, w1)
                     # a step that ends apart and cannot dip, outside a search, needs nothing of it: the call alone
                     # (some 40 arrays passed member by member) cost ~1 µs a step
                     if code == OK and contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
@@ -1974,7 +2220,7 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                         act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe,
                                                          Fe, Je, Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0,
                                                          g1, S1, moving, axes, hit, bs, si, sf, ci, cf, order, w, bv,
-                                                         bw, bW, used, kw)
+                                                         bw, bW, used, kw, nl, _near_count(bi, nP))
                         if act == 3:  # handed back, or the event buffers full: stop at the step's start
                             DWe[0], DWe[1] = dw0, dw1
                             break
@@ -1999,7 +2245,7 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                     if n_lift >= 0:  # the step is kept: its hold's energy and lift-offs (contacts._advance_step's keep)
                         C.loss[0] += hold_loss
                         if n_lift > 0:
-                            _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, cf)
+                            _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, cf, nl, _near_count(bi, nP))
                     # a standstill: a whole step with no event that left the state and the energy taken as they
                     # were (period 1), or as they were a step before (period 2: a ball held at rest on its floor,
                     # its momentum ±1 ulp of zero by turns); the steps do not depend on time (C.merge), so the steps
@@ -2020,7 +2266,10 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                         if period == 2 and (mark - steps - n) % 2 == 1:  # the mark has the other state of the two
                             _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
                             C.loss[0] = loss_step0
-                            _overlap(G, Qe, Xe, S0, g0)
+                            if broad:
+                                _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
+                            else:
+                                _overlap(G, Qe, Xe, S0, g0)
                         n = mark - steps
                         last_plain = False
             steps += n
