@@ -845,7 +845,7 @@ def _overlap_near(G, bounded, Q, Xb, S, g, go, So, nl, Sref, bi, bf, vmax, h, gr
         e2 = max(e2, a0 * a0 + a1 * a1 + a2 * a2)
     delta = np.sqrt(e2)
     nn = bi[0]
-    if nn >= 0 and np.isfinite(d2) and np.isfinite(delta):
+    if nn >= 0 and np.isfinite(d2) and np.isfinite(e2):
         bf[1] = max(bf[1], np.sqrt(d2))
         if _far_ok(bf, bf[0] - 2.0 * bf[1] * (1.0 + 1e-9) - bf[5], vmax, h, delta, graze):
             first = -1
@@ -1093,13 +1093,8 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
 def _copy_bodies(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc, idle):
     """:func:`_copy_state` of the bodies not ``idle`` (B,) only."""
     for b in range(L.shape[0]):
-        if idle[b]:
-            continue
-        for x in range(3):
-            Lc[b, x], Tc[b, x] = L[b, x], T[b, x]
-            Xc[b, x], Pc[b, x], Fc[b, x] = X[b, x], P[b, x], F[b, x]
-            for y in range(3):
-                Qc[b, x, y] = Q[b, x, y]
+        if not idle[b]:
+            _copy_body(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc, b)
 
 @_jit_borrowed
 def _same_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
@@ -1120,11 +1115,16 @@ def _copy_state(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc):
     step (positions, momenta and forces too: translating bodies carry them like Q, L and T). It restores too,
     called with the arguments swapped: a direction flag, constant at each call site, would compile it twice."""
     for b in range(L.shape[0]):
-        for x in range(3):
-            Lc[b, x], Tc[b, x] = L[b, x], T[b, x]
-            Xc[b, x], Pc[b, x], Fc[b, x] = X[b, x], P[b, x], F[b, x]
-            for y in range(3):
-                Qc[b, x, y] = Q[b, x, y]
+        _copy_body(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc, b)
+
+@_jit_inline
+def _copy_body(Q, L, T, X, P, F, Qc, Lc, Tc, Xc, Pc, Fc, b):
+    """Body b's rows of :func:`_copy_state`."""
+    for x in range(3):
+        Lc[b, x], Tc[b, x] = L[b, x], T[b, x]
+        Xc[b, x], Pc[b, x], Fc[b, x] = X[b, x], P[b, x], F[b, x]
+        for y in range(3):
+            Qc[b, x, y] = Q[b, x, y]
 
 @_jit_borrowed
 def _jerk_steps(M, Q, DW, kicks, nodes, dt):
