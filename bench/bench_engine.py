@@ -252,18 +252,41 @@ def single_scene() -> list:
     return rows
 
 
-def ensemble(members: int, steps: int) -> dict:
+def ensemble(members: int, steps: int, aot_dir) -> dict:
+    """An ensemble in SIMD lanes (engine/lanes.py), on numba's JIT kernels and on the build's (the variant for this
+    CPU's widest vector unit, aot.VARIANTS), in one run: pendulum-steps/s of each, best of three."""
+    from pem_physics.engine import aot, lanes
+
     scene = examples.build("three-magnet")
     rng = np.random.default_rng(0)
     w = rng.normal(scale=0.3, size=(members, 1, 3))
     dt = scene.settings.dt
-    simulate(scene, t_end=10 * dt, ensemble=Ensemble(angular_velocity=w[:64]))  # compile / load the lanes kernel
-    t0 = time.perf_counter()
-    simulate(scene, t_end=steps * dt, record_interval=steps * dt, ensemble=Ensemble(angular_velocity=w))
-    wall = time.perf_counter() - t0
-    rate = members * steps / wall
-    print(f"ensemble of {members}, splitting4: {rate:.3g} pendulum-steps/s")
-    return {"members": members, "steps": steps, "pendulum_steps_per_s": rate}
+    rates = {}
+    for kernels, env in (("jit", {"PEM_AOT": "0"}), ("ahead-of-time", {"PEM_AOT": "1", "PEM_AOT_DIR": str(aot_dir)})):
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            built = lanes.build()
+            simulate(scene, t_end=10 * dt, ensemble=Ensemble(angular_velocity=w[:64]))  # compile / load the kernel
+            best = float("inf")
+            for _ in range(3):
+                t0 = time.perf_counter()
+                simulate(scene, t_end=steps * dt, record_interval=steps * dt, ensemble=Ensemble(angular_velocity=w))
+                best = min(best, time.perf_counter() - t0)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        rates[kernels] = members * steps / best
+        print(f"ensemble of {members}, splitting4, {kernels}: {rates[kernels]:.3g} pendulum-steps/s")
+    module = built.path.name.split(".")[0] if built is not None else ""  # the build whose lanes ran
+    variant = next((v for v in aot.VARIANTS if module.startswith(f"pem_kernels_{v}_")),
+                   "any x86-64" if module else "none: the JIT")
+    return {"members": members, "steps": steps, "pendulum_steps_per_s": rates["jit"],
+            "aot_pendulum_steps_per_s": rates["ahead-of-time"], "aot_variant": variant,
+            "ratio_aot_to_jit": rates["ahead-of-time"] / rates["jit"]}
 
 
 def main(argv=None) -> dict:
@@ -283,7 +306,7 @@ def main(argv=None) -> dict:
                "pem_samples": pem_samples(args.rounds, aot_dir),
                "sample_phases": sample_phases("ellipsoid", aot_dir),
                "pendulum_wave": pendulum_wave(args.rounds, aot_dir),
-               "single": single_scene(), "ensemble": ensemble(args.members, 2000)}
+               "single": single_scene(), "ensemble": ensemble(args.members, 2000, aot_dir)}
     return finish(res, start, args.json, indent=2)
 
 

@@ -399,7 +399,10 @@ def engine_section(eng) -> list:
     e = eng["ensemble"]
     rate = e["pendulum_steps_per_s"]
     L += ["", f"Ensemble of {e['members']:,} members, default method (splitting4), members in SIMD lanes "
-          f"(`engine/lanes.py`): {rate:,.3g} pendulum-steps/s.", "",
+          f"(`engine/lanes.py`): {rate:,.3g} pendulum-steps/s on numba's JIT kernels" + (
+              f"; on the build made ahead of time (its lanes for {e['aot_variant'].replace('_', '-')}, chosen by "
+              f"the CPU: no numba imported) {e['aot_pendulum_steps_per_s']:,.3g}, ratio "
+              f"**{e['ratio_aot_to_jit']:.2f}** of the JIT." if "aot_variant" in e else "."), "",
           "Why not 3·10⁷ (the issue's goal) on this machine: splitting4 is SRKN₆ᵇ, six drifts and six torque "
           "evaluations a step. Counted from the lane kernels' source, one pendulum-step over three magnets costs "
           f"about {FLOPS_PER_SPLITTING4_STEP:,} floating-point operations: a torque ≈ 300 (three dipole pairs ≈ 70 "

@@ -73,11 +73,11 @@ AOT_CACHE = ROOT / "build" / "aot"
 
 
 def build_aot(where: Path, log=print) -> list[Path]:
-    """Compile the kernels ahead of time (:mod:`pem_physics.engine.prebuild`: the single-scene kernels and the
-    3D gas engine) for each of :data:`AOT_BUILDS`, both at once, into :data:`AOT_CACHE` unless there already,
-    and copy them into ``where`` (a staged copy's ``pem_physics/engine/_aot``), so a first bake or gas build in
-    Blender needs no compile. Needs a C compiler; on another host, or without one, the zips ship without and
-    Blender compiles on first use, as before."""
+    """Compile the kernels ahead of time (:mod:`pem_physics.engine.prebuild`: the single-scene kernels, the 3D gas
+    engine and the ensembles' lanes, these also for AVX2 and AVX-512) for each of :data:`AOT_BUILDS`, both at once,
+    into :data:`AOT_CACHE` unless there already, and copy them into ``where`` (a staged copy's
+    ``pem_physics/engine/_aot``), so a first bake or gas build in Blender needs no compile. Needs a C compiler; on
+    another host, or without one, the zips ship without and Blender compiles on first use, as before."""
     import platform
 
     if (sys.platform, platform.machine()) != AOT_HOST:
@@ -90,7 +90,7 @@ def build_aot(where: Path, log=print) -> list[Path]:
         py = subprocess.run(venv, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
         runs.append((what, subprocess.Popen(
             [py, "-c", "import sys; from pem_physics.engine import prebuild; "
-             "print(prebuild.build(sys.argv[1], log=lambda *a: None))", str(AOT_CACHE)],
+             "print(*prebuild.build(sys.argv[1], log=lambda *a: None), sep='\\n')", str(AOT_CACHE)],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     out = []
     where.mkdir(parents=True, exist_ok=True)
@@ -99,11 +99,12 @@ def build_aot(where: Path, log=print) -> list[Path]:
         if proc.returncode != 0:
             log(f"ahead-of-time kernels for {what}: not built ({(stderr.strip().splitlines() or ['?'])[-1]})")
             continue
-        so = Path(stdout.strip().splitlines()[-1])
-        for f in (so, so.parent / (so.name.split(".")[0] + ".json")):
-            shutil.copy2(f, where / f.name)
-        out.append(where / so.name)
-        log(f"ahead-of-time kernels for {what}: {so.name}")
+        built = [Path(line) for line in stdout.strip().splitlines()]  # the main build, then the lanes' variants
+        for so in built:
+            for f in (so, so.parent / (so.name.split(".")[0] + ".json")):
+                shutil.copy2(f, where / f.name)
+            out.append(where / so.name)
+        log(f"ahead-of-time kernels for {what}: {', '.join(so.name for so in built)}")
     return out
 
 

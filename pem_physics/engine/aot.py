@@ -9,9 +9,9 @@ with contact geometry, :data:`ENTRIES`) once more, with numba's ahead-of-time co
 extension module that needs only numpy at run time. A
 single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
 results, no numba import. Its kernels release the GIL while they run (:func:`_releasing_the_gil`), as the JIT entries
-do: independent bodies step in threads (:mod:`.groups`). Ensembles run on it too, their members in threads; and the
-lanes kernels (:mod:`.lanes`, members in SIMD lanes) where numba is missing — with numba its JIT compiles them for
-this CPU's vector width, twice the build's speed (any x86-64: SSE2).
+do: independent bodies step in threads (:mod:`.groups`). Ensembles run on it too, their members in threads or in
+SIMD lanes (:mod:`.lanes`); the lanes kernels once more in a small module of their own for each wider vector unit
+(:data:`VARIANTS`: AVX2, AVX-512), the one this CPU runs chosen at run time — the JIT's speed without numba.
 
 The build lives beside numba's cache (``<cache>/aot``, or ``PEM_AOT_DIR``), or ships in the package
 (:data:`SHIPPED`: the Blender extension's zip carries builds for Blender's Pythons), under a name keyed on
@@ -25,6 +25,7 @@ because compiled code does not check them itself. ``PEM_AOT=0`` (or ``PEM_NUMBA=
 
 from __future__ import annotations
 
+import functools
 import importlib.machinery
 import importlib.util
 import json
@@ -135,8 +136,65 @@ def key() -> str:
     return _key_memo[2]
 
 
-def module_name() -> str:
-    return f"pem_kernels_{abi_tag()}_{key()}"
+#: Builds of the lanes kernels (:mod:`.lanes`) for wider vector units, beside the main build (which is for any
+#: CPU of its architecture: SSE2 on x86-64, two lanes of doubles): variant name → the LLVM CPU it is compiled for,
+#: widest first. x86-64-v3 is AVX2 (four lanes; every x86-64 CPU since 2013–2015), x86-64-v4 AVX-512 (LLVM still
+#: prefers 256-bit vectors there, as numba's JIT does on such a CPU, with AVX-512's 32 registers and masks). The
+#: first this CPU runs is taken (:func:`cpu_runs`). Without fastmath LLVM fuses no multiply-add, so every variant
+#: gives the main build's numbers bit for bit (``tests/engine/test_aot.py``).
+VARIANTS = {"x86_64_v4": "x86-64-v4", "x86_64_v3": "x86-64-v3"}
+#: the entries a variant holds: the lanes kernels only (the single-scene kernels gain nothing from wide vectors)
+VARIANT_ENTRIES = ("lanes_splitting", "lanes_rk4")
+#: what a CPU needs for each variant, in numpy's names (``__cpu_features__``), and in /proc/cpuinfo's for the
+#: features numpy 1.26 and 2.1 do not name; numpy 2.4 names the levels themselves (``X86_V3``, ``X86_V4``)
+_NEEDS = {"x86_64_v3": (("AVX", "AVX2", "FMA3", "F16C"), {"bmi1", "bmi2", "abm", "movbe"}),
+          "x86_64_v4": (("AVX", "AVX2", "FMA3", "F16C", "AVX512_SKX"), {"bmi1", "bmi2", "abm", "movbe"})}
+
+
+def module_name(variant: str = "") -> str:
+    """The file name (without suffix) of the build for this source and interpreter; ``variant``: one of
+    :data:`VARIANTS`, or "" for the main build."""
+    return f"pem_kernels_{variant + '_' if variant else ''}{abi_tag()}_{key()}"
+
+
+def variants() -> list:
+    """The variants this machine's architecture has (x86-64 only: the others build for their own baseline)."""
+    return list(VARIANTS) if platform.machine().lower() in ("x86_64", "amd64") else []
+
+
+@functools.cache
+def _cpuinfo_flags() -> set | None:
+    """The first processor's feature flags in /proc/cpuinfo (Linux), or None where there is none."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def cpu_runs(variant: str) -> bool:
+    """Whether this CPU runs the build ``variant`` (:data:`VARIANTS`), from what numpy detected at start-up (its
+    ``__cpu_features__``, which ``NPY_DISABLE_CPU_FEATURES`` may have switched off too): numpy 2.4 names the x86-64
+    levels itself (``X86_V3``, ``X86_V4``); before (1.26, 2.1: Blender's), their vector features (:data:`_NEEDS`),
+    with BMI1/2, LZCNT and MOVBE from /proc/cpuinfo where there is one (every CPU with AVX2 and FMA has them; a
+    virtual machine may hide them)."""
+    if variant not in variants():
+        return False
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as has
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as has
+    level = "X86_V" + variant[-1]
+    if level in has:
+        return bool(has[level])
+    vector, scalar = _NEEDS[variant]
+    if not all(has.get(f) for f in vector):
+        return False
+    flags = _cpuinfo_flags()
+    return flags is None or scalar <= flags
 
 
 def spec(x):
@@ -183,19 +241,20 @@ def enabled() -> bool:
     return os.environ.get("PEM_AOT", "1") != "0" and os.environ.get("PEM_NUMBA", "1") != "0"
 
 
-def load(where: Path | None = None) -> Build | None:
+def load(where: Path | None = None, variant: str = "") -> Build | None:
     """The build for this source and interpreter, or None (none built, turned off, or not loadable); from
-    ``where``, or the first of :func:`folders` that has it."""
+    ``where``, or the first of :func:`folders` that has it; ``variant``: one of :data:`VARIANTS` (whether this CPU
+    runs it is the caller's test, :func:`cpu_runs`), or "" for the main build."""
     if not enabled():
         return None
     if where is None:
         for place in folders():
-            build = load(place)
+            build = load(place, variant)
             if build is not None:
                 return build
         return None
     where = Path(where)
-    name = module_name()
+    name = module_name(variant)
     cached = _loaded.get((where, name))
     if cached is not None or (where, name) in _loaded:
         return cached
@@ -239,17 +298,18 @@ def _releasing_the_gil():
         pycc.Flags = plain
 
 
-def build(probes, where: Path | None = None, force: bool = False, log=print) -> Path:
+def build(probes, where: Path | None = None, force: bool = False, log=print, variant: str = "") -> Path:
     """Compile the :data:`ENTRIES` ahead of time into ``where`` (default :func:`folder`).
 
     ``probes`` yields (kind, args) of one kernel call of each kind (:func:`.prebuild.probes`): the build
-    is compiled for those argument types. Returns the module's path. Needs numba and a C compiler; raises
+    is compiled for those argument types; for the CPU of ``variant`` (:data:`VARIANTS`), or for any CPU of this
+    architecture (""). Returns the module's path. Needs numba and a C compiler; raises
     :class:`PemError` saying which is missing.
     """
     from ..jit import numba as _numba
 
     where = Path(where) if where is not None else folder()
-    name = module_name()
+    name = module_name(variant)
     so = where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
     if so.is_file() and (where / (name + ".json")).is_file() and not force:
         log(f"already built: {so}")
@@ -272,6 +332,7 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
         cc = CC(name)
         cc.output_dir = str(tmp)
         cc.verbose = False
+        cc.target_cpu = VARIANTS.get(variant, "")  # "": LLVM's generic CPU of the architecture
         specs = {}
         for kind, args in probes:
             disp = kernel(kind)
@@ -288,6 +349,12 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
             raise PemError(f"pem build-engine: compiling the kernels ahead of time failed ({err}); it needs a C "
                            "compiler (gcc, clang or MSVC). Runs keep using numba's JIT kernels.") from err
     built = tmp / so.name
+    if sys.platform.startswith("linux") and shutil.which("strip"):
+        # pycc links with debug information, half to two thirds of the file and never read: the Blender zip
+        # carries six builds
+        import subprocess
+
+        subprocess.run(["strip", "--strip-unneeded", str(built)], capture_output=True, check=False)
     (tmp / (name + ".json")).write_text(json.dumps({"specs": specs, "numba": nb.__version__,
                                                      "numpy": np.__version__, "python": sys.version}),
                                         encoding="utf-8")
@@ -295,7 +362,7 @@ def build(probes, where: Path | None = None, force: bool = False, log=print) -> 
     os.replace(tmp / (name + ".json"), where / (name + ".json"))
     shutil.rmtree(tmp, ignore_errors=True)
     if sys.platform != "win32":  # builds of older sources (Windows cannot remove a module another process loaded)
-        for old in where.glob(f"pem_kernels_{abi_tag()}_*"):  # other Pythons' and numpys' builds stay
+        for old in where.glob(name.replace(key(), "*")):  # other Pythons', numpys' and variants' builds stay
             if not old.name.startswith(name):
                 old.unlink()
     _loaded.pop((where, name), None)

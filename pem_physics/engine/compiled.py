@@ -21,8 +21,8 @@ whatever the thread count.
 This module is the Python side — the scene's constant arrays (:class:`Model`) and the
 :class:`Runner` that calls the kernels; the kernels themselves are in :mod:`.kernels` (numba, JIT
 compiled and cached on disk). A scene or an ensemble may instead run the same kernels built ahead of time
-(:mod:`.aot`, ``pem build-engine``; an ensemble's members then in threads): then numba is not even imported, and a
-run starts at once.
+(:mod:`.aot`, ``pem build-engine``; an ensemble's members then in threads, or in SIMD lanes: :mod:`.lanes`): then
+numba is not even imported, and a run starts at once.
 
 One call of the kernels advances every member through a run of record marks without returning
 to Python: it steps, checks for blow-ups at the same points as the numpy driver (every

@@ -15,12 +15,12 @@ IEEE-exact and independent of the others, so a member's result does not depend o
 position, the block it lands in, or the number of threads.
 
 The kernels (:mod:`.lanes_kernels`) run a range of blocks each and release the GIL: :class:`Lanes` hands the blocks
-to one thread per core (:func:`.groups.threads`), each a contiguous range. Where numba is installed they are its JIT
-kernels, compiled for this CPU (AVX2/AVX-512 lanes) once and cached; where it is not (a plain install, Blender), the
-build made ahead of time (:mod:`.aot`) holds them, compiled for any x86-64 (two lanes of SSE2): 7.7·10⁶
-pendulum-steps/s for 4096 members here against the JIT's 1.4·10⁷ — which is why a process with numba compiles
-them rather than take the build — and 3× the members-in-threads path a plain install had (2.4·10⁶ for eight
-members in two threads).
+to one thread per core (:func:`.groups.threads`), each a contiguous range. They are the build's made ahead of time
+(:mod:`.aot`), for the widest vector unit this CPU has: AVX-512 or AVX2 (:data:`.aot.VARIANTS`, four lanes of
+doubles), else any x86-64 (two lanes of SSE2) — 8.3·10⁶, 7.4·10⁶ and 4.1·10⁶ splitting4 member-steps/s for 4096
+members in one thread here, against numba's JIT for this CPU's 8.1·10⁶ — the same numbers bit for bit; so a process
+with the build never imports numba. Without a build (a source checkout, a platform the zip carries none for) they
+are numba's JIT kernels, compiled for this CPU once and cached.
 
 Shapes: E members; one moving body with D dipoles; S static source dipoles.
 """
@@ -46,15 +46,18 @@ def available() -> bool:
 
 
 def build():
-    """The build made ahead of time (:class:`.aot.Build`) if there is one and it holds the lanes kernels, else None."""
+    """The build made ahead of time (:class:`.aot.Build`) that holds the lanes kernels for the widest vector unit
+    this CPU runs (:data:`.aot.VARIANTS`, :func:`.aot.cpu_runs`), else the main build if it holds them, else None."""
     from . import aot
 
-    b = aot.load()
-    return b if b is not None and "lanes_splitting" in b.specs and "lanes_rk4" in b.specs else None
+    for b in [aot.load(variant=v) for v in aot.variants() if aot.cpu_runs(v)] + [aot.load()]:
+        if b is not None and all(e in b.specs for e in aot.VARIANT_ENTRIES):
+            return b
+    return None
 
 
 def supported(integ) -> bool:
-    """Whether the lanes kernels run this integrator object: numba, or a build holding them; splitting4/2 or
+    """Whether the lanes kernels run this integrator object: a build holding them, or numba; splitting4/2 or
     pem-rk4; an ensemble of at least MIN_MEMBERS; one moving body, not hinged, not translating, on a fixed pivot;
     static sources; no rotating field or box."""
     from .integrators import PemScheme, Splitting
@@ -66,7 +69,7 @@ def supported(integ) -> bool:
     sys_ = integ.system
     return (integ.L.shape[0] >= MIN_MEMBERS and sys_.n_bodies == 1 and not sys_.hinged.any()
             and sys_.box is None and sys_.rotating_field is None and sys_.static_sources and not sys_.any_translating
-            and not sys_.moving_pivots and (available() or build() is not None))
+            and not sys_.moving_pivots and (build() is not None or available()))
 
 
 def _c(a, dtype=np.float64) -> np.ndarray:
@@ -90,9 +93,8 @@ class Lanes:
         self.integ = integ
         sys_ = integ.system
         self.check_every = int(check_every)
-        #: the build made ahead of time whose lanes kernels run (:func:`build`: where numba is missing), or None:
-        #: numba's JIT (its kernels use this CPU's vector width, the build's any x86-64's)
-        self.aot = None if available() else build()
+        #: the build made ahead of time whose lanes kernels run (:func:`build`), or None: numba's JIT
+        self.aot = build()
         E = integ.L.shape[0]
         c = sys_.member_friction if sys_.member_friction is not None else np.full(E, sys_.friction)
         f = sys_.member_field if sys_.member_field is not None else np.broadcast_to(sys_.field, (E, 3))

@@ -99,9 +99,12 @@ def gas_probes():
         yield f"gas_advance_{case}", engine.advance_call(1.0, 10)
 
 
-def build(where=None, force: bool = False, log=print):
-    """``pem build-engine``: the single-scene kernels built ahead of time (:mod:`.aot`); returns the module path."""
-    return aot.build(probes(), where, force, log)
+def build(where=None, force: bool = False, log=print) -> list:
+    """``pem build-engine``: the kernels built ahead of time (:mod:`.aot`): the main build, then the lanes kernels
+    once more for each wider vector unit of this architecture (:data:`.aot.VARIANTS`: a few seconds each); returns
+    the modules' paths, the main build's first."""
+    return [aot.build(probes(), where, force, log)] + [aot.build(lanes_probes(), where, force, log, variant=v)
+                                                        for v in aot.variants()]
 
 
 def warm() -> None:

@@ -125,8 +125,10 @@ def test_one_zip_per_platform_with_its_own_wheels(built_zips):
         with zipfile.ZipFile(path) as zf:
             kernels = sorted(Path(n).name for n in zf.namelist() if "/engine/_aot/" in n)
         if platform == HOST_PLATFORM:  # the kernels built ahead of time, for each of Blender's Pythons and numpys
-            assert [k.split(".")[0].rsplit("_", 1)[0] for k in kernels] == [
-                "pem_kernels_cpython_311_np1"] * 2 + ["pem_kernels_cpython_313_np2"] * 2, kernels
+            # (the main build, and the lanes' for AVX2 and AVX-512: x86_64_v3, x86_64_v4), a module and its types each
+            assert [k.split(".")[0].rsplit("_", 1)[0] for k in kernels] == sorted(
+                f"pem_kernels_{v}cpython_{abi}" for v in ("", "x86_64_v3_", "x86_64_v4_")
+                for abi in ("311_np1", "313_np2") for _ in range(2)), kernels
             assert {k.rsplit(".", 1)[1] for k in kernels} == {"so", "json"}, kernels
         else:                          # machine code for linux-x64 only: not carried elsewhere
             assert kernels == [], (platform, kernels)
@@ -306,6 +308,9 @@ def test_installed_zip_bakes_at_once_on_its_kernels_built_ahead_of_time(installe
     aot = importlib.import_module(f"{MODULE}.pem_physics.engine.aot")
     build = aot.load()
     assert build is not None and build.path.parent == installed / "pem_physics" / "engine" / "_aot", build
+    lanes = importlib.import_module(f"{MODULE}.pem_physics.engine.lanes")  # an ensemble's: the widest this CPU runs
+    runs = [v for v in aot.variants() if aot.cpu_runs(v)]
+    assert lanes.build().path.name.startswith(aot.module_name(runs[0] if runs else "") + "."), lanes.build().path
     cache = Path(bpy.utils.extension_path_user(MODULE, path="numba_cache"))
     assert not any(cache.rglob("*.nbi")), "the bake compiled with numba although the zip carries its kernels"
 

@@ -100,40 +100,46 @@ sys.path.insert(0, {root!r})
 import numpy as np
 from pem_physics import Ensemble, examples, simulate
 from pem_physics.engine import lanes
-calls = [0]
+ran = []                               # the module whose lanes kernels each call ran ("" for none)
 real = lanes.Lanes.advance_to
-lanes.Lanes.advance_to = lambda self, marks: calls.__setitem__(0, calls[0] + 1) or real(self, marks)
+lanes.Lanes.advance_to = lambda self, marks: ran.append(self.aot.path.name.split(".")[0]) or real(self, marks)
 out = {{}}
 for method in ("splitting4", "pem-rk4"):
-    for E in {sizes}:  # three members: the members in threads; forty: the lanes, two blocks (one padded)
+    for E in (3, 40):  # three members: the members in threads; forty: the lanes, two blocks (one padded)
         w = np.zeros((E, 1, 3))
         w[:, 0, 0] = np.linspace(-2.0, 2.0, E)
-        calls[0] = 0
+        ran.clear()
         tr = simulate(examples.build("three-magnet"), method=method, t_end=0.05, ensemble=Ensemble(angular_velocity=w))
-        out[f"{{method}}_{{E}}"] = tr.orientation, tr.angular_momentum, tr.info["kernels"], calls[0] > 0
+        out[f"{{method}}_{{E}}"] = tr.orientation, tr.angular_momentum, tr.info["kernels"], (ran or [""])[0]
 np.savez({path!r}, **{{f"{{k}}_{{n}}": v[i] for k, v in out.items() for i, n in enumerate(("U", "L"))}},
-         kernels=[v[2] for v in out.values()], lanes=[v[3] for v in out.values()], numba=["numba" in sys.modules])
+         kernels=[v[2] for v in out.values()], lanes=[v[3] for v in out.values()],
+         numba=[sys.modules.get("numba") is not None])
 """
 
 
-def test_ensembles_run_on_the_build_and_without_numba_in_lanes_too(build_dir, tmp_path, monkeypatch):
-    """With numba installed, an ensemble of members in threads still takes the build (no compile, numba never
-    imported); without numba (a plain install) forty members run in SIMD lanes on the build's lanes kernels (two
-    blocks, a thread each; with numba they are its JIT's, compiled for this CPU's vector width) — each the JIT's
-    numbers bit for bit (the same functions), splitting4 and pem-rk4."""
+def lanes_module(where) -> str:
+    """The module whose lanes kernels this CPU should run: the widest variant it runs (:func:`aot.cpu_runs`, whose
+    reading of the CPU test_variants_match_the_cpu checks), else the main build."""
+    runs = [v for v in aot.variants() if aot.cpu_runs(v)]
+    return aot.module_name(runs[0] if runs else "")
+
+
+def test_ensembles_run_on_the_build_with_and_without_numba_in_lanes_too(build_dir, tmp_path, monkeypatch):
+    """With numba installed or without it (a plain install), an ensemble takes the build and never imports numba:
+    three members in threads, forty in SIMD lanes (two blocks, a thread each) on the lanes kernels built for this
+    CPU's widest vector unit (:data:`aot.VARIANTS`) — each the JIT's numbers bit for bit (the same functions, no
+    fused multiply-adds), splitting4 and pem-rk4."""
     from pem_physics.engine import lanes
 
     env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path), PEM_THREADS="2")
-    with_numba, plain = tmp_path / "with_numba.npz", tmp_path / "plain.npz"
-    for path, flag, sizes in ((with_numba, False, (3,)), (plain, True, (3, 40))):
-        code = LANES_RUN.format(root=str(ROOT), path=str(path), plain=flag, sizes=sizes)
-        subprocess.run([sys.executable, "-c", code], env=env, check=True)
-    first = np.load(with_numba)
-    assert list(first["kernels"]) == ["ahead-of-time"] * 2 and not first["numba"][0]
-    got = np.load(plain)
-    assert list(got["kernels"]) == ["ahead-of-time"] * 4 and list(got["lanes"]) == [False, True] * 2
-    for method in ("splitting4", "pem-rk4"):
-        assert np.array_equal(first[f"{method}_3_U"], got[f"{method}_3_U"])
+    runs = {}
+    for plain in (False, True):
+        path = tmp_path / f"plain_{plain}.npz"
+        subprocess.run([sys.executable, "-c", LANES_RUN.format(root=str(ROOT), path=str(path), plain=plain)],
+                       env=env, check=True)
+        runs[plain] = got = np.load(path)
+        assert list(got["kernels"]) == ["ahead-of-time"] * 4 and not got["numba"][0]
+        assert list(got["lanes"]) == ["", lanes_module(build_dir)] * 2
     monkeypatch.setenv("PEM_AOT", "0")
     calls = [0]
     real = lanes.Lanes.advance_to
@@ -147,8 +153,63 @@ def test_ensembles_run_on_the_build_and_without_numba_in_lanes_too(build_dir, tm
             jit = simulate(examples.build("three-magnet"), method=method, t_end=0.05,
                            ensemble=Ensemble(angular_velocity=w))
             assert jit.info["kernels"] == "jit" and (calls[0] > 0) == (E == 40)
-            assert np.array_equal(jit.orientation, got[f"{method}_{E}_U"]), (method, E)
-            assert np.array_equal(jit.angular_momentum, got[f"{method}_{E}_L"]), (method, E)
+            for got in runs.values():
+                assert np.array_equal(jit.orientation, got[f"{method}_{E}_U"]), (method, E)
+                assert np.array_equal(jit.angular_momentum, got[f"{method}_{E}_L"]), (method, E)
+
+
+def test_every_lanes_build_gives_the_jits_numbers(build_dir):
+    """The lanes kernels of the main build (any x86-64) and of each variant this CPU runs (AVX2, AVX-512) against
+    numba's JIT kernels (compiled for this CPU) on the same call, 40 members over 300 steps: bit for bit — without
+    fastmath no variant fuses a multiply-add, so a member's numbers do not depend on the CPU's vector width."""
+    from pem_physics.engine import lanes, lanes_kernels
+    from pem_physics.engine.integrators import make_integrator
+    from pem_physics.engine.system import compile_system
+
+    scene = examples.build("three-magnet").checked()
+    system = compile_system(scene)
+    E = 40
+    w = np.zeros((E, 1, 3))
+    w[:, 0, 0] = np.linspace(-2.0, 2.0, E)
+    builds = [aot.load(build_dir)] + [aot.load(build_dir, v) for v in aot.variants() if aot.cpu_runs(v)]
+    assert all(b is not None for b in builds) and len({b.path for b in builds}) == len(builds)
+    for method in ("splitting4", "pem-rk4"):
+        runner = lanes.Lanes(make_integrator(method, system, scene.settings.dt, np.repeat(system.U0[None], E, axis=0),
+                                             w), 1e-6, 1000)
+        entry, args = runner.call([100, 300])
+        jit = lanes_kernels.blocks_splitting if entry == "lanes_splitting" else lanes_kernels.blocks_rk4
+        jit(*args)
+        want = args[-4:]
+        assert want[3][:, 1].min() == 300 and not np.array_equal(want[0][0], want[0][-1])
+        for b in builds:
+            entry, args = runner.call([100, 300])
+            b.call(entry, args)
+            for a, x in zip(args[-4:], want):
+                assert np.array_equal(a, x), (method, b.path.name)
+
+
+def test_variants_match_the_cpu(build_dir, monkeypatch):
+    """Which lanes build a CPU takes: :func:`aot.cpu_runs` (numpy's reading of the CPU) against the kernel's own
+    flags in /proc/cpuinfo (Linux; an independent reading), and the choice: the widest variant the CPU runs, the
+    main build where it runs none (as on a CPU without AVX2), numba's JIT only where there is no build."""
+    from pem_physics.engine import lanes
+
+    flags = aot._cpuinfo_flags()
+    if flags is not None and aot.variants() and not os.environ.get("NPY_DISABLE_CPU_FEATURES"):
+        v3 = {"avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"} <= flags
+        assert aot.cpu_runs("x86_64_v3") == v3
+        assert aot.cpu_runs("x86_64_v4") == (v3 and {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
+                                             <= flags)
+    monkeypatch.setenv("PEM_AOT_DIR", str(build_dir))
+    assert lanes.build().path.name.split(".")[0] == lanes_module(build_dir)
+    for off in aot.variants():  # each variant off in turn, from the widest: the next one, then the main build
+        runs = aot.cpu_runs
+        monkeypatch.setattr(aot, "cpu_runs", lambda v, off=off, runs=runs: v != off and runs(v))
+        assert lanes.build().path.name.split(".")[0] == lanes_module(build_dir)
+    monkeypatch.setattr(aot, "cpu_runs", lambda v: False)
+    assert lanes.build().path.name.split(".")[0] == aot.module_name()
+    monkeypatch.setenv("PEM_AOT", "0")
+    assert lanes.build() is None
 
 
 ENSEMBLE_RUN = """
