@@ -2,10 +2,10 @@
 
 A module of their own because it imports numba: :mod:`.lanes` imports it only where numba runs the kernels (its JIT,
 for this CPU's vector width: where there is no build); else they come from the build made ahead of time (:mod:`.aot`:
-the entries ``lanes_splitting`` and ``lanes_rk4``, also for AVX2 and AVX-512) and numba is never imported. The entries run a range of blocks
-(:func:`blocks_splitting`, :func:`blocks_rk4`) and release the GIL: :class:`.lanes.Lanes` runs the ranges in threads,
-as numba's parallel loop did, and a build can hold them (numba's ahead-of-time compiler cannot compile parallel
-loops). Layout, schemes and accuracy: :mod:`.lanes`.
+the entries ``lanes_splitting`` and ``lanes_rk4``, also for AVX2 and AVX-512) and numba is never imported. The entries
+run a range of blocks (:func:`blocks_splitting`, :func:`blocks_rk4`) and release the GIL: :class:`.lanes.Lanes` runs
+the ranges in threads, as numba's parallel loop did, and a build can hold them (numba's ahead-of-time compiler cannot
+compile parallel loops). Layout, schemes and accuracy: :mod:`.lanes`.
 """
 
 from __future__ import annotations
