@@ -117,7 +117,7 @@ np.savez({path!r}, **{{f"{{k}}_{{n}}": v[i] for k, v in out.items() for i, n in 
 """
 
 
-def lanes_module(where) -> str:
+def lanes_module() -> str:
     """The module whose lanes kernels this CPU should run: the widest variant it runs (:func:`aot.cpu_runs`, whose
     reading of the CPU test_variants_match_the_cpu checks), else the main build."""
     runs = [v for v in aot.variants() if aot.cpu_runs(v)]
@@ -139,7 +139,7 @@ def test_ensembles_run_on_the_build_with_and_without_numba_in_lanes_too(build_di
                        env=env, check=True)
         runs[plain] = got = np.load(path)
         assert list(got["kernels"]) == ["ahead-of-time"] * 4 and not got["numba"][0]
-        assert list(got["lanes"]) == ["", lanes_module(build_dir)] * 2
+        assert list(got["lanes"]) == ["", lanes_module()] * 2
     monkeypatch.setenv("PEM_AOT", "0")
     calls = [0]
     real = lanes.Lanes.advance_to
@@ -201,11 +201,11 @@ def test_variants_match_the_cpu(build_dir, monkeypatch):
         assert aot.cpu_runs("x86_64_v4") == (v3 and {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
                                              <= flags)
     monkeypatch.setenv("PEM_AOT_DIR", str(build_dir))
-    assert lanes.build().path.name.split(".")[0] == lanes_module(build_dir)
+    assert lanes.build().path.name.split(".")[0] == lanes_module()
     for off in aot.variants():  # each variant off in turn, from the widest: the next one, then the main build
         runs = aot.cpu_runs
         monkeypatch.setattr(aot, "cpu_runs", lambda v, off=off, runs=runs: v != off and runs(v))
-        assert lanes.build().path.name.split(".")[0] == lanes_module(build_dir)
+        assert lanes.build().path.name.split(".")[0] == lanes_module()
     monkeypatch.setattr(aot, "cpu_runs", lambda v: False)
     assert lanes.build().path.name.split(".")[0] == aot.module_name()
     monkeypatch.setenv("PEM_AOT", "0")
