@@ -191,3 +191,25 @@ def test_coin_rolling_off_a_dome_slips_where_the_closed_form_says():
 def test_a_table_is_a_static_wall():
     with pytest.raises(ValidationError, match=r"table\.kind"):
         Table(wall=object())
+
+
+def test_a_ball_that_only_touches_a_wall_falls_freely_beside_it_without_events():
+    """A ball falling along a leaning wall it touches (gravity along the wall, no normal velocity): no force acts
+    between them, so it falls freely, x = x₀ + v₀t + gt²/2, while its gap stays within round-off of zero — both
+    signs, step after step. A touch without an impact is no event (it was a contact change without end: the round-off
+    gap fired an impact that changed nothing, twenty times in a step)."""
+    n = np.array([1.0, 0.0, 1.0]) / np.sqrt(2)
+    g = -G * np.array([1.0, 0.0, -1.0]) / np.sqrt(2)
+    s = Surface(ball(), Table(wall=Plane((0, 0, 0), n), mu=0.5), g)
+    x0, v0 = A * n + np.array([0.3, 0.1, -0.3]), np.array([0.0, 0.2, 0.0])
+    st = start_state(s, x0, v0, (0, 0, 0))
+    assert st.mode == sf.APART
+    for engine in ("numpy", "compiled") if sf.compiled_available() else ("numpy",):
+        r = sf.run(s, st, 1.0, 1e-3, engine=engine)
+        assert not r.events and set(r.mode) == {sf.APART}
+        gaps = r.x @ n - A
+        scale = np.max(np.abs(r.x))
+        assert np.max(np.abs(gaps)) <= 16 * np.finfo(float).eps * scale
+        assert np.min(gaps) < 0       # the case itself: round-off puts the ball inside now and then
+        exact = x0 + np.outer(r.t, v0) + 0.5 * np.outer(r.t ** 2, g)
+        assert np.max(np.abs(r.x - exact)) <= 64 * np.finfo(float).eps * scale

@@ -948,9 +948,11 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
     S = r.shape[0]
     wf, wi, wn = works[0], works[1], works[2]
     max_events = int(par[P_MAX_EVENTS])
+    touched = np.zeros(S, np.bool_)
     for i in range(i0 + 1, i1 + 1):
         t_next = t0 + i * dt
         settled = False
+        touched[:] = False
         for _ in range(max_events):
             h = t_next - s[S_T]
             trial, dwn, dwf = _advance(M, s, h, info)
@@ -959,6 +961,9 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
             vals = _watch(M, trial, s, info)
             if info[0] != 0.0:
                 return FAILED, rc, ec
+            for j in range(S):
+                if touched[j]:
+                    vals[j] = np.inf
             any_fired = False
             for j in range(S + 5):
                 if vals[j] < 0:
@@ -1001,6 +1006,10 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
                 wf += _energy(par, s) - E0
             else:
                 wi += _energy(par, s) - E0
+            touch = par[P_SLIP_RTOL] * par[P_MASS] * _speed_scale(par, s)
+            if best < S and int(s[S_MODE]) == APART and _norm(J) <= touch:
+                touched[best] = True        # surface._touch_only: not an event
+                continue
             if ec >= E.shape[0]:
                 return EVENTS_FULL, rc, ec
             P = _lowest(M, k, s[S_X:S_X + 3], _Q(s), info, s[S_T])[2]
