@@ -110,7 +110,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
     ap.add_argument("--render-only", action="store_true", help="rewrite the report from docs/bench/results.json")
     ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas, contacts, "
-                                   "blender) into the existing results.json, the report saying which and when")
+                                   "blender, build) into the existing results.json, the report saying which and when")
     args = ap.parse_args(argv)
     quick = args.quick
     docs = ROOT / "docs"
@@ -139,8 +139,12 @@ def main(argv=None):
                 import bench_blender
 
                 res["blender"] = bench_blender.main([])
+            elif name == "build":
+                import bench_build
+
+                res["build"] = bench_build.main([])
             else:
-                raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts, blender)")
+                raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts, blender, build)")
             res.setdefault("remeasured", {})[name] = (f"{time.strftime('%Y-%m-%d')}, "
                                                       f"{(time.perf_counter() - t0) / 60:.1f} min")
         write_json(raw, res, indent=1, default=str)
@@ -176,12 +180,38 @@ def main(argv=None):
         import bench_blender
 
         res["blender"] = bench_blender.main(["--versions", "5.2"] if quick else [])
+        if not quick:
+            import bench_build
+
+            res["build"] = bench_build.main([])
         res["minutes"] = (time.perf_counter() - t_start) / 60
         res["machine"] = f"{cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; " \
                          f"Python {platform.python_version()}; {versions()}"
         # Raw numbers first, so that a report can be re-rendered (--render-only) without measuring again.
         write_json(raw, res, indent=1, default=str)
     render(res, docs, figs)
+
+
+def build_section(build) -> list:
+    """What building the kernels ahead of time costs (bench/bench_build.py): whole, warm, reused, each family."""
+    if not build:
+        return []
+    fam = build["families"]
+    L = ["", "## Building the kernels (`pem build-engine`, `pip install .`, the extension's zip)", "",
+         "Whole processes, each with its own empty numba cache and build store (`NUMBA_CACHE_DIR`, `PEM_AOT_STORE`): "
+         "the whole build (the single-scene kernels with and without contacts, the ensembles' lanes and their AVX2 "
+         "and AVX-512 variants, the table, the 3D gas, the CSV writer) cold, warm (numba's cache full, only the module "
+         "to make) and reused (the machine's store already has it: a copy); then each family alone, cold. "
+         "Before this section the build was made anew by every builder: the tests three times, `pip install .` once "
+         "more, the extension once per Python.", "",
+         "| build | seconds |", "|---|---:|",
+         f"| whole, cold | {build['whole_cold_s']:.0f} |",
+         f"| whole, numba's cache warm | {build['whole_warm_s']:.0f} |",
+         f"| whole, from the machine's store | {build['reuse_s']:.1f} |"]
+    L += [f"| family `{name}` alone, cold | {sec:.0f} |" for name, sec in fam.items()]
+    L += ["", f"The families alone add up to {sum(fam.values()):.0f} s against {build['whole_cold_s']:.0f} s for the "
+          "whole: what they share (the torques, the contact geometry) compiles once in one process."]
+    return L
 
 
 def gas_section(gas) -> list:
@@ -503,6 +533,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += gas_section(res.get("gas"))
     L += contacts_section(res.get("contacts"))
     L += blender_section(res.get("blender"))
+    L += build_section(res.get("build"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

@@ -8,10 +8,16 @@ own variable), what :func:`set_cache_dir` was given (the Blender add-on passes i
 folder), ``$XDG_CACHE_HOME/pem_physics/numba`` or ``~/.cache/pem_physics/numba``
 (``%LOCALAPPDATA%\\pem_physics\\numba`` on Windows) — each with a subfolder named for the
 package's import name (see :data:`PACKAGE`).
+
+Inside that folder numba's cache is keyed on where a file lies *in the package* and on the content of every
+source compiled code can read (:func:`sources_digest`), not on the file's absolute path: a fresh clone, the test
+command's copy of the checkout or a reinstall on the same machine load what an earlier one compiled, and an edit
+of any kernel source — a callee in another file too, which numba's own keys miss — compiles afresh.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -63,8 +69,84 @@ def numba():
             # The cache locator is chosen when a cached function is defined, so this must happen
             # before any kernel module is imported (they all import numba through here).
             nb.config.CACHE_DIR = str(cache_dir())
+            _use_package_locator(nb)
         _state["numba"] = nb
     return _state["numba"]
+
+
+#: The package's root folder (this file's); :func:`sources_digest` and the cache locator are relative to it.
+ROOT = Path(__file__).resolve().parent
+#: What compiled code can read: every module of these folders (relative to :data:`ROOT`) and these files. The
+#: command line, analysis and file formats are left out, so editing them compiles nothing.
+COMPILED_SOURCES = ("engine", "gas", "model", "jit.py", "errors.py", "ryu.py")
+
+
+@functools.cache
+def sources_digest(root: Path = ROOT) -> str:
+    """SHA-256 of :data:`COMPILED_SOURCES` under ``root`` (file names and contents, in a fixed order): the stamp of
+    every cached kernel, so a change anywhere a kernel can reach invalidates them all."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for entry in COMPILED_SOURCES:
+        path = root / entry
+        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _use_package_locator(nb) -> None:
+    """Put :class:`PackageLocator` first among numba's cache locators (files outside the package fall through to
+    numba's own), and remove the caches of sources not used for :data:`KEEP_DAYS` days."""
+    from numba.core import caching
+
+    global PackageLocator
+    if "PackageLocator" not in globals():
+        class PackageLocator(caching.UserProvidedCacheLocator):
+            """numba's cache locator for this package's files: the folder ``<CACHE_DIR>/<digest>/<their folder in
+            the package>`` (``engine_contact``), the stamp :func:`sources_digest`. The digest is in the path, not
+            only in the stamp, so two versions of the sources (a test's planted bug) never share a file."""
+
+            def __init__(self, py_func, py_file):
+                super().__init__(py_func, py_file)
+                rel = Path(py_file).resolve().parent.relative_to(ROOT)
+                folder = "_".join(("pkg",) + rel.parts)
+                self._cache_path = os.path.join(nb.config.CACHE_DIR, sources_digest()[:16], folder)
+
+            def get_source_stamp(self):
+                return sources_digest()
+
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                if not Path(py_file).resolve().is_relative_to(ROOT):
+                    return None
+                return super().from_function(py_func, py_file)
+
+    impl = caching._CacheImpl if hasattr(caching, "_CacheImpl") else caching.CacheImpl
+    if PackageLocator not in impl._locator_classes:
+        impl._locator_classes.insert(0, PackageLocator)
+        _prune(Path(nb.config.CACHE_DIR))
+
+
+#: Caches of other sources (a digest folder) not used for this many days are removed.
+KEEP_DAYS = 14
+
+
+def _prune(base: Path) -> None:
+    """Mark this digest's cache as used today, and remove other digests' caches unused for :data:`KEEP_DAYS`."""
+    import shutil
+    import time
+
+    mine = sources_digest()[:16]
+    try:
+        (base / mine).mkdir(parents=True, exist_ok=True)
+        (base / mine / "used").touch()
+        for other in base.iterdir():
+            used = other / "used"
+            if other.name != mine and used.is_file() and time.time() - used.stat().st_mtime > KEEP_DAYS * 86400:
+                shutil.rmtree(other, ignore_errors=True)
+    except OSError:  # a read-only or vanished cache folder: numba then compiles without caching, as before
+        pass
 
 
 def installed() -> bool:

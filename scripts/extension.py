@@ -67,15 +67,12 @@ AOT_BUILDS = (("aot311", "Blender 4.2 LTS – 5.0: Python 3.11, numpy 1"),
 AOT_HOST = ("linux", "x86_64")
 
 
-#: Builds are kept here between runs (keyed on the kernels' source, Python and numpy by their names): a build takes
-#: minutes (the gas engine's three 3D cases most of it), and the test command builds the zips in four sessions.
-AOT_CACHE = ROOT / "build" / "aot"
-
 
 def build_aot(where: Path, log=print) -> list[Path]:
     """Compile the kernels ahead of time (:mod:`pem_physics.engine.prebuild`: the single-scene kernels, the 3D gas
     engine and the ensembles' lanes, these also for AVX2 and AVX-512) for each of :data:`AOT_BUILDS`, both at once,
-    into :data:`AOT_CACHE` unless there already, and copy them into ``where`` (a staged copy's
+    compiled once per machine (:func:`pem_physics.engine.aot.store`, keyed on the kernels' source, Python and
+    numpy) and copied into ``where`` (a staged copy's
     ``pem_physics/engine/_aot``), so a first bake or gas build in Blender needs no compile. Needs a C compiler; on
     another host, or without one, the zips ship without and Blender compiles on first use, as before."""
     import platform
@@ -84,26 +81,23 @@ def build_aot(where: Path, log=print) -> list[Path]:
         log(f"ahead-of-time kernels: not built on {sys.platform}/{platform.machine()} (only {'/'.join(AOT_HOST)})")
         return []
     env = {k: v for k, v in os.environ.items() if k not in ("PEM_AOT_DIR", "PEM_AOT", "PEM_NUMBA")}
+    where.mkdir(parents=True, exist_ok=True)
     runs = []
     for name, what in AOT_BUILDS:
         venv = ["bash", str(ROOT / "scripts" / "venv.sh"), name, str(ROOT / "requirements" / f"{name}.txt")]
         py = subprocess.run(venv, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
         runs.append((what, subprocess.Popen(
             [py, "-c", "import sys; from pem_physics.engine import prebuild; "
-             "print(*prebuild.build(sys.argv[1], log=lambda *a: None), sep='\\n')", str(AOT_CACHE)],
+             "print(*prebuild.build(sys.argv[1], log=lambda *a: None), sep='\\n')", str(where)],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     out = []
-    where.mkdir(parents=True, exist_ok=True)
     for what, proc in runs:
         stdout, stderr = proc.communicate()
         if proc.returncode != 0:
             log(f"ahead-of-time kernels for {what}: not built ({(stderr.strip().splitlines() or ['?'])[-1]})")
             continue
         built = [Path(line) for line in stdout.strip().splitlines()]  # the main build, then the lanes' variants
-        for so in built:
-            for f in (so, so.parent / (so.name.split(".")[0] + ".json")):
-                shutil.copy2(f, where / f.name)
-            out.append(where / so.name)
+        out += built
         log(f"ahead-of-time kernels for {what}: {', '.join(so.name for so in built)}")
     return out
 

@@ -4,6 +4,7 @@
 # The Python version comes from a `# python: X.Y` line in the requirements file (default 3.11); the
 # interpreter is found on PATH, through pyenv or through uv (scripts/find-python.sh), and the script stops
 # with a message saying how to get one where none exists.
+# uv (requirements/tools.txt, in .venvs/tools: made first, with venv and pip) makes every other venv.
 # Reuse is keyed on the hash of the requirements file and the files it includes (-r), so a changed pin
 # rebuilds the venv.
 set -euo pipefail
@@ -21,8 +22,18 @@ if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; t
 fi
 py="$("$root/scripts/find-python.sh" "$version")"
 rm -rf "$venv"
-"$py" -m venv "$venv" >&2
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3" >&2
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" >&2
+uv="$root/.venvs/tools/bin/uv"
+if [[ "$name" != tools ]]; then
+  "$root/scripts/venv.sh" tools "$root/requirements/tools.txt" >/dev/null   # uv itself, once
+fi
+if [[ "$name" != tools && -x "$uv" ]]; then
+  # seconds instead of minutes for a bpy venv; pip too, as the build scripts call it
+  UV_PYTHON_DOWNLOADS=never "$uv" venv --quiet --python "$py" "$venv" >&2
+  "$uv" pip install --quiet --python "$venv/bin/python" "pip==25.3" -r "$req" >&2
+else
+  "$py" -m venv "$venv" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==25.3" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" >&2
+fi
 echo "$want" > "$stamp"
 echo "$venv/bin/python"

@@ -48,7 +48,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 def pytest_report_header(config):
     """Name the hypothesis profile and seed, so that a failing exploratory run can be repeated, and numpy's
-    AVX-512 code paths (on, or turned off by NPY_DISABLE_CPU_FEATURES: scripts/without-avx512.sh)."""
+    AVX-512 code paths (on, or turned off by NPY_DISABLE_CPU_FEATURES: noxfile.without_avx512)."""
     from roundoff import avx512_targets
 
     seed = config.getoption("hypothesis_seed", None)

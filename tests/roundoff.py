@@ -208,5 +208,5 @@ def avx512_targets() -> list[str]:
 
 
 if __name__ == "__main__":
-    # scripts/without-avx512.sh: the NPY_DISABLE_CPU_FEATURES value that turns numpy's AVX-512 paths off
+    # noxfile.without_avx512: the NPY_DISABLE_CPU_FEATURES value that turns numpy's AVX-512 paths off
     print(" ".join(avx512_targets()))

@@ -100,6 +100,32 @@ def folder() -> Path:
     return Path(env) if env else cache_dir() / "aot"
 
 
+def store() -> Path:
+    """Where builds are compiled, once per machine for each :func:`module_name` (sources, Python, numpy, variant):
+    ``PEM_AOT_STORE``, or ``aot-store`` in the compile cache. Nothing loads from here: ``pem build-engine``,
+    ``pip install``, the extension's zip and the tests copy their build out of it (:func:`.prebuild.build`)."""
+    env = os.environ.get("PEM_AOT_STORE")
+    return Path(env) if env else cache_dir() / "aot-store"
+
+
+@contextmanager
+def _locked(path: Path):
+    """An exclusive lock on ``path`` (created) while the block runs, where the platform has ``fcntl``: two
+    processes building the same module (two test workers, a test and ``pip install``) build it once."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock; a second builder compiles the same module again
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def folders() -> list:
     """Where :func:`load` looks, in order: ``PEM_AOT_DIR`` alone when set, else the shipped builds
     (:data:`SHIPPED`), then the user's (:func:`folder`)."""
@@ -306,10 +332,16 @@ def build(probes, where: Path | None = None, force: bool = False, log=print, var
     architecture (""). Returns the module's path. Needs numba and a C compiler; raises
     :class:`PemError` saying which is missing.
     """
-    from ..jit import numba as _numba
-
     where = Path(where) if where is not None else folder()
     name = module_name(variant)
+    with _locked(where / f".{name}.lock"):
+        return _build(probes, where, name, force, log, variant)
+
+
+def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Path:
+    """:func:`build` under its lock."""
+    from ..jit import numba as _numba
+
     so = where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
     if so.is_file() and (where / (name + ".json")).is_file() and not force:
         log(f"already built: {so}")
@@ -363,7 +395,7 @@ def build(probes, where: Path | None = None, force: bool = False, log=print, var
     shutil.rmtree(tmp, ignore_errors=True)
     if sys.platform != "win32":  # builds of older sources (Windows cannot remove a module another process loaded)
         for old in where.glob(name.replace(key(), "*")):  # other Pythons', numpys' and variants' builds stay
-            if not old.name.startswith(name):
+            if not old.name.startswith(name) and not old.name.startswith("."):
                 old.unlink()
     _loaded.pop((where, name), None)
     log(f"built {so} in {time.perf_counter() - t0:.1f} s")

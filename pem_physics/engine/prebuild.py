@@ -12,7 +12,14 @@ from .compiled import Runner
 
 
 def probes():
-    """(entry, args) of a single-scene kernel call of each entry, for :func:`.aot.build` to take the types from."""
+    """(entry, args) of a call of every kernel a build holds: each family of :data:`FAMILIES` in turn."""
+    for family in FAMILIES.values():
+        yield from family()
+
+
+def scene_probes():
+    """(entry, args) of a single-scene kernel call of each entry, splitting4 and pem-rk4 on the three-magnet
+    pendulum, splitting4 with contacts on Newton's cradle."""
     from ..examples import build as example
     from .contact.driver import ContactModel
     from .integrators import make_integrator
@@ -28,10 +35,6 @@ def probes():
     integ = make_integrator("splitting4", system, scene.settings.dt, system.U0[None], system.omega0[None])
     integ.contacts = ContactModel(scene, system)
     yield Runner(integ, 1e-6, 1000).member_call([0])
-    yield from lanes_probes()
-    yield "surface", surface_probe()
-    yield from gas_probes()
-    yield "csv_rows", csv_probe()
 
 
 def lanes_probes():
@@ -99,12 +102,37 @@ def gas_probes():
         yield f"gas_advance_{case}", engine.advance_call(1.0, 10)
 
 
+#: The kernels of a build by family, in build order: what each costs to compile is measured on its own
+#: (bench/bench_build.py).
+FAMILIES = {"scenes": scene_probes, "lanes": lambda: lanes_probes(), "table": lambda: [("surface", surface_probe())],
+            "gas": lambda: gas_probes(), "csv": lambda: [("csv_rows", csv_probe())]}
+
+
 def build(where=None, force: bool = False, log=print) -> list:
     """``pem build-engine``: the kernels built ahead of time (:mod:`.aot`): the main build, then the lanes kernels
-    once more for each wider vector unit of this architecture (:data:`.aot.VARIANTS`: a few seconds each); returns
-    the modules' paths, the main build's first."""
-    return [aot.build(probes(), where, force, log)] + [aot.build(lanes_probes(), where, force, log, variant=v)
-                                                        for v in aot.variants()]
+    once more for each wider vector unit of this architecture (:data:`.aot.VARIANTS`: a few seconds each). Each is
+    compiled once per machine into :func:`.aot.store` (``force``: again) and copied from there into ``where``
+    (default :func:`.aot.folder`, where runs load it); returns the modules' paths in ``where``, the main build's
+    first."""
+    import shutil
+    from pathlib import Path
+
+    store = aot.store()
+    built = [aot.build(probes(), store, force, log)] + [aot.build(lanes_probes(), store, force, log, variant=v)
+                                                         for v in aot.variants()]
+    where = Path(where) if where is not None else aot.folder()
+    if where.resolve() == store.resolve():
+        return built
+    where.mkdir(parents=True, exist_ok=True)
+    out = []
+    for so in built:
+        meta = so.parent / (so.name.split(".")[0] + ".json")
+        for f in (so, meta):  # the module first: a crash between leaves no loadable half (aot.load wants both)
+            tmp = where / f".{f.name}.tmp"
+            shutil.copy2(f, tmp)
+            tmp.replace(where / f.name)
+        out.append(where / so.name)
+    return out
 
 
 def warm() -> None:
