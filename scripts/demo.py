@@ -1,6 +1,8 @@
-"""Headless demo (the README's main job): build, compute, bake, save .blend files, render previews, plot.
+"""Headless demo (the README's main job): build, compute, bake, save .blend files, render previews, plot — on the
+extension as a user has it: its zip built (or reused) for this Blender, installed into a fresh user folder with
+Blender's own installer, enabled, and every scene baked on it (its numba wheels, its kernels built ahead of time).
 
-Run with the bpy wheel's Python (scripts/demo.sh does that):
+Run with the bpy wheel's Python, in a venv without numba (scripts/demo.sh does that):
 
     python scripts/demo.py [OUTDIR]        # default out/demo
 
@@ -46,17 +48,43 @@ import numpy as np  # noqa: E402
 
 # A deprecated Blender API called from this script or the add-on is an error (Blender's own and other
 # packages' deprecations stay warnings).
-warnings.filterwarnings("error", category=DeprecationWarning, module=r"(__main__|pem_demo_ext)(\.|$)")
+warnings.filterwarnings("error", category=DeprecationWarning, module=r"(__main__|bl_ext\.[^.]+\.pem_physics_pendulum)(\.|$)")
+
+#: Where the demo's time went (seconds), printed as a table at the end: scripts/demo.sh passes the venv's.
+TIMES = {"venv": float(os.environ.get("PEM_DEMO_VENV_S", "nan"))}
+#: The installed extension's package name (``bl_ext.user_default.<id>``), once installed.
+EXT_PACKAGE = ""
 
 
-def import_extension(alias="pem_demo_ext"):
-    """The repository root as a package, as Blender imports an installed extension."""
-    spec = importlib.util.spec_from_file_location(alias, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[alias] = mod
-    spec.loader.exec_module(mod)
-    mod.register()
-    return mod
+def _extension_script():
+    spec = importlib.util.spec_from_file_location("pem_extension_script", ROOT / "scripts" / "extension.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def install_extension(outdir: Path):
+    """Build this machine's zip (scripts/extension.py: the kernels ahead of time for this Blender's Python, reused
+    from the machine's store when it has them), install it into the fresh user folder with Blender's installer,
+    enabled, as a user does; returns the installed package (``bl_ext.user_default.<id>``)."""
+    ext_script = _extension_script()
+    t0 = time.perf_counter()
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    zips = ext_script.build(outdir / "zip", log=lambda *a: print(*a, flush=True), pythons=[python])
+    (zip_path,) = [z for z in zips if z.stem.endswith(ext_script.host_platform().replace("-", "_"))]
+    TIMES["zip (kernels + blender_ext build)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default",
+                                                      enable_on_install=True)
+    if result != {"FINISHED"}:
+        raise SystemExit(f"installing {zip_path.name} failed: {result}")
+    pkg = ext_script.manifest()["id"]
+    ext = importlib.import_module(f"bl_ext.user_default.{pkg}")
+    global EXT_PACKAGE
+    EXT_PACKAGE = ext.__name__
+    TIMES["install + enable"] = time.perf_counter() - t0
+    print(f"installed {zip_path.name} ({zip_path.stat().st_size / 1e6:.0f} MB) into {ext.__path__[0]}", flush=True)
+    return ext
 
 
 def new_scene():
@@ -141,13 +169,31 @@ def render_settings(samples=16, res=(480, 360)):
 def render_frames(outdir: Path, stem: str, frames):
     scene = bpy.context.scene
     paths = []
+    t0 = time.perf_counter()
     for f in frames:
         scene.frame_set(f)
         path = outdir / f"{stem}_frame{f:04d}.png"
         scene.render.filepath = str(path)
         bpy.ops.render.render(write_still=True)
         paths.append(path)
+    TIMES[f"renders: {stem}"] = TIMES.get(f"renders: {stem}", 0.0) + time.perf_counter() - t0
     return paths
+
+
+def time_table(summary: dict) -> str:
+    """Where the demo's time went: the venv, the zip, the install, each bake, each scene's renders."""
+    rows = [(k, v) for k, v in TIMES.items() if not k.startswith("renders")]
+    for name, res in summary.items():
+        if isinstance(res, dict):
+            bake = res.get("bake_wall_s", res.get("build_wall_s"))
+            if bake is not None:
+                rows.append((f"bake: {name}", float(bake)))
+    rows += [(k, v) for k, v in TIMES.items() if k.startswith("renders")]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{'step':<{width}}  seconds", f"{'-' * width}  -------"]
+    lines += [f"{k:<{width}}  {v:7.1f}" for k, v in rows]
+    lines.append(f"{'demo.py in all':<{width}}  {summary['total_wall_s']:7.1f}")
+    return "\n".join(lines)
 
 
 def plot_energy(scene, path: Path, title: str):
@@ -471,7 +517,7 @@ def build_gear() -> tuple:
     for frame in (1, 1 + 36):
         driver.rotation_euler.z = rate * (frame - 1) / 24
         driver.keyframe_insert("rotation_euler", index=2, frame=frame)
-    keyframes = importlib.import_module("pem_demo_ext.pem_addon.keyframes")
+    keyframes = importlib.import_module(f"{EXT_PACKAGE}.pem_addon.keyframes")
     for fcurves in keyframes.action_fcurve_collections(driver.animation_data.action):
         for fcu in fcurves:
             for k in fcu.keyframe_points:
@@ -661,15 +707,17 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     outdir = Path(argv[0] if argv else ROOT / "out" / "demo").resolve()
     outdir.mkdir(parents=True, exist_ok=True)
-    ext = import_extension()
     t0 = time.perf_counter()
+    ext = install_extension(outdir)
     summary = {"blender": bpy.app.version_string, "three_magnet": three_magnet(ext, outdir),
                "t_handle": t_handle(ext, outdir), "gas": hard_sphere_gas(ext, outdir),
                "newtons_cradle": newtons_cradle(outdir), "kapitza": kapitza(outdir), "magnetic_gear": gear(outdir),
                "tippe_top": tippe_top(outdir), "rolling_coin": rolling_coin(outdir)}
     summary["total_wall_s"] = round(time.perf_counter() - t0, 1)
+    summary["times_s"] = {k: round(v, 2) for k, v in TIMES.items()}
     (outdir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
+    print(time_table(summary))
     print(f"demo output in {outdir}")
 
 

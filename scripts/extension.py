@@ -63,18 +63,21 @@ def blender_ext_tool() -> Path:
 #: per Python and numpy Blender bundles, each made with a venv of that Python (requirements/aot3*.txt).
 AOT_BUILDS = (("aot311", "Blender 4.2 LTS – 5.0: Python 3.11, numpy 1"),
               ("aot313", "Blender 5.1+: Python 3.13, numpy 2"))
+#: The Python of each of :data:`AOT_BUILDS`, as ``--python`` names it.
+AOT_PYTHONS = {"3.11": "aot311", "3.13": "aot313"}
 #: Only builds for the machine running this script can be made (numba compiles for the host's platform).
 AOT_HOST = ("linux", "x86_64")
 
 
 
-def build_aot(where: Path, log=print) -> list[Path]:
+def build_aot(where: Path, log=print, pythons=None) -> list[Path]:
     """Compile the kernels ahead of time (:mod:`pem_physics.engine.prebuild`: the single-scene kernels, the 3D gas
     engine and the ensembles' lanes, these also for AVX2 and AVX-512) for each of :data:`AOT_BUILDS`, both at once,
     compiled once per machine (:func:`pem_physics.engine.aot.store`, keyed on the kernels' source, Python and
     numpy) and copied into ``where`` (a staged copy's
     ``pem_physics/engine/_aot``), so a first bake or gas build in Blender needs no compile. Needs a C compiler; on
-    another host, or without one, the zips ship without and Blender compiles on first use, as before."""
+    another host, or without one, the zips ship without and Blender compiles on first use, as before. ``pythons``:
+    only these of :data:`AOT_PYTHONS` (the demo's zip, for its one Blender)."""
     import platform
 
     if (sys.platform, platform.machine()) != AOT_HOST:
@@ -84,6 +87,8 @@ def build_aot(where: Path, log=print) -> list[Path]:
     where.mkdir(parents=True, exist_ok=True)
     runs = []
     for name, what in AOT_BUILDS:
+        if pythons is not None and name not in {AOT_PYTHONS[p] for p in pythons}:
+            continue
         venv = ["bash", str(ROOT / "scripts" / "venv.sh"), name, str(ROOT / "requirements" / f"{name}.txt")]
         py = subprocess.run(venv, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
         runs.append((what, subprocess.Popen(
@@ -107,10 +112,10 @@ _NOT_STAGED = shutil.ignore_patterns(".git", ".venvs", "dist", "out", "build", "
                                      ".hypothesis", ".pytest_cache", ".ruff_cache")
 
 
-def build(out: Path, log=print) -> list[Path]:
+def build(out: Path, log=print, pythons=None) -> list[Path]:
     """Fetch the wheels, stage a copy of the source with the ahead-of-time kernels built into it
-    (:func:`build_aot`; the checkout itself gets no build products), then one zip per platform into ``out``;
-    return the zips."""
+    (:func:`build_aot`, for ``pythons`` only where given; the checkout itself gets no build products), then one zip
+    per platform into ``out``; return the zips."""
     fetch_wheels()
     out.mkdir(parents=True, exist_ok=True)
     m = manifest()
@@ -121,7 +126,7 @@ def build(out: Path, log=print) -> list[Path]:
         stage = Path(tmp) / "src"
         shutil.copytree(ROOT, stage, ignore=_NOT_STAGED)
         shutil.copytree(ROOT / "wheels", stage / "wheels", copy_function=_link_or_copy)
-        build_aot(stage / "pem_physics" / "engine" / "_aot", log)
+        build_aot(stage / "pem_physics" / "engine" / "_aot", log, pythons)
         subprocess.run([sys.executable, str(blender_ext_tool()), "build", "--split-platforms", "--source-dir",
                         str(stage), "--output-dir", str(out)], check=True, stdout=subprocess.DEVNULL)
     zips = sorted(out.glob(f"{m['id']}-{m['version']}-*.zip"))
@@ -135,6 +140,15 @@ def build(out: Path, log=print) -> list[Path]:
 
 #: The Blender platform of :data:`AOT_HOST` (the zip name's suffix).
 AOT_PLATFORM = "linux_x64"
+
+
+def host_platform() -> str:
+    """The Blender platform of this machine (``linux-x64``, ``macos-arm64``, ``windows-x64``, …): its zip's suffix."""
+    import platform
+
+    os_name = {"linux": "linux", "darwin": "macos", "win32": "windows"}[sys.platform]
+    machine = platform.machine().lower()
+    return f"{os_name}-{'arm64' if machine in ('arm64', 'aarch64') else 'x64'}"
 
 
 def _drop(zip_path: Path, prefix: str) -> None:
@@ -159,12 +173,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(ROOT / "dist"), help="output folder (default dist/)")
     ap.add_argument("--fetch-only", action="store_true", help="only download the wheels")
+    ap.add_argument("--python", action="append", choices=sorted(AOT_PYTHONS),
+                    help="build the kernels ahead of time for this Blender Python only (repeatable; default: all)")
     args = ap.parse_args(argv)
     if args.fetch_only:
         for p in fetch_wheels():
             print(p)
         return 0
-    for z in build(Path(args.out)):
+    for z in build(Path(args.out), pythons=args.python):
         with zipfile.ZipFile(z) as zf:
             wheels = sorted(Path(n).name for n in zf.namelist() if n.endswith(".whl"))
             kernels = sorted(Path(n).name.split(".")[0] for n in zf.namelist() if "/_aot/" in n and n.endswith(".json"))
