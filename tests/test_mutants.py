@@ -271,15 +271,19 @@ def planted_copy(dest: Path, mutant: Mutant | None) -> Path:
     return dest
 
 
-def run_tests(code_root: Path, tests, stop_first: bool = True, engine: str = "numpy") -> subprocess.CompletedProcess:
+def run_tests(code_root: Path, tests, stop_first: bool = True, engine: str = "numpy",
+              planted: bool = True) -> subprocess.CompletedProcess:
     """pytest on ``tests`` (node ids) in a subprocess, importing pem_physics from code_root.
 
-    engine "numpy" turns the compiled engine off (PEM_NUMBA=0): the tests then run the numpy reference.
+    engine "numpy" turns the compiled engine off (PEM_NUMBA=0): the tests then run the numpy reference. A
+    ``planted`` copy compiles into a numba cache of its own; an unplanted one has the checkout's sources, so it
+    loads what the checkout compiled (numba's cache is keyed on the sources' digest, not on their folder).
     """
     env = dict(os.environ, PEM_CODE_ROOT=str(code_root), HYPOTHESIS_PROFILE="mutation",
                PEM_NUMBA="0" if engine == "numpy" else "1",
-               NUMBA_CACHE_DIR=str(code_root / "numba-cache"),  # a planted copy compiles into its own folder
                PYTHONPATH=os.pathsep.join([str(code_root)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    if planted:
+        env["NUMBA_CACHE_DIR"] = str(code_root / "numba-cache")
     for var in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
         env.pop(var, None)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
@@ -307,7 +311,7 @@ def test_table_matches_the_source():
 @pytest.mark.parametrize("engine", ["numpy", "compiled"])
 def test_unmutated_copy_passes_every_selection(tmp_path, engine):
     selection = sorted({t for m in MUTANTS if m.engine == engine for t in m.tests})
-    proc = run_tests(planted_copy(tmp_path, None), selection, stop_first=False, engine=engine)
+    proc = run_tests(planted_copy(tmp_path, None), selection, stop_first=False, engine=engine, planted=False)
     assert proc.returncode == 0, summary(proc)
 
 
@@ -330,7 +334,7 @@ def main(ids) -> int:
             t0 = time.perf_counter()
             tests = sorted({t for r in rows for t in r.tests}) if m is None else m.tests
             proc = run_tests(planted_copy(Path(tmp), m), tests, stop_first=m is not None,
-                             engine="numpy" if m is None else m.engine)
+                             engine="numpy" if m is None else m.engine, planted=m is not None)
             ok = proc.returncode == 0 if m is None else proc.returncode == 1
             bad += not ok
             failed = [ln.split(" - ")[0] for ln in proc.stdout.splitlines() if ln.startswith("FAILED")]
