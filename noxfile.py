@@ -90,28 +90,30 @@ def numpy1(session):
     without_avx512(session, "-m", "not slow", "-n", "2")
 
 
-def blender(version: str, req: str, python: str):
+def blender(version: str, req: str, python: str, slow: bool):
     @nox.session(name=f"blender-{version}", python=python)
     def run(session):
         install(session, req)
         # a file's tests on one worker: the extension's zips and other module fixtures are made once
-        pytest(session, "tests/addon", "-n", "2", "--dist", "loadfile")
+        pytest(session, "tests/addon", "-n", "2", "--dist", "loadfile", *([] if slow else ["-m", "not slow"]))
     run.__doc__ = (f"The add-on under Blender {version} without numba (the numpy engine); the extension's zip "
-                   "installed and baking on its own wheels and kernels.")
+                   "installed and baking on its own wheels and kernels" + (
+                       "." if slow else " (the slow marks ran under 4.2, the same Python, numpy and numba)."))
     return run
 
 
-blender_42 = blender("4.2", "bpy42", PY311)
-blender_45 = blender("4.5", "bpy45", PY311)
-blender_52 = blender("5.2", "bpy52", PY313)
+blender_42 = blender("4.2", "bpy42", PY311, slow=True)
+blender_45 = blender("4.5", "bpy45", PY311, slow=False)
+blender_52 = blender("5.2", "bpy52", PY313, slow=True)
 
 
 @nox.session(name="blender-5.0", python=PY311)
 def blender_50(session):
     """The extension's zip installed into Blender 5.0 without numba, baking on its own wheels and kernels (the rest
-    of the add-on ran under 5.0 in ``numpy1``, with numba beside Blender)."""
+    of the add-on ran under 5.0 in ``numpy1``, with numba beside Blender; the slow marks under 4.2, the same
+    Python, numpy and numba)."""
     install(session, "bpy50")
-    pytest(session, "tests/addon/test_extension.py")
+    pytest(session, "tests/addon/test_extension.py", "-m", "not slow")
 
 
 @nox.session(python=PY311)

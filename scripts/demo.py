@@ -48,7 +48,8 @@ import numpy as np  # noqa: E402
 
 # A deprecated Blender API called from this script or the add-on is an error (Blender's own and other
 # packages' deprecations stay warnings).
-warnings.filterwarnings("error", category=DeprecationWarning, module=r"(__main__|bl_ext\.[^.]+\.pem_physics_pendulum)(\.|$)")
+warnings.filterwarnings("error", category=DeprecationWarning,
+                        module=r"(__main__|bl_ext\.[^.]+\.pem_physics_pendulum)(\.|$)")
 
 #: Where the demo's time went (seconds), printed as a table at the end: scripts/demo.sh passes the venv's.
 TIMES = {"venv": float(os.environ.get("PEM_DEMO_VENV_S", "nan"))}

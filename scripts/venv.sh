@@ -17,6 +17,9 @@ stamp="$venv/.requirements.sha256"
 # the file itself and every `-r FILE` it includes (relative to its folder), one level deep
 includes=$(sed -n 's/^-r  *\(.*\)$/\1/p' "$req" | while read -r f; do printf '%s\n' "$(dirname "$req")/$f"; done)
 want="$( { echo "python $version"; cat "$req" $includes; } | sha256sum | cut -d' ' -f1)"
+mkdir -p "$root/.venvs"
+exec 9>"$root/.venvs/.$name.lock"
+! command -v flock >/dev/null || flock 9   # two builders at once (two test workers making the extension's zip) make the venv once
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   echo "$venv/bin/python"; exit 0
 fi

@@ -133,9 +133,11 @@ def test_one_zip_per_platform_with_its_own_wheels(built_zips):
         else:                          # machine code for linux-x64 only: not carried elsewhere
             assert kernels == [], (platform, kernels)
         size_mb = path.stat().st_size / 1e6
-        # the wheels are the zip (~60 MB of llvmlite per Python on Linux); our own code and kernels are under 2 MB
+        # the wheels are the zip (~60 MB of llvmlite per Python on Linux); our own code and kernels are under 2.5 MB
+        # (measured 2.0: 0.5 of code, 1.5 of the six kernel modules, stripped; a stray file or an unstripped
+        # build is more)
         wheel_mb = sum((ROOT / "wheels" / w).stat().st_size for w in wheels) / 1e6
-        assert size_mb < wheel_mb + 2.0, (platform, size_mb, wheel_mb)
+        assert size_mb < wheel_mb + 2.5, (platform, size_mb, wheel_mb)
         print(f"{platform}: {size_mb:.1f} MB, wheels {wheels}")
         run_tool("validate", str(path))
 
@@ -315,6 +317,7 @@ def test_installed_zip_bakes_at_once_on_its_kernels_built_ahead_of_time(installe
     assert not any(cache.rglob("*.nbi")), "the bake compiled with numba although the zip carries its kernels"
 
 
+@pytest.mark.slow  # ~3 min of compiling: once per Python (Blender 4.2 and 5.2), not again under 4.5 and 5.0
 def test_installed_zip_bakes_on_the_compiled_engine_from_its_wheels(installed, monkeypatch):
     """Without the kernels built ahead of time (``PEM_AOT=0``: what a platform without a build gets), the add-on's
     warm-up compiles numba's kernels in a background process of Blender's Python, into the extension's cache
