@@ -71,20 +71,22 @@ def install_extension(outdir: Path):
     ext_script = _extension_script()
     t0 = time.perf_counter()
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    zips = ext_script.build(outdir / "zip", log=lambda *a: print(*a, flush=True), pythons=[python])
-    (zip_path,) = [z for z in zips if z.stem.endswith(ext_script.host_platform().replace("-", "_"))]
-    TIMES["zip (kernels + blender_ext build)"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    result = bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default",
-                                                      enable_on_install=True)
-    if result != {"FINISHED"}:
-        raise SystemExit(f"installing {zip_path.name} failed: {result}")
+    with tempfile.TemporaryDirectory(prefix="pem-demo-zip-") as tmp:   # every platform's zip: ~400 MB, not kept
+        zips = ext_script.build(Path(tmp), log=lambda *a: print(*a, flush=True), pythons=[python])
+        (zip_path,) = [z for z in zips if z.stem.endswith(ext_script.host_platform().replace("-", "_"))]
+        TIMES["zip (kernels + blender_ext build)"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default",
+                                                          enable_on_install=True)
+        if result != {"FINISHED"}:
+            raise SystemExit(f"installing {zip_path.name} failed: {result}")
+        size_mb = zip_path.stat().st_size / 1e6
     pkg = ext_script.manifest()["id"]
     ext = importlib.import_module(f"bl_ext.user_default.{pkg}")
     global EXT_PACKAGE
     EXT_PACKAGE = ext.__name__
     TIMES["install + enable"] = time.perf_counter() - t0
-    print(f"installed {zip_path.name} ({zip_path.stat().st_size / 1e6:.0f} MB) into {ext.__path__[0]}", flush=True)
+    print(f"installed {zip_path.name} ({size_mb:.0f} MB) into {ext.__path__[0]}", flush=True)
     return ext
 
 
