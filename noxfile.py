@@ -149,7 +149,14 @@ def lint(session):
 
 @nox.session(python=PY311)
 def quick(session):
-    """The inner loop: the core on numpy 2 without the slow marks (then the add-on under Blender 5.2 LTS: run
-    ``nox -s quick blender-5.2``, as scripts/test.sh quick does)."""
+    """The inner loop, first half: the core on numpy 2 without the slow marks (scripts/test.sh quick runs it and
+    ``quick-blender``)."""
     install(session, "core")
     pytest(session, "tests", "--ignore=tests/addon", "-m", "not slow", "-n", "2")
+
+
+@nox.session(name="quick-blender", python=PY313)
+def quick_blender(session):
+    """The inner loop, second half: the add-on under Blender 5.2 LTS without the slow marks."""
+    install(session, "bpy52")
+    pytest(session, "tests/addon", "-n", "2", "--dist", "loadfile", "-m", "not slow")

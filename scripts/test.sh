@@ -33,7 +33,7 @@ fi
 echo "=== testing a copy in $copy (nothing beside it)"
 
 args=("$@")
-[[ "${1:-}" == quick ]] && args=(-s quick blender-5.2 "${@:2}")
+[[ "${1:-}" == quick ]] && args=(-s quick quick-blender "${@:2}")
 # uv finds the interpreters noxfile.interpreter names; it never downloads one (no network but the registries)
 export UV_PYTHON_DOWNLOADS=never
 status=0
