@@ -104,8 +104,8 @@ def gas_probes():
 
 #: The kernels of a build by family, in build order: what each costs to compile is measured on its own
 #: (bench/bench_build.py).
-FAMILIES = {"scenes": scene_probes, "lanes": lambda: lanes_probes(), "table": lambda: [("surface", surface_probe())],
-            "gas": lambda: gas_probes(), "csv": lambda: [("csv_rows", csv_probe())]}
+FAMILIES = {"scenes": scene_probes, "lanes": lanes_probes, "table": lambda: [("surface", surface_probe())],
+            "gas": gas_probes, "csv": lambda: [("csv_rows", csv_probe())]}
 
 
 def build(where=None, force: bool = False, log=print) -> list:

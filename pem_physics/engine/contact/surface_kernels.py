@@ -1006,10 +1006,10 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
                 wf += _energy(par, s) - E0
             else:
                 wi += _energy(par, s) - E0
-            touch = par[P_SLIP_RTOL] * par[P_MASS] * _speed_scale(par, s)
-            if best < S and int(s[S_MODE]) == APART and _norm(J) <= touch:
-                touched[best] = True        # surface._touch_only: not an event
-                continue
+            if best < S and int(s[S_MODE]) == APART:   # surface._touch_only: a touch is no event
+                if _norm(J) <= par[P_SLIP_RTOL] * par[P_MASS] * _speed_scale(par, s):
+                    touched[best] = True
+                    continue
             if ec >= E.shape[0]:
                 return EVENTS_FULL, rc, ec
             P = _lowest(M, k, s[S_X:S_X + 3], _Q(s), info, s[S_T])[2]
