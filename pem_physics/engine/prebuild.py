@@ -78,28 +78,21 @@ def surface_probe() -> tuple:
 
 
 def gas_probes():
-    """(entry, args) of the gas engine's two kernels in each 3D case (:data:`..gas.edmd.CASES`: walls, gravity,
-    periodic), on a few spheres. The 2D cases stay with numba's JIT: each case takes ~45 s to build, and Blender
-    (the user who cannot wait for a compile) makes 3D gases only."""
+    """(entry, args) of the gas engine's two kernels for 3D gases (every 3D case: walls, gravity, periodic —
+    :data:`..gas.edmd.CASES` — runs on them), on a few spheres. The 2D ones stay with numba's JIT: Blender (the
+    user who cannot wait for a compile) makes 3D gases only."""
     import numpy as np
 
     from ..gas import edmd
     from ..gas.state import GasState
 
-    for d, gravity, periodic in edmd.CASES:
-        if d != 3:
-            continue
-        n = 4
-        x = np.array([[0.25, 0.25, 0.25], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75], [0.75, 0.75, 0.25]])[:, :d]
-        v = np.array([[1.0, 0.5, 0.2], [-0.3, 1.0, 0.4], [0.2, -0.7, 1.0], [-1.0, 0.1, -0.5]])[:, :d]
-        state = GasState(x, v, np.full(n, 0.05), np.ones(n), np.ones(d), periodic, 0.0)
-        g = np.zeros(d)
-        if gravity:
-            g[-1] = -1.0
-        engine = edmd.CompiledEngine(state, gravity=g if gravity else None)
-        case = edmd.case_name(d, gravity, periodic)
-        yield f"gas_build_{case}", engine.build_call(0.0)
-        yield f"gas_advance_{case}", engine.advance_call(1.0, 10)
+    n, d = 4, 3
+    x = np.array([[0.25, 0.25, 0.25], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75], [0.75, 0.75, 0.25]])
+    v = np.array([[1.0, 0.5, 0.2], [-0.3, 1.0, 0.4], [0.2, -0.7, 1.0], [-1.0, 0.1, -0.5]])
+    engine = edmd.CompiledEngine(GasState(x, v, np.full(n, 0.05), np.ones(n), np.ones(d), False, 0.0))
+    case = edmd.compiled_case(d)
+    yield f"gas_build_{case}", engine.build_call(0.0)
+    yield f"gas_advance_{case}", engine.advance_call(1.0, 10)
 
 
 #: The kernels of a build by family, in build order: what each costs to compile is measured on its own
@@ -138,7 +131,7 @@ def build(where=None, force: bool = False, log=print) -> list:
 def warm() -> None:
     """Run each kernel a Blender bake or gas build uses once under numba's JIT, so that it is compiled and cached
     (the add-on's background warm-up on platforms without a build made ahead of time): splitting4 and pem-rk4 on
-    a single scene, splitting4 with contacts, a body on a table, the gas engine's 3D walls and periodic cases."""
+    a single scene, splitting4 with contacts, a body on a table, the gas engine's 3D kernels."""
     from ..examples import build as example
     from ..gas import edmd
     from ..gas.state import make_gas
@@ -149,6 +142,5 @@ def warm() -> None:
         simulate(scene, method=method, t_end=0.01)
     simulate(example("newtons-cradle"), t_end=0.01)
     simulate(example("tippe-top"), t_end=0.01)
-    if edmd.available():
-        for periodic in (False, True):
-            edmd.make_engine(make_gas(32, 0.1, 3, seed=0, periodic=periodic)).advance(0.1, 1000)
+    if edmd.available():  # one compile serves every 3D case (walls, gravity, periodic)
+        edmd.make_engine(make_gas(32, 0.1, 3, seed=0)).advance(0.1, 1000)

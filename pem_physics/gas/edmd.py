@@ -19,8 +19,9 @@ numba), organised for large N:
 - memory: one 64-byte row per particle (x, v, t_i, R_i) starting a cache line, particles stored in
   Z order of their starting cells (``perm``; everything read from outside is in the state's
   order), so that a particle's neighbours are mostly near it in memory;
-- the case (d, gravity, periodic or hard walls) is part of the kernels' argument types
-  (:func:`spec_array`), so each case is compiled apart without those tests in its inner loops;
+- the case (d, gravity, periodic or hard walls) comes in :func:`spec_array`: d is part of the kernels' argument
+  types (each d compiled apart, its loops over axes unrolled), gravity and a periodic box are read at run time
+  (one compile serves every case of a d; a branch taken the same way at every event costs nothing measurable);
 - containers (:class:`.state.Container`: a sphere, a cylinder, extra planes) are runtime values
   (:func:`container_arrays`) read only in the hard-wall cases: a wall hit is one more candidate of the
   particle's event (the exit root of a quadratic for the sphere and cylinder, a linear or quadratic
@@ -72,14 +73,14 @@ def _kernels():
     return edmd_kernels
 
 
-#: The cases the kernels are compiled for (:func:`spec_array`): dimensions, gravity, periodic box (gravity needs
-#: hard walls). The 3D ones are entries of their own in a build made ahead of time (:mod:`..engine.prebuild`).
+#: The cases the kernels run (:func:`spec_array`): dimensions, gravity, periodic box (gravity needs hard walls).
 CASES = tuple((d, g, p) for d in (2, 3) for g in (False, True) for p in (False, True) if not (g and p))
 
 
-def case_name(d: int, gravity: bool, periodic: bool) -> str:
-    """``3d``, ``3d_gravity``, ``2d_periodic``: the suffix of a case's entries in a build."""
-    return f"{d}d" + ("_gravity" if gravity else "") + ("_periodic" if periodic else "")
+def compiled_case(d: int) -> str:
+    """``3d``, ``2d``: what the kernels are compiled for (the number of dimensions), the suffix of their entries in
+    a build made ahead of time (the 3D ones: :mod:`..engine.prebuild`)."""
+    return f"{d}d"
 
 
 def _aot_build(case: str):
@@ -114,10 +115,10 @@ def aligned_zeros(shape: tuple[int, int]) -> np.ndarray:
 
 
 def spec_array(d: int, gravity: bool, periodic: bool) -> np.ndarray:
-    """An empty array whose number of dimensions, 1 + (d == 3) + 2 gravity + 4 periodic, tells the
-    kernels the case they run (:func:`_flags`): numba compiles one version per case, without the
-    tests on d, gravity and walls in the inner loops."""
-    return np.zeros((1,) * (1 + (d == 3) + 2 * bool(gravity) + 4 * bool(periodic)))
+    """Zeros whose number of dimensions, 1 + (d == 3), and length, 1 + gravity + 2 periodic, tell the kernels the
+    case they run (:func:`.edmd_kernels._flags`): numba compiles one version per d (a type), without the tests on
+    d in the inner loops; gravity and the walls are read from the length at run time."""
+    return np.zeros((1 + bool(gravity) + 2 * bool(periodic),) + (1,) * (d == 3))
 
 
 def container_arrays(container, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -210,7 +211,7 @@ class CompiledEngine:
         self.col_p = np.zeros(n, np.int64)
         #: the kernels: built ahead of time for this case when a build has them (:mod:`..engine.aot`; no
         #: numba import, no compile), else numba's
-        self.case = case_name(d, self.grav, self.periodic)
+        self.case = compiled_case(d)
         self.aot = _aot_build(self.case)
         self.kernels = "ahead-of-time" if self.aot is not None else "jit"
         args = self.build_call(state.time)
