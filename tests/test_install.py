@@ -21,7 +21,8 @@ from conftest import ROOT
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                                 reason="no C compiler: the kernels cannot be built ahead of time here")]
+                                 reason="no C compiler: the kernels cannot be built ahead of time here"),
+              pytest.mark.xdist_group("aot-build")]  # with the other builds (tests/engine/test_aot.py)
 
 
 def test_a_plain_install_runs_on_kernels_built_at_install(tmp_path):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import shutil
@@ -73,16 +75,41 @@ def user_resources_are_sandboxed() -> bool:
     return user == SANDBOX.resolve() or SANDBOX.resolve() in user.parents
 
 
+class _CoreUnderAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``<alias>.pem_physics[.…]`` → the very module objects of the top-level ``pem_physics[.…]``.
+
+    numba keys its compile cache on the name a package is imported under (:data:`pem_physics.jit.PACKAGE`): under a
+    name of its own the add-on's core would compile every kernel the core's tests of the same run had compiled
+    (minutes: the table's kernel alone ~100 s). The add-on's own modules keep the alias; Blender's own naming
+    (``bl_ext.<repo>.<id>.pem_physics``) is what the installed zip's tests (test_extension.py) import.
+    """
+
+    def __init__(self, alias: str):
+        self.prefix = alias + ".pem_physics"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.prefix or name.startswith(self.prefix + "."):
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return importlib.import_module("pem_physics" + spec.name[len(self.prefix):])
+
+    def exec_module(self, module):
+        pass  # imported already, under its own name
+
+
 def import_repo_as_extension(alias: str = EXT_ALIAS):
     """Import the repository root as package ``alias`` (root ``__init__.py``, search path = root).
 
     This mirrors how Blender imports an installed extension (``bl_ext.user_default.<id>``): the
-    root is a package, ``pem_addon`` and ``pem_physics`` are its subpackages. Note that
-    ``<alias>.pem_physics`` is a different module object from a top-level ``import pem_physics``;
-    add-on tests should use the add-on's view (``ext.pem_physics``).
+    root is a package, ``pem_addon`` and ``pem_physics`` are its subpackages; ``<alias>.pem_physics`` is the
+    top-level ``pem_physics`` itself (:class:`_CoreUnderAlias`), so the add-on bakes on the kernels the core's tests
+    compiled.
     """
     if alias in sys.modules:
         return sys.modules[alias]
+    sys.meta_path.insert(0, _CoreUnderAlias(alias))
     spec = importlib.util.spec_from_file_location(alias, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
     module = importlib.util.module_from_spec(spec)
     sys.modules[alias] = module
@@ -91,7 +118,7 @@ def import_repo_as_extension(alias: str = EXT_ALIAS):
 
 
 #: Modules of ours as Blender sees them: this checkout imported as an extension, or the installed zip.
-OUR_MODULES = rf"({EXT_ALIAS}|bl_ext\.[^.]+\.pem_physics_pendulum)(\.|$)"
+OUR_MODULES = rf"({EXT_ALIAS}|pem_physics|bl_ext\.[^.]+\.pem_physics_pendulum)(\.|$)"
 
 
 def pytest_configure(config):
@@ -109,6 +136,50 @@ def pytest_configure(config):
     if config.option.tbstyle == "auto":
         config.option.tbstyle = "short"
     config.addinivalue_line("filterwarnings", f"error::DeprecationWarning:{OUR_MODULES}")
+
+
+def extension_script():
+    """scripts/extension.py as a module (it builds the extension's zips)."""
+    spec = importlib.util.spec_from_file_location("pem_extension_script", ROOT / "scripts" / "extension.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def install_extension(zip_path: Path):
+    """Install ``zip_path`` into the sandboxed ``user_default`` repository, enabled, yield its folder; uninstall
+    afterwards (a fixture's body: ``yield from install_extension(zip)``)."""
+    import tomllib
+
+    if SANDBOX is None:
+        pytest.skip("Blender's user resources are not sandboxed; run inside Blender via tests/blender_run.py")
+    assert user_resources_are_sandboxed(), (
+        f"refusing to install: user resources {bpy.utils.resource_path('USER')} are outside {SANDBOX}")
+    pkg_id = tomllib.loads((ROOT / "blender_manifest.toml").read_text(encoding="utf-8"))["id"]
+    repo_dir = Path(bpy.utils.user_resource('EXTENSIONS', path="user_default"))
+    result = bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo='user_default',
+                                                      enable_on_install=True)
+    assert result == {'FINISHED'}, result
+    yield repo_dir / pkg_id
+    result = bpy.ops.extensions.package_uninstall(repo_directory=str(repo_dir), pkg_id=pkg_id)
+    assert result == {'FINISHED'}, result
+    assert not (repo_dir / pkg_id).exists()
+    assert f"bl_ext.user_default.{pkg_id}" not in bpy.context.preferences.addons
+
+
+def bake_a_pendulum() -> str:
+    """Bake a cube swinging on an empty (frames 1–25); the scene's bake status."""
+    pivot = bpy.data.objects.new("Pivot", None)
+    bpy.context.scene.collection.objects.link(pivot)
+    bpy.ops.mesh.primitive_cube_add(size=0.1, location=(0, 0, -0.3))
+    cube = bpy.context.object
+    cube.pem.enabled = True
+    cube.pem.pivot_object = pivot
+    cube.pem.density = 1000.0
+    cube.pem.angular_velocity = (0.0, 2.0, 0.0)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    return bpy.context.scene.pem.status
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
 
-from .conftest import ROOT, SANDBOX, user_resources_are_sandboxed  # noqa: E402
+from .conftest import ROOT, bake_a_pendulum, extension_script, install_extension  # noqa: E402
 
 MANIFEST = tomllib.loads((ROOT / "blender_manifest.toml").read_text(encoding="utf-8"))
 PKG_ID = MANIFEST["id"]
@@ -32,9 +32,6 @@ MODULE = f"bl_ext.user_default.{PKG_ID}"
 ALLOWED_TOP_LEVEL = {"blender_manifest.toml", "__init__.py", "pem_addon", "pem_physics", "LICENSE", "wheels"}
 #: The zip for this machine (the tests install it).
 HOST_PLATFORM = "linux-x64"
-#: Whether numba is importable before the extension is installed. The test command runs this file in venvs
-#: without numba (bpy 4.2, 4.5, 5.0, 5.2), so the installed extension's numba can only come from its own wheels.
-NUMBA_IN_ENV = importlib.util.find_spec("numba") is not None
 #: (wheel platform tag, Python tag) pairs the manifest ships numba + llvmlite for; zips by Blender platform below.
 WHEEL_PYTHONS = {(tag, py) for tag in ("manylinux_2_28_x86_64", "macosx_12_0_arm64", "win_amd64")
                  for py in ("cp311", "cp313")} | {("win_arm64", "cp313")}
@@ -62,13 +59,6 @@ def run_tool(*args: str) -> subprocess.CompletedProcess:
     assert proc.returncode == 0, (f"{' '.join(cmd)} exited {proc.returncode}\n"
                                   f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc
-
-
-def extension_script():
-    spec = importlib.util.spec_from_file_location("pem_extension_script", ROOT / "scripts" / "extension.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -215,20 +205,8 @@ def test_core_imports_with_numpy_only(built_zip, tmp_path):
 
 @pytest.fixture
 def installed(built_zip):
-    """Install the zip into the sandboxed ``user_default`` repository, enabled; uninstall afterwards."""
-    if SANDBOX is None:
-        pytest.skip("Blender's user resources are not sandboxed; run inside Blender via tests/blender_run.py")
-    assert user_resources_are_sandboxed(), (
-        f"refusing to install: user resources {bpy.utils.resource_path('USER')} are outside {SANDBOX}")
-    repo_dir = Path(bpy.utils.user_resource('EXTENSIONS', path="user_default"))
-    result = bpy.ops.extensions.package_install_files(filepath=str(built_zip), repo='user_default',
-                                                      enable_on_install=True)
-    assert result == {'FINISHED'}, result
-    yield repo_dir / PKG_ID
-    result = bpy.ops.extensions.package_uninstall(repo_directory=str(repo_dir), pkg_id=PKG_ID)
-    assert result == {'FINISHED'}, result
-    assert not (repo_dir / PKG_ID).exists()
-    assert MODULE not in bpy.context.preferences.addons
+    """The zip installed into the sandboxed ``user_default`` repository, enabled; uninstalled afterwards."""
+    yield from install_extension(built_zip)
 
 
 def test_install_enables_the_addon_with_its_core(installed):
@@ -263,20 +241,6 @@ def test_install_enables_the_addon_with_its_core(installed):
     assert tuple(obj.location) == (1.0, 0.0, 0.0)
 
 
-def _bake_a_pendulum():
-    pivot = bpy.data.objects.new("Pivot", None)
-    bpy.context.scene.collection.objects.link(pivot)
-    bpy.ops.mesh.primitive_cube_add(size=0.1, location=(0, 0, -0.3))
-    cube = bpy.context.object
-    cube.pem.enabled = True
-    cube.pem.pivot_object = pivot
-    cube.pem.density = 1000.0
-    cube.pem.angular_velocity = (0.0, 2.0, 0.0)
-    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
-    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
-    return bpy.context.scene.pem.status
-
-
 def _bake_a_ball_on_a_table():
     """A ball rolling on a table (Contacts: Rolling and Sliding): the surface model's own kernel."""
     bpy.ops.mesh.primitive_plane_add(size=4.0)
@@ -303,7 +267,7 @@ def test_installed_zip_bakes_at_once_on_its_kernels_built_ahead_of_time(installe
     """On linux-x64 the zip carries the kernels built ahead of time for this Blender's Python and numpy: the first
     bake in a fresh user folder runs on them — no compile, nothing in numba's cache — and the panel says so; a body
     on a table too (the surface model's kernel is in the build)."""
-    status = _bake_a_pendulum()
+    status = bake_a_pendulum()
     assert "compiled engine (built ahead of time)" in status and "compiling" not in status, status
     status = _bake_a_ball_on_a_table()
     assert "compiled engine (built ahead of time)" in status and "compiling" not in status, status
@@ -315,26 +279,3 @@ def test_installed_zip_bakes_at_once_on_its_kernels_built_ahead_of_time(installe
     assert lanes.build().path.name.startswith(aot.module_name(runs[0] if runs else "") + "."), lanes.build().path
     cache = Path(bpy.utils.extension_path_user(MODULE, path="numba_cache"))
     assert not any(cache.rglob("*.nbi")), "the bake compiled with numba although the zip carries its kernels"
-
-
-@pytest.mark.slow  # ~3 min of compiling: once per Python (Blender 4.2 and 5.2), not again under 4.5 and 5.0
-def test_installed_zip_bakes_on_the_compiled_engine_from_its_wheels(installed, monkeypatch):
-    """Without the kernels built ahead of time (``PEM_AOT=0``: what a platform without a build gets), the add-on's
-    warm-up compiles numba's kernels in a background process of Blender's Python, into the extension's cache
-    folder; the bake then runs on numba — under bpy 4.2 (no numba of its own) the one from the zip's wheels —
-    loading them, with no compile of its own."""
-    monkeypatch.setenv("PEM_AOT", "0")
-    warmup = importlib.import_module(f"{MODULE}.pem_addon.warmup")
-    assert warmup.needed()
-    proc = warmup.start(MODULE)
-    assert proc is not None and proc.wait(timeout=900) == 0
-    assert warmup.stamp_path().exists() and not warmup.needed()   # done once: not started again
-    status = _bake_a_pendulum()
-    assert "compiling" not in status, status                        # loaded what the warm-up compiled
-    import numba
-
-    if not NUMBA_IN_ENV:
-        assert Path(numba.__file__).resolve().is_relative_to(Path(SANDBOX).resolve()), numba.__file__
-    assert "compiled engine" in status and "ahead of time" not in status, status
-    cache = Path(bpy.utils.extension_path_user(MODULE, path="numba_cache"))
-    assert any(cache.rglob("*.nbi")), f"no compiled code cached in {cache}"

@@ -22,7 +22,10 @@ from pem_physics.engine import aot, compiled, prebuild
 
 from conftest import ROOT
 
-pytestmark = [pytest.mark.skipif(not compiled.available(), reason="numba is not installed"), pytest.mark.slow]
+#: the builds ahead of time on one test worker (noxfile: --dist loadgroup): the store builds under a lock, which the
+#: other worker would sit waiting on
+pytestmark = [pytest.mark.skipif(not compiled.available(), reason="numba is not installed"), pytest.mark.slow,
+              pytest.mark.xdist_group("aot-build")]
 
 
 @pytest.fixture(scope="module")

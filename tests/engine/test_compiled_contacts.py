@@ -333,6 +333,7 @@ def test_stop_ends_a_compiled_contact_run_on_a_partial_record():
 # ---------------------------------------------------------------------------- ahead of time
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("aot-build")  # with the other builds (tests/engine/test_aot.py)
 def test_ahead_of_time_build_runs_contact_scenes_bit_for_bit(tmp_path, monkeypatch):
     prebuild.build(tmp_path, log=lambda *_: None)
     scene = examples.newtons_cradle(t_end=1.0, dt=1e-3)
