@@ -86,17 +86,25 @@ class _CoreUnderAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, alias: str):
         self.prefix = alias + ".pem_physics"
+        self._real_spec: dict = {}
 
     def find_spec(self, name, path=None, target=None):
         if name == self.prefix or name.startswith(self.prefix + "."):
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            real = importlib.util.find_spec("pem_physics" + name[len(self.prefix):])
+            if real is None:
+                return None
+            return importlib.machinery.ModuleSpec(name, self, is_package=real.submodule_search_locations is not None)
         return None
 
     def create_module(self, spec):
-        return importlib.import_module("pem_physics" + spec.name[len(self.prefix):])
+        module = importlib.import_module("pem_physics" + spec.name[len(self.prefix):])
+        self._real_spec[spec.name] = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass  # imported already, under its own name
+        # the import system gave the module this alias's spec: give it back its own (its __package__ and relative
+        # imports go by it)
+        module.__spec__ = self._real_spec.pop(module.__spec__.name)
 
 
 def import_repo_as_extension(alias: str = EXT_ALIAS):
