@@ -37,6 +37,8 @@ def timed(code: str, *args: str, cache: Path, store: Path) -> float:
 
 
 def main(argv=None) -> dict:
+    if str(ROOT) not in sys.path:  # run as a script (python bench/bench_build.py): the checkout's package
+        sys.path.insert(0, str(ROOT))
     from pem_physics.engine import prebuild
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
