@@ -127,6 +127,26 @@ def test_energy_balance_converges_at_second_order():
     assert all(3.2 < q < 5.0 for q in ratios), (err, ratios)
 
 
+def test_gliding_friction_converges_at_second_order_down_a_slope():
+    """A uniform ball sliding down a slope under gliding friction F = −μ_g N u: its slip s = v − aω obeys
+    ṡ = g_t − k s, k = (7/2)μ_g g_n, so s = s∞ + (s₀ − s∞)e^{−kt} (s∞ = g_t/k) and
+    v = v₀ + g_t t − μ_g g_n (s∞ t + (s₀ − s∞)(1 − e^{−kt})/k). The error against that closed form falls by 4 per
+    halving of dt (first order, as an explicit kick at both ends of the step gives, it falls by 2)."""
+    M, a, mu, beta = 0.17, 0.028575, 0.3, 0.3
+    n = NORMAL
+    t1, _ = basis(n)
+    gn, gt = G * np.cos(beta), G * np.sin(beta)
+    sf = Surface(ball(M, a), Table(normal=n, mu=mu, friction="viscous"), -gn * n + gt * t1)
+    v0, T = 1.0, 0.5
+    st = start_state(sf, a * n, v0 * t1, np.zeros(3))
+    k = 3.5 * mu * gn
+    s_inf = gt / k
+    v_exact = v0 + gt * T - mu * gn * (s_inf * T + (v0 - s_inf) * (1 - np.exp(-k * T)) / k)
+    err = [abs(run(sf, st, T, dt, every=round(T / dt)).v[-1] @ t1 - v_exact) for dt in (4e-3, 2e-3, 1e-3)]
+    ratios = [err[0] / err[1], err[1] / err[2]]
+    assert all(3.5 < q < 4.5 for q in ratios), (err, ratios)
+
+
 def test_top_on_a_smooth_table_nutates_and_precesses_as_the_closed_form():
     """No friction: the table's force is vertical, so the centre of mass moves only vertically, and L_z, L·ŝ and
     E are conserved. Started at θ₀ with spin s about its axis and nothing else, the axis nods between θ₀ and the

@@ -49,8 +49,11 @@ J₁ at P, the free flight of length h (x += h v, the exact free rotation of
 impulse J₂ at the new P. J₁'s normal part λ₁ n is whatever puts the shape exactly on the table at the end of the
 flight (a scalar equation, solved by the secant method to round-off); its tangential part is λ₁ f when sliding, and
 (h/2)·F_t from the acceleration-level force when rolling. J₂ makes the contact point's normal velocity zero
-(sliding: λ₂(n + f), f from the slip after the flight) or its whole velocity zero (rolling: K J₂ = −u). So the gap
-and the normal velocity (and, rolling, the slip) end every step at zero to round-off; the method is second order.
+(sliding: λ₂(n + f), f from the slip after the flight) or its whole velocity zero (rolling: K J₂ = −u). Gliding
+friction depends on the slip's size, not only its direction: there J₁ takes the slip at the step's start and J₂
+the slip after J₂ itself (implicit: a 3×3 solve inside the secant on λ₂), a trapezoidal pair — explicit at both
+ends the step would be first order. So the gap and the normal velocity (and, rolling, the slip) end every step at
+zero to round-off; the method is second order for both laws.
 
 Jellett's integral λ = L·(x − P) (L about the centre of mass, x − P from the contact point to the centre of mass) is
 constant for an axisymmetric body whose contact sphere is centred on the axis, whatever the force at P: the force's
@@ -607,7 +610,9 @@ class Surface:
             D, Jt, H1 = n, 0.5 * h * (F - (F @ n) * n), 0.5 * h * C
         else:
             F = self.force(st)
-            f1 = self.friction_vector(st, u, n)
+            # the gliding law's first kick takes the slip before gravity's half kick: the adjoint of the second
+            # kick (gravity's, then the implicit slip), so the step stays second order on a slope
+            f1 = self.friction_vector(st, c.u if self.table.friction == "viscous" else u, n)
             D, Jt = n + f1, np.zeros(3)
 
         def land(lam):
@@ -651,6 +656,8 @@ class Surface:
             # the stick, where the stick event finds it (turning the friction round would hold the slip still)
             D2 = n2 + (f2 if self.table.friction == "viscous" or f2 @ f1 >= 0 else f1)
             J2 = (-float(n2 @ u2) / self._normal_mass(K2, D2, mid.t, n2)) * D2
+            if self.table.friction == "viscous":
+                J2 = self._gliding_kick(K2, n2, u2, float(J2 @ n2))
         v3, L3, wn2, wt2, wc2 = self._impulse(v2, L1, rho2, W2, J2, n2, H2)
         mid.v, mid.L = v3, L3
         # The step changes the energy by exactly W(J₁) + W(J₂) − (h/2) g·J₁: the flight's drop in potential energy
@@ -665,6 +672,31 @@ class Surface:
             # the rolling and spinning resistance's couples do
             return mid, wn1 + wn2 + wt1 + wt2, wc1 + wc2
         return mid, wn1 + wn2, wt1 + wt2
+
+    def _gliding_kick(self, K, n, u, lam: float) -> np.ndarray:
+        """The second kick J = λ(n − μ u⁺) of a gliding slide, implicit in the slip: u⁺ = u + K J, the contact
+        point's velocity after it, with n·u⁺ = 0. The first kick takes the slip before it (explicit), so the pair is
+        a trapezoidal rule in the slip and the step second order (explicit at both ends it is first order). For a
+        given λ, (𝟙 + μλK) u⁺ = u + λ K n; λ by the secant method from the explicit kick's ``lam``."""
+        mu = self.table.mu
+
+        def after(lm):
+            up = np.linalg.solve(np.eye(3) + (mu * lm) * K, u + lm * (K @ n))
+            return float(n @ up), up
+
+        la, (ga, _) = lam, after(lam)
+        lb = lam * (1.0 + 1e-6) + 1e-300
+        gb, up = after(lb)
+        for _ in range(30):
+            if gb == ga:
+                break
+            lc = lb - gb * (lb - la) / (gb - ga)
+            la, ga = lb, gb
+            lb = lc
+            gb, up = after(lb)
+            if gb == 0.0 or abs(lb - la) <= 4 * _EPS * abs(lb):
+                break
+        return lb * (n - mu * up)
 
     def energy_scale(self, st: State) -> float:
         """J: the kinetic energy plus M|g| times the reach of the shapes (what a step's energy error is measured

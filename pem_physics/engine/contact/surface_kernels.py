@@ -633,6 +633,33 @@ def _land(M, s, k, lam, D, Jt, H1, v0, rho, h, info):
 
 
 @_jit
+def _after_gliding_kick(mu, K, n, u, lam):
+    """(n·u⁺, u⁺) after the gliding kick λ(n − μu⁺): (𝟙 + μλK) u⁺ = u + λ K n (Surface._gliding_kick)."""
+    A = np.eye(3) + (mu * lam) * K
+    up = _solve_n(A, u + lam * _mv(K, n))
+    return _dot(n, up), up
+
+
+@_jit
+def _gliding_kick(mu, K, n, u, lam):
+    """Surface._gliding_kick: the second kick of a gliding slide, implicit in the slip (secant on λ)."""
+    la = lam
+    ga, _ = _after_gliding_kick(mu, K, n, u, la)
+    lb = lam * (1.0 + 1e-6) + 1e-300
+    gb, up = _after_gliding_kick(mu, K, n, u, lb)
+    for _ in range(30):
+        if gb == ga:
+            break
+        lc = lb - gb * (lb - la) / (gb - ga)
+        la, ga = lb, gb
+        lb = lc
+        gb, up = _after_gliding_kick(mu, K, n, u, lb)
+        if gb == 0.0 or abs(lb - la) <= 4 * _EPS * abs(lb):
+            break
+    return lb * (n - mu * up)
+
+
+@_jit
 def _step(M, s, h, info):
     """Surface.step: (new state, normal work, friction work)."""
     par = M[0]
@@ -661,7 +688,7 @@ def _step(M, s, h, info):
         f1 = np.zeros(3)
     else:
         F = _force(M, s, mode, info)
-        f1 = _friction_vector(par, s, u, n)
+        f1 = _friction_vector(par, s, u_ if par[P_VISCOUS] != 0.0 else u, n)   # Surface.step: before gravity's
         D = n + f1
         Jt = np.zeros(3)
     if info[0] != 0.0:
@@ -704,6 +731,8 @@ def _step(M, s, h, info):
         else:
             D2 = n2 + f1
         J2 = (-_dot(n2, u2) / _normal_mass(K2, D2, n2, info, out[S_T])) * D2
+        if par[P_VISCOUS] != 0.0:
+            J2 = _gliding_kick(par[P_MU], K2, n2, u2, _dot(J2, n2))
     v3, L3, wn2, wt2, wc2 = _impulse(par, v2, L1, rho2, W2, J2, n2, H2)
     out[S_V:S_V + 3] = v3
     out[S_L:S_L + 3] = L3
