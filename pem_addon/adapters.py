@@ -510,6 +510,11 @@ _PANEL_PHRASES = (
     ('role = "free" and translate = true', "role Free with Translate on (Physics ▸ Magnetic Pendulum)"),
     ("set the wall's inside = true", "turn the wall's Container on (Physics ▸ Magnetic Pendulum)"),
     ("set the wall's inside = false", "turn the wall's Container off (Physics ▸ Magnetic Pendulum)"),
+    ("remove the body's contact_friction (the table's gliding_friction applies)",
+     "turn the body's Own Friction off (the table's Gliding μ applies)"),
+    ("make the table Coulomb's", "set the table's Friction Law to Coulomb (Physics ▸ Magnetic Pendulum)"),
+    ("set a contact_friction on the table (or the body, or the scene)",
+     "turn Own Friction on for the table (or the body), or set the scene's Contact Friction μ"),
 )
 
 
@@ -841,6 +846,8 @@ def _wall_object(w, unit: float, collection, surface: bool):
         set_exact(p, "contact_friction", w.contact_friction)
     if surface:
         p.friction_law = (w.friction_law or "coulomb").upper()
+        if w.gliding_friction is not None:
+            set_exact(p, "gliding_friction", w.gliding_friction)
         for key in ("rolling_resistance", "spin_resistance"):
             set_exact(p, key, (getattr(w, key) or 0.0) / unit)
     return obj

@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 
 from ..pem_physics.errors import PemError
-from ..pem_physics.model.scene import ContactRim, ContactSphere, StaticWall
+from ..pem_physics.model.scene import ContactRim, ContactSphere, StaticWall, pair_source, pair_value
 from . import adapters
 from .adapters import AddonError
 from .lists import OnSelectedItem, RemoveSelectedItem, add_item, draw_list
@@ -30,6 +30,62 @@ def contact_friction_of(obj) -> float | None:
     """The object's own friction coefficient μ of impacts, or None for the scene's."""
     p = obj.pem
     return adapters.exact(p, "contact_friction") if p.use_contact_friction else None
+
+
+def takes_contacts(obj) -> bool:
+    """Whether the object takes part in contacts as a body: a pendulum, fixed or translating free body with
+    contact spheres or rims."""
+    p = obj.pem
+    return bool(p.contacts) and (p.role in ("PENDULUM", "FIXED") or (p.role == "FREE" and p.translate))
+
+
+#: At most this many pairs are listed in an object's panel (a box of marbles has thousands).
+PAIR_LINES = 6
+
+
+def pair_lines(scene, obj) -> list[tuple[str, bool]]:
+    """The effective e and μ of each contact pair of ``obj`` with the scene's other contact objects, as the core
+    forms them (:func:`~pem_physics.model.scene.pair_value`: an unset side is not zero), each ``(text, ok)`` with
+    where each value comes from; ``ok`` False for a pair that will be refused or never grips. On a gliding table
+    (Rolling and Sliding) μ is the table's Gliding μ alone."""
+    sp = scene.pem
+    surface = sp.contact_model == "SURFACE"
+    mine = obj.pem.role == "WALL"
+    if not (mine or takes_contacts(obj)):
+        return []
+
+    def meets(o) -> bool:     # walls meet bodies; bodies meet walls and (impacts) bodies, not two fixed ones
+        if o.pem.role == "WALL":
+            return not mine
+        if not takes_contacts(o):
+            return False
+        return mine or (not surface and not (o.pem.role == obj.pem.role == "FIXED"))
+
+    others = [o for o in adapters.pem_objects(scene) if o is not obj and meets(o)]
+    out = []
+    for other in others[:PAIR_LINES]:
+        wall = obj if mine else other if other.pem.role == "WALL" else None
+        body = other if mine else obj
+        e_a, e_b = restitution_of(obj), restitution_of(other)
+        whose = {"a": f"{obj.name}'s", "b": f"{other.name}'s", "scene": "the scene's", "both": "the smaller"}
+        e = pair_value(e_a, e_b, adapters.exact(sp, "restitution"))
+        e_text = f"e {e:.3g} ({whose[pair_source(e_a, e_b)]})"
+        if surface and wall is not None and wall.pem.friction_law == "VISCOUS":
+            if contact_friction_of(body) is not None:
+                out.append((f"With '{other.name}': the body's Own Friction μ (Coulomb) cannot meet the table's "
+                            "gliding law: turn it off", False))
+                continue
+            mu = adapters.exact(wall.pem, "gliding_friction")
+            out.append((f"With '{other.name}': gliding μ {mu:.3g} s/m ({wall.name}'s), {e_text}", True))
+            continue
+        m_a, m_b = contact_friction_of(obj), contact_friction_of(other)
+        mu = pair_value(m_a, m_b, adapters.exact(sp, "contact_friction"))
+        ok = not (surface and mu == 0.0)
+        out.append((f"With '{other.name}': μ {mu:.3g} ({whose[pair_source(m_a, m_b)]}), {e_text}"
+                    + ("" if ok else ": slides forever, never rolls"), ok))
+    if len(others) > PAIR_LINES:
+        out.append((f"… and {len(others) - PAIR_LINES} more pairs", True))
+    return out
 
 
 def restitution_of(obj) -> float | None:
@@ -146,9 +202,11 @@ def wall_of(obj, unit: float, surface: bool = False) -> StaticWall:
     """The core StaticWall (lab, m) of an object of role Wall; ``surface``: the scene's contacts are Rolling and
     Sliding (the wall's friction law counts)."""
     g = wall_geometry(obj)
+    gliding = surface and obj.pem.friction_law == "VISCOUS"     # its own coefficient: never the Coulomb μ
     kw = {"kind": g["kind"], "name": obj.name, "inside": bool(obj.pem.wall_inside), "restitution": restitution_of(obj),
-          "contact_friction": contact_friction_of(obj),
-          "friction_law": obj.pem.friction_law.lower() if surface else None}
+          "contact_friction": None if gliding else contact_friction_of(obj),
+          "friction_law": obj.pem.friction_law.lower() if surface else None,
+          "gliding_friction": adapters.exact(obj.pem, "gliding_friction") if gliding else None}
     for key in ("rolling_resistance", "spin_resistance"):      # BU → m; only where a table rolls
         val = adapters.exact(obj.pem, key)
         kw[key] = unit * val if surface and val > 0 else None
@@ -380,13 +438,23 @@ def draw_object(layout, obj) -> None:
     else:
         box.label(text="Only pendulums, fixed bodies, translating free bodies and walls take part in contacts")
         return
+    gliding = p.role == "WALL" and bpy.context.scene.pem.contact_model == "SURFACE" and p.friction_law == "VISCOUS"
     for use, name, label in (("use_restitution", "restitution", "e"),
                              ("use_contact_friction", "contact_friction", "μ")):
+        if gliding and name == "contact_friction":     # the gliding law has its own coefficient (s/m)
+            box.prop(p, "gliding_friction")
+            continue
         row = box.row()
         row.prop(p, use)
         sub = row.row()
         sub.enabled = getattr(p, use)
         sub.prop(p, name, text=label)
+    lines = pair_lines(bpy.context.scene, obj)
+    if lines:
+        col = box.column(align=True)
+        col.label(text="Effective per pair:")
+        for text, ok in lines:
+            col.label(text=text, icon="BLANK1" if ok else "ERROR")
 
 
 classes = (PEM_UL_contacts, PEM_OT_contact_add, PEM_OT_contact_remove, PEM_OT_contact_fit)

@@ -175,13 +175,21 @@ class PEM_PG_object(bpy.types.PropertyGroup):
                                   description="Use a restitution of this object's own instead of the scene's")
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
                                description="Coefficient of restitution e of this object's impacts (1 elastic, "
-                                           "0 plastic); a pair takes the smaller of its two values")
+                                           "0 plastic). A pair takes the smaller where both objects set one, the "
+                                           "one set where one does, else the scene's")
     use_contact_friction: BoolProperty(name="Own Friction", default=False,
-                                       description="Use a friction coefficient of this object's own instead of "
-                                                   "the scene's")
+                                       description="Use a friction coefficient of this object's own: it applies to "
+                                                   "every pair with an object that sets none (the scene's is only "
+                                                   "for pairs where neither does)")
     contact_friction: FloatProperty(name="Friction μ", default=0.0, min=0.0, soft_max=2.0, precision=3,
-                                    description="Coulomb friction coefficient μ of this object's impacts "
-                                                "(0 frictionless); a pair takes the smaller of its two values")
+                                    description="Coulomb friction coefficient μ of this object's contacts "
+                                                "(0 frictionless). A pair takes the smaller where both objects set "
+                                                "one, the one set where one does, else the scene's")
+    gliding_friction: FloatProperty(name="Gliding μ (s/m)", default=0.3, min=0.0, soft_max=2.0, precision=3,
+                                    update=_tag_redraw,
+                                    description="Coefficient μ of the gliding law F = −μ·N·(slip velocity), in "
+                                                "seconds per metre; the table's alone (a Coulomb μ is another "
+                                                "quantity and never combined with it)")
     wall_shape: EnumProperty(name="Wall Shape", items=[
         ("PLANE", "Plane", "Infinite plane through the origin; contact spheres stay on the side of local +Z"),
         ("SPHERE", "Sphere", "Sphere fitted to the bounding box (mean of the half-dimensions)"),
@@ -193,7 +201,7 @@ class PEM_PG_object(bpy.types.PropertyGroup):
     friction_law: EnumProperty(name="Friction Law", items=[
         ("COULOMB", "Coulomb", "Friction up to μ times the normal force; a rolling contact sticks (μ dimensionless)"),
         ("VISCOUS", "Gliding", "Friction −μ·N·(slip velocity), as the tippe-top literature models it: never "
-                               "sticks (μ in s/m)"),
+                               "sticks (the table's Gliding μ, in s/m)"),
     ], default="COULOMB", description="How the table rubs (Contacts: Rolling and Sliding)")
     rolling_resistance: FloatProperty(
         name="Rolling Resistance", default=0.0, min=0.0, soft_max=0.01, precision=5, unit="LENGTH", update=_tag_redraw,
@@ -273,7 +281,8 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
                     "frame, as a shaken pivot)")
     use_periodic: BoolProperty(name="Periodic Box", default=False)
     restitution: FloatProperty(name="Restitution", default=1.0, min=0.0, max=1.0, precision=3,
-                               description="Default coefficient of restitution e of impacts (1 elastic, 0 plastic)")
+                               description="Coefficient of restitution e of a pair where neither object sets its "
+                                           "own (1 elastic, 0 plastic)")
     contact_model: EnumProperty(name="Contacts", items=[
         ("IMPACTS", "Impacts", "Bodies with contact spheres bounce off each other and off walls; a resting contact "
                                "slides without friction"),
@@ -281,8 +290,9 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
                                            "spins and lifts off with friction (tops, coins, balls)"),
     ], default="IMPACTS")
     contact_friction: FloatProperty(name="Contact Friction μ", default=0.0, min=0.0, soft_max=2.0, precision=3,
-                                    description="Default Coulomb friction coefficient μ of impacts (0 frictionless; "
-                                                "the tangential impulse at most μ times the normal one)")
+                                    description="Coulomb friction coefficient μ of a pair where neither object "
+                                                "sets its own (0 frictionless); an object's Own Friction applies "
+                                                "wherever it is set")
     show_contacts: BoolProperty(name="Contacts", default=True, update=_tag_redraw,
                                 description="Draw contact spheres and walls")
     box: FloatVectorProperty(name="Box", size=3, subtype="XYZ", unit="LENGTH", default=(1.0, 1.0, 1.0))

@@ -180,6 +180,12 @@ def draw_scene(layout, context):
     col.prop(sp, "contact_model")
     col.prop(sp, "restitution")
     col.prop(sp, "contact_friction")
+    if sp.contact_model == "SURFACE":     # a body that will never grip its table: say so before the bake
+        for obj in adapters.pem_objects(context.scene):
+            if obj.pem.role != "WALL" and contacts.takes_contacts(obj):
+                for text, ok in contacts.pair_lines(context.scene, obj):
+                    if not ok:
+                        col.label(text=f"'{obj.name}' {text[0].lower()}{text[1:]}", icon="ERROR")
     layout = outer
     layout.operator("pem.plot_diagnostics", icon="GRAPH")
     _engine_line(layout, context)

@@ -429,18 +429,18 @@ BUILDERS.update({
 
 def _surface_scene(name: str, body: Body, mu: float, t_end: float, dt: float, record_every: int = 10,
                    friction_law: str | None = None, table=None) -> Scene:
-    """``body`` on ``table`` (default: the plane z = 0) with friction μ, persistent contact
-    (``contact_model = "surface"``)."""
+    """``body`` on ``table`` (default: the plane z = 0) with the table's own friction μ (Coulomb's, or the gliding
+    law's in s/m for ``friction_law = "viscous"``), persistent contact (``contact_model = "surface"``)."""
     from dataclasses import replace
 
     from .model.scene import StaticWall
 
     table = StaticWall(kind="plane", name="table", point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0)) \
         if table is None else table
-    table = replace(table, contact_friction=mu, friction_law=friction_law)
+    table = replace(table, friction_law=friction_law, **({"gliding_friction": mu} if friction_law == "viscous"
+                                                         else {"contact_friction": mu}))
     return Scene(name=name, bodies=[body], gravity=(0.0, 0.0, -9.81), restitution=0.0, walls=(table,),
-                 contact_model="surface", contact_friction=mu,
-                 settings=Settings(dt=dt, t_end=t_end, record_interval=record_every * dt))
+                 contact_model="surface", settings=Settings(dt=dt, t_end=t_end, record_interval=record_every * dt))
 
 
 def billiard_ball(speed: float = 2.0, backspin: float = 0.0, mu: float = 0.2, radius: float = 0.028575,

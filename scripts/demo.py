@@ -571,14 +571,19 @@ def gear(outdir: Path) -> dict:
 
 
 def _table(mu: float, law: str, size: float = 0.6):
-    """A plane Wall at z = 0 (the table) with its own friction μ and law, and a wooden look."""
+    """A plane Wall at z = 0 (the table) with its own friction (Coulomb's μ, or the gliding law's μ in s/m) and
+    a wooden look; the body on it sets none, so the table's applies."""
     bpy.ops.mesh.primitive_plane_add(size=size, location=(0.0, 0.0, 0.0))
     table = bpy.context.object
     table.name = "Table"
     set_material(table, material("Wood", (0.55, 0.36, 0.2, 1.0), roughness=0.6), smooth=False)
     w = table.pem
     w.enabled, w.role, w.wall_shape = True, "WALL", "PLANE"
-    w.use_contact_friction, w.contact_friction, w.friction_law = True, mu, law
+    w.friction_law = law
+    if law == "VISCOUS":
+        w.gliding_friction = mu
+    else:
+        w.use_contact_friction, w.contact_friction = True, mu
     return table
 
 
@@ -592,7 +597,7 @@ def build_tippe_top() -> tuple:
     scene.render.fps = 24
     scene.frame_start, scene.frame_end = 1, 1 + 8 * 24                # 8 s
     sp = scene.pem
-    sp.substeps, sp.contact_model, sp.restitution, sp.contact_friction = 40, "SURFACE", 0.0, 0.3
+    sp.substeps, sp.contact_model, sp.restitution = 40, "SURFACE", 0.0
     _table(0.3, "VISCOUS")
     R, m, alpha, gamma = 0.02, 0.015, 0.3, 0.95
     I3 = 0.4 * m * R * R
@@ -653,7 +658,7 @@ def build_coin() -> tuple:
     scene = bpy.context.scene
     scene.render.fps = 24
     sp = scene.pem
-    sp.substeps, sp.contact_model, sp.restitution, sp.contact_friction = 80, "SURFACE", 0.0, 1.0
+    sp.substeps, sp.contact_model, sp.restitution = 80, "SURFACE", 0.0
     _table(1.0, "COULOMB")
     a, m, R, th = 0.0125, 0.0075, 0.1, math.radians(17.0)
     I1, I3 = m * a * a / 4, m * a * a / 2

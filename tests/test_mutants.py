@@ -57,9 +57,10 @@ LANES = "tests/engine/test_lanes.py::test_lanes_match_numpy_and_the_member_engin
 LANES_SINCOS = "tests/engine/test_lanes.py::test_sincos_at_quadrant_edges_and_non_finite"
 PAIR_RULES = "tests/engine/test_pair_rules.py::"
 BALL_PAIR_MU = PAIR_RULES + "test_a_rough_ball_striking_a_smoother_one_slides_with_the_smaller_mu"
-WALL_MU = PAIR_RULES + "test_a_ball_striking_a_wall_slides_with_the_smaller_mu"
-BALL_PAIR_E = PAIR_RULES + "test_two_balls_rebound_with_the_smaller_e_or_their_pair_entry"
-WALL_E = PAIR_RULES + "test_a_ball_rebounds_from_a_wall_with_the_smaller_e_or_their_pair_entry"
+ONE_BALL_MU = PAIR_RULES + "test_one_ball_setting_mu_gives_the_pair_its_mu"
+WALL_MU = PAIR_RULES + "test_a_ball_striking_a_wall_slides_with_the_pair_rules_mu"
+BALL_PAIR_E = PAIR_RULES + "test_two_balls_rebound_with_the_pair_rules_e_or_their_pair_entry"
+WALL_E = PAIR_RULES + "test_a_ball_rebounds_from_a_wall_with_the_pair_rules_e_or_their_pair_entry"
 RESUME = "tests/analysis/test_chunks.py::test_resume_refuses_a_folder_of_a_run_that_differs_in_one_field[{}]"
 
 MUTANTS = [
@@ -153,16 +154,21 @@ MUTANTS = [
     Mutant("principal-moments-keep-zero-moments", "engine/system.py",
            "live = lam > ZERO_MOMENT * lam_max", "live = lam > 0.0",
            (ROD_PENDULUM,), "the splitting's 1/λ divides by a zero moment's round-off"),
-    Mutant("pair-mu-larger", "engine/contact/driver.py",
-           "min(a[2], b[2])", "max(a[2], b[2])",
-           (BALL_PAIR_MU, WALL_MU), "an impact takes the larger of its two sides' friction coefficients μ"),
-    Mutant("body-mu-default-ignored", "engine/contact/driver.py",
-           "scene.contact_friction if item.contact_friction is None else item.contact_friction",
-           "0.0 if item.contact_friction is None else item.contact_friction",
-           (WALL_MU,), "a body without its own μ is frictionless instead of taking the scene's"),
-    Mutant("pair-e-larger", "engine/contact/driver.py",
-           "min(a[1], b[1])", "max(a[1], b[1])",
-           (BALL_PAIR_E, WALL_E), "an impact rebounds with the larger of its two sides' restitutions e"),
+    Mutant("pair-larger-between-bodies", "engine/contact/driver.py",
+           "out = np.fmin(a, b)", "out = np.fmax(a, b)",
+           (BALL_PAIR_MU, BALL_PAIR_E), "two bodies' impact takes the larger of their e and μ"),
+    Mutant("pair-larger-with-walls", "model/scene.py",
+           "return a if b is None else min(a, b)", "return a if b is None else max(a, b)",
+           (WALL_MU, WALL_E), "a body–wall impact takes the larger of the two sides' e and μ"),
+    Mutant("one-side-set-meets-the-scene", "model/scene.py",
+           "return default if b is None else b", "return default if b is None else min(b, default)",
+           (WALL_MU, WALL_E), "a wall's own μ or e is cut to the scene's for a body that sets none (unset as 0)"),
+    Mutant("unset-pair-ignores-the-scene", "engine/contact/driver.py",
+           "return np.where(np.isnan(out), default, out)", "return np.where(np.isnan(out), 0.0, out)",
+           (BALL_PAIR_E,), "two bodies that set no e take 0 instead of the scene's"),
+    Mutant("one-ball-setting-mu-ignored", "engine/contact/driver.py",
+           "out = np.fmin(a, b)", "out = np.minimum(a, b)",
+           (ONE_BALL_MU,), "one body's own μ is lost when the other sets none (a NaN taken as the pair's)"),
     Mutant("pair-restitution-ignored", "engine/contact/driver.py",
            "pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}", "pair_e = {}",
            (BALL_PAIR_E, WALL_E), "[[pair_restitution]] entries are ignored"),
@@ -180,6 +186,14 @@ MUTANTS = [
            "return par[P_MU] * (-ut / sp)", "return par[P_MU] * (ut / sp)",
            ("tests/engine/test_surface_compiled.py::test_compiled_run_is_the_numpy_reference[billiard_backspin]",),
            "the compiled table run's sliding friction pushes along the slip", engine="compiled"),
+    Mutant("gliding-kick-explicit", "engine/contact/surface.py",
+           "                J2 = self._gliding_kick(K2, n2, u2, float(J2 @ n2))", "                J2 = 1.0 * J2",
+           ("tests/engine/test_surface.py::test_gliding_friction_converges_at_second_order_down_a_slope",),
+           "the gliding law's second kick takes the slip before it: the table's step drops to first order"),
+    Mutant("gliding-kernel-kick-explicit", "engine/contact/surface_kernels.py",
+           "            J2 = _gliding_kick(par[P_MU], K2, n2, u2, _dot(J2, n2))", "            J2 = 1.0 * J2",
+           ("tests/engine/test_surface_compiled.py::test_compiled_run_is_the_numpy_reference[tippe_top_gliding]",),
+           "the compiled gliding kick is explicit while the numpy reference's is implicit", engine="compiled"),
     Mutant("table-curvature-dropped", "engine/contact/surface.py",
            "curv = float(HdC @ u)", "curv = 0.0",
            ("tests/engine/test_surface_curved.py::test_ball_rolls_off_a_dome_slipping_and_leaving_where_the_closed_"

@@ -148,7 +148,7 @@ def summary(traj: Trajectory) -> dict:
             "angular_momentum_about_origin_final": traj.total_angular_momentum[..., -1, :].tolist()}),
         **({} if traj.driver_work is None else {
             "driver_work_final_J": float(np.asarray(traj.driver_work)[..., -1].max())}),
-        **({} if traj.events is None else {"events": traj.events.counts(), "impacts": len(traj.events),
+        **({} if traj.events is None else {"events": traj.events.counts(), "impacts": traj.events.impacts(),
                                            "impact_energy_loss_J": float(traj.events.energy_loss)}),
     }
 

@@ -70,8 +70,8 @@ BODY_KEYS = ("name", "role", "pivot", "position") + ORIENTATION_KEYS + (
     "motion", "pivot_motion", "contacts", "restitution", "contact_friction", "translate", "velocity")
 CONTACT_KEYS = ("center", "radius", "axis")
 PAIR_KEYS = ("bodies", "restitution")
-_WALL_COMMON = ("kind", "name", "restitution", "contact_friction", "friction_law", "rolling_resistance",
-                "spin_resistance")
+_WALL_COMMON = ("kind", "name", "restitution", "contact_friction", "friction_law", "gliding_friction",
+                "rolling_resistance", "spin_resistance")
 WALL_KEYS = {"plane": _WALL_COMMON + ("point", "normal"),
              "sphere": _WALL_COMMON + ("center", "radius", "inside"),
              "cylinder": _WALL_COMMON + ("point", "direction", "radius", "inside"),
@@ -418,6 +418,8 @@ def _wall(d, path, index: int, u: Units) -> StaticWall:
               restitution=_get(d, "restitution", path, _restitution, default=None),
               contact_friction=_get(d, "contact_friction", path, _contact_friction, default=None),
               friction_law=_get(d, "friction_law", path, lambda x, p: _choice(x, p, FRICTION_LAWS), default=None),
+              gliding_friction=_get(d, "gliding_friction", path,     # s/m: time over length
+                                    lambda x, p: _number(x, p, 1.0 / u.velocity, nonnegative=True), default=None),
               rolling_resistance=_get(d, "rolling_resistance", path,
                                       lambda x, p: _number(x, p, u.L, nonnegative=True), default=None),
               spin_resistance=_get(d, "spin_resistance", path,
@@ -925,7 +927,7 @@ def _wall_to_dict(w: StaticWall) -> dict:
         out["contact_friction"] = float(w.contact_friction)
     if w.friction_law is not None:
         out["friction_law"] = w.friction_law
-    for key in ("rolling_resistance", "spin_resistance"):
+    for key in ("gliding_friction", "rolling_resistance", "spin_resistance"):
         if getattr(w, key) is not None:
             out[key] = float(getattr(w, key))
     if w.kind == "plane":

@@ -132,9 +132,25 @@ class ContactRim:
 #: contacts held frictionless) or ``surface`` (one free body on one plane wall in persistent contact that slides,
 #: rolls and lifts off with friction: :mod:`pem_physics.engine.contact.surface`).
 CONTACT_MODELS = ("impacts", "surface")
-#: A wall's friction law in the surface model: Coulomb's (μ dimensionless) or the tippe-top literature's gliding
-#: friction F = −μ N u_t (μ in s/m).
+#: A wall's friction law in the surface model: Coulomb's (``contact_friction`` μ, dimensionless) or the tippe-top
+#: literature's gliding friction F = −μ_g N u_t (``gliding_friction`` μ_g, s/m).
 FRICTION_LAWS = ("coulomb", "viscous")
+
+
+def pair_value(a: float | None, b: float | None, default: float) -> float:
+    """A pair's coefficient (e or μ) from its two sides' own values, None where a side sets none: the smaller where
+    both set one, the one set where one side does, else the scene's ``default`` — an unset side is not zero."""
+    if a is None:
+        return default if b is None else b
+    return a if b is None else min(a, b)
+
+
+def pair_source(a: float | None, b: float | None) -> str:
+    """Which rule of :func:`pair_value` gives the pair's value: ``"both"`` (the smaller), ``"a"``, ``"b"`` or
+    ``"scene"``."""
+    if a is None:
+        return "scene" if b is None else "b"
+    return "a" if b is None else "both"
 
 
 def restitution_value(e, path: str) -> float:
@@ -167,7 +183,9 @@ class StaticWall:
     = box axes in the lab (None: the lab axes). ``inside``: the sphere, cylinder or box is a
     container (True) or an obstacle (False). ``restitution``, ``contact_friction`` (μ of impacts): None
     for the scene's. ``friction_law`` (``contact_model = "surface"`` only): one of :data:`FRICTION_LAWS`, None for
-    Coulomb's. ``rolling_resistance``, ``spin_resistance`` (``contact_model = "surface"`` only): the lever arms δ_r,
+    Coulomb's; ``gliding_friction`` μ_g (s/m) the gliding law's coefficient (it implies that law, and Coulomb's
+    ``contact_friction`` is then refused). ``rolling_resistance``, ``spin_resistance`` (surface only): the lever
+    arms δ_r,
     δ_s (m) of the couple −N(δ_r ω̂_t + δ_s sgn(ω_n) n) that resists a rolling contact's rotation; None: none.
     """
 
@@ -184,6 +202,7 @@ class StaticWall:
     restitution: float | None = None
     contact_friction: float | None = None
     friction_law: str | None = None
+    gliding_friction: float | None = None
     rolling_resistance: float | None = None
     spin_resistance: float | None = None
 
@@ -205,6 +224,8 @@ class StaticWall:
                       else contact_friction_value(self.contact_friction, f"{path}.contact_friction"),
                       friction_law=None if self.friction_law is None
                       else v.choice(self.friction_law, f"{path}.friction_law", FRICTION_LAWS),
+                      gliding_friction=None if self.gliding_friction is None
+                      else v.number(self.gliding_friction, f"{path}.gliding_friction", nonnegative=True),
                       rolling_resistance=None if self.rolling_resistance is None
                       else v.number(self.rolling_resistance, f"{path}.rolling_resistance", nonnegative=True),
                       spin_resistance=None if self.spin_resistance is None
@@ -217,6 +238,26 @@ class StaticWall:
         if kind == "box" and not np.all(out.half_sizes > 0):
             raise ValidationError(f"{path}.half_sizes", f"expected 3 numbers > 0, got {out.half_sizes.tolist()}")
         return out
+
+
+def _checked_law(w: StaticWall, path: str) -> StaticWall:
+    """``w`` with its friction law resolved: ``gliding_friction`` implies the gliding law; each law has its own
+    coefficient (Coulomb's μ is dimensionless, the gliding μ_g in s/m), never the other's."""
+    law = w.friction_law
+    if w.gliding_friction is not None:
+        if law == "coulomb":
+            raise ValidationError(f"{path}.gliding_friction", "a Coulomb table takes contact_friction (μ, "
+                                  "dimensionless): remove gliding_friction, or set friction_law = \"viscous\"")
+        law = "viscous"
+    if law == "viscous":
+        if w.contact_friction is not None:
+            raise ValidationError(f"{path}.contact_friction", "a gliding (viscous) table's friction is "
+                                  "gliding_friction (μ in s/m), not Coulomb's dimensionless contact_friction: "
+                                  "rename the key to gliding_friction (or set friction_law = \"coulomb\")")
+        if w.gliding_friction is None:
+            raise ValidationError(f"{path}.gliding_friction", "friction_law = \"viscous\" needs the table's "
+                                  "gliding friction μ (s/m): set gliding_friction")
+    return replace(w, friction_law=law)
 
 
 @dataclass(frozen=True)
@@ -465,8 +506,8 @@ class Scene:
     settings: Settings = dc_field(default_factory=Settings)
     name: str = "scene"
     #: contacts (theory §7): the default coefficient of restitution, per-pair overrides, static walls, and the
-    #: default Coulomb friction coefficient μ of impacts (0: frictionless; a pair takes the smaller of its two
-    #: sides' μ, as it takes the smaller restitution)
+    #: default Coulomb friction coefficient μ of impacts (0: frictionless); each only for pairs whose two sides set
+    #: none of their own (:func:`pair_value`)
     restitution: float = 1.0
     pair_restitution: Sequence[PairRestitution] = ()
     walls: Sequence[StaticWall] = ()
@@ -554,10 +595,12 @@ class Scene:
                                               "surface contact model: set contact_model = \"surface\" (or use "
                                               "contact spheres)")
             for i, w in enumerate(walls):
-                for key in ("friction_law", "rolling_resistance", "spin_resistance"):
+                for key in ("gliding_friction", "friction_law", "rolling_resistance", "spin_resistance"):
                     if getattr(w, key) is not None:
                         raise ValidationError(f"walls[{i}].{key}", "applies to contact_model = \"surface\" only "
                                               "(a body on a table): remove it or change the contact model")
+        else:
+            walls = [_checked_law(w, f"walls[{i}]") for i, w in enumerate(walls)]
         return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls),
                     contact_friction=contact_friction_value(self.contact_friction, "contact_friction"),
                     contact_model=model)

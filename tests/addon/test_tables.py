@@ -27,7 +27,8 @@ MU = 0.25
 @pytest.fixture
 def mods(pem, ext):  # noqa: F811
     out = dict(pem)
-    for name in ("pem_addon.contacts", "pem_addon.keyframes", "pem_physics.model.scene", "pem_physics.examples"):
+    for name in ("pem_addon.contacts", "pem_addon.keyframes", "pem_addon.ui", "pem_physics.model.scene",
+                 "pem_physics.examples"):
         out[name] = importlib.import_module(f"{ext.__name__}.{name}")
     return out
 
@@ -38,7 +39,11 @@ def make_table(mu=MU, law="COULOMB"):
     table.name = "Table"
     w = table.pem
     w.enabled, w.role, w.wall_shape = True, "WALL", "PLANE"
-    w.use_contact_friction, w.contact_friction, w.friction_law = True, mu, law
+    w.friction_law = law
+    if law == "VISCOUS":
+        w.gliding_friction = mu
+    else:
+        w.use_contact_friction, w.contact_friction = True, mu
     bpy.context.view_layer.update()
     return table
 
@@ -72,7 +77,6 @@ def surface_scene(frames=18):
     scene = setup_scene(frames=frames)
     sp = scene.pem
     sp.contact_model = "SURFACE"
-    sp.contact_friction = MU          # a pair takes the smaller μ: the ball's is the scene's
     sp.restitution = 0.0
     return scene
 
@@ -124,6 +128,54 @@ def test_billiard_ball_slides_then_rolls_in_blender(mods, tmp_path):
     for i, f in enumerate(range(scene.frame_start, scene.frame_end + 1)):
         scene.frame_set(f)
         np.testing.assert_allclose(M(ball), expect[i * rec_per_frame], atol=1e-6, err_msg=f"frame {f}")
+
+
+def test_the_panel_shows_each_pairs_effective_friction_and_refuses_mixed_laws(mods):
+    """The object panel lists the e and μ each pair takes, and whose (the pair rule: both set → the smaller, one →
+    it, none → the scene's); a pair that will never grip, or mixes the gliding law with a Coulomb μ, is flagged;
+    the bake of the mixed pair is refused in the panel's words, the scene left as it was, and a frictionless table
+    is said in the bake's warnings."""
+    from .test_translation import _Layout
+
+    contacts, ui = mods["pem_addon.contacts"], mods["pem_addon.ui"]
+    scene = surface_scene(frames=4)
+    ball = make_ball()
+    table = make_table()
+    lines = lambda o: contacts.pair_lines(scene, o)  # noqa: E731
+    assert lines(ball) == [("With 'Table': μ 0.25 (Table's), e 0 (the scene's)", True)]
+    assert lines(table) == [("With 'Ball': μ 0.25 (Table's), e 0 (the scene's)", True)]
+    ball.pem.use_contact_friction, ball.pem.contact_friction = True, 0.125
+    assert lines(ball) == [("With 'Table': μ 0.125 (the smaller), e 0 (the scene's)", True)]
+    ball.pem.use_contact_friction, table.pem.use_contact_friction = False, False
+    (text, ok), = lines(ball)
+    assert text == "With 'Table': μ 0 (the scene's), e 0 (the scene's): slides forever, never rolls" and not ok
+    layout = _Layout()
+    ui.draw_scene(layout, bpy.context)
+    assert "'Ball' with 'Table': μ 0 (the scene's), e 0 (the scene's): slides forever, never rolls" in layout.labels
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    assert "never rolls" in scene.pem.last_warnings and "Own Friction on for the table" in scene.pem.last_warnings
+    bpy.ops.pem.clear_bake()
+    # the gliding law: the table's own coefficient in s/m, never the scene's Coulomb μ
+    scene.pem.contact_friction = 0.5
+    table.pem.friction_law, table.pem.gliding_friction = "VISCOUS", 0.25
+    assert lines(ball) == [("With 'Table': gliding μ 0.25 s/m (Table's), e 0 (the scene's)", True)]
+    layout = _Layout()
+    ui.draw_object(layout, bpy.context, table)
+    names = [n for n, _ in layout.props]
+    assert "gliding_friction" in names and "contact_friction" not in names
+    ball.pem.use_contact_friction = True
+    (text, ok), = lines(ball)
+    assert "cannot meet the table's gliding law" in text and not ok
+    bpy.context.view_layer.update()
+    before = fingerprint()
+    with pytest.raises(RuntimeError, match=r"Object 'Ball': Own Friction μ \(Physics ▸ Magnetic Pendulum ▸ Contacts\)"
+                       r".*gliding friction.*turn the body's Own Friction off \(the table's Gliding μ applies\)"):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == before
+    ball.pem.use_contact_friction = False
+    core = mods["pem_addon.bake"].prepare(bpy.context).core
+    assert core.walls[0].friction_law == "viscous" and core.walls[0].gliding_friction == 0.25
+    assert core.walls[0].contact_friction is None
 
 
 def test_rolling_resistance_brings_the_ball_to_rest_where_the_closed_form_says(mods, tmp_path):

@@ -220,7 +220,7 @@ def test_pair_restitution_overrides_the_bodies():
 def test_the_pairs_and_their_coefficients_are_those_of_a_double_loop():
     """ContactModel enumerates its sphere pairs with arrays (half a million for 1000 marbles); a plain double loop over
     the spheres — the second method — gives the same pairs in the same order, with the same e (a pair_restitution
-    entry naming both bodies, else the smaller e), μ (the smaller) and scale (r_a + r_b): marbles of their own e and
+    entry naming both bodies, else the pair rule), μ (the pair rule) and scale (r_a + r_b): marbles of their own e and
     μ, or the scene's, two named pairs (one in either order) and one entry naming a wall; a body with two spheres has
     no pair of its own; two fixed spheres none."""
     from pem_physics.engine.contact.driver import ContactModel, item_coefficients, pair_coefficients
@@ -240,13 +240,13 @@ def test_the_pairs_and_their_coefficients_are_those_of_a_double_loop():
                   pair_restitution=(PairRestitution(("m1", "m2"), 0.123), PairRestitution(("m7", "m3"), 0.456),
                                     PairRestitution(("m5", "floor"), 0.2))).checked()
     model = ContactModel(scene, compile_system(scene))
-    items = [item_coefficients(scene, b) for b in scene.bodies for _ in b.contacts]
+    items = [item_coefficients(b) for b in scene.bodies for _ in b.contacts]
     pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
     expect = []
     for a in range(len(items)):
         for b in range(a + 1, len(items)):
             if items[a][0] != items[b][0] and not (model.owner[a] < 0 and model.owner[b] < 0):
-                e, mu = pair_coefficients(pair_e, items[a], items[b])
+                e, mu = pair_coefficients(scene, pair_e, items[a], items[b])
                 expect.append(((a, b), e, mu, model.radius[a] + model.radius[b]))
     n = model.n_sphere_pairs
     assert n == len(expect) == 10 * 9 // 2 - 1 + 10 * 2 and {0.123, 0.456} <= set(model.e[:n].tolist())

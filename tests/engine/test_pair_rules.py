@@ -1,7 +1,8 @@
 """Which restitution e and friction μ an impact takes from its two sides (docs/scene-format.md, Contacts): the
-[[pair_restitution]] entry naming both, else the smaller of the two sides' own e; the smaller of their own μ;
-each side's own value defaulting to the scene's. Every rule is checked in both orders of the sides (which body
-comes first in the scene, body or wall smaller), for body pairs and body–wall pairs.
+[[pair_restitution]] entry naming both, else the pair rule — the smaller where both sides set their own, the one
+set where one side does (an unset side is not zero, nor the scene's), the scene's where neither does. Every rule is
+checked in both orders of the sides (which body comes first in the scene, body or wall smaller), for body pairs and
+body–wall pairs.
 
 Oracles, derived here for solid spheres (mass m, radius R, I = 2/5 m R²) without gravity, no spin before,
 the contact normal n along z and the approach speed v_n, the tangential slip speed v_t along x:
@@ -45,6 +46,13 @@ def run(bodies, walls=(), scene_e=1.0, scene_mu=0.0, pairs=()):
     return traj
 
 
+def rule(a, b, scene):
+    """The documented pair rule, written out here: both set → the smaller, one → it, none → the scene's."""
+    if a is not None and b is not None:
+        return min(a, b)
+    return a if a is not None else b if b is not None else scene
+
+
 def striker(e=None, mu=None, name="striker"):
     """A sphere flying down at the origin's contact: directly above it when it touches (normal +z)."""
     return ball(name, (-VT * GAP / VN, 0.0, 2 * R + GAP), (VT, 0.0, -VN), e, mu)
@@ -86,7 +94,7 @@ def assert_after(traj, want):
 
 @pytest.mark.parametrize("rough_first", [True, False], ids=["rough striker", "smooth striker"])
 def test_a_rough_ball_striking_a_smoother_one_slides_with_the_smaller_mu(rough_first):
-    """μ 0.8 against 0.05: the pair slides with 0.05 (with 0.8 it would stick: 2/7 of the slip stopped)."""
+    """μ 0.8 against 0.05: the pair slides with 0.05 (with 0.8 it would stick: 1/7 of the slip stopped)."""
     rough, smooth = 0.8, 0.05
     mu1, mu2 = (rough, smooth) if rough_first else (smooth, rough)
     traj = run([striker(mu=mu1), ball("target", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), mu=mu2)], scene_mu=2.0)
@@ -98,16 +106,27 @@ def test_a_rough_ball_striking_a_smoother_one_slides_with_the_smaller_mu(rough_f
 @pytest.mark.parametrize("ball_mu, wall_mu, scene_mu", [
     (0.8, 0.05, 0.0),      # the wall smoother
     (0.05, 0.8, 0.0),      # the ball smoother
-    (None, 0.05, 0.8),     # the ball takes the scene's μ, the wall is smoother
-    (0.05, None, 0.8),     # the wall takes the scene's μ, the ball is smoother
-    (None, 0.8, 0.05),     # the scene's μ (the ball's) is the smaller
-], ids=["wall smoother", "ball smoother", "ball scene default", "wall scene default", "scene default smaller"])
-def test_a_ball_striking_a_wall_slides_with_the_smaller_mu(ball_mu, wall_mu, scene_mu):
-    mu = min(scene_mu if ball_mu is None else ball_mu, scene_mu if wall_mu is None else wall_mu)
+    (None, 0.05, 0.8),     # only the wall sets μ: the wall's, though the scene's is larger
+    (0.05, None, 0.8),     # only the ball sets μ: the ball's
+    (None, 0.1, 0.02),     # only the wall sets μ: the wall's, though the scene's is smaller
+    (0.1, None, 0.0),      # only the ball, the scene's 0: the ball's (unset is not frictionless)
+    (None, None, 0.1),     # neither: the scene's
+], ids=["wall smoother", "ball smoother", "wall only", "ball only", "wall only scene smaller",
+        "ball only scene zero", "scene"])
+def test_a_ball_striking_a_wall_slides_with_the_pair_rules_mu(ball_mu, wall_mu, scene_mu):
+    mu = rule(ball_mu, wall_mu, scene_mu)
     traj = run([striker(mu=ball_mu)], walls=(floor(mu=wall_mu),), scene_mu=scene_mu)
     jn = 2 * M * VN
     np.testing.assert_allclose(traj.events.impulse[0], [-mu * jn, 0.0, jn], rtol=1e-12, atol=1e-12 * jn)
     assert_after(traj, expected_wall(1.0, mu))
+
+
+@pytest.mark.parametrize("first_sets", [True, False], ids=["striker sets", "target sets"])
+def test_one_ball_setting_mu_gives_the_pair_its_mu(first_sets):
+    """Only one ball sets μ 0.05; the scene's 0 is not the other's: the pair slides with 0.05."""
+    mu1, mu2 = (0.05, None) if first_sets else (None, 0.05)
+    traj = run([striker(mu=mu1), ball("target", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), mu=mu2)], scene_mu=0.0)
+    assert_after(traj, expected_pair(1.0, 0.05))
 
 
 def test_a_frictionless_side_makes_the_pair_frictionless():
@@ -121,12 +140,13 @@ def test_a_frictionless_side_makes_the_pair_frictionless():
 @pytest.mark.parametrize("e1, e2, scene_e, pair_e", [
     (0.3, 0.9, 1.0, None),     # the striker's the smaller
     (0.9, 0.3, 1.0, None),     # the target's the smaller
-    (None, 0.7, 0.4, None),    # the striker takes the scene's (the smaller)
-    (0.7, None, 0.4, None),    # the target takes the scene's (the smaller)
+    (None, 0.7, 0.4, None),    # only the target sets e: its, though the scene's is smaller
+    (0.7, None, 0.4, None),    # only the striker sets e
+    (None, None, 0.4, None),   # neither: the scene's
     (0.3, 0.2, 1.0, 0.8),      # [[pair_restitution]] overrides both, larger than either
-], ids=["striker smaller", "target smaller", "striker scene default", "target scene default", "pair entry"])
-def test_two_balls_rebound_with_the_smaller_e_or_their_pair_entry(e1, e2, scene_e, pair_e):
-    e = pair_e if pair_e is not None else min(scene_e if e1 is None else e1, scene_e if e2 is None else e2)
+], ids=["striker smaller", "target smaller", "target only", "striker only", "scene", "pair entry"])
+def test_two_balls_rebound_with_the_pair_rules_e_or_their_pair_entry(e1, e2, scene_e, pair_e):
+    e = pair_e if pair_e is not None else rule(e1, e2, scene_e)
     pairs = () if pair_e is None else (PairRestitution(("target", "striker"), pair_e),)
     traj = run([striker(e=e1), ball("target", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), e=e2)], scene_e=scene_e,
                pairs=pairs)
@@ -138,11 +158,11 @@ def test_two_balls_rebound_with_the_smaller_e_or_their_pair_entry(e1, e2, scene_
     (0.9, 0.3, 1.0, None),
     (None, 0.7, 0.4, None),
     (0.7, None, 0.4, None),
+    (None, None, 0.4, None),
     (0.3, 0.2, 1.0, 0.8),
-], ids=["ball smaller", "wall smaller", "ball scene default", "wall scene default", "pair entry"])
-def test_a_ball_rebounds_from_a_wall_with_the_smaller_e_or_their_pair_entry(ball_e, wall_e, scene_e, pair_e):
-    e = pair_e if pair_e is not None else min(scene_e if ball_e is None else ball_e,
-                                              scene_e if wall_e is None else wall_e)
+], ids=["ball smaller", "wall smaller", "wall only", "ball only", "scene", "pair entry"])
+def test_a_ball_rebounds_from_a_wall_with_the_pair_rules_e_or_their_pair_entry(ball_e, wall_e, scene_e, pair_e):
+    e = pair_e if pair_e is not None else rule(ball_e, wall_e, scene_e)
     pairs = () if pair_e is None else (PairRestitution(("floor", "striker"), pair_e),)
     traj = run([striker(e=ball_e)], walls=(floor(e=wall_e),), scene_e=scene_e, pairs=pairs)
     assert_after(traj, expected_wall(e, 0.0))

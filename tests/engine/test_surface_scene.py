@@ -73,6 +73,87 @@ def test_billiard_ball_scene_in_centimetres_follows_the_closed_form():
     assert abs(ev.position[0][0][0] - x_star) <= 1e-9 and abs(ev.position[0][0][2] - a) <= 1e-12
 
 
+def _stick_time(text: str) -> float:
+    ev = simulate(loads(text)).events
+    assert ev.kind == ["stick"], ev.kind
+    return ev.t[0]
+
+
+@pytest.mark.parametrize("scene_mu, table_mu, ball_mu, mu", [
+    (None, 0.2, None, 0.2),      # the table alone sets μ: it applies (the scene's default 0 is not the ball's)
+    (0.05, 0.2, None, 0.2),      # … however small the scene's
+    (0.9, None, 0.2, 0.2),       # the ball alone sets it
+    (0.05, 0.3, 0.2, 0.2),       # both: the smaller
+    (0.2, None, None, 0.2),      # neither: the scene's
+], ids=["table only", "table over the scene's", "ball only", "both", "neither"])
+def test_the_tables_own_friction_applies_to_a_ball_that_sets_none(scene_mu, table_mu, ball_mu, mu):
+    """The billiard ball's closed form t* = 2v₀/(7μg) with μ from the pair rule: unset is not zero."""
+    text = _edit(BALL_CM, "contact_friction = 0.2\n", "" if scene_mu is None else f"contact_friction = {scene_mu}\n")
+    if table_mu is not None:
+        text = _edit(text, 'name = "cloth"', f'name = "cloth"\ncontact_friction = {table_mu}')
+    if ball_mu is not None:
+        text = _edit(text, 'translate = true', f'translate = true\ncontact_friction = {ball_mu}')
+    t_star = 2 * 1.5 / (7 * mu * G)
+    assert abs(_stick_time(text) - t_star) <= 1e-9 * t_star
+
+
+def test_a_table_without_friction_says_the_ball_will_never_roll():
+    traj = simulate(loads(_edit(BALL_CM, "contact_friction = 0.2\n", "")))
+    assert traj.events.kind == []
+    assert any("'ball' on 'cloth' has friction μ 0" in w and "never rolls" in w for w in traj.info["warnings"])
+    assert not simulate(loads(BALL_CM)).info["warnings"]
+
+
+GLIDE = 'name = "cloth"\nfriction_law = "viscous"\ngliding_friction = 0.003'   # s/cm: 0.3 s/m
+
+
+def test_gliding_friction_is_read_in_the_files_units():
+    """0.003 s/cm and 3 ms/cm are 0.3 s/m; the ball slides under F = −μ_g·N·u, its slip u decaying as
+    exp(−(7/2)μ_g g t) and its speed v₀ − (2/7)u₀(1 − exp(−(7/2)μ_g g t)) (Newton for a uniform ball)."""
+    cm = _edit(_edit(BALL_CM, 'name = "cloth"', GLIDE), "contact_friction = 0.2\n", "")
+    assert loads(cm).walls[0].gliding_friction == pytest.approx(0.3, rel=1e-15)
+    ms = _edit(_edit(cm, "gliding_friction = 0.003", "gliding_friction = 3"), "mass = 0.001",
+               "mass = 0.001\ntime = 0.001")
+    assert loads(ms).walls[0].gliding_friction == pytest.approx(0.3, rel=1e-15)
+    traj = simulate(loads(cm))
+    v0, t = 1.5, traj.t[-1]
+    expect = v0 - 2 / 7 * v0 * (1 - np.exp(-3.5 * 0.3 * G * t))
+    # the integration error, bounded by (rate·dt)² v₀: a μ_g off by the units (×100) would miss by ~0.4 m/s
+    assert abs(traj.velocity[-1, 0, 0] - expect) <= (3.5 * 0.3 * G * 1e-3) ** 2 * v0
+
+
+@pytest.mark.parametrize("edits, path, words", [
+    ([('name = "cloth"', 'name = "cloth"\nfriction_law = "viscous"\ncontact_friction = 0.3')],
+     r"walls\[0\]\.contact_friction", "rename the key to gliding_friction"),
+    ([('name = "cloth"', 'name = "cloth"\nfriction_law = "viscous"')],
+     r"walls\[0\]\.gliding_friction", "needs the table's gliding friction"),
+    ([('name = "cloth"', 'name = "cloth"\nfriction_law = "coulomb"\ngliding_friction = 0.3')],
+     r"walls\[0\]\.gliding_friction", "a Coulomb table takes contact_friction"),
+    ([('name = "cloth"', GLIDE), ('translate = true', 'translate = true\ncontact_friction = 0.2')],
+     r"bodies\[0\]\.contact_friction", "rubs by gliding friction"),
+    ([('name = "cloth"', GLIDE), ('contact_model = "surface"', 'contact_model = "impacts"')],
+     r"walls\[0\]\.gliding_friction", "surface\" only"),
+])
+def test_a_pair_never_mixes_the_two_laws_units(edits, path, words):
+    """Coulomb's μ (dimensionless) and the gliding μ (s/m) are never compared or swapped: each mix is refused by
+    name with its fix."""
+    text = BALL_CM
+    for old, new in edits:
+        text = _edit(text, old, new)
+    with pytest.raises(ValidationError) as err:
+        simulate(loads(text))
+    assert re.fullmatch(path, err.value.path), (err.value.path, str(err.value))
+    assert words in str(err.value)
+
+
+def test_the_scenes_coulomb_default_does_not_reach_a_gliding_table():
+    """The scene's μ 0.2 is Coulomb's; on a gliding table the ball (setting none) takes the table's μ_g alone:
+    the same run with the scene's μ 0 or 0.2."""
+    text = _edit(BALL_CM, 'name = "cloth"', GLIDE)
+    a, b = simulate(loads(text)), simulate(loads(_edit(text, "contact_friction = 0.2\n", "")))
+    np.testing.assert_array_equal(a.velocity, b.velocity)
+
+
 @pytest.mark.parametrize("name", ["rolling-coin", "tippe-top"])
 def test_trajectory_keeps_the_contact_shape_on_the_table(name):
     """From the trajectory alone: the contact shape's lowest point (position + b @ orientation, b about the centre
@@ -104,6 +185,8 @@ def test_scene_file_round_trip_keeps_rims_laws_and_model():
         again = loads(dumps(scene))
         assert again.contact_model == "surface"
         assert again.walls[0].friction_law == scene.walls[0].friction_law
+        assert again.walls[0].gliding_friction == scene.walls[0].gliding_friction
+        assert again.walls[0].contact_friction == scene.walls[0].contact_friction
         assert type(again.bodies[0].contacts[0]) is type(scene.bodies[0].contacts[0])
     coin = loads(dumps(examples.build("rolling-coin")))
     assert isinstance(coin.bodies[0].contacts[0], ContactRim)
@@ -173,6 +256,7 @@ def test_cli_run_writes_the_contact_events(tmp_path):
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["method"] == "surface" and summary["events"] == {"stick": 1}
+    assert summary["impacts"] == 0                 # a stick is a change of the contact, not an impact
     with open(tmp_path / "out" / "events.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["kind"] for r in rows] == ["stick"]

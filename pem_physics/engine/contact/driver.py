@@ -100,6 +100,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import SimulationError, ValidationError
+from ...model.scene import pair_value
 from ..torques import evaluate
 from . import walls as wallmod
 from .events import brent
@@ -159,6 +160,12 @@ class EventLog:
                    point=list(np.asarray(data["event_point"], float)),
                    normal=list(np.asarray(data["event_normal"], float)))
 
+    def impacts(self) -> int:
+        """Number of impacts: events of a kind ``impact…``, and settlings (``rest``) that took an impulse; not
+        ``stick``, ``slip``, ``reversal`` or ``lift-off`` (changes of a persistent contact)."""
+        return sum(1 for k, j in zip(self.kind, self.impulse)
+                   if k.startswith("impact") or (k == "rest" and np.any(np.asarray(j) != 0)))
+
     def counts(self) -> dict:
         """Number of events of each kind."""
         out: dict = {}
@@ -178,16 +185,25 @@ def make_wall(w) -> wallmod.Wall:
     return wallmod.Box(w.center, w.half_sizes, axes=w.axes, inside=w.inside, name=w.name)
 
 
-def pair_coefficients(pair_e: dict, a: tuple, b: tuple) -> tuple[float, float]:
-    """(e, μ) of the contacts between items a and b, each (name, own e, own μ): the ``pair_restitution`` entry
-    naming both (``pair_e``: frozenset of the two names → e) if there is one, else the smaller e; the smaller μ."""
-    return pair_e.get(frozenset((a[0], b[0])), min(a[1], b[1])), min(a[2], b[2])
+def pair_coefficients(scene, pair_e: dict, a: tuple, b: tuple) -> tuple[float, float]:
+    """(e, μ) of the contacts between items a and b, each (name, own e, own μ; None where the item sets none): the
+    ``pair_restitution`` entry naming both (``pair_e``: frozenset of the two names → e) if there is one, else
+    :func:`~pem_physics.model.scene.pair_value` of their e and of their μ with the scene's as the default."""
+    e = pair_e.get(frozenset((a[0], b[0])))
+    if e is None:
+        e = pair_value(a[1], b[1], scene.restitution)
+    return e, pair_value(a[2], b[2], scene.contact_friction)
 
 
-def item_coefficients(scene, item) -> tuple[str, float, float]:
-    """(name, e, μ) of a body or wall of ``scene``: its own restitution and friction, else the scene's."""
-    return (item.name, scene.restitution if item.restitution is None else item.restitution,
-            scene.contact_friction if item.contact_friction is None else item.contact_friction)
+def item_coefficients(item) -> tuple[str, float | None, float | None]:
+    """(name, own e, own μ) of a body or wall, None where it sets none."""
+    return item.name, item.restitution, item.contact_friction
+
+
+def _pair_values(a: np.ndarray, b: np.ndarray, default: float) -> np.ndarray:
+    """:func:`~pem_physics.model.scene.pair_value` for arrays of own values, NaN where a side sets none."""
+    out = np.fmin(a, b)                        # the smaller of two, the one of one (fmin passes over a NaN)
+    return np.where(np.isnan(out), default, out)
 
 
 class ContactModel:
@@ -203,7 +219,7 @@ class ContactModel:
         moving = {int(i): k for k, i in enumerate(system.scene_index)}
         owner, center, radius, labels, names, e_item, mu_item = [], [], [], [], [], [], []
         for i, body in enumerate(scene.bodies):
-            _, e_b, mu_b = item_coefficients(scene, body)
+            _, e_b, mu_b = item_coefficients(body)
             # a free body turns about its centre of mass: its spheres are kept relative to that (as its dipoles)
             shift = (np.asarray(body.resolved_mass_properties(f"bodies[{i}]").center_of_mass, float)
                      if body.contacts and body.role == "free" else np.zeros(3))
@@ -225,8 +241,7 @@ class ContactModel:
         self.walls = [make_wall(w) for w in scene.walls]
         self.wall_names = [w.name for w in scene.walls]
         pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
-        # Coulomb μ of impacts: a pair takes the smaller of its two sides' (as it takes the smaller e)
-        wall_items = [item_coefficients(scene, w) for w in scene.walls]
+        wall_items = [item_coefficients(w) for w in scene.walls]
         S = len(radius)
         # every sphere pair of two bodies, not both fixed, in the order (0, 1), (0, 2), … (1, 2), … — with arrays:
         # a box of 1000 marbles has half a million pairs
@@ -235,14 +250,15 @@ class ContactModel:
         body_of = body_of.reshape(-1)
         keep = (body_of[ia] != body_of[ib]) & ((self.owner[ia] >= 0) | (self.owner[ib] >= 0))  # not one body's
         ia, ib = ia[keep], ib[keep]
-        e_s, mu_s = np.array(e_item, dtype=float), np.array(mu_item, dtype=float)
-        e_p = np.minimum(e_s[ia], e_s[ib])  # the smaller e and μ (pair_coefficients) …
+        e_s = np.array([np.nan if x is None else x for x in e_item], dtype=float)    # NaN: the item sets none
+        mu_s = np.array([np.nan if x is None else x for x in mu_item], dtype=float)
+        e_p = _pair_values(e_s[ia], e_s[ib], scene.restitution)  # the pair rule (pair_coefficients) …
         ta, tb = body_of[ia], body_of[ib]
         for both, e_ab in pair_e.items():  # … unless a pair_restitution entry names both bodies
             if len(both) == 2:
                 n1, n2 = (int(np.searchsorted(tags, n)) if n in tags else -1 for n in both)
                 e_p[((ta == n1) & (tb == n2)) | ((ta == n2) & (tb == n1))] = e_ab
-        e, mu = e_p.tolist(), np.minimum(mu_s[ia], mu_s[ib]).tolist()
+        e, mu = e_p.tolist(), _pair_values(mu_s[ia], mu_s[ib], scene.contact_friction).tolist()
         scale = (self.radius[ia] + self.radius[ib]).tolist()
         pairs = list(zip(ia.tolist(), ib.tolist()))
         self.n_sphere_pairs = len(pairs)
@@ -251,7 +267,7 @@ class ContactModel:
                 continue
             for w in range(len(self.walls)):
                 pairs.append((a, w))
-                e_ab, mu_ab = pair_coefficients(pair_e, (names[a], e_item[a], mu_item[a]), wall_items[w])
+                e_ab, mu_ab = pair_coefficients(scene, pair_e, (names[a], e_item[a], mu_item[a]), wall_items[w])
                 e.append(e_ab)
                 mu.append(mu_ab)
                 scale.append(radius[a])

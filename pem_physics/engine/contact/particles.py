@@ -36,7 +36,8 @@ force fields) a slow impact switches straight to sliding, dropping a normal spee
 ``slide_speed``.
 
 Restitution: per pair ``pair_restitution[(a, b)]`` (sphere or wall names, either order), else the
-smaller of the two items' values (a sphere's ``restitution``, else the scene's). Sphere–sphere
+pair rule of :func:`~pem_physics.model.scene.pair_value` on the spheres' own ``restitution`` (the scene's where
+neither sets one). Sphere–sphere
 contacts are impacts only: spheres resting on each other under a steady force are not modelled
 (an ``max_events`` guard stops such runs with an error).
 """
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import SimulationError, ValidationError
+from ...model.scene import pair_value
 from . import events
 from .impulses import Contact, ContactBody, check_restitution, resolve_contacts
 from .walls import Offset, Plane, Wall
@@ -170,8 +172,9 @@ class ParticleSim:
         key = frozenset((a, b))
         if key in self.pair_e:
             return self.pair_e[key]
-        vals = [self.e if bl.restitution is None else float(bl.restitution) for bl in self.balls if bl.name in key]
-        return min(vals) if vals else self.e
+        own = [None if bl.restitution is None else float(bl.restitution) for bl in self.balls if bl.name in key]
+        own += [None] * (2 - len(own))          # a wall sets none here
+        return pair_value(own[0], own[1], self.e)
 
     # --- motion inside a step ----------------------------------------------------------------------
     def _forces(self, i, x, t):

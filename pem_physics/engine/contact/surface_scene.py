@@ -6,7 +6,8 @@ translating, with contact spheres or rims; one wall, the table: a plane (its nor
 sphere, cylinder or box, inside (a bowl, a pipe, a tray) or outside (a dome, a log, a block);
 gravity; other bodies only as scenery (no contacts, no dipoles). Not yet: magnets and fields, pivot friction,
 ensembles. The coefficients of the body–table pair follow the impact model's rule
-(:func:`~.contacts.pair_coefficients`); the wall's ``friction_law`` picks Coulomb's law or gliding friction.
+(:func:`.driver.pair_coefficients`: an unset side is not zero); the wall's ``friction_law`` picks Coulomb's law
+(μ, dimensionless) or gliding friction (its own ``gliding_friction``, s/m, never compared with a Coulomb μ).
 
 The trajectory: one body; ``position`` and ``center_of_mass`` its centre of mass; ``torque`` the table's torque
 about it (zero apart); ``events`` an :class:`~.contacts.EventLog` of every contact change (kinds ``impact``,
@@ -63,6 +64,32 @@ def check(scene) -> tuple[int, int]:
     return i, 0
 
 
+def table_coefficients(scene, i: int, w: int) -> tuple[float, float]:
+    """(e, μ) of body ``i`` on wall ``w``, the table: the pair rule (:func:`.driver.pair_coefficients`) for
+    Coulomb's law; on a gliding table its ``gliding_friction`` (s/m), and a body that sets a Coulomb μ of its own is
+    refused (the two laws' coefficients are not comparable)."""
+    b, wall = scene.bodies[i], scene.walls[w]
+    pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
+    e, mu = pair_coefficients(scene, pair_e, item_coefficients(b), item_coefficients(wall))
+    if wall.friction_law == "viscous":
+        if b.contact_friction is not None:
+            raise ValidationError(f"bodies[{i}].contact_friction", f"the table {wall.name!r} rubs by gliding "
+                                  f"friction (μ in s/m), the body by Coulomb's law (μ dimensionless): remove the "
+                                  f"body's contact_friction (the table's gliding_friction applies), or make the "
+                                  f"table Coulomb's")
+        mu = wall.gliding_friction
+    return e, mu
+
+
+def friction_warnings(scene) -> list[str]:
+    """What a user of a surface scene should know about its friction: a Coulomb table with μ 0 slides forever."""
+    i, w = check(scene)
+    if scene.walls[w].friction_law != "viscous" and table_coefficients(scene, i, w)[1] == 0.0:
+        return [f"{scene.bodies[i].name!r} on {scene.walls[w].name!r} has friction μ 0: it slides without "
+                "friction and never rolls; set a contact_friction on the table (or the body, or the scene)"]
+    return []
+
+
 def model(scene) -> tuple[sf.Surface, sf.State, int]:
     """The :class:`~.surface.Surface` of a checked scene, its start state and the body's scene index."""
     i, w = check(scene)
@@ -91,8 +118,7 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
             raise ValidationError(f"bodies[{i}].position", f"the body's centre of mass starts {where} the "
                                   f"{wall.kind} {wall.name!r}, the side it may not enter: move it, or set the wall's "
                                   f"inside = {str(not wall.inside).lower()}")
-    pair_e = {frozenset(p.names): p.restitution for p in scene.pair_restitution}
-    e, mu = pair_coefficients(pair_e, item_coefficients(scene, b), item_coefficients(scene, wall))
+    e, mu = table_coefficients(scene, i, w)
     table = sf.Table(mu=mu, restitution=e, name=wall.name, friction=wall.friction_law or "coulomb", wall=surf,
                      rolling_resistance=wall.rolling_resistance or 0.0, spin_resistance=wall.spin_resistance or 0.0)
     surface = sf.Surface(body, table, scene.gravity)
@@ -152,5 +178,5 @@ def simulate(scene, progress=None, stop=None) -> dict:
         velocity=one(run.v), translating=np.array([True]), method="surface", dt=s.dt,
         steps=int(round((run.t[-1] - run.t[0]) / s.dt)), wall_time=wall, complete=run.complete,
         info={"engine": run.engine, "kernels": run.kernels, "compile_or_load_s": run.load_s, "contacts": INFO,
-              "contact_modes": [str(m) for m in run.mode], "warnings": []},
+              "contact_modes": [str(m) for m in run.mode], "warnings": friction_warnings(scene)},
         friction_work=np.zeros(R), events=log, impact_loss=loss)
