@@ -110,7 +110,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
     ap.add_argument("--render-only", action="store_true", help="rewrite the report from docs/bench/results.json")
     ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas, contacts, "
-                                   "blender, build) into the existing results.json, the report saying which and when")
+                                   "blender, build, records) into the existing results.json, the report saying which "
+                                   "and when")
     args = ap.parse_args(argv)
     quick = args.quick
     docs = ROOT / "docs"
@@ -143,8 +144,13 @@ def main(argv=None):
                 import bench_build
 
                 res["build"] = bench_build.main([])
+            elif name == "records":
+                import bench_records
+
+                res["records"] = bench_records.main([])
             else:
-                raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts, blender, build)")
+                raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts, blender, build, "
+                                 "records)")
             res.setdefault("remeasured", {})[name] = (f"{time.strftime('%Y-%m-%d')}, "
                                                       f"{(time.perf_counter() - t0) / 60:.1f} min")
         write_json(raw, res, indent=1, default=str)
@@ -173,6 +179,9 @@ def main(argv=None):
 
         quick_gas = ["--no-scaling", "--no-whole"] if quick else []
         res["gas"] = bench_gas.main(["--repeat", "1" if quick else "3"] + quick_gas)
+        import bench_records
+
+        res["records"] = bench_records.main(["--records", "3000" if quick else "15000"])
         import bench_contacts
 
         res["contacts"] = bench_contacts.main(["--repeat", "1" if quick else "3"]
@@ -214,6 +223,23 @@ def build_section(build) -> list:
           "the whole cold ≤ 90 s on 2 quiet cores; the project's earlier figure ~250 s (one process, every family "
           "in turn, the gas once per case: three pairs of kernels where one serves now)."]
     return L
+
+
+def records_section(rec) -> list:
+    """Records of a run on a moving pivot against the same run on a fixed one (bench_records.py)."""
+    if not rec:
+        return []
+    n = rec["records"]
+    return ["", "## Records on a moving pivot", "",
+            f"Kapitza's pendulum, {n:,} records (a record a step), built from the run's states "
+            "(`simulate._records`); the peer is the same pendulum on a fixed pivot, measured in the same run "
+            "(`bench/bench_records.py`). Goal (issue 44): at most twice the fixed pivot's time; record by record it "
+            "was ~150×.", "",
+            "| pivot | records ms | µs a record | whole `simulate()` s |", "|---|---:|---:|---:|",
+            *[f"| {name} | {rec[f'{name}_records_s'] * 1e3:.1f} | {rec[f'{name}_records_s'] / n * 1e6:.2f} | "
+              f"{rec[f'{name}_simulate_s']:.3f} |" for name in ("moving", "fixed")],
+            "", f"Moving ÷ fixed: **{rec['ratio']:.2f}** {met(rec['ratio'] <= 2)}. The whole run of the moving "
+            "pivot also checks its table (a spline through every sample).", ""]
 
 
 def gas_section(gas) -> list:
@@ -536,6 +562,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += contacts_section(res.get("contacts"))
     L += blender_section(res.get("blender"))
     L += build_section(res.get("build"))
+    L += records_section(res.get("records"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

@@ -640,12 +640,13 @@ def _records(system: System, U, L, w, t, X=None, P=None) -> dict:
     """Recorded arrays (E,R,...) from states (E,R,B,...) at times t (R,); X, P (E,R,B,3) the centres of
     rotation (m) and linear momenta (kg·m/s), None where no body translates (pivots and zero).
 
-    A scene whose torques do not depend on time (no rotating field, no driven magnet, no moving pivot) is
-    evaluated in one vectorised call over all members and records; otherwise record by record.
+    A scene whose torques do not depend on time (no rotating field, no driven magnet), or only through moving
+    pivots (each record's time a row's), is evaluated in one vectorised call over all members and records;
+    otherwise record by record.
     """
     E, R = U.shape[:2]
-    time_free = not system.driven
-    if time_free:
+    pivots_only = system.moving_pivots and system.static_sources and system.rotating_field is None
+    if not system.driven or pivots_only:
         flat = system
         if system.per_member:
             c, f = system.member_friction, system.member_field
@@ -654,7 +655,8 @@ def _records(system: System, U, L, w, t, X=None, P=None) -> dict:
         def flat_(a):
             return None if a is None else a.reshape((E * R,) + a.shape[2:])
 
-        rec = _record_state(flat, flat_(U), flat_(L), flat_(w), 0.0, flat_(X), flat_(P))
+        times = np.broadcast_to(np.asarray(t, dtype=float), (E, R)).reshape(-1) if pivots_only else 0.0
+        rec = _record_state(flat, flat_(U), flat_(L), flat_(w), times, flat_(X), flat_(P))
         return {k: v.reshape((E, R) + v.shape[1:]) for k, v in rec.items()}
     per = [_record_state(system, U[:, r], L[:, r], w[:, r], float(t[r]), None if X is None else X[:, r],
                          None if P is None else P[:, r]) for r in range(R)]

@@ -142,12 +142,13 @@ class System:
         field): the drivers then do work on the bodies (:func:`.torques.evaluate`'s ``power``)."""
         return self.moving_pivots or not self.static_sources or self.rotating_field is not None
 
-    def _pivot_rows(self, t: float, order: int) -> np.ndarray:
-        """(B,3): each moving pivot's position (order 0), velocity, acceleration or jerk (3) at t; 0 elsewhere."""
-        out = np.zeros((self.n_bodies, 3))
+    def _pivot_rows(self, t, order: int) -> np.ndarray:
+        """(B,3): each moving pivot's position (order 0), velocity, acceleration or jerk (3) at t; 0 elsewhere;
+        (N,B,3) at N times t (N,)."""
+        out = np.zeros(np.shape(t) + (self.n_bodies, 3))
         for b, m in enumerate(self.pivot_motions):
             if m is not None:
-                out[b] = (m.position, m.velocity, m.acceleration, m.jerk)[order](t)
+                out[..., b, :] = (m.position, m.velocity, m.acceleration, m.jerk)[order](t)
         return out
 
     def centres(self, t: float, X: np.ndarray | None = None) -> np.ndarray:
@@ -258,6 +259,8 @@ class System:
         static = self.static_sources
         if static and "_static_sources" in self.__dict__:
             return self.__dict__["_static_sources"]
+        if static:
+            t = 0.0         # they do not move: any time (or the records' times at once) places them alike
         last = self.__dict__.get("_sources_at")
         if last is not None and last[0] == t:
             return last[1]

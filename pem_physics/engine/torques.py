@@ -127,7 +127,8 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
              sources: tuple[np.ndarray, np.ndarray] | None = None, *,
              U_dipoles: np.ndarray | None = None, energies: bool = False,
              X: np.ndarray | None = None, power: bool = False) -> TorqueResult:
-    """Torques (E,B,3) on every moving body at orientations U (E,B,3,3) and time t.
+    """Torques (E,B,3) on every moving body at orientations U (E,B,3,3) and time t (s; or (E,) times, one a row,
+    where only pivots move: records of such a run in one call).
 
     X: (E,B,3) m, lab centres of rotation (default ``system.pivot``); translating bodies' centres of
     mass move, so a system with translating bodies passes its state's positions here. Torques are
@@ -156,7 +157,8 @@ def evaluate(system: System, kin: Kinematics, U: np.ndarray, t: float,
     if translating:
         result.force = np.broadcast_to(system.mass[:, None] * system.gravity, torque.shape).copy()
     if energies:
-        result.gravity_energy = -system.mass * np.einsum("ebi,bi->eb", Rg, np.broadcast_to(g, Rg.shape[1:]))
+        result.gravity_energy = -system.mass * (np.einsum("ebi,bi->eb", Rg, np.broadcast_to(g, Rg.shape[1:]))
+                                                if np.ndim(g) <= 2 else np.einsum("ebi,ebi->eb", Rg, g))
         if translating:
             # A translating body's height counts from the lab origin (its centre of rotation moves);
             # other bodies keep theirs from the pivot, as always.

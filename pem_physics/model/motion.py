@@ -102,14 +102,22 @@ class Spline:
         y = np.asarray(y, dtype=float)
         return cls(t, y, spline_moments(t, y))
 
-    def __call__(self, time: float, order: int = 0) -> np.ndarray:
+    def __call__(self, time, order: int = 0) -> np.ndarray:
         """The spline's value (order 0), first (1), second (2) or third (3: constant on each interval, the one on
-        the right at a sample) derivative at ``time`` (within the samples)."""
+        the right at a sample) derivative at ``time`` (within the samples): (m,) at a float, (N, m) at N times
+        (the same arithmetic per time, so bit for bit the values one at a time)."""
         t = self.t
-        i = min(max(int(np.searchsorted(t, time, side="right")) - 1, 0), len(t) - 2)
-        h = t[i + 1] - t[i]
-        A = (t[i + 1] - time) / h
-        B = (time - t[i]) / h
+        if np.ndim(time):
+            time = np.asarray(time, dtype=float)
+            i = np.clip(np.searchsorted(t, time, side="right") - 1, 0, len(t) - 2)
+            h = (t[i + 1] - t[i])[:, None]
+            A = (t[i + 1][:, None] - time[:, None]) / h
+            B = (time[:, None] - t[i][:, None]) / h
+        else:
+            i = min(max(int(np.searchsorted(t, time, side="right")) - 1, 0), len(t) - 2)
+            h = t[i + 1] - t[i]
+            A = (t[i + 1] - time) / h
+            B = (time - t[i]) / h
         y0, y1, M0, M1 = self.y[i], self.y[i + 1], self.M[i], self.M[i + 1]
         if order == 0:
             return A * y0 + B * y1 + ((A ** 3 - A) * M0 + (B ** 3 - B) * M1) * (h * h / 6.0)
