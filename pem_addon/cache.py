@@ -12,7 +12,9 @@ The inputs are fingerprinted item by item (:func:`inputs`: the scene's settings,
 bake is prepared; the fingerprint is stored with the bake and compared with the current one on every redraw.
 Everything read here is independent of the current frame, so scrubbing the timeline never changes the state:
 a baked body's start pose is its pose before the bake (or where it was moved by hand since), and an object that
-moves by its own animation is fingerprinted by its F-Curves, not by where it is now.
+moves by its own animation is fingerprinted by what the bake samples of it — its F-Curves evaluated at the bake's
+sub-frames (keys, interpolation and modifiers alike), its drivers (what each reads), its constraints and parents
+with every setting, and the transform channels no key sets — not by where it is now.
 
 The simulation's frame range is the scene's, or its own (``Scene.pem.use_scene_range`` off), as a point
 cache has its own start and end; a bake may stop at the current frame (*Bake to Current Frame*).
@@ -48,6 +50,10 @@ _OBJECT_SKIP = frozenset({
 SCENE_ITEM = "simulation settings"
 
 
+#: Settings of constraints and F-Curve modifiers that only change how the UI shows them.
+_UI_ONLY = frozenset({"rna_type", "name", "show_expanded", "active", "is_override_data_editable"})
+
+
 def _rna_values(group, skip=frozenset({"rna_type", "name"})) -> list:
     """The values of a property group's RNA properties (collections item by item, ID pointers by name), in a
     stable order: what :func:`inputs` hashes."""
@@ -66,7 +72,8 @@ def _rna_values(group, skip=frozenset({"rna_type", "name"})) -> list:
             value = list(value)
         out.append((name, value))
     # the exact (double) values kept beside single-precision ones after an import are inputs too
-    out.extend(sorted((k, _plain(group[k])) for k in group.keys() if k.startswith(adapters._EXACT)))
+    if isinstance(group, bpy.types.PropertyGroup):
+        out.extend(sorted((k, _plain(group[k])) for k in group.keys() if k.startswith(adapters._EXACT)))
     return out
 
 
@@ -80,45 +87,87 @@ def _plain(value):
     return value
 
 
-def _keys(fcurve_collections) -> list:
-    """Every F-Curve's channel, keys, handles, interpolation and modifier count: what an animation is."""
-    return [(fc.data_path, fc.array_index,
-             [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation) for k in fc.keyframe_points],
-             len(fc.modifiers))
+def sample_frames(scene) -> list:
+    """The (sub-)frames a bake samples animated pivots and magnets at (:func:`.motions.sample`): the simulation's
+    range, ``motion_samples`` a frame — where an animation's value is an input."""
+    start, end = scenes.simulation_range(scene)
+    per = max(1, int(scene.pem.motion_samples))
+    return [start + k / per for k in range(max(0, end - start) * per + 1)]
+
+
+def _keys(fcurve_collections, frames) -> list:
+    """What an animation is: every F-Curve's channel and its value at each of ``frames`` — evaluated as Blender
+    does, so keys, handles, interpolation, extrapolation and modifiers (a Noise's strength, a Cycles' mode) all
+    count — and its modifiers' settings (a change that moves no sample is still a change)."""
+    return [(fc.data_path, fc.array_index, fc.mute, [fc.evaluate(f) for f in frames],
+             [_rna_values(m, _UI_ONLY) for m in fc.modifiers])
             for fcurves in fcurve_collections for fc in fcurves]
 
 
-def _fcurves_digest(obj) -> list:
-    """What an object's own animation is: the F-Curves of the action slot it plays and its drivers' expressions,
-    so an animated object's fingerprint does not change with the current frame."""
-    out = _keys(keyframes._slot_fcurve_collections(obj))
+def _driver(d) -> tuple:
+    """A driver as what it reads: its channel, type and expression, each variable's targets (the ID and the path,
+    transform channel and space it reads), and its own F-Curve's keys and modifiers."""
+    dr = d.driver
+    variables = [(v.name, v.type, [(None if t.id is None else t.id.name, t.data_path, t.transform_type,
+                                    t.transform_space, t.rotation_mode, t.bone_target) for t in v.targets])
+                 for v in dr.variables]
+    return (d.data_path, d.array_index, d.mute, dr.type, dr.expression, dr.use_self, variables,
+            [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation) for k in d.keyframe_points],
+            [_rna_values(m, _UI_ONLY) for m in d.modifiers])
+
+
+def _fcurves_digest(obj, frames) -> list:
+    """What an object's own animation is: the F-Curves of the action slot it plays, evaluated at ``frames``, and
+    its drivers, so an animated object's fingerprint does not change with the current frame."""
+    out = _keys(keyframes._slot_fcurve_collections(obj), frames)
     anim = obj.animation_data
     if anim is not None:
-        out.extend((d.data_path, d.array_index, d.driver.expression) for d in anim.drivers)
+        out.extend(_driver(d) for d in anim.drivers)
     return out
 
 
-def _placement(obj) -> list:
-    """Where a non-body object (pivot, parent) is, independent of the current frame: its animation when it
-    moves by itself, else its world matrix."""
+#: Transform channels whose values, where no F-Curve or driver sets them, place an animated object too.
+_TRANSFORM = ("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
+              "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale")
+
+
+def _still_channels(obj) -> list:
+    """The transform components of an animated object that its animation does not set (their values are the same
+    at every frame): part of where it is."""
+    anim = obj.animation_data
+    driven = {(fc.data_path, fc.array_index) for fcs in keyframes._slot_fcurve_collections(obj) for fc in fcs}
+    if anim is not None:
+        driven |= {(d.data_path, d.array_index) for d in anim.drivers}
+    return [(path, i, float(x)) for path in _TRANSFORM for i, x in enumerate(getattr(obj, path))
+            if (path, i) not in driven]
+
+
+def _constraints(obj) -> list:
+    """An object's constraints with every setting (targets by name, influence, spaces, …)."""
+    return [_rna_values(c, _UI_ONLY) for c in obj.constraints]
+
+
+def _placement(obj, frames) -> list:
+    """Where a non-body object (pivot, parent) is, independent of the current frame: its animation (evaluated at
+    the bake's ``frames``), parents and constraints when it moves by itself, else its world matrix."""
     if adapters.moves_by_itself(obj):
         chain, o = [], obj
         while o is not None:
-            chain.append((o.name, _fcurves_digest(o), [list(r) for r in o.matrix_parent_inverse],
-                          [c.type for c in o.constraints if not c.mute]))
+            chain.append((o.name, _fcurves_digest(o, frames), [list(r) for r in o.matrix_parent_inverse],
+                          _still_channels(o), o.rotation_mode, _constraints(o)))
             o = o.parent
         return ["animated", chain]
     return ["still", [list(r) for r in obj.matrix_world]]
 
 
-def _start_pose(obj, scene) -> list:
+def _start_pose(obj, scene, frames) -> list:
     """An object's start pose, the same before and after its bake and at any current frame: its transform values
     (before the bake, or where it was moved by hand since) unless its own animation moves it, and its own
     animation's keys (the action it plays, or kept aside while it plays its bake)."""
     p = obj.pem
     anim = obj.animation_data
     action = p.user_action if p.baked else (anim.action if anim is not None else None)
-    own = _fcurves_digest_of(action) if action is not None else []
+    own = _fcurves_digest_of(action, frames) if action is not None else []
     # a bake keys location and rotation only: the scale and the delta transforms are the object's own, now
     unkeyed = [list(getattr(obj, name)) for name in _UNKEYED]
     if p.baked and keyframes.edited_by_hand(obj, scene.frame_current + scene.frame_subframe):
@@ -140,19 +189,19 @@ def _moves(action) -> bool:
         for fcurves in keyframes.action_fcurve_collections(action) for fc in fcurves)
 
 
-def _fcurves_digest_of(action) -> list:
-    """The F-Curves of an action (all its layers and slots): an object's own animation, kept aside during a
-    bake."""
-    return _keys(keyframes.action_fcurve_collections(action))
+def _fcurves_digest_of(action, frames) -> list:
+    """The F-Curves of an action (all its layers and slots), evaluated at ``frames``: an object's own animation,
+    kept aside during a bake."""
+    return _keys(keyframes.action_fcurve_collections(action), frames)
 
 
-def _object_item(obj, context) -> list:
+def _object_item(obj, context, frames) -> list:
     p = obj.pem
-    item = [obj.type, _rna_values(p, _OBJECT_SKIP), _start_pose(obj, context.scene)]
+    item = [obj.type, _rna_values(p, _OBJECT_SKIP), _start_pose(obj, context.scene, frames)]
     if obj.parent is not None:
         item.append(["parent", obj.parent.name, obj.parent_type, [list(r) for r in obj.matrix_parent_inverse],
-                     _placement(obj.parent)])
-    item.append(["constraints", [(c.type, c.mute) for c in obj.constraints]])
+                     _placement(obj.parent, frames)])
+    item.append(["constraints", _constraints(obj)])
     if p.role == "WALL" or (p.inertia_source == "PRIMITIVE"):
         item.append(["dimensions", list(obj.dimensions)])
     if p.role != "WALL" and p.inertia_source != "MANUAL" and obj.type == "MESH":
@@ -163,7 +212,7 @@ def _object_item(obj, context) -> list:
         for part in adapters.compound_parts(obj):
             item.append(["part", part.name, [list(r) for r in part.matrix_local]])
     if p.role == "PENDULUM" and p.pivot_mode == "OBJECT" and p.pivot_object is not None:
-        item.append(["pivot", p.pivot_object.name, _placement(p.pivot_object)])
+        item.append(["pivot", p.pivot_object.name, _placement(p.pivot_object, frames)])
     return item
 
 
@@ -179,8 +228,9 @@ def inputs(context) -> dict:
                     list(scene.gravity), scene.use_gravity, scene.unit_settings.scale_length,
                     list(scenes.simulation_range(scene))]
     out = {SCENE_ITEM: _digest(scene_values)}
+    frames = sample_frames(scene)
     for obj in adapters.pem_objects(scene):
-        out[f"Object '{obj.name}'"] = _digest(_object_item(obj, context))
+        out[f"Object '{obj.name}'"] = _digest(_object_item(obj, context, frames))
     return out
 
 

@@ -139,6 +139,71 @@ def test_an_animated_pivot_keeps_the_state_while_scrubbing_and_its_keys_are_inpu
     assert changes(mods) == ["Object 'Cube'"]
 
 
+def _shaken_pivot(mods):
+    """A pendulum whose pivot is keyed along x, with a Noise modifier on that channel (strength 0.02)."""
+    obj, piv = pendulum_setup()
+    for frame, x in ((1, 0.0), (25, 0.05)):
+        piv.location.x = x
+        piv.keyframe_insert("location", index=0, frame=frame)
+    kf = mods["pem_addon.keyframes"]
+    fc = next(fc for fcs in kf._slot_fcurve_collections(piv) for fc in fcs if fc.data_path == "location")
+    noise = fc.modifiers.new("NOISE")
+    noise.strength, noise.scale = 0.02, 3.0
+    return obj, piv, noise
+
+
+def test_an_f_curve_modifier_of_an_animated_pivot_is_an_input(mods):
+    """The bake reads the pivot's evaluated motion: a Noise modifier's strength changes it (a re-bake differs),
+    so the bake is outdated — and scrubbing, which moves the pivot, changes nothing."""
+    obj, piv, noise = _shaken_pivot(mods)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    first = poses(obj, range(1, 26))
+    for f in (1, 7, 25):
+        bpy.context.scene.frame_set(f)
+        assert state(mods) == "BAKED", (f, changes(mods))
+    noise.strength = 0.04
+    assert changes(mods) == ["Object 'Cube'"]
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    assert state(mods) == "BAKED"
+    assert np.max(np.abs(poses(obj, range(1, 26)) - first)) > 1e-3      # what the outdated state said
+
+
+@pytest.mark.parametrize("edit", ["driver", "constraint", "parent's modifier", "unkeyed channel"])
+def test_what_else_moves_an_animated_pivot_is_an_input(mods, edit):
+    """Drivers, constraints, an animated parent's modifiers and the channels the keys leave alone all move the
+    pivot the bake samples."""
+    obj, piv, noise = _shaken_pivot(mods)
+    if edit == "driver":
+        d = piv.driver_add("location", 2).driver
+        d.expression = "0.01"
+    elif edit == "constraint":
+        c = piv.constraints.new("LIMIT_LOCATION")
+        c.use_max_x, c.max_x = True, 0.04
+    elif edit == "parent's modifier":
+        parent = empty("Shaker", location=(0.0, 0.0, 0.0))
+        parent.keyframe_insert("location", index=1, frame=1)
+        parent.location.y = 0.02
+        parent.keyframe_insert("location", index=1, frame=25)
+        piv.parent = parent
+        kf = mods["pem_addon.keyframes"]
+        fc = next(fc for fcs in kf._slot_fcurve_collections(parent) for fc in fcs if fc.data_path == "location")
+        mod = fc.modifiers.new("NOISE")
+        mod.strength = 0.01
+    bpy.context.view_layer.update()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    assert state(mods) == "BAKED"
+    if edit == "driver":
+        piv.animation_data.drivers[0].driver.expression = "0.02"
+    elif edit == "constraint":
+        piv.constraints[0].max_x = 0.03
+    elif edit == "parent's modifier":
+        mod.strength = 0.02
+    else:
+        piv.location.y = 0.01           # a component no key sets: the pivot moves
+    bpy.context.view_layer.update()
+    assert changes(mods) == ["Object 'Cube'"], edit
+
+
 def test_a_body_added_after_the_bake_is_named_new(mods):
     obj, piv = pendulum_setup()
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
