@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 import time
 import uuid
@@ -357,12 +358,77 @@ def apply(plan: Plan, result: Result, context):
         if path is not None and os.path.exists(path):
             os.remove(path)
         raise
+    replaced = _remove_gases(plan.box_name, keep=obj)   # a rebuild replaces the box's gas: one object, its name
+    if replaced:
+        obj.name = replaced[0]
     result.removed = remove_stale_caches(plan)  # after the new object uses its own file
     for other in context.view_layer.objects:
-        other.select_set(False)
+        if other is not None:         # a replaced gas's entry until the view layer syncs
+            other.select_set(False)
     obj.select_set(True)
     context.view_layer.objects.active = obj
     return obj
+
+
+def gases_of(box_name: str) -> list:
+    """The gas objects built in the box of that name."""
+    return [o for o in bpy.data.objects if GAS_KEY in o and o[GAS_KEY].get("box") == box_name]
+
+
+def _remove_gases(box_name: str, keep=None) -> list:
+    """Remove the box's gas objects but ``keep`` (their meshes with them when no one else uses them); their names.
+    Their cache files go with :func:`remove_stale_caches` (no object uses them any more)."""
+    names = []
+    for old in gases_of(box_name):
+        if old is keep:
+            continue
+        names.append(old.name)
+        mesh = old.data
+        bpy.data.objects.remove(old)
+        if mesh is not None and mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
+    return names
+
+
+def delete(obj) -> list:
+    """Delete a gas object and its cache file (the file only if no other object plays it); the files removed."""
+    g = obj[GAS_KEY]
+    path = os.path.normpath(bpy.path.abspath(g["cache"]))
+    mesh = obj.data
+    bpy.data.objects.remove(obj)
+    if mesh is not None and mesh.users == 0:
+        bpy.data.meshes.remove(mesh)
+    if os.path.exists(path) and path not in _cache_paths_in_use():
+        os.remove(path)
+        return [path]
+    return []
+
+
+@bpy.app.handlers.persistent
+def move_caches_beside_the_blend(filepath, *args):
+    """Before a .blend is saved (``save_pre``): every gas cache still in the temporary folder (built before the file
+    was saved) moves next to it and is played by a relative path (``//``), so the file and its caches travel
+    together."""
+    folder = os.path.dirname(bpy.path.abspath(filepath)) if filepath else ""
+    if not folder:
+        return
+    stem = _safe(os.path.splitext(os.path.basename(filepath))[0]) + "_"
+    temp = os.path.normpath(os.path.join(tempfile.gettempdir(), "pem_gas"))
+    for obj in bpy.data.objects:
+        if GAS_KEY not in obj or CACHE_MODIFIER not in obj.modifiers:
+            continue
+        mod = obj.modifiers[CACHE_MODIFIER]
+        src = os.path.normpath(bpy.path.abspath(mod.filepath))
+        if os.path.dirname(src) != temp or not os.path.exists(src):
+            continue
+        dst = os.path.join(folder, stem + os.path.basename(src))
+        shutil.move(src, dst)             # across file systems too (the temporary folder often is another)
+        _written.discard(src)
+        _written.add(os.path.normpath(dst))
+        mod.filepath = bpy.path.relpath(dst, start=folder)
+        info = dict(obj[GAS_KEY])
+        info["cache"] = mod.filepath
+        obj[GAS_KEY] = info
 
 
 def build(context, progress=None, stop=None, **settings):
@@ -472,6 +538,8 @@ class PEM_OT_gas_build(ModalJob, bpy.types.Operator):
 def draw_gas(layout, context) -> None:
     """The panel: settings, the sphere radius they give, the button, and the active gas object's build."""
     g = context.scene.pem_gas
+    layout.use_property_split = True        # Blender's layout: labels left, values right
+    layout.use_property_decorate = False
     col = layout.column()
     col.prop(g, "box")
     col.prop(g, "n")
@@ -503,6 +571,30 @@ def draw_gas(layout, context) -> None:
         box.label(text=f"Frames {info['frame_start']}–{info['frame_end']}, {info['collisions']} collisions, "
                        f"{info['engine']} engine")
         box.label(text=f"Cache: {info['cache']}")
+        box.operator(PEM_OT_gas_delete.bl_idname, icon="TRASH")
+
+
+class PEM_OT_gas_delete(bpy.types.Operator):
+    """Delete the active gas object and its cache file"""
+
+    bl_idname = "pem.gas_delete"
+    bl_label = "Delete Gas"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.object
+        if obj is None or GAS_KEY not in obj:
+            cls.poll_message_set("Select a gas object (made by Build Hard-Sphere Gas)")
+            return False
+        return True
+
+    def execute(self, context):
+        obj = context.object
+        name = obj.name
+        removed = delete(obj)
+        self.report({"INFO"}, f"Deleted gas '{name}'" + (f" and its cache {removed[0]}" if removed else ""))
+        return {"FINISHED"}
 
 
 class _GasPanel:
@@ -528,15 +620,19 @@ class PEM_PT_sidebar_gas(_GasPanel, bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
 
-classes = (PEM_PG_gas, PEM_OT_gas_build, PEM_PT_gas, PEM_PT_sidebar_gas)
+classes = (PEM_PG_gas, PEM_OT_gas_build, PEM_OT_gas_delete, PEM_PT_gas, PEM_PT_sidebar_gas)
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 
 
 def register():
     _register()
     bpy.types.Scene.pem_gas = PointerProperty(type=PEM_PG_gas)
+    if move_caches_beside_the_blend not in bpy.app.handlers.save_pre:
+        bpy.app.handlers.save_pre.append(move_caches_beside_the_blend)
 
 
 def unregister():
+    if move_caches_beside_the_blend in bpy.app.handlers.save_pre:
+        bpy.app.handlers.save_pre.remove(move_caches_beside_the_blend)
     del bpy.types.Scene.pem_gas
     _unregister()

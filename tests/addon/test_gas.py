@@ -251,3 +251,45 @@ def test_a_cache_too_big_is_refused_before_the_run(mods, monkeypatch):
     with pytest.raises(RuntimeError, match=r"Gas box 'Cube': the cache of 40 particles over 10 frames would be"):
         bpy.ops.pem.gas_build()
     assert data_fingerprint() == before
+
+
+def test_a_rebuild_replaces_the_gas_and_delete_takes_its_cache(mods, tmp_path):
+    """Building again in the same box replaces its gas: one object, the same name, the old cache file gone;
+    Delete Gas removes the object and its file."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    setup(periodic=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "rebuild.blend"))
+    assert bpy.ops.pem.gas_build() == {"FINISHED"}
+    first = the_gas()
+    name, first_cache = first.name, bpy.path.abspath(first.modifiers["Gas Cache"].filepath)
+    bpy.context.scene.pem_gas.seed = 8
+    assert bpy.ops.pem.gas_build() == {"FINISHED"}
+    obj = the_gas()                                            # exactly one gas object
+    path = bpy.path.abspath(obj.modifiers["Gas Cache"].filepath)
+    assert obj.name == name and obj["pem_gas"]["seed"] == 8
+    assert os.path.exists(path) and not os.path.exists(first_cache)
+    assert len([m for m in bpy.data.meshes if m.name.startswith("Cube Gas")]) == 1
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.pem.gas_delete() == {"FINISHED"}
+    assert not [o for o in bpy.data.objects if "pem_gas" in o] and not os.path.exists(path)
+    assert not bpy.ops.pem.gas_delete.poll()
+
+
+def test_a_gas_built_before_the_first_save_moves_beside_the_blend(mods, tmp_path):
+    """Built in an unsaved file, the cache sits in the temporary folder; saving the .blend moves it next to the
+    file and plays it by a relative path, so the file and its cache go together; it still plays after reload."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    setup(periodic=True)
+    assert bpy.ops.pem.gas_build() == {"FINISHED"}
+    obj = the_gas()
+    temp_path = obj.modifiers["Gas Cache"].filepath
+    assert os.path.isabs(temp_path)
+    before = evaluated_vertices(obj, FRAMES[0] + 3)
+    blend = tmp_path / "later.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    path = obj.modifiers["Gas Cache"].filepath
+    assert path.startswith("//later_") and obj["pem_gas"]["cache"] == path
+    assert os.path.dirname(bpy.path.abspath(path)) == str(tmp_path) and not os.path.exists(temp_path)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    np.testing.assert_array_equal(evaluated_vertices(the_gas(), FRAMES[0] + 3), before)
