@@ -33,6 +33,7 @@ from ..pem_physics.model import (
     mesh_parts,
 )
 from . import keyframes
+from .frames import DIVIDES_RTOL, steps_per_frame  # noqa: F401 (the add-on's modules take them here)
 from .props import ROLE_TO_CORE
 
 
@@ -235,11 +236,21 @@ def body_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     return _joined(_body_meshes(obj, depsgraph))
 
 
+#: Single precision's unit round-off: Blender stores coordinates, dimensions and transforms as float32.
+FLOAT32_EPS = 2.0 ** -24
+
+
+def float32_tolerance(size: float) -> float:
+    """How far apart (in the units of ``size``) two values meant to be equal may be once Blender has stored them:
+    a few single-precision round-offs of the largest coordinate involved (each value rounded, then transformed)."""
+    return 8.0 * FLOAT32_EPS * float(size)
+
+
 def _overlap_notes(obj, V, F, meshes) -> list:
     """Warnings naming obj when closed parts of its body's mesh (V, F: :func:`_joined` ``meshes``) overlap: the
     volume they share is counted twice in the mass (:func:`mesh_parts.overlapping_parts`)."""
     parts = mesh_parts.mesh_parts(F, len(V))
-    pairs = mesh_parts.overlapping_parts(V, F, parts)
+    pairs = mesh_parts.overlapping_parts(V, F, parts, tol=float32_tolerance(np.abs(V).max(initial=0.0)))
     if not pairs:
         return []
     first_face = np.cumsum([0] + [len(f) for _, _, f in meshes])
@@ -334,6 +345,10 @@ def mass_properties(obj, context, M: np.ndarray | None = None, notes: list | Non
     S = object_frame_scale(obj, M, unit)
     V = None
     amount = {"density": exact(p, "density")} if p.mass_mode == "DENSITY" else {"mass": mass_kg(p, unit)}
+    for key, value in amount.items():   # a script can store NaN or a negative: named as the panel names it
+        if not (np.isfinite(value) and value >= 0):
+            raise AddonError(f"Object '{obj.name}': {'Density' if key == 'density' else 'Mass'} (Physics ▸ Magnetic "
+                             f"Pendulum ▸ Mass Properties) must be a finite number ≥ 0, got {value:g}")
     try:
         if p.inertia_source == "MANUAL":
             I = exact(p, "manual_inertia")
@@ -454,22 +469,14 @@ def animated_pivot(obj):
     return piv if piv is not None and moves_by_itself(piv) else None
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 object``, ``2 objects`` (``words`` for an irregular plural)."""
+    return f"{n} {word if n == 1 else words or word + 's'}"
+
+
 def pem_objects(scene) -> list:
     """Objects of the scene with PEM enabled, in a stable (name) order."""
     return sorted((o for o in scene.objects if o.pem.enabled), key=lambda o: o.name)
-
-
-#: A dt within this fraction of one frame / n (n whole) divides the frame: float32's epsilon, since a dt typed or
-#: stored in single precision cannot tell the two apart (0.001 s at 25 fps is 1/25 s / 40).
-DIVIDES_RTOL = 2.0**-23
-
-
-def steps_per_frame(fps: float, dt: float) -> int:
-    """Whole steps of ``dt`` (s) per frame at ``fps`` when dt divides the frame time to round-off
-    (:data:`DIVIDES_RTOL`), else 0."""
-    n = 1.0 / (fps * dt)
-    steps = round(n)
-    return int(steps) if steps >= 1 and abs(n - steps) <= DIVIDES_RTOL * n else 0
 
 
 #: Core setting paths in the panel's words: (pattern of the path, the setting's UI name and where it is).
@@ -528,6 +535,10 @@ def object_message(msg: str, objects, walls=()) -> str:
 
     for phrase, ui in _PANEL_PHRASES:
         msg = msg.replace(phrase, ui)
+    names = {o.name for o in objects} | {w.name for w in walls}
+    m = re.match(r"'([^']+)'", msg)
+    if m and m[1] in names:          # the core names a body by its name alone: say it is the object
+        msg = "Object " + msg
 
     msg = re.sub(r"bodies\[(\d+)\]\.dipoles\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} dipole #{m[2]}"
                  + (" " if m[0].endswith(".") else ""), msg)

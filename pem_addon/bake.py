@@ -19,7 +19,7 @@ from ..pem_physics.engine.contact import surface_scene
 from ..pem_physics.engine.integrators import check_available, make_integrator
 from ..pem_physics.engine.simulate import Trajectory, simulate
 from ..pem_physics.engine.system import compile_system, source_placement
-from ..pem_physics.errors import PemError, ValidationError
+from ..pem_physics.errors import PemError, SimulationError, ValidationError
 from ..pem_physics.io import bake as core_bake
 from ..pem_physics.model import TabulatedMotion
 from . import adapters, cache, keyframes, scenes
@@ -115,7 +115,11 @@ def prepare(context, frame_end: int | None = None) -> Plan:
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
-    return simulate(plan.core, progress=progress, stop=stop)
+    """The core run of ``plan``; a failure mid-run (SimulationError) in the panel's words."""
+    try:
+        return simulate(plan.core, progress=progress, stop=stop)
+    except SimulationError as err:
+        raise AddonError(adapters.object_message(str(err), plan.objects, plan.walls or [])) from err
 
 
 def run_all(plans: list, progress=None, stop=None) -> list:

@@ -8,7 +8,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..pem_physics.errors import PemError
 from . import adapters, bake, cache, plotimage, scenes
-from .adapters import AddonError
+from .adapters import AddonError, plural
 from .jobs import ModalJob
 from .lists import OnSelectedItem, RemoveSelectedItem, add_item
 
@@ -21,11 +21,6 @@ def _report_bake(op, context, n: int) -> None:
     op.report({"INFO"}, f"{sp.status}; {n} keys per channel on {keyed}")
     for line in sp.last_warnings.splitlines():
         op.report({"WARNING"}, line)
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 object``, ``2 objects`` (``words`` for an irregular plural)."""
-    return f"{n} {word if n == 1 else words or word + 's'}"
 
 
 def _fail(op, err) -> set:

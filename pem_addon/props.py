@@ -22,6 +22,7 @@ from bpy.props import (
 )
 
 from ..pem_physics.model import DEFAULT_METHOD, METHODS, MU0
+from .frames import steps_per_frame
 
 ROLE_ITEMS = [
     ("PENDULUM", "Pendulum", "Rotates about a fixed pivot", "CON_PIVOT", 0),
@@ -54,6 +55,15 @@ def method_name(enum_value: str) -> str:
         if m.upper().replace("-", "_") == enum_value:
             return m
     raise KeyError(enum_value)
+
+
+def _step_mode_changed(self, context):
+    """Switched to Time Step: a dt that does not divide the frame (the default 0.001 s at 24 or 30 fps) becomes the
+    step the substeps gave, so keys stay on whole frames; a dt that divides it is kept."""
+    scene = self.id_data
+    fps = scene.render.fps / scene.render.fps_base
+    if self.step_mode == "DT" and fps > 0 and steps_per_frame(fps, self.dt) == 0:
+        self.dt = 1.0 / (fps * max(1, self.substeps))
 
 
 def _tag_redraw(self, context):
@@ -264,7 +274,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
                          default=DEFAULT_METHOD.upper().replace("-", "_"))
     step_mode: EnumProperty(name="Step", items=[
         ("SUBSTEPS", "Substeps per Frame", ""), ("DT", "Time Step", ""),
-    ], default="SUBSTEPS")
+    ], default="SUBSTEPS", update=_step_mode_changed)
     # no hard maximum: Blender would clamp a larger value silently; a bake of too many steps is refused with
     # the number instead (scenes.MAX_BAKE_STEPS)
     substeps: IntProperty(name="Substeps", description="Integration steps per frame (the slider goes to 256; any "
@@ -273,7 +283,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     dt: FloatProperty(name="dt", description="Time step, s. When it divides the frame time (0.001 at 25 fps: 40 "
                                              "steps a frame) keys land on frames; else it is used as it is and keys "
                                              "fall at the step times (a little under a frame apart)",
-                      default=1e-3, precision=6, unit="TIME_ABSOLUTE")
+                      default=1e-3, min=1e-12, soft_min=1e-6, precision=6, unit="TIME_ABSOLUTE")
     motion_samples: IntProperty(
         name="Motion Samples", default=4, min=1, soft_max=64,
         description="Samples per frame of animated pivots and of driven magnets with Motion: Animation; the "

@@ -23,8 +23,10 @@ from ..pem_physics.model import (
 )
 from . import contacts, motions
 from .adapters import (
+    BODY_TYPES,
     AddonError,
     exact,
+    float32_tolerance,
     initial_world,
     mass_properties,
     moves_by_itself,
@@ -122,6 +124,12 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
     sp = scene.pem
     unit = unit_scale(scene)
     objects = pem_objects(scene)
+    for obj in objects:      # the Physics tab offers only these; Python can enable any object
+        if obj.type not in BODY_TYPES:
+            kind = obj.type.lower().replace("_", " ")
+            raise AddonError(f"Object '{obj.name}' is {'an' if kind[0] in 'aeiou' else 'a'} {kind}: only meshes "
+                             "(and curves, text, metaballs, empties) can be Magnetic Pendulum bodies or walls; turn "
+                             "its Magnetic Pendulum off (obj.pem.enabled = False) or use a mesh")
     wall_objects = [o for o in objects if o.pem.role == "WALL"]
     objects = [o for o in objects if o.pem.role != "WALL"]
     if not objects:
@@ -191,7 +199,12 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                 if sp.field_mode == "ROTATING" else None)
     every, _ = record_plan(fps, dt, substeps)
     settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end, record_interval=dt * every)
+    # start positions are as precise as Blender stores them (single precision): a body meant to touch a table
+    # starts on it (the size: the farthest any body or wall reaches from the origin)
+    reach = max((np.abs(initial_world(o)[:3, 3]).max() + max(o.dimensions) for o in objects + wall_objects),
+                default=0.0)
     core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
+                 placement_tolerance=float32_tolerance(unit * reach),
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
                  contact_friction=exact(sp, "contact_friction"), contact_model=sp.contact_model.lower(),

@@ -77,9 +77,10 @@ def draw_object(layout, context, obj):
             box.prop(p, "include_children")
             parts, left = adapters.compound_parts(obj), adapters.excluded_parts(obj)
             if parts:
-                box.label(text=f"Compound body: {len(parts)} child mesh(es) included")
+                box.label(text=f"Compound body: {adapters.plural(len(parts), 'child mesh', 'child meshes')} included")
             if left:
-                box.label(text=f"{len(left)} child mesh(es) not included in the mass", icon="INFO")
+                box.label(text=f"{adapters.plural(len(left), 'child mesh', 'child meshes')} not included in the mass",
+                          icon="INFO")
         if p.inertia_source == "PRIMITIVE":
             box.prop(p, "primitive")
         if p.inertia_source == "MANUAL":
@@ -95,9 +96,11 @@ def draw_object(layout, context, obj):
             if adapters.current_stamp(obj, context) != p.computed_stamp:
                 box.label(text="Out of date: the mesh, scale or settings changed", icon="ERROR")
             grid = box.column(align=True)
-            grid.label(text=f"Mass: {p.computed_mass:.6g} kg   Volume: {p.computed_volume:.6g} m³")
+            sc = context.scene
+            grid.label(text=f"Mass: {in_units(sc, 'MASS', p.computed_mass)}   "
+                            f"Volume: {in_units(sc, 'VOLUME', p.computed_volume)}")
             c = p.computed_com
-            grid.label(text=f"Centre of mass (object frame, m): {c[0]:.4g}, {c[1]:.4g}, {c[2]:.4g}")
+            grid.label(text="Centre of mass (object frame): " + ", ".join(in_units(sc, "LENGTH", x) for x in c))
             m = p.computed_moments
             grid.label(text=f"Principal moments (kg·m²): {m[0]:.5g}, {m[1]:.5g}, {m[2]:.5g}")
             a = p.computed_axes
@@ -168,6 +171,11 @@ def draw_scene(layout, context):
     row = col.row()
     row.prop(sp, "step_mode", expand=True)
     col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
+    fps = context.scene.render.fps / context.scene.render.fps_base
+    if sp.step_mode == "DT" and sp.dt > 0 and fps > 0 and adapters.steps_per_frame(fps, sp.dt) == 0:
+        n = max(1, round(1.0 / (fps * sp.dt)))
+        col.label(text=f"Keys fall between frames: {sp.dt:g} s does not divide a frame; {1.0 / (fps * n):.6g} s "
+                       f"({n} a frame) would", icon="INFO")
     _estimate_line(col, context)
     followed = motions.describe(adapters.pem_objects(context.scene), sp.motion_samples)
     if followed:
@@ -255,6 +263,18 @@ def _method_line(layout, sp) -> None:
                      icon="ERROR")
 
 
+_SI = {"MASS": "kg", "VOLUME": "m³", "LENGTH": "m"}
+
+
+def in_units(scene, category: str, value: float) -> str:
+    """An SI value (kg, m³, m) as Blender shows one of ``category`` in the scene's unit system (Properties ▸
+    Scene ▸ Units: metric or imperial, adaptive); with the system None, the number and its SI unit."""
+    system = scene.unit_settings.system
+    if system == "NONE":
+        return f"{value:.6g} {_SI[category]}"
+    return bpy.utils.units.to_string(system, category, float(value), precision=5)
+
+
 def _estimate_line(layout, context) -> None:
     """How long a bake would run: its steps and seconds (at the last bake's speed, or estimated before one)."""
     try:
@@ -321,6 +341,11 @@ class PEM_PT_object(_ObjectPanel, bpy.types.Panel):
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
     bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        # as Blender's Rigid Body and Cloth panels: shown once the grid's entry turned it on
+        return super().poll(context) and context.object.pem.enabled
 
 
 class PEM_PT_scene(_ScenePanel, bpy.types.Panel):

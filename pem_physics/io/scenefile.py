@@ -59,7 +59,8 @@ FORMAT_VERSION = 1
 # ---------------------------------------------------------------------------- the keys of each table
 
 TOP_KEYS = ("format", "version", "name", "units", "gravity", "mu0", "friction", "periodic_box", "field",
-            "settings", "bodies", "restitution", "pair_restitution", "walls", "contact_friction", "contact_model")
+            "settings", "bodies", "restitution", "pair_restitution", "walls", "contact_friction", "contact_model",
+            "placement_tolerance")
 UNIT_KEYS = ("length", "mass", "time", "ampere")
 FIELD_KEYS = ("uniform", "rotating")
 ROTATING_KEYS = ("b1", "b2", "angular_velocity", "phase")
@@ -368,6 +369,8 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
             _get(doc, "walls", "", lambda x, p: _array_of_tables(x, p), default=[]))),
         contact_friction=_get(doc, "contact_friction", "", _contact_friction, default=0.0),
         contact_model=_get(doc, "contact_model", "", lambda x, p: _choice(x, p, CONTACT_MODELS), default="impacts"),
+        placement_tolerance=_get(doc, "placement_tolerance", "", lambda x, p: _number(x, p, u.L, nonnegative=True),
+                                 default=0.0),
     )
     return scene.checked()
 
@@ -916,6 +919,8 @@ def scene_to_dict(scene: Scene, base_dir: Path | None = None) -> dict:
         doc["contact_friction"] = float(s.contact_friction)
     if s.contact_model != "impacts":
         doc["contact_model"] = s.contact_model
+    if s.placement_tolerance:
+        doc["placement_tolerance"] = float(s.placement_tolerance)
     return doc
 
 

@@ -175,16 +175,19 @@ def _candidates(lo1, hi1, lo2, hi2):
     return i[meet], j[meet]
 
 
-def _edges_cross(V, edges, F) -> bool:
+def _edges_cross(V, edges, F, tol: float = 0.0) -> bool:
     """Whether a segment of ``edges`` (E,2) passes through a triangle of F (T,3), strictly inside both
-    (:func:`_mt` on the pairs whose bounding boxes meet). A segment in a triangle's plane does not cross it."""
+    (:func:`_mt` on the pairs whose bounding boxes meet), more than ``tol`` (length) from the segment's ends: a
+    segment poking less than that through the face is touching. A segment in a triangle's plane does not cross it."""
     P0, P1 = V[edges[:, 0]], V[edges[:, 1]]
     T = V[F]                                                            # (T,3,3)
     i, j = _candidates(np.minimum(P0, P1), np.maximum(P0, P1), T.min(axis=1), T.max(axis=1))
     if not len(i):
         return False
-    ok, u, v, t = _mt(P0[i], P1[i] - P0[i], T[j, 0], T[j, 1] - T[j, 0], T[j, 2] - T[j, 0])
-    return bool(np.any(ok & (u > EPS) & (v > EPS) & (u + v < 1 - EPS) & (t > EPS) & (t < 1 - EPS)))
+    d = P1[i] - P0[i]
+    ok, u, v, t = _mt(P0[i], d, T[j, 0], T[j, 1] - T[j, 0], T[j, 2] - T[j, 0])
+    end = np.maximum(EPS, tol / np.maximum(np.linalg.norm(d, axis=1), 1e-300))
+    return bool(np.any(ok & (u > EPS) & (v > EPS) & (u + v < 1 - EPS) & (t > end) & (t < 1 - end)))
 
 
 def _samples(V, F, sign: float, depth: float) -> np.ndarray:
@@ -223,14 +226,16 @@ def _solids_overlap(V, Fa, Fb, sign: float, tol: float) -> bool:
         edges = _edges(F1)
         edges = edges[_in_box(V[edges], lo, hi)]
         tris = F2[_in_box(V[F2], lo, hi)]
-        if len(edges) and len(tris) and _edges_cross(V, edges, tris):
+        if len(edges) and len(tris) and _edges_cross(V, edges, tris, tol):
             return True
     return any(inside(P[FIRST_PROBES:], V, F).any() for P, F in probes if len(P) > FIRST_PROBES)
 
 
-def overlapping_parts(V, F, parts: list | None = None) -> list:
+def overlapping_parts(V, F, parts: list | None = None, tol: float | None = None) -> list:
     """Pairs (i, j), i < j, of the solid parts (:func:`mesh_parts`, or ``parts`` given) of the closed mesh (V, F)
-    that overlap. Cavities (parts whose signed volume has the opposite sign to the whole mesh) are left out."""
+    that overlap by more than ``tol`` (length; default TOUCH_RTOL of the mesh's extent — give the precision the
+    vertices were stored with, e.g. single precision's, so that parts meant to touch do not count). Cavities (parts
+    whose signed volume has the opposite sign to the whole mesh) are left out."""
     V = np.asarray(V, dtype=float)
     F = np.asarray(F, dtype=np.int64).reshape(-1, 3)
     parts = mesh_parts(F, len(V)) if parts is None else parts
@@ -238,7 +243,7 @@ def overlapping_parts(V, F, parts: list | None = None) -> list:
         return []
     vols = np.array([signed_volume(V, F[p]) for p in parts])
     sign = np.sign(vols.sum()) or 1.0
-    tol = TOUCH_RTOL * float(np.ptp(V, axis=0).max())
+    tol = max(TOUCH_RTOL * float(np.ptp(V, axis=0).max()), tol or 0.0)
     solid = [k for k in range(len(parts)) if np.sign(vols[k]) == sign]
     return [(i, j) for n, i in enumerate(solid) for j in solid[n + 1:]
             if _solids_overlap(V, F[parts[i]], F[parts[j]], sign, tol)]

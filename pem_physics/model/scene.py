@@ -514,6 +514,9 @@ class Scene:
     contact_friction: float = 0.0
     #: one of :data:`CONTACT_MODELS`
     contact_model: str = "impacts"
+    #: m: how far the start positions may be from where they were meant, by the precision they were stored with (a
+    #: Blender scene's are single precision: ~10⁻⁷ of their size); a body on a table within it starts on the table
+    placement_tolerance: float = 0.0
 
     @property
     def has_contacts(self) -> bool:
@@ -603,4 +606,5 @@ class Scene:
             walls = [_checked_law(w, f"walls[{i}]") for i, w in enumerate(walls)]
         return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls),
                     contact_friction=contact_friction_value(self.contact_friction, "contact_friction"),
-                    contact_model=model)
+                    contact_model=model, placement_tolerance=v.number(self.placement_tolerance,
+                                                                      "placement_tolerance", nonnegative=True))

@@ -234,7 +234,7 @@ def test_bad_contact_input_is_named_and_changes_nothing(mods):
     wall.pem.wall_shape = "PLANE"
     wall.location.z = Z_PIVOT - L + 0.5 * R_BALL  # cuts through the hanging balls
     bpy.context.view_layer.update()
-    expect_error(r"contact sphere of 'Ball\.00\d' lies .* outside wall 'Floor'")
+    expect_error(r"contact sphere of 'Ball\.00\d' lies .* past wall 'Floor', on the side it may not enter")
     wall.location.z = 0.0
     bpy.context.view_layer.update()
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}

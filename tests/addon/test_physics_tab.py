@@ -53,9 +53,10 @@ def test_the_physics_grid_offers_magnetic_pendulum_for_bodies_and_not_for_camera
 def test_the_grid_entry_turns_the_body_on_and_off_and_undo_knows(ui):
     bpy.ops.mesh.primitive_cube_add()
     cube = bpy.context.object
-    assert not cube.pem.enabled and ui.PEM_PT_object.poll(bpy.context)
+    assert not cube.pem.enabled and not ui.PEM_PT_object.poll(bpy.context)      # as Rigid Body's, until on
+    assert ui.PEM_PT_sidebar_object.poll(bpy.context)             # the sidebar's, with its checkbox, always
     assert bpy.ops.pem.body_toggle() == {"FINISHED"}
-    assert cube.pem.enabled
+    assert cube.pem.enabled and ui.PEM_PT_object.poll(bpy.context)
     assert _grid(ui, cube) == [("op", "pem.body_toggle", "Magnetic Pendulum", "X")]   # ✕ once on, as Cloth's
     cube.pem.density = 1234.0                                     # settings survive turning it off and on
     assert bpy.ops.pem.body_toggle() == {"FINISHED"} and not cube.pem.enabled
@@ -73,3 +74,28 @@ def test_the_panel_header_carries_the_checkbox(ui):
     body = _Layout()
     ui.draw_object(body, bpy.context, cube)                       # off: the body of the panel only says how
     assert ("prop", "enabled") not in body.calls and not [c for c in body.calls if c[0] == "prop"]
+
+
+@pytest.mark.parametrize("kind", ["CAMERA", "LIGHT", "ARMATURE"])
+def test_a_camera_light_or_armature_enabled_from_python_is_refused_by_name(ui, kind):
+    """The Physics tab does not offer them; a script can still set ``pem.enabled``: the bake refuses the object by
+    name and says how to fix it, leaving the scene as it was (nothing keyed)."""
+    from .test_addon import fingerprint, pendulum_setup
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    pendulum_setup()
+    data = {"CAMERA": lambda: bpy.data.cameras.new("C"), "LIGHT": lambda: bpy.data.lights.new("L", "POINT"),
+            "ARMATURE": lambda: bpy.data.armatures.new("A")}[kind]()
+    obj = bpy.data.objects.new("Thing", data)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.pem.enabled, obj.pem.role = True, "PENDULUM"
+    obj.pem.dipoles.add()
+    bpy.context.view_layer.update()
+    before = fingerprint()
+    article = "an" if kind == "ARMATURE" else "a"
+    with pytest.raises(RuntimeError, match=rf"Object 'Thing' is {article} {kind.lower()}: only meshes .* can be "
+                                           r"Magnetic Pendulum bodies or walls; turn its Magnetic Pendulum off"):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == before
+    obj.pem.enabled = False
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}

@@ -352,6 +352,29 @@ def test_marble_in_a_bowl_imports_and_swings_as_the_closed_form(mods, tmp_path):
         assert abs(np.arctan2(c[0], R - c[2]) - exact) <= 1e-5, f"frame {f}"
 
 
+def test_a_marble_typed_onto_its_bowl_bakes_from_the_bowl(mods, tmp_path):
+    """Placed on the bowl by typed single-precision values, 26 nm in: within what Blender can store, so the bake
+    starts it on the bowl (refused before: "starts 2.6e-08 m inside"); a marble 10 µm in is still refused."""
+    import_example(mods, tmp_path, mods["pem_physics.examples"].marble_in_a_bowl(swings=0.2))
+    marble, scene = bpy.data.objects["marble"], bpy.context.scene
+    centre, R, r = np.array([0.0, 0.0, 0.15]), 0.15, 0.008
+    x = M(marble)[:3, 3]
+    out = (x - centre) / np.linalg.norm(x - centre)
+    exact = mods["pem_addon.adapters"]._EXACT
+    for key in [k for k in marble.keys() if k.startswith(exact)]:
+        del marble[key]                               # as a user typed it: no exact value kept beside
+    marble.location = tuple(centre + (R - r + 26e-9) * out)
+    bpy.context.view_layer.update()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
+    scene.frame_set(scene.frame_start)
+    assert abs(np.linalg.norm(M(marble)[:3, 3] - centre) - (R - r)) <= 1e-7
+    bpy.ops.pem.clear_bake()
+    marble.location = tuple(centre + (R - r + 1e-5) * out)
+    bpy.context.view_layer.update()
+    with pytest.raises(RuntimeError, match=r"starts 1e-05 m inside 'bowl'|starts 9\.99\d*e-06 m inside 'bowl'"):
+        bpy.ops.pem.simulate_bake()
+
+
 def test_a_table_bake_reports_progress_stops_when_asked_and_esc_changes_nothing(mods):
     from .test_cancel import _Context, _Event, _operator, _Recorder
 

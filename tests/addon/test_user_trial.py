@@ -391,7 +391,8 @@ def test_the_plots_legend_sits_above_the_curves(pem, ext):  # noqa: F811
 
 def _joined_cubes(name, offsets, size=0.1):
     """One mesh object of cubes of ``size`` (BU) at ``offsets`` from (0, 0, −0.3), joined (Ctrl J)."""
-    made = [cube(f"{name}.{k}", size=size, location=(dx, 0.0, -0.3)) for k, dx in enumerate(offsets)]
+    sizes = size if isinstance(size, tuple) else (size,) * len(offsets)
+    made = [cube(f"{name}.{k}", size=sizes[k], location=(dx, 0.0, -0.3)) for k, dx in enumerate(offsets)]
     bpy.ops.object.select_all(action="DESELECT")
     for o in made:
         o.select_set(True)
@@ -432,6 +433,12 @@ def test_overlapping_parts_of_one_mesh_are_named(pem):  # noqa: F811
     apart = _joined_cubes("Apart", (0.0, 0.1))       # face on face: 2 kg of solid, nothing shared
     mass, said, baked = _mass_reports(pem, apart)
     assert mass == pytest.approx(2.0, rel=1e-6) and said == [] and baked == []
+    # meant to touch, 20 nm in (a few single-precision round-offs of its coordinates): no false warning
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.context.scene.frame_end = 3
+    touching = _joined_cubes("Touching", (0.0, 0.09 - 2e-8), size=(0.1, 0.08))   # its corners inside the face
+    mass, said, baked = _mass_reports(pem, touching)
+    assert said == [] and baked == []
 
 
 def test_a_mesh_with_inward_normals_is_named(pem):  # noqa: F811

@@ -306,7 +306,7 @@ def test_overlaps_at_the_start_name_both_items():
     scene = cradle()
     scene.walls = (StaticWall(kind="plane", name="floor", point=(0, 0, 0.1), normal=(0, 0, 1)),)
     with pytest.raises(ValidationError, match=r"^bodies\[0\]\.contacts\[0\] and walls\[0\]: the contact sphere of "
-                                              r"'ball1' lies .* outside wall 'floor'"):
+                                              r"'ball1' lies .* past wall 'floor', on the side it may not enter"):
         simulate(scene)
 
 

@@ -249,7 +249,7 @@ def test_coin_rolls_on_the_closed_form_circle():
 
 def test_coin_lying_flat_is_reported():
     body = TableBody(1.0, np.diag([1.0, 1.0, 2.0]), [ContactRim((0, 0, 0), (0, 0, 1), 0.1)], "coin")
-    with pytest.raises(SimulationError, match=r"'coin': rim 0 lies flat"):
+    with pytest.raises(SimulationError, match=r"'coin': contact rim #0 lies flat"):
         start_state(Surface(body, Table()), (0, 0, 0.0), (0, 0, 0), (0, 0, 0))
     with pytest.raises(ValidationError, match=r"coin\.contacts\[0\]\.axis"):
         TableBody(1.0, np.eye(3), [ContactRim((0, 0, 0), (0, 0, 0), 0.1)], "coin")

@@ -281,3 +281,24 @@ def test_rolling_resistance_in_a_scene_file_in_centimetres():
     with pytest.raises(ValidationError, match=r"^walls\[0\]\.rolling_resistance: applies to contact_model = "
                                               r"\"surface\" only"):
         loads(_edit(text, 'contact_model = "surface"', 'contact_model = "impacts"'))
+
+
+def test_a_placement_within_the_stored_precision_starts_on_the_table():
+    """A marble meant to lie on its bowl but 26 nm into it (single precision's rounding of a Blender scene) is
+    refused at the default precision (START_RTOL·r = 8 nm) and, with placement_tolerance 10⁻⁷ m, starts on the bowl:
+    its centre R − r from the bowl's to round-off."""
+    from dataclasses import replace
+
+    scene = examples.marble_in_a_bowl(swings=0.1)
+    b = scene.bodies[0]
+    centre, R, r = np.array([0.0, 0.0, 0.15]), 0.15, 0.008
+    x = np.asarray(b.position, float)
+    out = (x - centre) / np.linalg.norm(x - centre)
+    scene.bodies = [replace(b, position=tuple(centre + (R - r + 26e-9) * out))]
+    with pytest.raises(ValidationError, match=r"starts 2\.6\d*e-08 m inside 'bowl'"):
+        simulate(scene)
+    scene.placement_tolerance = 1e-7
+    traj = simulate(scene)
+    assert abs(np.linalg.norm(traj.position[0, 0] - centre) - (R - r)) <= 1e-15
+    again = loads(dumps(scene))                             # the file keeps it
+    assert again.placement_tolerance == 1e-7

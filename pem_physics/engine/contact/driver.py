@@ -359,7 +359,8 @@ class ContactModel:
                 raise ValidationError(f"{la} and {lb}", f"the contact spheres of {self.names[a]!r} and "
                                       f"{self.names[b]!r} overlap by {-g[p]:.3g} m at t = 0")
             raise ValidationError(f"{la} and {lb}", f"the contact sphere of {self.names[a]!r} lies "
-                                  f"{-g[p]:.3g} m outside wall {self.wall_names[b]!r} at t = 0")
+                                  f"{-g[p]:.3g} m past wall {self.wall_names[b]!r}, on the side it may not enter, at "
+                                  "t = 0: move it back")
 
     def contact(self, p: int, X: np.ndarray, gap: float) -> Contact:
         """Contact p at sphere centres X (S,3): indices into the body list of :meth:`bodies` (fixed: None)."""

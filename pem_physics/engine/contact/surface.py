@@ -201,6 +201,10 @@ class TableBody:
         #: m: how far the shapes reach from the centre of mass (the length in the speed and energy scales)
         self.reach = float(np.max(self.r + np.linalg.norm(self.b, axis=1)))
 
+    def shape_name(self, k: int) -> str:
+        """Shape k in words: ``contact sphere #k`` or ``contact rim #k`` (as the Blender panel lists them)."""
+        return f"contact {'rim' if self.rim[k] else 'sphere'} #{k}"
+
     def frame(self, orientation) -> np.ndarray:
         """The principal frame Q (rows: principal axes, lab) of a body whose body axes are the rows of
         ``orientation`` (3,3)."""
@@ -326,8 +330,8 @@ class Surface:
         m = n - (n @ a) * a
         s = float(np.linalg.norm(m))
         if not s > 1e-9:
-            raise SimulationError(f"{body.name!r}: rim {k} lies flat on {self.table.name!r} (its whole edge touches); "
-                                  "this model needs it tilted", time=t, body=body.name)
+            raise SimulationError(f"{body.name!r}: contact rim #{k} lies flat on {self.table.name!r} (its whole edge "
+                                  "touches); this model needs it tilted", time=t, body=body.name)
         return C, m, C - (body.r[k] / s) * m
 
     def _rim_point(self, k: int, x, Q, t: float | None = None):
@@ -344,8 +348,8 @@ class Surface:
         m = nC - (nC @ a) * a
         sm = float(np.linalg.norm(m))
         if not sm > 1e-9:
-            raise SimulationError(f"{body.name!r}: rim {k} lies flat on {self.table.name!r} (its whole edge touches); "
-                                  "this model needs it tilted", time=t, body=body.name)
+            raise SimulationError(f"{body.name!r}: contact rim #{k} lies flat on {self.table.name!r} (its whole edge "
+                                  "touches); this model needs it tilted", time=t, body=body.name)
         phi = float(np.arctan2(-(m @ e2), -(m @ e1)))
         wall = self.table.wall
         for _ in range(RIM_ITERATIONS):
@@ -808,9 +812,10 @@ class Run:
         return self.energy - self.energy[0] - self.friction_work - self.impact_work
 
 
-def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0) -> State:
+def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0, tolerance: float = 0.0) -> State:
     """The state of a body at x (m) with velocity v (m/s), angular velocity ω (rad/s, lab) and body axes the rows of
-    ``orientation`` (default: the lab axes); its contact decided from the gaps (see :func:`settle`)."""
+    ``orientation`` (default: the lab axes); its contact decided from the gaps (see :func:`settle`). A shape within
+    START_RTOL·r of the table, or ``tolerance`` (m: the precision the positions were stored with), starts on it."""
     body = surface.body
     x, v, omega = _vector(x, "x"), _vector(v, "v"), _vector(omega, "omega")
     Q = body.frame(np.eye(3) if orientation is None else orientation)
@@ -820,10 +825,11 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0)
     st = State(float(t), x, v, L, Q)
     g = surface.gaps(x, Q)
     worst = int(np.argmin(g / body.r))
-    if g[worst] < -START_RTOL * body.r[worst]:
+    snap = max(START_RTOL * body.r[worst], tolerance)
+    if g[worst] < -snap:
         raise ValidationError(f"{body.name}.contacts[{worst}]",
                               f"starts {-g[worst]:.6g} m inside {surface.table.name!r}: raise the body by that much")
-    if abs(g[worst]) <= START_RTOL * body.r[worst]:
+    if abs(g[worst]) <= snap:
         # along the normal at the shape: a plane's, or a curved table's (its gap is a distance along it)
         st.x = x - g[worst] * surface.lowest(worst, x, Q, t)[1] if not surface.table.flat else \
             x - g[worst] * surface.table.normal
@@ -890,8 +896,9 @@ def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tu
     zero = np.zeros(3)
     if kind == "impact":
         if st.mode != APART:
-            raise SimulationError(f"{surface.body.name!r}: contact {k} reaches {surface.table.name!r} while contact "
-                                  f"{st.shape} touches it (this model holds one contact at a time)", time=st.t,
+            raise SimulationError(f"{surface.body.name!r}: {surface.body.shape_name(k)} reaches "
+                                  f"{surface.table.name!r} while {surface.body.shape_name(st.shape)} touches it (this "
+                                  "model holds one contact at a time)", time=st.t,
                                   body=surface.body.name)
         st.shape = k
         J = settle(surface, st, dt)

@@ -123,7 +123,7 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
                      rolling_resistance=wall.rolling_resistance or 0.0, spin_resistance=wall.spin_resistance or 0.0)
     surface = sf.Surface(body, table, scene.gravity)
     try:
-        state = sf.start_state(surface, x, b.velocity, b.angular_velocity, U)
+        state = sf.start_state(surface, x, b.velocity, b.angular_velocity, U, tolerance=scene.placement_tolerance)
     except ValidationError as err:   # name the scene's items
         path = err.path.replace(f"{b.name}.", f"bodies[{i}].", 1)
         raise ValidationError(path, err.message) from None

@@ -1,0 +1,15 @@
+"""Steps and frames: when a time step divides Blender's frame time (keys then land on whole frames)."""
+
+from __future__ import annotations
+
+#: A dt within this fraction of one frame / n (n whole) divides the frame: float32's epsilon, since a dt typed or
+#: stored in single precision cannot tell the two apart (0.001 s at 25 fps is 1/25 s / 40).
+DIVIDES_RTOL = 2.0**-23
+
+
+def steps_per_frame(fps: float, dt: float) -> int:
+    """Whole steps of ``dt`` (s) per frame at ``fps`` when dt divides the frame time to round-off
+    (:data:`DIVIDES_RTOL`), else 0."""
+    n = 1.0 / (fps * dt)
+    steps = round(n)
+    return int(steps) if steps >= 1 and abs(n - steps) <= DIVIDES_RTOL * n else 0
