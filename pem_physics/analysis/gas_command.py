@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 #: Highest temperature accepted: N·d·T must stay far from the largest double (1.8e308) in the energy sums that
 #: scale the start velocities (at T = 1e308 they overflowed and every velocity came out 0).
 MAX_TEMPERATURE = 1e100
-#: Bytes the event-driven engine keeps per particle (positions, velocities, event heap, cell lists; README).
+#: Bytes the event-driven engine keeps per particle (positions, velocities, event heap, cell lists; docs/gas.md).
 BYTES_PER_PARTICLE = 248
 
 #: ``box`` values: a periodic box, hard box faces, hard containers

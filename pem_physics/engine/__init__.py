@@ -11,10 +11,12 @@
   :mod:`.lanes` — large ensembles of one pendulum over fixed magnets with members in SIMD lanes;
   :mod:`.pairs` — the all-pairs dipole sweep for many bodies. The numpy code stays the reference and
   the fallback.
-- contacts (theory §7, not yet wired into :func:`.simulate.simulate`): :mod:`.walls` — implicit
-  walls f(x, t) with their derivatives; :mod:`.impulses` — impulses with the effective mass, restitution,
-  friction, simultaneous contacts; :mod:`.events` — event location (Brent); :mod:`.particles` —
-  translating spheres among walls: flights, impacts, sliding, lift-off, rest.
+- :mod:`.contact` — the contact stage (theory §7), run by :func:`.simulate.simulate` for scenes with contact
+  spheres or walls: :mod:`.contact.walls` (implicit walls and their derivatives), :mod:`.contact.events`
+  (event location), :mod:`.contact.impulses` (impulses with restitution and friction),
+  :mod:`.contact.driver` (impacts between bodies and walls), :mod:`.contact.surface` and
+  :mod:`.contact.surface_scene` (a body on a table: sliding, rolling, lift-off), :mod:`.contact.particles`
+  (translating spheres among walls).
 
 Depends on :mod:`pem_physics.model`.
 """
