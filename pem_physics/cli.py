@@ -70,7 +70,7 @@ def cmd_run(args) -> int:
     from .io.output import write_outputs
 
     scene = load_scene(args.scene)
-    output_folder(args.outdir)   # checked before the run, not after it
+    output_folder(args.outdir, "run")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop):
         traj = simulate(scene, method=args.method, dt=args.dt, t_end=args.t_end,
                         record_interval=args.record_interval, progress=progress, stop=stop)
@@ -212,7 +212,7 @@ def cmd_basin(args) -> int:
         scene = replace(scene, friction=args.friction)
     if args.dt is not None:
         scene = replace(scene, settings=replace(scene.settings, dt=args.dt))
-    output_folder(args.outdir)   # checked before the run, not after it
+    output_folder(args.outdir, "basin")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
                                  method=args.method, progress=progress, stop=stop, client=client,
@@ -274,7 +274,7 @@ def cmd_sweep(args) -> int:
         if len(varying) != 2:
             raise ValidationError("--heatmap", f"a heat map needs exactly two parameters with several values; "
                                                f"{len(varying)} vary ({', '.join(varying) or 'none'})")
-    output_folder(args.outdir)   # checked before the run, not after it
+    output_folder(args.outdir, "sweep")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,
                              chunk=args.chunk, settle_speed=args.settle_speed, settle_distance=args.settle_distance,

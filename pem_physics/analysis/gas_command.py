@@ -475,7 +475,7 @@ def cmd_gas(args) -> int:
             cfg[key] = _parse_gravity(val) if key == "gravity" else val
     c = check_config(cfg)
     state = initial_state(c)
-    output_folder(args.outdir)   # checked before the run, not after it
+    output_folder(args.outdir, "gas")   # checked before the run, not after it
     bar = _Bar(state.time, state.time + c["t_end"], not args.quiet)
     # SIGTERM (kill, a job scheduler) stops the run as Ctrl-C does: the engines keep a valid partial result
     old_term = signal.signal(signal.SIGTERM, signal.default_int_handler)

@@ -13,6 +13,11 @@ Readers (``plot``, the add-on, ``--state``) trust only what a manifest lists, wi
 folder — is refused with a message that says so. A failure or interruption before the publication leaves the
 previous set as it was; a staging folder left by a killed process is removed by the next command that
 writes there. A run stopped by Ctrl-C or SIGTERM publishes its partial result marked ``complete: false``.
+
+Files no set wrote are never touched: a publication removes and replaces only what the previous manifest lists
+(or what a publication cut short was moving, :data:`JOURNAL`); a file of the same name that no set lists — the
+user's, or an older version's — stops it before anything changes, as does a folder holding another command's
+set (``plot A -o B`` where B holds a run).
 """
 
 from __future__ import annotations
@@ -30,13 +35,9 @@ from .files import atomic_open, unique_name
 MANIFEST = "pem-manifest.json"
 FORMAT = "pem-output-set/1"
 STAGING_PREFIX = ".pem-staging-"
-#: Files the commands of earlier versions wrote without a manifest: a first publication into such a folder
-#: removes them, so none of them survives beside a new set.
-KNOWN_OUTPUTS = frozenset({
-    "trajectory.npz", "trajectory.csv", "summary.json", "events.csv", "gas.npz", "gas.csv",
-    "basin.npz", "basin.png", "basin.json", "sweep.csv", "sweep.json", "sweep.png",
-    "energy.png", "omega.png", "momentum_sphere.png", "top_view.png",
-    "gas_pressure.png", "gas_speeds.png", "gas_snapshot.png"})
+#: While a set is published (the old manifest gone, the new one not yet written) this lists the files of both, so
+#: that a publication cut short is finished by the next one without touching files no set wrote.
+JOURNAL = ".pem-publishing.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
@@ -64,8 +65,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def output_folder(outdir) -> Path:
-    """The output folder, created if missing; a clear :class:`ValidationError` for anything unusable."""
+def output_folder(outdir, command: str | None = None) -> Path:
+    """The output folder, created if missing; a clear :class:`ValidationError` for anything unusable, and, given
+    the ``command`` about to write there, for a folder holding another command's set (never published over)."""
     text = os.fspath(outdir) if outdir is not None else ""
     if not str(text).strip():
         raise ValidationError("-o/--outdir", "empty: name the output folder")
@@ -79,7 +81,21 @@ def output_folder(outdir) -> Path:
                                          "name a folder you may write to") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ValidationError(str(path), "the output folder is not writable: name a folder you may write to")
+    old = read_manifest(path) if command else None
+    if old is not None and old.get("command") != command:
+        raise ValidationError(str(path), f"holds the output set of `{old.get('command')}` ({len(old['files'])} "
+                                         f"files): write the {command} outputs into another folder (nothing was "
+                                         "changed)")
     return path
+
+
+def _journal(outdir: Path) -> set:
+    """The files a publication cut short was replacing (:data:`JOURNAL`), or none."""
+    try:
+        data = json.loads((Path(outdir) / JOURNAL).read_text(encoding="utf-8"))
+        return {n for n in data["files"] if isinstance(n, str) and _NAME.match(n)}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
 
 
 def read_manifest(outdir) -> dict | None:
@@ -150,7 +166,7 @@ class OutputSet:
     """
 
     def __init__(self, outdir, command: str, *, extend: bool = False):
-        self.outdir = output_folder(outdir)
+        self.outdir = output_folder(outdir, None if extend else command)
         self.command = command
         self.extend = extend
         _remove_dead_staging(self.outdir)
@@ -181,10 +197,15 @@ class OutputSet:
             _fsync_path(p)
             files[name] = {"bytes": p.stat().st_size, "sha256": _sha256(p)}
         old = read_manifest(self.outdir)
-        if old is not None:
-            previous = {n for n in old["files"] if _NAME.match(n)}
-        else:
-            previous = {n for n in KNOWN_OUTPUTS if (self.outdir / n).is_file()}
+        # ours to replace: what the set's manifest lists, and what a publication cut short was moving
+        previous = {n for n in old["files"] if _NAME.match(n)} if old is not None else set()
+        previous |= _journal(self.outdir)
+        mine = sorted(n for n in names if (self.outdir / n).exists() and n not in previous)
+        if mine:
+            raise ValidationError(str(self.outdir), f"{', '.join(mine)} in it {'is' if len(mine) == 1 else 'are'} not "
+                                                    "listed by an output set of this tool (a file of your own, or an "
+                                                    "older version's): move them away or write into another folder "
+                                                    "(nothing was changed)")
         kept = {}
         if self.extend and old is not None:
             kept = {n: e for n, e in old["files"].items() if n in previous and n not in files}
@@ -193,6 +214,10 @@ class OutputSet:
             command, complete = old.get("command", command), bool(complete) and bool(old.get("complete", True))
         manifest = {"format": FORMAT, "command": command, "complete": bool(complete),
                     "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": {**kept, **files}, **(extra or {})}
+        with atomic_open(self.outdir / JOURNAL, "w", encoding="utf-8") as fh:
+            json.dump({"files": sorted(previous | set(names))}, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
         # From here until the new manifest is in place the folder holds no set that a reader trusts.
         if old is not None or (self.outdir / MANIFEST).exists():
             (self.outdir / MANIFEST).unlink(missing_ok=True)
@@ -207,6 +232,7 @@ class OutputSet:
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
+        (self.outdir / JOURNAL).unlink(missing_ok=True)
         _fsync_path(self.outdir, directory=True)
         self.published = True
         return manifest

@@ -640,21 +640,32 @@ def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMot
 
 
 def _table_file(value, path, base_dir):
-    """(times (K,), positions (K,3), quaternions (K,4) or None) of a motion's CSV file."""
+    """(times (K,), positions (K,3), quaternions (K,4) or None) of a motion's CSV file, confined as a UDF's
+    ``\\include`` is: a relative path inside the scene file's folder (the working folder for a scene given as
+    text), no ``..`` or link leading out, a regular file of a sane size; a rejected file's content is never
+    echoed."""
     import csv
 
     name = _string(value, path)
-    p = Path(name)
-    if not p.is_absolute():
-        p = Path(base_dir if base_dir is not None else Path.cwd()) / p
+    root = Path(base_dir if base_dir is not None else Path.cwd())
+    if Path(name).is_absolute() or name.startswith(("\\", "~")):
+        raise ValidationError(path, f"{name!r}: a motion table names a file beside the scene file (a relative path "
+                                    f"inside {root}), not an absolute path; copy the table there")
+    p = root / name
+    try:
+        inside = p.resolve().is_relative_to(root.resolve())
+    except (OSError, ValueError):
+        inside = False
+    if not inside:
+        raise ValidationError(path, f"{name!r} is outside the scene file's folder ({root}); copy the table there")
     text = read_input_text(p, "motion table")
     rows = list(csv.reader(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")))
     if not rows:
         raise ValidationError(str(p), "empty: expected a header row t, x, y, z [, qw, qx, qy, qz] and one row a sample")
     head = [c.strip().lower() for c in rows[0]]
     if tuple(head) not in (TABLE_COLUMNS, TABLE_COLUMNS + TABLE_QUATERNION):
-        raise ValidationError(f"{p}:1", f"header {', '.join(rows[0])!r}: expected t, x, y, z or t, x, y, z, qw, qx, "
-                                        "qy, qz")
+        raise ValidationError(f"{p}:1", "the first row is not the header: expected t, x, y, z or t, x, y, z, qw, "
+                                        "qx, qy, qz")
     out = np.empty((len(rows) - 1, len(head)))
     for i, row in enumerate(rows[1:]):
         if len(row) != len(head):
@@ -663,7 +674,8 @@ def _table_file(value, path, base_dir):
             try:
                 out[i, j] = float(cell)
             except ValueError:
-                raise ValidationError(f"{p}:{i + 2}", f"column {head[j]}: {cell.strip()!r} is not a number") from None
+                raise ValidationError(f"{p}:{i + 2}", f"column {head[j]}: {cell.strip()[:24]!r} is not a "
+                                                      "number") from None
     return out[:, 0], out[:, 1:4], (out[:, 4:8] if len(head) == 8 else None)
 
 

@@ -77,15 +77,40 @@ def listed_exactly_but_notes(folder: Path) -> None:
         (folder / "notes.txt").write_bytes(notes)
 
 
-def test_an_older_versions_files_without_a_manifest_are_replaced_not_mixed(runs, tmp_path):
+def test_files_no_manifest_lists_are_never_touched(runs, tmp_path):
+    """A folder without a manifest (the user's files, or an older version's): a run that would write a file of the
+    same name stops before anything changes, naming it; files of other names stay as they are beside the set."""
     _, plain, _ = runs
-    for name in ("events.csv", "trajectory.csv", "summary.json", "sweep.png"):   # left by an older version
-        (tmp_path / name).write_text("stale")
+    for name in ("trajectory.csv", "summary.json", "energy.png"):
+        (tmp_path / name).write_text("mine")
     with pytest.raises(ValidationError, match="no complete run output here"):
         verified(tmp_path, "trajectory.npz", "run output")
+    with pytest.raises(ValidationError, match=r"summary\.json, trajectory\.csv in it are not listed by an output set"):
+        write_outputs(plain, tmp_path)
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {n: "mine" for n in
+                                                                   ("trajectory.csv", "summary.json", "energy.png")}
+    (tmp_path / "trajectory.csv").unlink()
+    (tmp_path / "summary.json").unlink()
     write_outputs(plain, tmp_path)
-    listed_exactly(tmp_path)
+    assert (tmp_path / "energy.png").read_text() == "mine"          # the user's figure stays
     assert json.loads((tmp_path / "summary.json").read_text())["complete"] is True
+    write_outputs(plain, tmp_path)                                  # the set's own files: replaced
+    assert (tmp_path / "energy.png").read_text() == "mine"
+
+
+def test_another_commands_set_is_never_published_over(runs, tmp_path):
+    """`plot A -o B` where B holds a run: refused naming B's set, B's files intact (plot into A joins A's set)."""
+    _, plain, _ = runs
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_outputs(plain, a)
+    write_outputs(plain, b)
+    before = {p.name: p.read_bytes() for p in b.iterdir()}
+    with pytest.raises(ValidationError, match=r"holds the output set of `run`"):
+        plot_outputs(a, b)
+    assert {p.name: p.read_bytes() for p in b.iterdir()} == before
+    assert cli_main(["plot", str(a), "-o", str(b)]) == 2
+    plot_outputs(a, a)
+    assert "energy.png" in read_manifest(a)["files"]
 
 
 def test_an_interrupted_publication_leaves_no_set_a_reader_trusts(runs, tmp_path, monkeypatch):

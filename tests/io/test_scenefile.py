@@ -760,6 +760,34 @@ def test_tabulated_motions_read_from_csv_files_and_inline_alike(tmp_path):
     np.testing.assert_allclose(again.orientation, a.orientation, rtol=0, atol=1e-13)
 
 
+@pytest.mark.parametrize("name", ["/etc/passwd", "../secretdir/secret.csv", "link.csv", "~/secret.csv"])
+def test_a_motion_table_outside_the_scenes_folder_is_refused_unread(tmp_path, name):
+    """As a UDF's include: an absolute path, a way up or a link leading out is refused by name before anything is
+    opened, and nothing of the file reaches the message."""
+    secret = tmp_path / "secretdir" / "secret.csv"
+    secret.parent.mkdir()
+    secret.write_text("TOP-SECRET-LINE,1,2,3\n")
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    write_tables(scenes)
+    (scenes / "link.csv").symlink_to(secret)
+    with pytest.raises(ValidationError) as err:
+        loads(TABLE_SCENE.format(pivot=f'{{ file = "{name}" }}', motion='{ kind = "tabulated", file = "rotor.csv" }'),
+              base_dir=scenes)
+    assert err.value.path == "bodies[0].pivot_motion.file", err.value.path
+    assert "TOP-SECRET" not in str(err.value) and "root:" not in str(err.value)
+    assert ("absolute path" in err.value.message) if name.startswith(("/", "~")) else ("outside" in err.value.message)
+
+
+def test_a_rejected_header_is_not_echoed(tmp_path):
+    write_tables(tmp_path)
+    (tmp_path / "private.csv").write_text("password=hunter2,x,y,z\n0,0,0,0\n")
+    with pytest.raises(ValidationError) as err:
+        loads(TABLE_SCENE.format(pivot='{ file = "private.csv" }', motion='{ kind = "tabulated", file = "rotor.csv" }'),
+              base_dir=tmp_path)
+    assert "hunter2" not in str(err.value) and "not the header" in str(err.value)
+
+
 @pytest.mark.parametrize("pivot, motion, where, words", [
     ('{ file = "pivot.csv", times = [0, 1] }', '{ kind = "tabulated", file = "rotor.csv" }',
      "bodies[0].pivot_motion.times", "either file"),
