@@ -57,7 +57,8 @@ def bob_point(scene: Scene):
 def release_orientations(scene: Scene, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     """(E,1,3,3) orientations putting the bob at lab (x, y) (same distance from the pivot, hanging below).
 
-    Points farther from the pivot axis than the bob's arm are clipped to the largest reachable radius.
+    Points farther from the pivot axis than the bob's arm are clipped to the largest reachable radius (a basin
+    map refuses such a grid: :func:`basin_map`).
     """
     body, point = bob_point(scene)
     U0 = np.asarray(body.orientation, dtype=float)
@@ -132,6 +133,16 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
         raise ValidationError("--chunk", f"expected an integer ≥ 1 (members integrated together), got {chunk!r}")
     if not (np.isfinite(extent) and extent > 0):
         raise ValidationError("--extent", f"expected a half-width > 0 m, got {extent!r}")
+    body, point = bob_point(scene)
+    arm = float(np.linalg.norm(point))
+    corners = np.array([[sx * extent, sy * extent] for sx in (-1, 1) for sy in (-1, 1)])
+    far = float(np.max(np.linalg.norm(corners - np.asarray(body.position, float)[:2], axis=1)))
+    if far >= 0.999 * arm:   # the bob cannot be released there: such cells would be clipped, not mapped
+        pivot = np.asarray(body.position, float)[:2]
+        most = max(0.0, 0.999 * arm - float(np.linalg.norm(pivot))) / np.sqrt(2.0)
+        raise ValidationError("--extent", f"the grid's corners lie {far:.4g} m from the pivot axis; the bob's arm is "
+                                          f"{arm:.4g} m long (it hangs below the pivot): lower --extent to at most "
+                                          f"{most:.4g} m")
     from ..engine import budget
 
     # the map's cells (label, final x-y, speed: ~40 bytes a point) and one chunk's trajectories

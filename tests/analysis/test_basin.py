@@ -64,3 +64,14 @@ def test_needs_one_pendulum_and_fixed_magnets():
 
     with pytest.raises(ValidationError, match="exactly one pendulum"):
         basin_map(examples.t_handle(), grid=2)
+
+
+def test_a_grid_beyond_the_bobs_reach_is_refused_not_clipped():
+    """Release points the bob cannot reach (its arm hangs below the pivot) would be clipped to one radius and
+    mapped as equal cells: refused, naming the arm and the largest extent."""
+    from pem_physics import examples
+    from pem_physics.errors import ValidationError
+
+    sc = examples.three_magnet(friction=0.01)
+    with pytest.raises(ValidationError, match=r"--extent: the grid's corners lie 14\.14 m .* arm is 0\.\d+ m long"):
+        basin_map(sc, grid=4, extent=10.0)

@@ -212,6 +212,11 @@ def _edit(text: str, old: str, new: str) -> str:
      r"bodies\[0\]\.dipoles", "magnets"),
     ('contact_friction = 0.2', 'contact_friction = 0.2\nfriction = 0.001', r"friction", "pivot friction"),
     ('contact_model = "surface"', 'contact_model = "rolling"', r"contact_model", "surface"),
+    ('position = [0, 0, 2.8575]', 'position = [0, 0, -50]', r"bodies\[0\]\.position", "starts behind the plane"),
+    ('name = "cloth"', 'name = "cloth"\nrolling_resistance = 1000', r"walls\[0\]\.rolling_resistance",
+     "longer than the body's contact radius"),
+    ('name = "cloth"', 'name = "cloth"\nspin_resistance = 3', r"walls\[0\]\.spin_resistance",
+     "longer than the body's contact radius"),
 ])
 def test_scenes_outside_the_surface_model_are_refused_by_name(old, new, path, words):
     text = _edit(BALL_CM, old, new)

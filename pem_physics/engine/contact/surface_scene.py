@@ -105,10 +105,14 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
     U = np.asarray(b.orientation, float)
     x = np.asarray(b.position, float) + com @ U
     if wall.kind == "plane":
-        # a plane table's allowed side is the one the body's centre of mass starts on
+        # the normal points into the allowed side (as the scene format says): a body starting behind the table
+        # would fall away from it for the whole run
         n = np.asarray(wall.normal, float)
         if (x - np.asarray(wall.point, float)) @ n < 0:
-            n = -n
+            raise ValidationError(f"bodies[{i}].position", f"the body's centre of mass starts behind the plane "
+                                  f"{wall.name!r} (against its normal {np.round(n, 6).tolist()}, which points to the "
+                                  f"side a body stands on): move the body to that side, or turn the normal round "
+                                  f"to stand it on the other face")
         surf = Plane(wall.point, n, name=wall.name)
     else:
         # a curved one's is its inside (a bowl, a pipe, a tray) or outside (a dome, a log, a block), as ``inside`` says
@@ -118,6 +122,13 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
             raise ValidationError(f"bodies[{i}].position", f"the body's centre of mass starts {where} the "
                                   f"{wall.kind} {wall.name!r}, the side it may not enter: move it, or set the wall's "
                                   f"inside = {str(not wall.inside).lower()}")
+    reach = max(c.radius for c in b.contacts)
+    for key in ("rolling_resistance", "spin_resistance"):
+        d = getattr(wall, key) or 0.0
+        if d > reach:        # the normal force's line of action shifted off the body: not a resistance any more
+            raise ValidationError(f"walls[{w}].{key}", f"{d:g} m is longer than the body's contact radius "
+                                  f"({reach:g} m): it is the lever arm of the normal force's shift, a small "
+                                  f"fraction of the radius (δ/r ~ 0.001–0.01 for a ball on cloth); lower it")
     e, mu = table_coefficients(scene, i, w)
     table = sf.Table(mu=mu, restitution=e, name=wall.name, friction=wall.friction_law or "coulomb", wall=surf,
                      rolling_resistance=wall.rolling_resistance or 0.0, spin_resistance=wall.spin_resistance or 0.0)
