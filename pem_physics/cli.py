@@ -287,6 +287,8 @@ def cmd_sweep(args) -> int:
         print(json.dumps(brief, indent=2))
     for note in result.notes or []:
         print(f"note: {note}", file=sys.stderr)
+    for warning in result.warnings or []:
+        print(f"warning: {warning}", file=sys.stderr)
     if result.error is not None:
         print(f"simulation failed: {result.error}; partial table written to {args.outdir}", file=sys.stderr)
         return 1

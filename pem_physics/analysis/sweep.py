@@ -291,6 +291,7 @@ class SweepResult:
     settle_distance: float | None = None
     error: str | None = None
     notes: list = None   # what --resume found and did not take (chunks.ChunkResults)
+    warnings: list = None  # what a run of one grid point would warn about (a step too large for its spin)
 
     @property
     def varying(self) -> list:
@@ -365,6 +366,7 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     per_member_bytes = 16 * records * (50 * system.n_bodies + 7 * system.n_dipoles + 2)
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_member_bytes))
     names = [p.name for p in per_member]
+    warnings = _spin_warnings(base, system, values, settings.dt)
     task = chunks.Task(_chunk, (base, names, values, record_interval, [c[0] for c in cols], magnets, settle_speed,
                                 settle_distance), N, chunk)
     t0 = time.perf_counter()
@@ -388,7 +390,23 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
                        members_completed=int(out["completed"].sum()), wall_time=time.perf_counter() - t0, columns=cols,
                        magnets_xy=magnets, settle_speed=settle_speed if has_label else None,
                        settle_distance=float(settle_distance) if has_label else None, error=error,
-                       notes=list(run.notes or []))
+                       notes=list(run.notes or []), warnings=warnings)
+
+
+def _spin_warnings(base: Scene, system, values: dict, dt: float) -> list:
+    """The step warning a run would give (:func:`~pem_physics.engine.checks.preflight`), for the grid point with
+    the fastest start spin: a swept ω of 10¹² rad/s makes energies of 10²⁰ J, which a run says and a sweep must."""
+    if not any(k.startswith("omega") for k in values):
+        return []
+    from ..engine.checks import MAX_STEP_PHASE
+
+    w = np.linalg.norm(np.asarray(members(base, system, values).angular_velocity), axis=-1).max(axis=-1)   # (N,)
+    k = int(np.argmax(w))
+    if not dt * w[k] > MAX_STEP_PHASE:
+        return []
+    return [f"dt = {dt:.3g} s is large for the spin at grid point {_point(k, values)} (|ω| = {w[k]:.3g} rad/s, "
+            f"dt·ω = {dt * w[k]:.2g} rad per step): expect large errors there; try dt ≤ {MAX_STEP_PHASE / w[k]:.2g} s "
+            "or a smaller range"]
 
 
 def _chunk(base: Scene, names: list, values: dict, record_interval: float, cols: list, magnets, settle_speed: float,
@@ -497,6 +515,7 @@ def _write_files(result: SweepResult, outdir: Path, scene_label: str, scene_name
         "wall_time_s": result.wall_time,
         "heatmap": None if png is None else {"file": png.name, "column": heatmap},
         "resume_notes": result.notes or [],
+        "warnings": result.warnings or [],
     }
     if result.magnets_xy is not None:
         summary.update(magnets_xy=result.magnets_xy.tolist(), settle_speed=result.settle_speed,
