@@ -95,7 +95,12 @@ def cmd_run(args) -> int:
 def cmd_build_engine(args) -> int:
     from .engine import prebuild
 
-    prebuild.build(args.dir, force=args.force)
+    try:
+        prebuild.build(args.dir, force=args.force)
+    except KeyboardInterrupt:
+        print("build-engine interrupted: nothing half-built was left and nothing was installed; runs keep using the "
+              "kernels they had (numba's JIT, or an earlier build)", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -408,14 +413,28 @@ QUICK_EXIT = frozenset({"run", "info"})
 EXTRA_COMMANDS: list = []
 
 
+def _terminate_as_interrupt():
+    """SIGTERM (``kill``, a batch system's stop) as Ctrl-C outside a run's own handling, so that it ends with
+    the same one line instead of silently; the previous handler, or None off the main thread."""
+    try:
+        return signal.signal(signal.SIGTERM, signal.default_int_handler)
+    except ValueError:   # not the main thread (an embedding application): leave its handlers alone
+        return None
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # the first word names the sub-command (no option takes effect before it); anything else — help, a
     # misspelt command — gets the whole parser and its messages
     ap = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = ap.parse_args(argv)
+    term = _terminate_as_interrupt()
     try:
         return args.func(args)
+    except KeyboardInterrupt:   # Ctrl-C or SIGTERM outside a run's own handling: while its outputs were written
+        print("interrupted: this command's outputs were not published; the output folder keeps its previous set "
+              "(the next command into it finishes a publication that was cut short)", file=sys.stderr)
+        return 130
     except ValidationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -440,3 +459,6 @@ def main(argv=None) -> int:
         print("error: the input is nested too deeply to read (thousands of levels of brackets): is it the right "
               "file?", file=sys.stderr)
         return 2
+    finally:
+        if term is not None:
+            signal.signal(signal.SIGTERM, term)

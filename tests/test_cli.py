@@ -192,3 +192,29 @@ def test_interrupt_flushes_partial_results(tmp_path, sig):
     manifest = json.loads((tmp_path / "pem-manifest.json").read_text())
     assert manifest["complete"] is False and set(manifest["files"]) == {"trajectory.npz", "trajectory.csv",
                                                                         "summary.json"}
+
+
+@pytest.mark.parametrize("command", ["run", "plot"])
+def test_ctrl_c_while_the_outputs_are_written_ends_in_one_line(tmp_path, monkeypatch, capsys, command):
+    """After the run, while its files are published, Ctrl-C (or SIGTERM, the same here) ends with one line and
+    code 130, no traceback; the folder keeps its previous set."""
+    from pem_physics.cli import main
+    from pem_physics.io import outset
+    from pem_physics.io.outset import read_manifest
+
+    out = tmp_path / "out"
+    assert main(["run", "example:pendulum", "--t-end", "0.01", "-o", str(out), "-q"]) == 0
+    before = read_manifest(out)
+
+    def interrupted(self, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outset.OutputSet, "publish", interrupted)
+    argv = (["run", "example:pendulum", "--t-end", "0.01", "-o", str(out), "-q"] if command == "run"
+            else ["plot", str(out)])
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted: this command's outputs were not published") and "Traceback" not in err
+    monkeypatch.undo()
+    assert read_manifest(out)["files"] == before["files"]
+    assert not [p for p in out.iterdir() if p.name.startswith(".pem-staging")]

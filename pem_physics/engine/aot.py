@@ -358,29 +358,40 @@ def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Pa
     from numba.pycc import CC
 
     t0 = time.perf_counter()
+
+    def no_compiler(err) -> PemError:   # distutils reports a missing compiler in many ways: name it once here
+        return PemError(f"pem build-engine: compiling the kernels ahead of time failed ({err}); it needs a C "
+                        "compiler (gcc, clang or MSVC) and the Python headers. The package works without the build: "
+                        "runs keep using numba's JIT kernels.")
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", nb.NumbaPendingDeprecationWarning)
         where.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=where))
-        cc = CC(name)
-        cc.output_dir = str(tmp)
-        cc.verbose = False
-        cc.target_cpu = VARIANTS.get(variant, "")  # "": LLVM's generic CPU of the architecture
-        specs = {}
-        for kind, args in probes:
-            disp = kernel(kind)
-            types = tuple(nb.typeof(a) for a in args)
-            disp.compile(types)
-            sig = disp.overloads[types].signature
-            cc.export("member_" + kind, sig)(disp.py_func)
-            specs[kind] = [spec(a) for a in args]
-        try:
-            with _releasing_the_gil():
-                cc.compile()
-        except Exception as err:  # distutils reports a missing compiler in many ways: name it once here
+        try:                                   # nothing half-built stays, whatever stops it (Ctrl-C too)
+            try:
+                cc = CC(name)
+            except Exception as err:
+                raise no_compiler(err) from err
+            cc.output_dir = str(tmp)
+            cc.verbose = False
+            cc.target_cpu = VARIANTS.get(variant, "")  # "": LLVM's generic CPU of the architecture
+            specs = {}
+            for kind, args in probes:
+                disp = kernel(kind)
+                types = tuple(nb.typeof(a) for a in args)
+                disp.compile(types)
+                sig = disp.overloads[types].signature
+                cc.export("member_" + kind, sig)(disp.py_func)
+                specs[kind] = [spec(a) for a in args]
+            try:
+                with _releasing_the_gil():
+                    cc.compile()
+            except Exception as err:
+                raise no_compiler(err) from err
+        except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise PemError(f"pem build-engine: compiling the kernels ahead of time failed ({err}); it needs a C "
-                           "compiler (gcc, clang or MSVC). Runs keep using numba's JIT kernels.") from err
+            raise
     built = tmp / so.name
     if sys.platform.startswith("linux") and shutil.which("strip"):
         # pycc links with debug information, half to two thirds of the file and never read: the Blender zip

@@ -1,0 +1,38 @@
+"""`pem build-engine` when it cannot finish (issue 46): no C compiler, or Ctrl-C — one clear line, nothing
+half-built left in the folder, and the package still runs on numba's JIT."""
+
+from __future__ import annotations
+
+import pytest
+
+from pem_physics.cli import main
+from pem_physics.engine import aot, compiled, prebuild
+from pem_physics.errors import PemError
+
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
+
+
+def test_no_c_compiler_is_said_and_leaves_nothing(tmp_path, monkeypatch):
+    import numba.pycc
+
+    def no_compiler(name):
+        raise RuntimeError("could not find a C compiler (distutils: unable to find vcvarsall / cc)")
+
+    monkeypatch.setattr(numba.pycc, "CC", no_compiler)
+    with pytest.raises(PemError, match=r"needs a C compiler .* works without the build: runs keep using numba's JIT"):
+        aot.build(prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
+
+
+def test_ctrl_c_while_building_leaves_nothing_and_ends_in_one_line(tmp_path, monkeypatch, capsys):
+    def interrupted(kind):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(aot, "kernel", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        aot.build(prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
+    monkeypatch.setattr(prebuild, "build", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert main(["build-engine"]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("build-engine interrupted: nothing half-built was left") and "Traceback" not in err
