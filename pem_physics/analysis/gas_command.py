@@ -70,6 +70,8 @@ if TYPE_CHECKING:
 MAX_TEMPERATURE = 1e100
 #: Bytes the event-driven engine keeps per particle (positions, velocities, event heap, cell lists; docs/gas.md).
 BYTES_PER_PARTICLE = 248
+#: Bytes a time block keeps (its edges, virial and collision counts as Python floats: 10⁸ blocks took 11.8 GB).
+BYTES_PER_BLOCK = 128
 
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
@@ -206,6 +208,10 @@ def check_config(cfg: dict) -> dict:
     c["blocks"] = _number(c, "blocks", integer=True)
     if c["blocks"] < 1:
         raise _err("blocks", f"expected an integer >= 1, got {c['blocks']}")
+    from ..engine import budget
+
+    budget.check(c["blocks"] * BYTES_PER_BLOCK, "gas.blocks", f"{c['blocks']:,} time blocks",
+                 "use fewer blocks (a few dozen give the pressure and its error)")
     if c["method"] not in ("event", "timestep"):
         raise _err("method", f"expected 'event' or 'timestep', got {c['method']!r}")
     if c["method"] == "event" and c["restitution"] == 0:

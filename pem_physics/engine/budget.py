@@ -16,8 +16,20 @@ from ..errors import ValidationError
 SHARE = 0.5
 
 
+#: Where Linux mounts the control groups (a batch system's memory limit lives there), and where a process reads
+#: which group it is in.
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"
+
+
 def available_bytes() -> int:
-    """Memory available to a new allocation: Linux's MemAvailable, else the physical memory, else 8 GiB."""
+    """Memory available to a new allocation: the least of the machine's (Linux's MemAvailable, else the physical
+    memory, else 8 GiB), what this process's limits leave (``ulimit -v``/``-d``: the address space or data it may
+    still take) and what its control group leaves (a batch system's or a container's memory limit)."""
+    return min(_machine_bytes(), _rlimit_bytes(), _cgroup_bytes())
+
+
+def _machine_bytes() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
@@ -29,6 +41,73 @@ def available_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return 8 * 2**30
+
+
+def _status_bytes(field: str) -> int:
+    """A size of this process from /proc/self/status (``VmSize``, ``VmData``), 0 where unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _rlimit_bytes() -> int:
+    """What ``ulimit -v`` (address space) and ``ulimit -d`` (data) leave this process; unlimited: a huge number."""
+    try:
+        import resource
+    except ImportError:        # Windows
+        return 2**63
+    out = 2**63
+    for limit, used in ((getattr(resource, "RLIMIT_AS", None), "VmSize"),
+                        (getattr(resource, "RLIMIT_DATA", None), "VmData")):
+        if limit is None:
+            continue
+        soft = resource.getrlimit(limit)[0]
+        if soft != resource.RLIM_INFINITY and soft >= 0:
+            out = min(out, max(0, soft - _status_bytes(used)))
+    return out
+
+
+def _cgroup_bytes() -> int:
+    """What this process's control group and those above it leave (memory.max − memory.current in cgroup v2,
+    memory.limit_in_bytes − memory.usage_in_bytes in v1); none: a huge number."""
+    out = 2**63
+    try:
+        with open(PROC_CGROUP, encoding="ascii") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3 or (parts[0] != "0" and "memory" not in parts[1].split(",")):
+            continue
+        v2 = parts[0] == "0"
+        base = CGROUP_ROOT if v2 else os.path.join(CGROUP_ROOT, "memory")
+        rel = parts[2].strip("/")
+        while True:
+            folder = os.path.join(base, rel) if rel else base
+            limit = _read_int(os.path.join(folder, "memory.max" if v2 else "memory.limit_in_bytes"))
+            used = _read_int(os.path.join(folder, "memory.current" if v2 else "memory.usage_in_bytes"))
+            if limit is not None and limit < 2**60:
+                out = min(out, max(0, limit - (used or 0)))
+            if not rel:
+                break
+            rel = os.path.dirname(rel)
+    return out
+
+
+def _read_int(path: str):
+    """An integer file of the cgroup tree ("max": None), None where missing or unreadable."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return None if text == "max" else int(text) if text.isdigit() else None
 
 
 def gib(n: float) -> str:
@@ -43,8 +122,9 @@ def check(nbytes: float, path: str, what: str, fix: str) -> None:
     the message says what would need it and ``fix``."""
     avail = available_bytes()
     if nbytes > SHARE * avail:
-        raise ValidationError(path, f"{what} would need ~{gib(nbytes)}, more than half the memory this machine has "
-                                    f"available ({gib(avail)}): {fix}")
+        raise ValidationError(path, f"{what} would need ~{gib(nbytes)}, more than half the memory this process may "
+                                    f"still take ({gib(avail)}: the machine's, its ulimit's and its control group's, "
+                                    f"the least): {fix}")
 
 
 def trajectory_record_bytes(bodies: int, dipoles: int, members: int = 1) -> int:

@@ -120,6 +120,7 @@ def test_ctrl_c_keeps_a_valid_partial_result(tmp_path, monkeypatch):
     (["--state", "/nonexistent/gas.npz"], "gas.state: no such file"),
     (["--method", "timestep", "--gravity", "1", "--box", "walls"], "gas.gravity: the timestep method has no gravity"),
     (["--n", "1"], "gas.n: 1 sphere at packing fraction 0.25 fills a periodic box too small for the minimum image"),
+    (["--blocks", "100000000000"], "gas.blocks: 100,000,000,000 time blocks would need"),
 ])
 def test_invalid_input_is_refused_by_name(tmp_path, capsys, args, message):
     assert gas(tmp_path, *args) == 2
