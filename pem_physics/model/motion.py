@@ -143,6 +143,22 @@ def _jump(steps: np.ndarray) -> int | None:
     return None
 
 
+def _spike(x: np.ndarray, dt: np.ndarray) -> int | None:
+    """Index k of the first sample that lies off the path and back (a one-sample glitch): the steps into and out
+    of it go opposite ways and are each longer than JUMP_RATIO × the steps beyond them — which :func:`_jump`,
+    looking at one step at a time, cannot see. A kink (a motion that starts or turns) moves one way: not a spike."""
+    d = np.diff(x, axis=0)
+    rate = np.linalg.norm(d, axis=1) / dt
+    scale = float(np.max(rate)) if len(rate) else 0.0
+    for k in range(1, len(d)):
+        out, back = rate[k - 1], rate[k]
+        beyond = [rate[j] for j in (k - 2, k + 1) if 0 <= j < len(rate)]
+        if (min(out, back) > 1e-9 * scale and float(d[k - 1] @ d[k]) < 0 and beyond
+                and all(min(out, back) > JUMP_RATIO * b for b in beyond)):
+            return k
+    return None
+
+
 @dataclass(frozen=True)
 class TabulatedMotion:
     """Driven motion from samples (see the module docstring): ``times`` (K,) s, ``positions`` (K, 3) m (lab)
@@ -192,6 +208,13 @@ class TabulatedMotion:
                                   f"{t[k]:.6g} s and {t[k + 1]:.6g} s, over {JUMP_RATIO:g}× as fast as the steps "
                                   "beside it: a spline would swing through the gap; sample the motion more finely "
                                   "there or smooth it (in Blender: a key with Constant interpolation jumps)")
+        k = _spike(x, dt)
+        if k is not None:
+            off = np.linalg.norm(x[k] - 0.5 * (x[k - 1] + x[k + 1]))
+            raise ValidationError(f"{path}.positions[{k}]",
+                                  f"the sample at t = {t[k]:.6g} s lies {off:.4g} m off the path of its neighbours and "
+                                  f"back, over {JUMP_RATIO:g}× as fast as the steps beside it: a glitch; fix or drop "
+                                  "that sample")
         rot = None
         q = None
         if self.orientations is not None:

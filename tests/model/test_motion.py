@@ -135,6 +135,26 @@ def test_bad_tables_are_refused_naming_the_sample(times, positions, orientations
     assert err.value.path == where and words in err.value.message, (err.value.path, err.value.message)
 
 
+def test_a_one_sample_glitch_is_refused_and_a_kink_is_not():
+    """A shaken pivot (1 cm at 5 Hz, 200 samples a second) with one sample 0.5 m out and back: each step into and
+    out of it is as long as the other, so a step-by-step jump check passes it; the spike check names the sample.
+    The same table with a kink (at rest, then moving) and a motion's turn are fine."""
+    t = np.linspace(0.0, 1.0, 201)
+    x = np.zeros((201, 3))
+    x[:, 2] = 0.01 * np.sin(2 * np.pi * 5 * t)
+    TabulatedMotion(t, x).checked("m")
+    glitch = x.copy()
+    glitch[100, 0] += 0.5
+    with pytest.raises(ValidationError) as err:
+        TabulatedMotion(t, glitch).checked("m")
+    assert err.value.path == "m.positions[100]" and "a glitch" in err.value.message, err.value
+    kink = np.zeros((201, 3))
+    kink[100:, 0] = 0.3 * (t[100:] - t[100])
+    TabulatedMotion(t, kink).checked("m")
+    turn = np.stack([np.where(t < 0.5, t, 1.0 - t), np.zeros(201), np.zeros(201)], axis=1)   # out, then back
+    TabulatedMotion(t, turn).checked("m")
+
+
 def test_a_start_from_rest_and_uneven_sampling_are_no_jump():
     t = np.array([0.0, 0.1, 0.2, 0.21, 0.5, 0.6, 0.7])
     x = np.zeros((7, 3))
