@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..errors import PemError, ValidationError
-from .files import MAX_MESH_BYTES, checked_input, read_input_text
+from ..errors import ValidationError
+from .files import checked_input, read_input_text
 
 
 def load_scene(path: str):
@@ -34,27 +32,8 @@ def load_scene(path: str):
 
 
 def load_mesh(path: str):
-    """Vertices (V,3) and triangles (F,3) from OBJ/STL/PLY/OFF via trimesh (duplicate vertices merged)."""
-    try:
-        import trimesh
-    except ImportError as err:
-        raise PemError("reading mesh files needs the 'trimesh' package (pip install trimesh)") from err
-    checked_input(path, "mesh file", MAX_MESH_BYTES)
-    try:
-        # unprocessed first: trimesh's processing drops NaN vertices and bad faces silently
-        mesh = trimesh.load(path, force="mesh", process=False)
-    except Exception as err:  # noqa: BLE001 - trimesh raises anything from ValueError to KeyError on bad files
-        raise ValidationError(path, f"not a mesh file trimesh can read ({type(err).__name__}: {err}); "
-                                    "OBJ, STL, PLY and OFF are read") from None
-    faces = getattr(mesh, "faces", None)
-    if faces is None or len(faces) == 0:
-        raise ValidationError(path, "the file holds no triangles")
-    V, F = np.asarray(mesh.vertices, dtype=float), np.asarray(faces, dtype=np.int64)
-    bad = np.flatnonzero(~np.isfinite(V).all(axis=1))
-    if bad.size:
-        raise ValidationError(path, f"vertex {int(bad[0]) + 1} is not a finite point ({V[bad[0]].tolist()})")
-    if F.min() < 0 or F.max() >= len(V):
-        raise ValidationError(path, f"a face refers to vertex {int(F.max() if F.max() >= len(V) else F.min()) + 1}; "
-                                    f"the file has {len(V)} vertices")
-    mesh.merge_vertices()   # what processing does that we need: STL's per-triangle corners become shared vertices
-    return np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces, dtype=np.int64)
+    """Vertices (V,3) and triangles (F,3) from OBJ/STL/PLY/OFF, duplicate vertices merged
+    (:func:`.meshfile.read_mesh`)."""
+    from .meshfile import read_mesh
+
+    return read_mesh(path)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import PemError, ValidationError, join_path
+from ..errors import ValidationError, join_path
 from ..model import inertia
 from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix
@@ -846,7 +846,7 @@ def _mesh_path(value, path, base_dir) -> Path:
     if not p.is_absolute():
         p = Path(base_dir if base_dir is not None else Path.cwd()) / p
     try:
-        ok = p.is_file()
+        ok = p.exists()      # a FIFO or a device exists: read_mesh says what it is, not "no such file"
     except (OSError, ValueError) as err:  # e.g. an embedded NUL character
         raise ValidationError(path, f"not a usable file name: {err}") from None
     if not ok:
@@ -857,20 +857,10 @@ def _mesh_path(value, path, base_dir) -> Path:
 
 
 def _read_mesh_file(file: Path, path: str):
-    """Vertices (N,3) and triangles (F,3) of a mesh file via trimesh (duplicate vertices merged)."""
-    try:
-        import trimesh
-    except ImportError as err:
-        raise PemError(f"{path}: reading mesh files needs the 'trimesh' package (pip install trimesh)") from err
-    try:
-        mesh = trimesh.load(str(file), force="mesh", process=True)
-    except Exception as err:  # trimesh raises many kinds on a malformed file; report them all as bad input
-        raise ValidationError(path, f"cannot read {file.name}: {err}") from None
-    V = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
-    F = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64)
-    if len(F) == 0:
-        raise ValidationError(path, f"{file.name} holds no triangles")
-    return V, F
+    """Vertices (N,3) and triangles (F,3) of a mesh file (:func:`.meshfile.read_mesh`, duplicate vertices merged)."""
+    from .meshfile import read_mesh
+
+    return read_mesh(file, path)
 
 
 def _inline_mesh(vertices, faces, path):

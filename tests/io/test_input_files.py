@@ -138,6 +138,50 @@ def test_a_bad_mesh_file_is_a_message_naming_it(tmp_path, capsys, content, says)
     assert f"{path}: {says}" in err and "Traceback" not in err
 
 
+CUBE = "".join(f"v {x} {y} {z}\n" for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)) + \
+    "f 1 3 4 2\nf 5 6 8 7\nf 1 2 6 5\nf 3 7 8 4\nf 1 5 7 3\nf 2 4 8 6\n"
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: os.mkfifo(p), "not a regular file (a device, pipe or socket)"),
+    (lambda p: os.symlink("/dev/zero", p), "not a regular file (a device, pipe or socket)"),
+    (lambda p: p.write_text(CUBE.replace("v 1", "v 1e200").replace("v -1", "v -1e200")), "coordinates up to 1e+200"),
+    (lambda p: p.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\n"), "the file holds no triangles"),   # points, no faces
+])
+def test_a_mesh_that_is_no_usable_mesh_is_named_in_both_readers(tmp_path, capsys, make, says):
+    """The inertia command and a scene file's mesh shape read through one reader: a FIFO or a link to /dev/zero
+    exists (not "no such mesh file") and is never opened; a cube of half-side 1e200 is refused for its size (not
+    "the file has 1 vertex"); a file with points and no faces is no mesh (not numpy's broadcast error)."""
+    path = tmp_path / "m.obj"
+    make(path)
+    assert cli_main(["inertia", str(path), "--density", "1"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and "no such mesh file" not in err, err
+    scene = tmp_path / "s.toml"
+    scene.write_text(f'format = "pem-scene"\nversion = 1\n[[bodies]]\nname = "b"\npivot = [0, 0, 0]\n'
+                     f'[[bodies.shapes]]\n'
+                     f'kind = "mesh"\nfile = "{path.name}"\ndensity = 1\n')
+    with pytest.raises(ValidationError) as e:
+        load_scene(str(scene))
+    assert e.value.path == "bodies[0].shapes[0].file" and says in e.value.message, (e.value.path, e.value.message)
+
+
+def test_a_missing_optional_package_of_trimesh_is_no_traceback(tmp_path, capsys, monkeypatch):
+    """trimesh reads an ASCII STL's encoding with charset_normalizer when it has it; a file that sends it there
+    without it raised "No module named 'charset_normalizer'": any failure inside trimesh is a message."""
+    import trimesh
+
+    def missing(*a, **k):
+        raise ModuleNotFoundError("No module named 'charset_normalizer'")
+
+    monkeypatch.setattr(trimesh, "load", missing)
+    path = tmp_path / "r.stl"
+    path.write_bytes(os.urandom(4096))
+    assert cli_main(["inertia", str(path), "--density", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: not a mesh file trimesh can read (ModuleNotFoundError)" in err and "Traceback" not in err
+
+
 def test_inertia_scale_zero_is_named(tmp_path, capsys):
     assert cli_main(["inertia", str(ROOT / "examples" / "scenes" / "meshes" / "brick.obj"), "--density", "1",
                      "--scale", "0"]) == 2

@@ -1,0 +1,59 @@
+"""Mesh files (OBJ, STL, PLY, OFF) read into vertices and triangles: the one reader of the ``inertia`` command and
+of scene files' mesh shapes. Whatever the file holds, the result is a clear :class:`ValidationError` naming it or
+the mesh: a FIFO or a device is not read, a file that is no mesh or whose numbers a double cannot integrate is
+refused, and trimesh's own failures (a missing optional package included) are reported as what they mean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PemError, ValidationError
+from .files import MAX_MESH_BYTES, checked_input
+
+#: Largest coordinate a mesh may have: its volume integrals (coordinates cubed, fifth powers for the inertia)
+#: must stay finite in double precision.
+MAX_COORDINATE = 1e50
+
+
+def read_mesh(path, label: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (V,3) and triangles (F,3) of the mesh file ``path`` (duplicate vertices merged); ``label`` names
+    it in messages (default the path)."""
+    label = str(path) if label is None else label
+    try:
+        import trimesh
+    except ImportError as err:
+        raise PemError(f"{label}: reading mesh files needs the 'trimesh' package (pip install trimesh)") from err
+    p = Path(path)
+    try:
+        checked_input(p, "mesh file", MAX_MESH_BYTES)   # a regular file of a sane size: a FIFO would block
+    except ValidationError as err:
+        raise ValidationError(label, err.message) from None
+    try:
+        # unprocessed first: trimesh's processing drops NaN vertices and bad faces silently
+        mesh = trimesh.load(str(p), force="mesh", process=False)
+    except Exception as err:  # noqa: BLE001 - trimesh raises anything (ImportError of an optional package too)
+        raise ValidationError(label, f"not a mesh file trimesh can read ({type(err).__name__}); OBJ, STL, PLY and "
+                                     "OFF are read") from None
+    faces, verts = getattr(mesh, "faces", None), getattr(mesh, "vertices", None)
+    if faces is None or verts is None or len(faces) == 0:
+        raise ValidationError(label, "the file holds no triangles: is it a mesh (OBJ, STL, PLY, OFF)?")
+    V, F = np.asarray(verts, dtype=float), np.asarray(faces)
+    if V.ndim != 2 or V.shape[1] != 3 or F.ndim != 2 or F.shape[1] != 3 or not np.issubdtype(F.dtype, np.integer):
+        raise ValidationError(label, f"not a triangle mesh (vertices of shape {V.shape}, faces of shape {F.shape}): "
+                                     "is it a mesh (OBJ, STL, PLY, OFF)?")
+    F = F.astype(np.int64)
+    bad = np.flatnonzero(~np.isfinite(V).all(axis=1))
+    if bad.size:
+        raise ValidationError(label, f"vertex {int(bad[0]) + 1} is not a finite point ({V[bad[0]].tolist()})")
+    big = float(np.abs(V).max(initial=0.0))
+    if big > MAX_COORDINATE:
+        raise ValidationError(label, f"coordinates up to {big:.3g}: too large for exact volume integrals in double "
+                                     f"precision (at most {MAX_COORDINATE:g}); give the file in other units and scale "
+                                     "it (a scene's mesh scale, or --scale)")
+    if F.min() < 0 or F.max() >= len(V):
+        raise ValidationError(label, f"a face refers to vertex {int(F.max() if F.max() >= len(V) else F.min()) + 1}; "
+                                     f"the file has {len(V)} vertices")
+    mesh.merge_vertices()   # what processing does that we need: STL's per-triangle corners become shared vertices
+    return np.asarray(mesh.vertices, dtype=float), np.asarray(mesh.faces, dtype=np.int64)
