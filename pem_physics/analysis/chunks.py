@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import PemError, SimulationError
-from ..io.files import atomic_open
+from ..errors import PemError, SimulationError, ValidationError
+from ..io.files import atomic_open, checked_npz
 
 MANIFEST = "manifest.json"
 
@@ -155,33 +155,51 @@ def _prepare(folder: Path, run: dict, kind: str, task: Task, resume: bool) -> li
     return notes
 
 
-#: Keys of a chunk file that say which chunk it is (stored beside its arrays, checked when it is loaded).
-_IDENTITY = ("_run", "_index", "_start", "_stop")
+#: Keys of a chunk file that say which chunk it is and what its numbers are (stored beside its arrays, checked
+#: when it is loaded).
+_IDENTITY = ("_run", "_index", "_start", "_stop", "_data")
+
+
+def _data_digest(arrays: dict) -> str:
+    """SHA-256 of a chunk's arrays (names, dtypes, shapes and bytes): an edited number changes it."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
 
 
 def _write(folder: Path, i: int, arrays: dict, key: str, task: Task) -> None:
     start, stop = task.bounds(i)
     with atomic_open(_chunk_path(folder, i), "wb") as fh:
-        np.savez(fh, **arrays, _run=np.array(key), _index=np.array(i), _start=np.array(start), _stop=np.array(stop))
+        np.savez(fh, **arrays, _run=np.array(key), _index=np.array(i), _start=np.array(start), _stop=np.array(stop),
+                 _data=np.array(_data_digest(arrays)))
 
 
 def _load(folder: Path, i: int, key: str, task: Task) -> tuple[dict | None, str | None]:
     """The arrays of chunk ``i``, or (None, why) when its file is unreadable or not that chunk of this run."""
     path = _chunk_path(folder, i)
     try:
+        checked_npz(path, "chunk file")      # a zip that would inflate past the memory is not opened
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
+    except ValidationError as err:
+        return None, f"{path}: {err.message}; computed again"
     except Exception as err:  # noqa: BLE001 - any unreadable file (truncated zip, empty, bad header) is recomputed
         return None, f"{path}: unreadable ({type(err).__name__}: {err}); computed again"
     start, stop = task.bounds(i)
     got = tuple(data.get(k, np.array(None)).item() if k in data else None for k in _IDENTITY)
-    if got != (key, i, start, stop):
+    arrays = {k: v for k, v in data.items() if k not in _IDENTITY}
+    if got[:4] != (key, i, start, stop):
         if got[0] != key:
             why = "another run's chunk" if got[0] is not None else "a chunk file without its identity"
         else:
             why = f"chunk {got[1]} (grid points {got[2]}–{got[3] - 1 if got[3] is not None else '?'}), not chunk {i}"
         return None, f"{path}: {why}; computed again"
-    return {k: v for k, v in data.items() if k not in _IDENTITY}, None
+    if got[4] != _data_digest(arrays):
+        return None, f"{path}: its numbers are not the ones it was written with (edited or damaged); computed again"
+    return arrays, None
 
 
 def run_chunks(task: Task, *, kind: str, run: dict, chunk_dir=None, resume: bool = False, client=None,
@@ -194,6 +212,12 @@ def run_chunks(task: Task, *, kind: str, run: dict, chunk_dir=None, resume: bool
         raise PemError("--resume needs --chunk-dir (the folder holding the chunks of the interrupted run)")
     run = fields(run)
     key = digest(sorted(run.items()), task.n, task.chunk)
+    if folder is not None:     # a chunk's place taken by something else could not be written at the end: say so now
+        for i in range(task.n_chunks):
+            p = _chunk_path(folder, i)
+            if p.exists() and not p.is_file():
+                raise PemError(f"{p} is not a file (a folder?) where chunk {i} belongs: remove it, or use another "
+                               "--chunk-dir")
     notes = _prepare(folder, run, kind, task, resume) if folder is not None else []
     n = task.n_chunks
     arrays: list = [None] * n

@@ -101,14 +101,36 @@ def counting_chunks(monkeypatch):
     return calls
 
 
+def _edited(path):
+    """The chunk with one number changed and its identity kept."""
+    with np.load(path) as z:
+        data = {k: z[k] for k in z.files}
+    data["speed"] = data["speed"].copy()
+    data["speed"][3] += 1.0
+    np.savez(path, **data)
+
+
+def _zip_bomb(path):
+    """A 'chunk' of a few kB that inflates to 256 MiB of zeros."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("speed.npy", "w", force_zip64=True) as fh:
+            block = bytes(2**20)
+            for _ in range(256):
+                fh.write(block)
+
+
 @pytest.mark.parametrize("damage, says", [
-    (lambda d: (d / "chunk_000002.npz").write_bytes(b""), "chunk_000002.npz: unreadable"),
+    (lambda d: (d / "chunk_000002.npz").write_bytes(b""), "chunk_000002.npz: not a chunk file (not a zip archive"),
     (lambda d: (d / "chunk_000002.npz").write_bytes((d / "chunk_000002.npz").read_bytes()[:300]),
-     "chunk_000002.npz: unreadable"),
+     "chunk_000002.npz: not a chunk file (not a zip archive"),
     (lambda d: (d / "chunk_000002.npz").write_bytes((d / "chunk_000001.npz").read_bytes()),
      "chunk_000002.npz: chunk 1 (grid points 8–15), not chunk 2"),
     (lambda d: np.savez(d / "chunk_000002.npz", final_xy=np.zeros((8, 2)), speed=np.zeros(8), complete=True),
      "chunk_000002.npz: a chunk file without its identity"),
+    (lambda d: _edited(d / "chunk_000002.npz"), "chunk_000002.npz: its numbers are not the ones it was written with"),
+    (lambda d: _zip_bomb(d / "chunk_000002.npz"), "chunk_000002.npz: inflates"),
 ])
 def test_a_bad_chunk_file_is_named_and_computed_again(reference, tmp_path, monkeypatch, damage, says):
     """An unreadable, truncated, copied-over or foreign chunk file is never taken on --resume: it is named and its
@@ -370,3 +392,15 @@ def test_cli_resume_after_ctrl_c_on_a_cluster(cluster, tmp_path, monkeypatch):
                      "--param", "friction=0:1e-3:8", "-o", str(tmp_path / "c")]) == 0
     assert (tmp_path / "b" / "sweep.csv").read_text() == (tmp_path / "c" / "sweep.csv").read_text()
     assert json.loads((tmp_path / "b" / "sweep.json").read_text())["complete"] is True
+
+
+def test_a_folder_where_a_chunk_belongs_is_refused_before_the_map(tmp_path, monkeypatch):
+    """It could not be written at the end (the map failed after all its work, naming a temporary file): named now,
+    nothing run."""
+    small_map(chunk_dir=tmp_path)
+    (tmp_path / "chunk_000002.npz").unlink()
+    (tmp_path / "chunk_000002.npz").mkdir()
+    calls = counting_chunks(monkeypatch)
+    with pytest.raises(PemError, match=r"chunk_000002\.npz is not a file \(a folder\?\) where chunk 2 belongs"):
+        small_map(chunk_dir=tmp_path, resume=True)
+    assert calls == []
