@@ -245,10 +245,14 @@ def load_state(path) -> GasState:
     ``periodic``, ``time``)."""
     from ..gas.state import Container, GasState
     from ..io.files import checked_npz
+    from ..io.outset import read_manifest, verified
 
     path = Path(path)
     try:
         checked_npz(path, "gas state (.npz)")
+        m = read_manifest(path.parent)
+        if m is not None and path.name in m["files"]:   # a run's output: only as that run wrote it
+            verified(path.parent, path.name, "gas run")
         data = np.load(path, allow_pickle=False)
     except ValidationError as err:
         raise _err("state", f"{err.path}: {err.message}") from None

@@ -187,3 +187,14 @@ def test_the_timestep_method_takes_sticky_spheres_without_an_event_comparison(tm
                "--t-end", "0.2") == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["method"] == "timestep" and summary["missed_collisions"] is None
+
+
+def test_a_state_edited_after_its_run_is_refused(tmp_path, capsys):
+    """--state takes a gas run's gas.npz only as that run wrote it (its manifest's size and SHA-256); a state file
+    of one's own, outside an output set, is taken as it is."""
+    first = tmp_path / "first"
+    assert gas(first, "--n", "20", "--box", "walls", "--t-end", "0.05") == 0
+    with open(first / "gas.npz", "ab") as fh:
+        fh.write(b"\0")                                   # edited after its run
+    assert gas(tmp_path / "next", "--state", str(first / "gas.npz"), "--t-end", "0.05") == 2
+    assert "gas.state: " in (err := capsys.readouterr().err) and "changed since its run wrote it" in err
