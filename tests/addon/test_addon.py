@@ -120,6 +120,25 @@ def test_bake_matches_core_world_matrices(pem, case):
     assert moved > 0.05  # it really swung (in Blender units)
 
 
+@pytest.mark.parametrize("fps, base", [(30, 1.001), (24, 1.001)], ids=["29.97", "23.976"])
+def test_a_fractional_frame_rate_bakes_on_its_own_clock(pem, fps, base):
+    """29.97 and 23.976 fps are fps / fps_base: frame f shows t = (f − 1)·base/fps. Against the hand-built core run
+    with that clock (a clock of fps alone is 0.1 % off: ~3e-3 of a swing by frame 25)."""
+    obj, piv = pendulum_setup()
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = fps, base
+    M0 = M(obj)
+    pivot = np.array(piv.matrix_world.translation)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    substeps, frames = scene.pem.substeps, scene.frame_end - scene.frame_start
+    dt = base / (fps * substeps)
+    traj = hand_built_core_run(pem, obj, pivot, (0.0, 2.0, 0.0), dt, frames * base / fps, substeps)
+    expect = pem["pem_physics.io.bake"].world_matrices(traj.orientation[:, 0], traj.pivot[0], M0, 1.0)
+    for k, f in enumerate(range(scene.frame_start, scene.frame_end + 1)):
+        scene.frame_set(f)
+        np.testing.assert_allclose(M(obj), expect[k], atol=TOL, err_msg=f"frame {f}")
+
+
 def test_bake_runs_on_the_compiled_engine_when_numba_is_there_and_equals_the_numpy_bake(pem, ext):
     """The bake's trajectory from the compiled engine equals the numpy engine's (within the round-off bound of
     tests/roundoff.py); without numba the bake runs on numpy and both the status line and the panel say so."""

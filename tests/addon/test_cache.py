@@ -107,8 +107,17 @@ def _change_gravity(obj, piv):
     bpy.context.scene.use_gravity = False
 
 
+def _change_unit_scale(obj, piv):
+    bpy.context.scene.unit_settings.scale_length = 0.01      # the scene's metres per unit: every length changes
+
+
+def _change_fps_base(obj, piv):
+    bpy.context.scene.render.fps_base = 1.001                # 24 → 23.976 fps: another clock
+
+
 @pytest.mark.parametrize("change, what", [
     (_change_setting, "simulation settings"), (_change_range, "simulation settings"),
+    (_change_unit_scale, "simulation settings"), (_change_fps_base, "simulation settings"),
     (_change_gravity, "simulation settings"), (_change_scale, "Object 'Cube'"), (_change_pose, "Object 'Cube'"),
     (_change_mesh, "Object 'Cube'"), (_change_pivot, "Object 'Cube'"), (_change_dipole, "Object 'Cube'"),
     (_change_density, "Object 'Cube'"),

@@ -122,3 +122,21 @@ def test_bad_input_is_named():
         simulate_particles([Ball("a", 1, 0.5, [0, 0, 1], [0, 0, 0], restitution=-0.1)], [floor])
     with pytest.raises(ValidationError, match=r"pair_restitution\[a, floor\]"):
         simulate_particles([Ball("a", 1, 0.5, [0, 0, 1], [0, 0, 0])], [floor], pair_restitution={("a", "floor"): 2})
+
+
+@pytest.mark.parametrize("e1, e2, scene_e, e", [
+    (0.3, 0.9, 1.0, 0.3),        # both set: the smaller
+    (0.9, 0.3, 1.0, 0.3),
+    (None, 0.6, 0.2, 0.6),       # one sets: that one, whatever the scene's
+    (0.6, None, 0.9, 0.6),
+    (None, None, 0.4, 0.4),      # neither: the scene's
+], ids=["smaller first", "smaller second", "second only", "first only", "scene"])
+def test_two_particles_rebound_with_the_pair_rules_e(e1, e2, scene_e, e):
+    """Head-on, equal masses, the second at rest: it leaves at (1 + e)v/2, the first at (1 − e)v/2 — e from the
+    pair rule of the scene format (the particles' own path, beside the pendulums')."""
+    v = 1.5
+    balls = [Ball("a", 1.0, 0.1, [-1.0, 0, 0], [v, 0, 0], restitution=e1),
+             Ball("b", 1.0, 0.1, [0, 0, 0], [0, 0, 0], restitution=e2)]
+    run = simulate_particles(balls, [], t_end=2.0 / v, gravity=(0, 0, 0), restitution=scene_e)
+    assert len(run.of("impact")) == 1
+    np.testing.assert_allclose(run.v[-1, :, 0], [(1 - e) * v / 2, (1 + e) * v / 2], rtol=0, atol=1e-12 * v)

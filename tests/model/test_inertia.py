@@ -353,3 +353,40 @@ def test_check_physical_accepts_bodies_and_refuses_what_no_body_has():
         check_physical(np.diag([-1.0, 1.0, 1.0]), "x")
     with pytest.raises(ValidationError, match=r"^y: .*I1 \+ I2 ≥ I3 \(2.1 < 3.9\)"):
         check_physical([[2.0, 1.9, 0.0], [1.9, 2.0, 0.0], [0.0, 0.0, 2.0]], "y")
+
+
+def l_prism():
+    """An L-shaped prism (the L (0,0) (2,0) (2,1) (1,1) (1,3) (0,3) extruded over z in [0, 1]): its vertex
+    centroid (2/3, 4/3, 1/2) is not its centre of mass (3/4, 5/4, 1/2)."""
+    P = [(0, 0), (2, 0), (2, 1), (1, 1), (1, 3), (0, 3)]      # counter-clockwise seen from +z
+    V = np.array([(x, y, 0.0) for x, y in P] + [(x, y, 1.0) for x, y in P])
+    F = []
+    for k in range(1, 5):                                     # the L is star-shaped from its corner P0
+        F += [(0, k + 1, k), (6, 6 + k, 6 + k + 1)]           # bottom (−z), top (+z)
+    for i in range(6):                                        # sides, outward
+        j = (i + 1) % 6
+        F += [(i, j, 6 + j), (i, 6 + j, 6 + i)]
+    return V, np.array(F)
+
+
+def test_a_lopsided_mesh_against_its_two_boxes():
+    """The L prism is two boxes, A = [0,2]×[0,1]×[0,1] and B = [0,1]×[1,3]×[0,1]: its mass, centre of mass and
+    inertia about it follow from theirs by the parallel-axis theorem, written out here. The mesh's integrals are
+    taken about its vertex centroid, which is not the centre of mass: the shift between them must have its sign."""
+    V, F = l_prism()
+    mp = mesh_mass_properties(V, F, density=3.0)
+
+    def box(lo, hi):
+        lo, hi = np.array(lo, float), np.array(hi, float)
+        s = hi - lo
+        m = 3.0 * np.prod(s)
+        return m, (lo + hi) / 2, m / 12 * np.diag([s[1] ** 2 + s[2] ** 2, s[0] ** 2 + s[2] ** 2, s[0] ** 2 + s[1] ** 2])
+
+    parts = [box((0, 0, 0), (2, 1, 1)), box((0, 1, 0), (1, 3, 1))]
+    M = sum(m for m, _, _ in parts)
+    c = sum(m * x for m, x, _ in parts) / M
+    I = sum(Ic + m * ((x - c) @ (x - c) * np.eye(3) - np.outer(x - c, x - c)) for m, x, Ic in parts)
+    assert not np.allclose(V.mean(axis=0), c)
+    np.testing.assert_allclose(mp.mass, M, rtol=1e-14)
+    np.testing.assert_allclose(mp.center_of_mass, c, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(mp.inertia, I, rtol=0, atol=1e-13 * np.abs(I).max())
