@@ -295,9 +295,14 @@ def load(where: Path | None = None, variant: str = "") -> Build | None:
             module = importlib.util.module_from_spec(spec_)
             spec_.loader.exec_module(module)
             build = Build(module, so, specs)
-        except (ImportError, OSError, ValueError, KeyError):
+        except (ImportError, OSError, ValueError, KeyError) as err:
             # a build this interpreter cannot load (another numpy's ABI, missing system libraries, a damaged
-            # file): numba's JIT kernels instead, as without a build
+            # file): numba's JIT kernels instead, as without a build — said, since their compile takes minutes
+            import warnings
+
+            warnings.warn(f"the kernels built ahead of time at {so} could not be loaded ({type(err).__name__}: "
+                          f"{err}); numba's JIT compiles them instead (a minute or more the first time). Rebuild "
+                          "them with `pem build-engine --force`", RuntimeWarning, stacklevel=2)
             build = None
     _loaded[(where, name)] = build
     return build

@@ -36,3 +36,17 @@ def test_ctrl_c_while_building_leaves_nothing_and_ends_in_one_line(tmp_path, mon
     assert main(["build-engine"]) == 130
     err = capsys.readouterr().err
     assert err.startswith("build-engine interrupted: nothing half-built was left") and "Traceback" not in err
+
+
+def test_a_damaged_build_is_said_not_skipped_silently(tmp_path, monkeypatch):
+    """A build file that does not load (cut short, another ABI) falls back to numba's JIT, minutes of compiling:
+    a warning names the file and the fix."""
+    import importlib.machinery
+
+    monkeypatch.setattr(aot, "enabled", lambda: True)
+    name = aot.module_name("")
+    (tmp_path / (name + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"\x7fELF cut short")
+    (tmp_path / (name + ".json")).write_text('{"specs": {}}')
+    with pytest.warns(RuntimeWarning, match=r"could not be loaded .* numba's JIT compiles them instead .*"
+                                             r"`pem build-engine --force`"):
+        assert aot.load(tmp_path) is None
