@@ -344,6 +344,18 @@ def build(probes, where: Path | None = None, force: bool = False, log=print, var
         return _build(probes, where, name, force, log, variant)
 
 
+def compiler_class():
+    """numba's ahead-of-time compiler (``numba.pycc.CC``); a :class:`PemError` naming what is missing (it imports
+    setuptools, which a venv need not have)."""
+    try:
+        from numba.pycc import CC
+    except ImportError as err:
+        raise PemError(f"pem build-engine: numba's ahead-of-time compiler cannot be loaded ({err}): install "
+                       "setuptools (pip install setuptools). The package works without the build: runs keep using "
+                       "numba's JIT kernels.") from err
+    return CC
+
+
 def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Path:
     """:func:`build` under its lock."""
     from ..jit import numba as _numba
@@ -360,8 +372,7 @@ def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Pa
     import tempfile
     import warnings
 
-    from numba.pycc import CC
-
+    CC = compiler_class()
     t0 = time.perf_counter()
 
     def no_compiler(err) -> PemError:   # distutils reports a missing compiler in many ways: name it once here

@@ -13,21 +13,41 @@ pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not i
 
 
 def test_no_c_compiler_is_said_and_leaves_nothing(tmp_path, monkeypatch):
-    import numba.pycc
-
     def no_compiler(name):
         raise RuntimeError("could not find a C compiler (distutils: unable to find vcvarsall / cc)")
 
-    monkeypatch.setattr(numba.pycc, "CC", no_compiler)
+    monkeypatch.setattr(aot, "compiler_class", lambda: no_compiler)
     with pytest.raises(PemError, match=r"needs a C compiler .* works without the build: runs keep using numba's JIT"):
         aot.build(prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
+
+
+def test_no_setuptools_is_said(monkeypatch):
+    """numba's pycc imports setuptools, which a venv need not have: named, with the fix (it was a traceback)."""
+    import builtins
+
+    real = builtins.__import__
+
+    def without_pycc(name, *a, **k):
+        if name.startswith("numba.pycc"):
+            raise ImportError("The 'setuptools' package is required at runtime for pycc support.")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", without_pycc)
+    with pytest.raises(PemError, match=r"cannot be loaded .*setuptools.*: install setuptools .* works without the "
+                                       r"build"):
+        aot.compiler_class()
 
 
 def test_ctrl_c_while_building_leaves_nothing_and_ends_in_one_line(tmp_path, monkeypatch, capsys):
     def interrupted(kind):
         raise KeyboardInterrupt
 
+    class Compiler:        # the kernels' compile is interrupted before pycc does anything
+        def __init__(self, name):
+            pass
+
+    monkeypatch.setattr(aot, "compiler_class", lambda: Compiler)
     monkeypatch.setattr(aot, "kernel", interrupted)
     with pytest.raises(KeyboardInterrupt):
         aot.build(prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
