@@ -380,24 +380,24 @@ def _remove_gases(box_name: str, keep=None) -> list:
     Their cache files go with :func:`remove_stale_caches` (no object uses them any more)."""
     names = []
     for old in gases_of(box_name):
-        if old is keep:
-            continue
-        names.append(old.name)
-        mesh = old.data
-        bpy.data.objects.remove(old)
-        if mesh is not None and mesh.users == 0:
-            bpy.data.meshes.remove(mesh)
+        if old is not keep:
+            names.append(old.name)
+            _remove_object(old)
     return names
 
 
-def delete(obj) -> list:
-    """Delete a gas object and its cache file (the file only if no other object plays it); the files removed."""
-    g = obj[GAS_KEY]
-    path = os.path.normpath(bpy.path.abspath(g["cache"]))
+def _remove_object(obj) -> None:
+    """Remove a gas object, and its point mesh when no one else uses it."""
     mesh = obj.data
     bpy.data.objects.remove(obj)
     if mesh is not None and mesh.users == 0:
         bpy.data.meshes.remove(mesh)
+
+
+def delete(obj) -> list:
+    """Delete a gas object and its cache file (the file only if no other object plays it); the files removed."""
+    path = os.path.normpath(bpy.path.abspath(obj[GAS_KEY]["cache"]))
+    _remove_object(obj)
     if os.path.exists(path) and path not in _cache_paths_in_use():
         os.remove(path)
         return [path]
