@@ -24,12 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 _WHOLE = ("import sys; from pem_physics.engine import prebuild; "
           "prebuild.build(sys.argv[1], log=lambda *a: None)")
 _FAMILY = ("import sys; from pem_physics.engine import aot, prebuild; "
-           "aot.build(prebuild.FAMILIES[sys.argv[2]](), sys.argv[1], log=lambda *a: None)")
+           "aot.build(sys.argv[2], prebuild.FAMILIES[sys.argv[2]](), sys.argv[1], log=lambda *a: None)")
 
 
-def timed(code: str, *args: str, cache: Path, store: Path) -> float:
-    """Wall seconds of ``python -c code args`` with its own numba cache and build store."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PEM_AOT_STORE=str(store), PYTHONPATH=str(ROOT))
+def timed(code: str, *args: str, cache: Path, store: Path, jobs: str = "") -> float:
+    """Wall seconds of ``python -c code args`` with its own numba cache and build store; ``jobs``: the parts compiled
+    side by side (``PEM_BUILD_JOBS``; "": as many as there are CPUs)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PEM_AOT_STORE=str(store), PYTHONPATH=str(ROOT),
+               PEM_BUILD_JOBS=jobs)
     env.pop("PEM_AOT_DIR", None)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, *args], env=env, check=True, cwd=ROOT)
@@ -52,11 +54,16 @@ def main(argv=None) -> dict:
         out["whole_cold_s"] = timed(_WHOLE, str(where), cache=cache, store=store)
         out["reuse_s"] = timed(_WHOLE, str(tmp / "where2"), cache=cache, store=store)
         out["whole_warm_s"] = timed(_WHOLE, str(tmp / "where3"), cache=cache, store=tmp / "store2")
+        out["jobs"] = prebuild.jobs()
+        # the peer: the same build one part after another in one process (as every build was before the parts)
+        out["whole_one_job_s"] = timed(_WHOLE, str(tmp / "where4"), cache=tmp / "cache1", store=tmp / "store1",
+                                       jobs="1")
         for name in args.families.split(","):
             f = tmp / name
             out["families"][name] = timed(_FAMILY, str(f / "store"), name, cache=f / "cache", store=f / "store")
             print(f"build: {name} alone, cold {out['families'][name]:.1f} s", file=sys.stderr)
-    print(f"build: whole cold {out['whole_cold_s']:.1f} s, warm {out['whole_warm_s']:.1f} s, reused "
+    print(f"build: whole cold {out['whole_cold_s']:.1f} s ({out['jobs']} parts at once; one at a time "
+          f"{out['whole_one_job_s']:.1f} s), warm {out['whole_warm_s']:.1f} s, reused "
           f"{out['reuse_s']:.2f} s", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")

@@ -281,8 +281,8 @@ def ensemble(members: int, steps: int, aot_dir) -> dict:
                     os.environ[k] = v
         rates[kernels] = members * steps / best
         print(f"ensemble of {members}, splitting4, {kernels}: {rates[kernels]:.3g} pendulum-steps/s")
-    module = built.path.name.split(".")[0] if built is not None else ""  # the build whose lanes ran
-    variant = next((v for v in aot.VARIANTS if module.startswith(f"pem_kernels_{v}_")),
+    module = built.paths["lanes"].name.split(".")[0] if built is not None else ""  # the build whose lanes ran
+    variant = next((v for v in aot.VARIANTS if module.startswith(f"pem_kernels_lanes_{v}_")),
                    "any x86-64" if module else "none: the JIT")
     return {"members": members, "steps": steps, "pendulum_steps_per_s": rates["jit"],
             "aot_pendulum_steps_per_s": rates["ahead-of-time"], "aot_variant": variant,

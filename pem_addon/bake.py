@@ -378,7 +378,7 @@ def ahead_of_time() -> bool:
     Pythons on linux-x64): a bake then starts at once, with no compile."""
     from ..pem_physics.engine import aot
 
-    return aot.load() is not None  # None too for a build this Blender cannot load
+    return aot.holding(*aot.ENTRIES) is not None  # None too for a build this Blender cannot load
 
 
 def estimate(context, frame_end: int | None = None) -> tuple[int, float, bool]:

@@ -59,7 +59,7 @@ def stamp_path() -> Path:
 def needed() -> bool:
     """Whether a warm-up would compile anything: numba is installed, no build made ahead of time loads, and no
     warm-up of these sources has finished."""
-    return (os.environ.get("PEM_WARMUP", "1") != "0" and jit.installed() and aot.load() is None
+    return (os.environ.get("PEM_WARMUP", "1") != "0" and jit.installed() and aot.holding(*aot.ENTRIES) is None
             and not stamp_path().exists())
 
 

@@ -5,8 +5,9 @@ process still imports numba (~0.3 s) and initialises its compiler to load that c
 longer than the whole run of a PEM sample (1e5 RK4 steps, ~0.3 s). ``pem build-engine``
 (:func:`build`) compiles the single-scene kernels (``member_splitting``, ``member_pem``: the very
 functions the JIT path calls, every method and every scene feature; the splitting kernel twice, without and
-with contact geometry, :data:`ENTRIES`) once more, with numba's ahead-of-time compiler, into a Python
-extension module that needs only numpy at run time. A
+with contact geometry, :data:`ENTRIES`) once more, with numba's ahead-of-time compiler, into Python
+extension modules that need only numpy at run time — one per part (:data:`PARTS`: the table's kernel, the gas, the
+ensembles' lanes and the CSV writer are the others), each compiled in a process of its own, side by side. A
 single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
 results, no numba import. Its kernels release the GIL while they run (:func:`_releasing_the_gil`), as the JIT entries
 do: independent bodies step in threads (:mod:`.groups`). Ensembles run on it too, their members in threads or in
@@ -178,10 +179,17 @@ _NEEDS = {"x86_64_v3": (("AVX", "AVX2", "FMA3", "F16C"), {"bmi1", "bmi2", "abm",
           "x86_64_v4": (("AVX", "AVX2", "FMA3", "F16C", "AVX512_SKX"), {"bmi1", "bmi2", "abm", "movbe"})}
 
 
-def module_name(variant: str = "") -> str:
-    """The file name (without suffix) of the build for this source and interpreter; ``variant``: one of
-    :data:`VARIANTS`, or "" for the main build."""
-    return f"pem_kernels_{variant + '_' if variant else ''}{abi_tag()}_{key()}"
+#: The parts of a build, each its own extension module compiled in a process of its own (:func:`.prebuild.build`
+#: runs them side by side): the single-scene kernels, the ensembles' lanes, the table's, the 3D gas with the CSV
+#: writer (small, and each module carries ~0.3 MB of numba's runtime). A run loads the parts it finds (:func:`load`);
+#: a part missing or unloadable leaves its kernels to numba's JIT.
+PARTS = ("scenes", "lanes", "table", "gas")
+
+
+def module_name(part: str, variant: str = "") -> str:
+    """The file name (without suffix) of the build of ``part`` (:data:`PARTS`) for this source and interpreter;
+    ``variant``: one of :data:`VARIANTS` (the lanes only), or "" for any CPU of the architecture."""
+    return f"pem_kernels_{part}_{variant + '_' if variant else ''}{abi_tag()}_{key()}"
 
 
 def variants() -> list:
@@ -243,11 +251,11 @@ def spec(x):
 
 @dataclass
 class Build:
-    """A loaded ahead-of-time build: its extension module and the argument types of each kernel."""
+    """The loaded ahead-of-time modules (one per part of :data:`PARTS` found) and the argument types of each kernel."""
 
-    module: object
-    path: Path
-    specs: dict
+    modules: dict   # kernel kind -> the extension module that exports it
+    paths: dict     # part -> the module's file
+    specs: dict     # kernel kind -> its arguments' :func:`spec`
 
     def check(self, kind: str, args: tuple) -> None:
         """Refuse a call whose arguments are not of the types the build was compiled for."""
@@ -258,10 +266,14 @@ class Build:
                 f"{len(got)} arguments where the build has {len(want)}")
             raise TypeError(f"ahead-of-time kernel member_{kind}: {where} (rebuild: pem build-engine)")
 
+    def entry(self, kind: str):
+        """The compiled entry ``kind`` itself (unchecked: :meth:`check` its arguments once)."""
+        return getattr(self.modules[kind], "member_" + kind)
+
     def call(self, kind: str, args: tuple):
         """Run the entry ``kind`` on ``args``, checked first (:meth:`check`)."""
         self.check(kind, args)
-        return getattr(self.module, "member_" + kind)(*args)
+        return self.entry(kind)(*args)
 
 
 def enabled() -> bool:
@@ -269,43 +281,57 @@ def enabled() -> bool:
 
 
 def load(where: Path | None = None, variant: str = "") -> Build | None:
-    """The build for this source and interpreter, or None (none built, turned off, or not loadable); from
-    ``where``, or the first of :func:`folders` that has it; ``variant``: one of :data:`VARIANTS` (whether this CPU
-    runs it is the caller's test, :func:`cpu_runs`), or "" for the main build."""
+    """The build for this source and interpreter, or None (none built, turned off, or not loadable): each part of
+    :data:`PARTS` (a ``variant``'s: the lanes) from ``where``, or from the first of :func:`folders` that has it;
+    ``variant``: one of :data:`VARIANTS` (whether this CPU runs it is the caller's test, :func:`cpu_runs`), or "" for
+    the main build."""
     if not enabled():
         return None
-    if where is None:
-        for place in folders():
-            build = load(place, variant)
-            if build is not None:
-                return build
-        return None
-    where = Path(where)
-    name = module_name(variant)
-    cached = _loaded.get((where, name))
-    if cached is not None or (where, name) in _loaded:
-        return cached
-    build = None
+    places = (Path(where),) if where is not None else tuple(folders())
+    memo = (places, variant, key())
+    if memo in _loaded:
+        return _loaded[memo]
+    modules, paths, specs = {}, {}, {}
+    for part in ("lanes",) if variant else PARTS:
+        for place in places:
+            found = _load_part(place, module_name(part, variant))
+            if found is not None:
+                module, paths[part], part_specs = found
+                specs.update(part_specs)
+                modules.update(dict.fromkeys(part_specs, module))
+                break
+    build = Build(modules, paths, specs) if paths else None
+    _loaded[memo] = build
+    return build
+
+
+def holding(*kinds) -> Build | None:
+    """The build (:func:`load`) when it holds every kernel of ``kinds`` (:data:`ENTRIES` …), else None."""
+    build = load()
+    return build if build is not None and all(k in build.specs for k in kinds) else None
+
+
+def _load_part(where: Path, name: str):
+    """(module, path, specs) of the module ``name`` in ``where``, or None: not there, or not loadable (warned)."""
     so = where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
     meta = where / (name + ".json")
-    if so.is_file() and meta.is_file():
-        try:
-            specs = json.loads(meta.read_text(encoding="utf-8"))["specs"]
-            spec_ = importlib.util.spec_from_file_location(name, so)
-            module = importlib.util.module_from_spec(spec_)
-            spec_.loader.exec_module(module)
-            build = Build(module, so, specs)
-        except (ImportError, OSError, ValueError, KeyError) as err:
-            # a build this interpreter cannot load (another numpy's ABI, missing system libraries, a damaged
-            # file): numba's JIT kernels instead, as without a build — said, since their compile takes minutes
-            import warnings
+    if not (so.is_file() and meta.is_file()):
+        return None
+    try:
+        specs = json.loads(meta.read_text(encoding="utf-8"))["specs"]
+        spec_ = importlib.util.spec_from_file_location(name, so)
+        module = importlib.util.module_from_spec(spec_)
+        spec_.loader.exec_module(module)
+    except (ImportError, OSError, ValueError, KeyError) as err:
+        # a build this interpreter cannot load (another numpy's ABI, missing system libraries, a damaged
+        # file): numba's JIT kernels instead, as without a build — said, since their compile takes minutes
+        import warnings
 
-            warnings.warn(f"the kernels built ahead of time at {so} could not be loaded ({type(err).__name__}: "
-                          f"{err}); numba's JIT compiles them instead (a minute or more the first time). Rebuild "
-                          "them with `pem build-engine --force`", RuntimeWarning, stacklevel=2)
-            build = None
-    _loaded[(where, name)] = build
-    return build
+        warnings.warn(f"the kernels built ahead of time at {so} could not be loaded ({type(err).__name__}: "
+                      f"{err}); numba's JIT compiles them instead (a minute or more the first time). Rebuild "
+                      "them with `pem build-engine --force`", RuntimeWarning, stacklevel=3)
+        return None
+    return module, so, specs
 
 
 @contextmanager
@@ -330,16 +356,16 @@ def _releasing_the_gil():
         pycc.Flags = plain
 
 
-def build(probes, where: Path | None = None, force: bool = False, log=print, variant: str = "") -> Path:
-    """Compile the :data:`ENTRIES` ahead of time into ``where`` (default :func:`folder`).
+def build(part: str, probes, where: Path | None = None, force: bool = False, log=print, variant: str = "") -> Path:
+    """Compile the part ``part`` (:data:`PARTS`) ahead of time into ``where`` (default :func:`folder`).
 
-    ``probes`` yields (kind, args) of one kernel call of each kind (:func:`.prebuild.probes`): the build
-    is compiled for those argument types; for the CPU of ``variant`` (:data:`VARIANTS`), or for any CPU of this
-    architecture (""). Returns the module's path. Needs numba and a C compiler; raises
+    ``probes`` yields (kind, args) of one kernel call of each kind the part holds (:data:`.prebuild.FAMILIES`):
+    the build is compiled for those argument types; for the CPU of ``variant`` (:data:`VARIANTS`), or for any CPU
+    of this architecture (""). Returns the module's path. Needs numba and a C compiler; raises
     :class:`PemError` saying which is missing.
     """
     where = Path(where) if where is not None else folder()
-    name = module_name(variant)
+    name = module_name(part, variant)
     with _locked(where / f".{name}.lock"):
         return _build(probes, where, name, force, log, variant)
 
@@ -425,6 +451,6 @@ def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Pa
         for old in where.glob(name.replace(key(), "*")):  # other Pythons', numpys' and variants' builds stay
             if not old.name.startswith(name) and not old.name.startswith("."):
                 old.unlink()
-    _loaded.pop((where, name), None)
+    _loaded.clear()  # a load before the build found none
     log(f"built {so} in {time.perf_counter() - t0:.1f} s")
     return so

@@ -349,7 +349,7 @@ class Runner:
         #: the ahead-of-time build the run uses (:class:`.aot.Build`), or None: numba's JIT. A scene or an ensemble
         #: takes the build whenever there is one (an ensemble's members then run in threads, as numba's parallel
         #: loop runs them): no compile, no numba import
-        self.aot = aot.load()
+        self.aot = aot.holding(*aot.ENTRIES)
         E, B = integ.L.shape[:2]
         c = sys_.member_friction if sys_.member_friction is not None else np.full(E, sys_.friction)
         self.friction = _f(np.broadcast_to(c, (E,)))
@@ -534,7 +534,7 @@ class Runner:
     def _single(self, entry: str):
         """The single-scene kernel ``entry``: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""
         if self.aot is not None:
-            return getattr(self.aot.module, "member_" + entry)
+            return self.aot.entry(entry)
         return getattr(_kernels(), aot.ENTRIES[entry])
 
 
@@ -558,4 +558,4 @@ def supports(integ) -> bool:
     if sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) >= MAX_PAIRS:
         return False
     # the build (an ensemble's members in threads), else numba's JIT kernels
-    return aot.load() is not None or available()
+    return aot.holding(*aot.ENTRIES) is not None or available()

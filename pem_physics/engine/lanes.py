@@ -118,7 +118,7 @@ class Lanes:
 
     def call(self, marks) -> tuple:
         """(entry, arguments) of one kernel call through ``marks`` over every block (the build's probe,
-        :func:`.prebuild.probes`), the state taken from the integrator object: entry ``lanes_splitting`` or
+        :func:`.prebuild.lanes_probes`), the state taken from the integrator object: entry ``lanes_splitting`` or
         ``lanes_rk4``, arguments (X, P, first block, end block, steps done, marks, …, out_U, out_L, out_w, status)."""
         integ = self.integ
         marks = np.ascontiguousarray(marks, dtype=np.int64)
@@ -137,7 +137,7 @@ class Lanes:
         """The kernel of ``entry``: the build's (:meth:`advance_to` checks the arguments' types first) or numba's JIT
         (compiled or loaded from the disk cache on first use)."""
         if self.aot is not None:
-            return getattr(self.aot.module, "member_" + entry)
+            return self.aot.entry(entry)
         from . import lanes_kernels
 
         return lanes_kernels.blocks_splitting if entry == "lanes_splitting" else lanes_kernels.blocks_rk4

@@ -11,12 +11,6 @@ from . import aot
 from .compiled import Runner
 
 
-def probes():
-    """(entry, args) of a call of every kernel a build holds: each family of :data:`FAMILIES` in turn."""
-    for family in FAMILIES.values():
-        yield from family()
-
-
 def scene_probes():
     """(entry, args) of a single-scene kernel call of each entry, splitting4 and pem-rk4 on the three-magnet
     pendulum, splitting4 with contacts on Newton's cradle."""
@@ -95,24 +89,103 @@ def gas_probes():
     yield f"gas_advance_{case}", engine.advance_call(1.0, 10)
 
 
-#: The kernels of a build by family, in build order: what each costs to compile is measured on its own
-#: (bench/bench_build.py).
-FAMILIES = {"scenes": scene_probes, "lanes": lanes_probes, "table": lambda: [("surface", surface_probe())],
-            "gas": gas_probes, "csv": lambda: [("csv_rows", csv_probe())]}
+def table_probes():
+    """(entry, args) of a call of the table's kernel."""
+    yield "surface", surface_probe()
+
+
+def gas_and_csv_probes():
+    """(entry, args) of the gas engine's kernels (:func:`gas_probes`) and of the CSV writer's."""
+    yield from gas_probes()
+    yield "csv_rows", csv_probe()
+
+
+#: The kernels of each part of a build (:data:`.aot.PARTS`): each part is a module of its own, compiled in a
+#: process of its own (:func:`build`); what each costs to compile is measured on its own (bench/bench_build.py).
+FAMILIES = {"scenes": scene_probes, "lanes": lanes_probes, "table": table_probes, "gas": gas_and_csv_probes}
+#: The order the parts start in, the longest compile first (bench/bench_build.py), so that side by side they end
+#: about together.
+ORDER = ("scenes", "table", "gas", "lanes")
+
+
+def build_part(part: str, store: str, force: bool = False) -> tuple:
+    """Compile ``part`` (the lanes: also once for each wider vector unit, :data:`.aot.VARIANTS`) into ``store``:
+    (the modules' paths, the log's lines). What each worker of :func:`build` runs."""
+    lines = []
+    paths = [aot.build(part, FAMILIES[part](), store, force, lines.append)]
+    if part == "lanes":
+        paths += [aot.build(part, lanes_probes(), store, force, lines.append, variant=v) for v in aot.variants()]
+    return [str(p) for p in paths], lines
+
+
+def _stored(part: str, store) -> bool:
+    """Whether the store already has every module of ``part``."""
+    import importlib.machinery
+    from pathlib import Path
+
+    names = [aot.module_name(part)] + ([aot.module_name(part, v) for v in aot.variants()] if part == "lanes" else [])
+    return all((Path(store) / (n + importlib.machinery.EXTENSION_SUFFIXES[0])).is_file()
+               and (Path(store) / (n + ".json")).is_file() for n in names)
+
+
+def jobs() -> int:
+    """How many parts compile at once: ``PEM_BUILD_JOBS``, else the CPUs this process may run on."""
+    import os
+
+    env = os.environ.get("PEM_BUILD_JOBS", "").strip()
+    if env:
+        return max(1, int(env))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _compile_parts(todo: list, store, force: bool) -> dict:
+    """part -> :func:`build_part`'s result for each of ``todo``: side by side in fresh processes (spawned: numba and
+    LLVM are not safe to fork), :func:`jobs` at a time, or here when there is one job or one part."""
+    n = min(jobs(), len(todo))
+    if n <= 1:
+        return {part: build_part(part, str(store), force) for part in todo}
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ..errors import PemError
+
+    pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {part: pool.submit(build_part, part, str(store), force) for part in todo}
+        out = {}
+        for part, future in futures.items():
+            try:
+                out[part] = future.result()
+            except BrokenProcessPool as err:
+                raise PemError(f"pem build-engine: the process compiling the {part} kernels stopped ({err}; out of "
+                               "memory?). PEM_BUILD_JOBS=1 compiles one part at a time.") from err
+        return out
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def build(where=None, force: bool = False, log=print) -> list:
-    """``pem build-engine``: the kernels built ahead of time (:mod:`.aot`): the main build, then the lanes kernels
-    once more for each wider vector unit of this architecture (:data:`.aot.VARIANTS`: a few seconds each). Each is
-    compiled once per machine into :func:`.aot.store` (``force``: again) and copied from there into ``where``
-    (default :func:`.aot.folder`, where runs load it); returns the modules' paths in ``where``, the main build's
-    first."""
+    """``pem build-engine``: the kernels built ahead of time (:mod:`.aot`), each part of :data:`FAMILIES` a module
+    compiled in a process of its own, :func:`jobs` side by side; the lanes kernels once more for each wider vector
+    unit of this architecture (:data:`.aot.VARIANTS`). Each is compiled once per machine into :func:`.aot.store`
+    (``force``: again) and copied from there into ``where`` (default :func:`.aot.folder`, where runs load it);
+    returns the modules' paths in ``where``, in the order of :data:`.aot.PARTS`."""
     import shutil
     from pathlib import Path
 
     store = aot.store()
-    built = [aot.build(probes(), store, force, log)] + [aot.build(lanes_probes(), store, force, log, variant=v)
-                                                         for v in aot.variants()]
+    todo = [part for part in ORDER if force or not _stored(part, store)]
+    done = _compile_parts(todo, store, force)
+    built = []
+    for part in aot.PARTS:
+        paths, lines = done[part] if part in done else build_part(part, str(store))  # stored: found, not compiled
+        for line in lines:
+            log(line)
+        built += [Path(p) for p in paths]
     where = Path(where) if where is not None else aot.folder()
     if where.resolve() == store.resolve():
         return built

@@ -105,7 +105,7 @@ from pem_physics import Ensemble, examples, simulate
 from pem_physics.engine import lanes
 ran = []                               # the module whose lanes kernels each call ran ("" for none)
 real = lanes.Lanes.advance_to
-lanes.Lanes.advance_to = lambda self, marks: ran.append(self.aot.path.name.split(".")[0]) or real(self, marks)
+lanes.Lanes.advance_to = lambda self, marks: ran.append(self.aot.paths["lanes"].name.split(".")[0]) or real(self, marks)
 out = {{}}
 for method in ("splitting4", "pem-rk4"):
     for E in (3, 40):  # three members: the members in threads; forty: the lanes, two blocks (one padded)
@@ -124,7 +124,7 @@ def lanes_module() -> str:
     """The module whose lanes kernels this CPU should run: the widest variant it runs (:func:`aot.cpu_runs`, whose
     reading of the CPU test_variants_match_the_cpu checks), else the main build."""
     runs = [v for v in aot.variants() if aot.cpu_runs(v)]
-    return aot.module_name(runs[0] if runs else "")
+    return aot.module_name("lanes", runs[0] if runs else "")
 
 
 def test_ensembles_run_on_the_build_with_and_without_numba_in_lanes_too(build_dir, tmp_path, monkeypatch):
@@ -175,7 +175,7 @@ def test_every_lanes_build_gives_the_jits_numbers(build_dir):
     w = np.zeros((E, 1, 3))
     w[:, 0, 0] = np.linspace(-2.0, 2.0, E)
     builds = [aot.load(build_dir)] + [aot.load(build_dir, v) for v in aot.variants() if aot.cpu_runs(v)]
-    assert all(b is not None for b in builds) and len({b.path for b in builds}) == len(builds)
+    assert all(b is not None for b in builds) and len({b.paths["lanes"] for b in builds}) == len(builds)
     for method in ("splitting4", "pem-rk4"):
         runner = lanes.Lanes(make_integrator(method, system, scene.settings.dt, np.repeat(system.U0[None], E, axis=0),
                                              w), 1e-6, 1000)
@@ -188,7 +188,7 @@ def test_every_lanes_build_gives_the_jits_numbers(build_dir):
             entry, args = runner.call([100, 300])
             b.call(entry, args)
             for a, x in zip(args[-4:], want):
-                assert np.array_equal(a, x), (method, b.path.name)
+                assert np.array_equal(a, x), (method, b.paths["lanes"].name)
 
 
 def test_variants_match_the_cpu(build_dir, monkeypatch):
@@ -204,13 +204,13 @@ def test_variants_match_the_cpu(build_dir, monkeypatch):
         assert aot.cpu_runs("x86_64_v4") == (v3 and {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
                                              <= flags)
     monkeypatch.setenv("PEM_AOT_DIR", str(build_dir))
-    assert lanes.build().path.name.split(".")[0] == lanes_module()
+    assert lanes.build().paths["lanes"].name.split(".")[0] == lanes_module()
     for off in aot.variants():  # each variant off in turn, from the widest: the next one, then the main build
         runs = aot.cpu_runs
         monkeypatch.setattr(aot, "cpu_runs", lambda v, off=off, runs=runs: v != off and runs(v))
-        assert lanes.build().path.name.split(".")[0] == lanes_module()
+        assert lanes.build().paths["lanes"].name.split(".")[0] == lanes_module()
     monkeypatch.setattr(aot, "cpu_runs", lambda v: False)
-    assert lanes.build().path.name.split(".")[0] == aot.module_name()
+    assert lanes.build().paths["lanes"].name.split(".")[0] == aot.module_name("lanes")
     monkeypatch.setenv("PEM_AOT", "0")
     assert lanes.build() is None
 
@@ -257,7 +257,7 @@ def test_an_ensemble_without_numba_runs_on_the_build_members_in_threads(build_di
 
 def test_arguments_of_another_type_are_refused(build_dir):
     build = aot.load(build_dir)
-    kind, args = next(prebuild.probes())
+    kind, args = next(prebuild.scene_probes())
     build.check(kind, args)  # the probe's own arguments fit
     bad = list(args)
     bad[1] = bad[1].astype(np.float32)

@@ -18,7 +18,7 @@ def test_no_c_compiler_is_said_and_leaves_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(aot, "compiler_class", lambda: no_compiler)
     with pytest.raises(PemError, match=r"needs a C compiler .* works without the build: runs keep using numba's JIT"):
-        aot.build(prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
+        aot.build("lanes", prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
 
 
@@ -50,7 +50,7 @@ def test_ctrl_c_while_building_leaves_nothing_and_ends_in_one_line(tmp_path, mon
     monkeypatch.setattr(aot, "compiler_class", lambda: Compiler)
     monkeypatch.setattr(aot, "kernel", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        aot.build(prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
+        aot.build("lanes", prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
     monkeypatch.setattr(prebuild, "build", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     assert main(["build-engine"]) == 130
@@ -64,7 +64,7 @@ def test_a_damaged_build_is_said_not_skipped_silently(tmp_path, monkeypatch):
     import importlib.machinery
 
     monkeypatch.setattr(aot, "enabled", lambda: True)
-    name = aot.module_name("")
+    name = aot.module_name("scenes")
     (tmp_path / (name + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"\x7fELF cut short")
     (tmp_path / (name + ".json")).write_text('{"specs": {}}')
     with pytest.warns(RuntimeWarning, match=r"could not be loaded .* numba's JIT compiles them instead .*"
