@@ -59,10 +59,11 @@ except ImportError:
 #: ensembles' lanes kernels (``lanes_splitting``, ``lanes_rk4``: :mod:`.lanes_kernels`, a range of blocks a call).
 ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
 #: The kernels' source files and the probes that give their argument types: a build is keyed on them (:func:`key`).
-SOURCES = ("engine/kernels.py", "engine/compiled.py", "engine/aot.py", "engine/prebuild.py", "gas/edmd.py",
-           "gas/edmd_kernels.py",
-           "engine/contact/surface_kernels.py", "engine/contact/surface_layout.py", "ryu.py", "engine/lanes.py",
-           "engine/lanes_kernels.py", "engine/lanes_layout.py")
+SOURCES = ("engine/kernels.py", "engine/kernel_flags.py", "engine/torque_kernels.py", "engine/step_kernels.py",
+           "engine/broad_kernels.py", "engine/impact_kernels.py", "engine/compiled.py", "engine/aot.py",
+           "engine/prebuild.py", "gas/edmd.py", "gas/edmd_kernels.py", "engine/contact/surface_kernels.py",
+           "engine/contact/surface_layout.py", "ryu.py", "engine/lanes.py", "engine/lanes_kernels.py",
+           "engine/lanes_layout.py")
 
 
 def kernel(kind: str):

@@ -10,9 +10,9 @@ per-member friction and field, the drivers' work (splitting: summed by the kicks
 free bodies (splitting: centre-of-mass positions and momenta
 kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
 scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
-they take themselves where they can (impacts, with Coulomb friction too: kernels._resolve_impacts, a port of the
+they take themselves where they can (impacts, with Coulomb friction too: impact_kernels._resolve_impacts, a port of the
 numpy driver's impact step, its trial steps starting anywhere in time; contacts that settle, and the resting
-contacts held after every step and their lift-offs: kernels._hold) and
+contacts held after every step and their lift-offs: impact_kernels._hold) and
 otherwise stop at its start, for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
@@ -100,11 +100,11 @@ ContactArrays = namedtuple("ContactArrays", [
     "pair", "spheres", "limit",                                          # (P,2), sphere pairs first, (P,) m
     "wall_kind", "wall_sign", "wall_point", "wall_dir", "wall_radius",   # (W,) (W,) (W,3) (W,3) (W,)
     "wall_axes", "wall_half",                                            # (W,3,3) (W,3)
-    # the grazing check (kernels._grazing; contacts.SpeedBounds): per sphere 1/M of a translating owner and
+    # the grazing check (broad_kernels._grazing; contacts.SpeedBounds): per sphere 1/M of a translating owner and
     # lever k; per pair whether its speed is bounded, σ (m), and the numpy driver's limit tol = GAP_RTOL·scale;
     # graze: whether to look for dips at all
     "inv_mass", "lever", "bounded", "sigma", "tol", "graze",
-    # the impact step in the kernel (kernels._resolve_impacts; contacts._advance_step): per pair the touch limit
+    # the impact step in the kernel (impact_kernels._resolve_impacts; contacts._advance_step): per pair the touch limit
     # contacts.TOUCH_RTOL·scale (m), restitution and friction; impact: whether the kernels take impact steps at all
     # (their trial steps start at the search's time); and the event buffers the kernel fills and the driver
     # empties after each call:
@@ -113,12 +113,12 @@ ContactArrays = namedtuple("ContactArrays", [
     # centres of rotation
     "touch", "e", "mu", "impact", "ev_count", "loss", "ev_t", "ev_pair", "ev_body", "ev_J", "ev_point", "ev_normal",
     "ev_U", "ev_X",
-    # resting contacts (contacts._hold in the kernels, kernels._hold): per pair whether it rests (the driver sets
+    # resting contacts (contacts._hold in the kernels, impact_kernels._hold): per pair whether it rests (the driver sets
     # it from ContactModel.resting before a call and reads it back after; the kernels hold them where they take
     # impact steps, ``impact``); per event its kind (EVENT_KINDS); the running loss (J) at each record mark of a call
     # (MARK_CAPACITY at most)
     "resting", "ev_kind", "rec_loss",
-    # free flight in merged steps (kernels._horizon; contacts.FlightBounds): per body the bound on |dp/dt| (N) and
+    # free flight in merged steps (broad_kernels._horizon; contacts.FlightBounds): per body the bound on |dp/dt| (N) and
     # the gravity torque's growth λ² (1/s²); per sphere whether the drifts turn it about one axis the momentum sets
     # (axial: its step-end bound takes Σdᵢ = 1); merge: whether the scene's forces allow it (gravity alone) and every
     # pair's speed is bounded where the grazing check is on; merged (1,) int: the steps the kernels ran so, unchecked;
@@ -126,18 +126,18 @@ ContactArrays = namedtuple("ContactArrays", [
     # from call to call
     "force", "lam2", "axial", "merge", "merged", "span",
     # whether moving bodies act on each other (System.bodies_coupled): if not, the impact search's Brent trials
-    # step only the bodies of the pairs they look at (kernels._idle_but)
+    # step only the bodies of the pairs they look at (impact_kernels._idle_but)
     "coupled",
-    # broad: whether the step loop checks only the near pairs (kernels._overlap_near: scenes of BROAD_PAIRS pairs
+    # broad: whether the step loop checks only the near pairs (broad_kernels._overlap_near: scenes of BROAD_PAIRS pairs
     # or more); checks (2,) int: the whole passes over the pairs and the near pairs' gaps taken, in the kernels
     "broad", "checks"])
 
-#: Whether the kernels take impact steps themselves (kernels._resolve_impacts) where they can, instead of
+#: Whether the kernels take impact steps themselves (impact_kernels._resolve_impacts) where they can, instead of
 #: handing every one to the numpy contact driver; off only to compare the two.
 IMPACTS = True
 #: Events the kernel's buffers hold (a call stops with EVENTS_FULL before they overflow).
 EVENT_CAPACITY = 256
-#: The kinds of the kernels' events, by their code (kernels.EV_IMPACT, EV_REST, EV_LIFT).
+#: The kinds of the kernels' events, by their code (kernel_flags.EV_IMPACT, EV_REST, EV_LIFT).
 EVENT_KINDS = ("impact", "rest", "lift-off")
 #: Record marks a call of a contact scene's kernel may hold (ContactArrays.rec_loss).
 MARK_CAPACITY = 4096
@@ -161,18 +161,18 @@ def _f(a, shape=None) -> np.ndarray:
     return a.reshape(shape) if shape is not None else a
 
 
-#: Whether the kernels merge the steps of free flight that no contact check could stop (kernels._horizon); off
+#: Whether the kernels merge the steps of free flight that no contact check could stop (broad_kernels._horizon); off
 #: only to compare with one step a call.
 MERGE = True
 
 
-#: Pairs from which the kernels check only the near pairs after each step (kernels._overlap_near: the same
+#: Pairs from which the kernels check only the near pairs after each step (broad_kernels._overlap_near: the same
 #: decisions, bit for bit, as checking every pair; a list costs more than it saves on a few pairs).
 BROAD_PAIRS = 128
 
 
 #: Whether the kernels look for grazing contacts (pairs apart at both ends of a step that overlap in between,
-#: kernels._grazing) and hand their steps to the numpy driver; off only to show what it catches.
+#: broad_kernels._grazing) and hand their steps to the numpy driver; off only to show what it catches.
 GRAZING = True
 
 

@@ -78,7 +78,7 @@ class Runner:
     # ------------------------------------------------------------------ the pieces of a step
 
     def _torque(self, q):
-        """Torque about the pivot at principal frame q (9-tuple, rows = principal axes): kernels._torque."""
+        """Torque about the pivot at principal frame q (9-tuple, rows = principal axes): torque_kernels._torque."""
         c0, c1, c2 = self.com
         g0, g1, g2 = self.gravity
         rg0 = q[0] * c0 + q[3] * c1 + q[6] * c2

@@ -423,7 +423,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     if contacts is not None:
         if engine == "numba":
             traj.info["contacts"] = ("steps, impacts (with Coulomb friction) and contacts that settle and rest on the "
-                                     "compiled engine (engine/kernels.py); the other impact steps located and "
+                                     "compiled engine (engine/impact_kernels.py); the other impact steps located and "
                                      "resolved by the numpy contact driver (engine/contact/driver.py)")
         else:
             traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver "

@@ -5,7 +5,7 @@ Oracles:
 - the numpy-only run: the kernels' steps are the numpy steps to rounding and every impact step is the numpy
   driver's own, so the events (times, kinds, bodies, impulses) and the records agree within the round-off bound
   of tests/roundoff.py (measured on twin numpy runs with ulp-nudged steps; ~1e-12 relative here);
-- the kernels' gap check (kernels._overlap) against ContactModel.gaps for every wall kind, pair by pair;
+- the kernels' gap check (broad_kernels._overlap) against ContactModel.gaps for every wall kind, pair by pair;
 - Newton's cradle one-in-one-out on the compiled engine against momentum and energy (test_contact_sim's
   closed forms: elliptic-integral quarter period, energy of the last ball);
 - the ahead-of-time build against the JIT kernels, bit for bit, for one contact scene.
@@ -134,7 +134,7 @@ def ball_and_post(walls: str):
 @pytest.mark.parametrize("walls", sorted(WALLS))
 def test_gap_check_matches_the_contact_model(walls, rng):
     """_overlap reports a pair exactly when its numpy gap is below the limit, at random poses of the ball."""
-    from pem_physics.engine import kernels
+    from pem_physics.engine import broad_kernels
     from pem_physics.model.rotations import axis_angle_matrix
 
     scene = ball_and_post(walls)
@@ -150,7 +150,7 @@ def test_gap_check_matches_the_contact_model(walls, rng):
                 limit = np.full(len(g), -np.inf)
                 limit[k] = g[k] + below * model.scale[k]
                 gk = np.empty(len(g))
-                got = kernels._overlap(arrays._replace(limit=limit), Q, system.pivot, X, gk)
+                got = broad_kernels._overlap(arrays._replace(limit=limit), Q, system.pivot, X, gk)
                 assert got == expect, (walls, k, g[k])
                 np.testing.assert_allclose(gk, g, rtol=0, atol=1e-15)
 
@@ -172,10 +172,10 @@ def test_gaps_of_some_pairs_equal_those_of_all(walls, rng):
 
 @pytest.mark.parametrize("walls", sorted(WALLS))
 def test_grazing_rates_match_finite_differences(walls, rng):
-    """The rates the kernels' grazing check interpolates with (kernels._graze_rate: d/dt of the squared distance
+    """The rates the kernels' grazing check interpolates with (broad_kernels._graze_rate: d/dt of the squared distance
     (g + σ)² where σ > 0, else of the gap g) against central differences of ContactModel.gaps along the swing,
     for every pair apart, at random angles and rates."""
-    from pem_physics.engine import kernels
+    from pem_physics.engine import broad_kernels
     from pem_physics.model.rotations import axis_angle_matrix
 
     scene = ball_and_post(walls)
@@ -198,14 +198,14 @@ def test_grazing_rates_match_finite_differences(walls, rng):
         w = next(s * rate * y for s in (1.0, -1.0)
                  if np.allclose(np.cross(s * rate * y, X[0] - system.pivot[0]), dX[0], rtol=1e-6, atol=1e-9))
         S, g = np.empty((len(model.radius), 3)), np.empty(len(model.pairs))
-        kernels._overlap(arrays, Q, system.pivot, S, g)
+        broad_kernels._overlap(arrays, Q, system.pivot, S, g)
         g_hi, g_lo = model.gaps(pose(theta + eps)[0]), model.gaps(pose(theta - eps)[0])
         for k in range(len(model.pairs)):
             if g[k] <= 1e-4:
                 continue
             q_hi, q_lo = (g_hi[k] + sigma[k]) ** 2, (g_lo[k] + sigma[k]) ** 2
             fd = ((q_hi - q_lo) if sigma[k] > 0 else (g_hi[k] - g_lo[k])) / (2 * eps) * rate
-            got = kernels._graze_rate(arrays, k, S, system.pivot, np.zeros((1, 3)), w[None])
+            got = broad_kernels._graze_rate(arrays, k, S, system.pivot, np.zeros((1, 3)), w[None])
             assert got == pytest.approx(fd, rel=1e-6, abs=1e-9), (walls, k, theta)
             checked += 1
     assert checked >= 12

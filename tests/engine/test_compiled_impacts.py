@@ -1,4 +1,4 @@
-"""Impact steps taken inside the compiled kernels (kernels._resolve_impacts and the impact search of
+"""Impact steps taken inside the compiled kernels (impact_kernels._resolve_impacts and the impact search of
 kernels._member_splitting) against the numpy contact driver alone (engine/contact/driver.run, compiled.ENABLED = False).
 
 Oracles:
@@ -146,12 +146,12 @@ def test_impacts_with_friction_are_the_kernels_and_match(monkeypatch):
 
 
 def test_the_kernels_friction_impulse_solves_as_numpys_lstsq():
-    """kernels._pinv_solve (Jacobi's eigenvectors) against numpy.linalg.lstsq(rcond=1e-12) on symmetric positive
+    """impact_kernels._pinv_solve (Jacobi's eigenvectors) against numpy.linalg.lstsq(rcond=1e-12) on symmetric positive
     semi-definite K of rank 1–3: each of two stable solves errs by a modest multiple of ε·(cond·|x| + |d|/σ_min)
     (σ_min the smallest singular value kept: the first term a full-rank solve's, the second the rounding of the
-    range's directions, known to ε; measured ≤ 500 of it over 20,000 such K); and kernels._friction_impulse
+    range's directions, known to ε; measured ≤ 500 of it over 20,000 such K); and impact_kernels._friction_impulse
     against impulses.compute_impulse for sticking and sliding contacts between a free sphere and a wall."""
-    from pem_physics.engine import kernels
+    from pem_physics.engine import impact_kernels
     from pem_physics.engine.contact.impulses import ContactBody, compute_impulse
 
     rng = np.random.default_rng(5)
@@ -162,7 +162,7 @@ def test_the_kernels_friction_impulse_solves_as_numpys_lstsq():
         K = B @ B.T
         d = rng.normal(size=3)
         A[:] = K
-        x = np.array(kernels._pinv_solve(A, V, *d))
+        x = np.array(impact_kernels._pinv_solve(A, V, *d))
         ref = np.linalg.lstsq(K, d, rcond=1e-12)[0]
         s = np.linalg.svd(K, compute_uv=False)
         s = s[s > 1e-12 * s[0]]
@@ -186,7 +186,7 @@ def test_the_kernels_friction_impulse_solves_as_numpys_lstsq():
             if vn >= 0:
                 continue
             e = float(rng.uniform(0, 1))
-            J = np.array(kernels._friction_impulse(M, bW, X, moving, 0, -1, *c, *n, *vr, vn, e, mu, kw)[:3])
+            J = np.array(impact_kernels._friction_impulse(M, bW, X, moving, 0, -1, *c, *n, *vr, vn, e, mu, kw)[:3])
             ref = compute_impulse(ContactBody.free(m, np.zeros(3), v, np.eye(3) * I, w), ContactBody.fixed(), c, n,
                                   e, mu)
             np.testing.assert_allclose(J, ref, rtol=0, atol=1e-13 * np.linalg.norm(ref))
@@ -229,8 +229,8 @@ def dropped_marble(t_end=0.6):
 
 
 def test_a_resting_contact_is_settled_and_held_in_the_kernel_and_matches(monkeypatch):
-    """The bounces, the settling impact and every step at rest after it are the kernel's (kernels._hold): no numpy
-    contact step at all, and the numpy driver's events and records to the round-off bound."""
+    """The bounces, the settling impact and every step at rest after it are the kernel's (impact_kernels._hold): no
+    numpy contact step at all, and the numpy driver's events and records to the round-off bound."""
     scene = dropped_marble()
     fast, ref, tw = both(scene, record_interval=1e-2)
     assert "rest" in ref.events.kind and ref.events.kind.count("impact") >= 3

@@ -177,8 +177,9 @@ def test_bouncing_ball_runs_its_free_steps_on_the_kernels(monkeypatch):
     fast, ref, tw = both_contacts(bouncing_ball_in_a_corner())
     assert fast.steps == 2000 and {"floor", "wall"} <= set(ref.events.body2) and "rest" not in ref.events.kind
     assert_same_run(fast, ref, tw, CONTACT_ARRAYS + TRANSLATION)
-    # the kernels take the impact steps too (kernels._resolve_impacts), but for one whose contact already touches at
-    # the step's start (the wall at t = 0.7 s, a grid time: contacts._advance_step's impact "now"), the numpy driver's
+    # the kernels take the impact steps too (impact_kernels._resolve_impacts), but for one whose contact already
+    # touches at the step's start (the wall at t = 0.7 s, a grid time: contacts._advance_step's impact "now"), the
+    # numpy driver takes it
     at_start = {round(t / 1e-3) for t in ref.events.t if abs(t / 1e-3 - round(t / 1e-3)) < 1e-9}
     assert len(at_start) == 1
     assert sum(steps) == fast.steps - len(at_start)

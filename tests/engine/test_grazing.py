@@ -1,5 +1,5 @@
 """Grazing contacts: surfaces that overlap only in the middle of a step, both step ends apart (engine/contact/driver.py,
-``_dips``, and the compiled kernels' copy of its check, ``kernels._grazing``, which hands such a step to that
+``_dips``, and the compiled kernels' copy of its check, ``broad_kernels._grazing``, which hands such a step to that
 driver). Every test runs twice through simulate(): on the numpy contact driver (compiled.ENABLED = False) and on
 the compiled engine (the kernels step between impacts).
 

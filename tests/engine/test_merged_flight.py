@@ -1,4 +1,4 @@
-"""Free flight in merged steps on the compiled contact engine (kernels._horizon, contacts.FlightBounds).
+"""Free flight in merged steps on the compiled contact engine (broad_kernels._horizon, contacts.FlightBounds).
 
 Where gravity is the only force, the kernels bound how far every contact sphere can move and how fast
 (FlightBounds: |L| grows by the torque, the torque by how far the centre of mass turns) and run the steps that
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not i
 
 
 def kernels():
-    from pem_physics.engine import kernels as k
+    from pem_physics.engine import broad_kernels as k
 
     return k
 
@@ -58,11 +58,13 @@ def setup(scene):
 
 
 def horizon(C, split, g, state, dt):
-    """kernels._horizon from ``state`` (gaps g), up to kernels.SPAN steps of length dt."""
+    """broad_kernels._horizon from ``state`` (gaps g), up to kernel_flags.SPAN steps of length dt."""
+    from pem_physics.engine.kernel_flags import SPAN
+
     k = kernels()
     return int(k._horizon(C.owner, C.spheres, C.pair, C.inv_mass, C.lever, C.sigma, C.tol, C.limit, C.force, C.lam2,
                           C.axial, C.graze, g, state.L[0].copy(), state.P[0].copy(), state.T[0].copy(), dt, split,
-                          k.SPAN, np.empty((len(state.L[0]), 6))))
+                          SPAN, np.empty((len(state.L[0]), 6))))
 
 
 def flagged(model, C, prev, cur, g0, g1):

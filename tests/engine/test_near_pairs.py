@@ -1,5 +1,5 @@
-"""The near pairs (kernels._overlap_near, ContactArrays.broad) and the Brent trials of independent bodies
-(kernels._idle_but) — both shortcuts that must change no bit of a run.
+"""The near pairs (broad_kernels._overlap_near, ContactArrays.broad) and the Brent trials of independent bodies
+(impact_kernels._idle_but) — both shortcuts that must change no bit of a run.
 
 Oracles:
 - the same kernels checking every pair after every step (compiled.BROAD_PAIRS above the scene's pairs) and
@@ -10,7 +10,7 @@ Oracles:
   marbles the near pairs took a small part of the gaps of every pair at every check (ContactArrays.checks);
 - the premise that a pair's gap moves no faster than its spheres, for every wall kind and for sphere pairs: random
   centres and displacements, against the numpy contact model's own gaps (walls.py);
-- the bound that keeps far pairs out of the grazing filter (kernels._far_ok): random pairs that it admits, put
+- the bound that keeps far pairs out of the grazing filter (broad_kernels._far_ok): random pairs that it admits, put
   through the numpy driver's filter (contacts._dips' cheap bound), are never flagged — and pairs just inside the
   bound's premises at its edge show it is not vacuous.
 """
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not i
 
 
 def kernels():
-    from pem_physics.engine import kernels as k
+    from pem_physics.engine import broad_kernels as k
 
     return k
 
@@ -161,7 +161,7 @@ def test_a_gap_moves_no_faster_than_its_spheres(kind):
 
 
 def test_far_pairs_pass_the_grazing_filter_as_apart():
-    """kernels._far_ok(F) admits a margin F only where every pair whose gaps at both ends are ≥ F (one end at most
+    """broad_kernels._far_ok(F) admits a margin F only where every pair whose gaps at both ends are ≥ F (one end at most
     2δ above the other), its speeds ≤ vmax each, σ ≥ the smallest, tol ≤ the largest, is not flagged by the
     numpy driver's filter: min + tol < speed·(8/27)·h·ρ, ρ = (σ + max)/(σ + (max(min, −tol) − tol)/2)."""
     k = kernels()

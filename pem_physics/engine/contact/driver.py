@@ -39,35 +39,35 @@ the remaining length, and the gaps are checked again.
 
 On the compiled engine (:func:`run_compiled`; translating bodies too, their x and p in the kernels) the kernels step
 between impacts without returning to Python, evaluating every gap after each step and running the same
-grazing check (bound, then cubic; ``kernels._grazing``, with half the limit so that it flags a superset of
+grazing check (bound, then cubic; ``broad_kernels._grazing``, with half the limit so that it flags a superset of
 the pairs flagged here); the first step that ends overlapping or may dip is handed back, from its start, to
 this driver's step (:func:`_advance_step`), which stays the one definition of what happens at an impact
 (and decides whether a flagged dip is one), and the kernels go on from its end. That step's trial integrations
 (Brent's) run on the kernel too, from the trial's start time (torques that depend on time are taken where numpy
 takes them; the drivers' work carried): the same step to rounding, and most of an impact step's cost in numpy. The
 kernels take the common impact step themselves (``kernels._member_splitting``'s impact search and
-``kernels._resolve_impacts``, a port of this driver's crossing branch, :func:`_resolve` and
+``impact_kernels._resolve_impacts``, a port of this driver's crossing branch, :func:`_resolve` and
 :func:`~.impulses.resolve_contacts`: the same trial steps, Brent's method, contacts, sweeps and impulses, to
 rounding), their events returned in buffers (``compiled.ContactArrays``) that :func:`run_compiled` appends to the
 log as :func:`_log` would; they hand to this driver, from its start, every impact step they do not take: a pair
 overlapping at an impact's start, a grazing dip flagged beside a crossing, no effective mass or wall normal, a
 friction impulse without a defined normal part (Painlevé), nothing approaching, more than MAX_EVENTS_PER_STEP
-impacts. Impacts with Coulomb friction are the kernels' (``kernels._friction_impulse``: the sticking impulse from
+impacts. Impacts with Coulomb friction are the kernels' (``impact_kernels._friction_impulse``: the sticking impulse from
 the least-squares solve of K J = Δv by Jacobi's eigenvectors, as numpy's lstsq with rcond 1e-12, projected onto
 the cone). Contacts that settle and rest are
-the kernels' too: the settling impact, the hold after each step (``kernels._hold``, a port of
+the kernels' too: the settling impact, the hold after each step (``impact_kernels._hold``, a port of
 :func:`_hold`: the push along the normal, the e = 0 sweeps with their friction, the forces and the drivers' power
 evaluated again where the push left the bodies — steps of length 0 on the kernels' one call site —, the energy it
 takes: kinetic plus the work of the forces along the push by Simpson's rule, exact for gravity) and the lift-offs.
 Where gravity is the only force (:class:`FlightBounds`) and nothing rests, the kernels first bound how far and how
-fast every contact sphere can move (``kernels._horizon``: |L| grows by the torque, the torque by how far the
+fast every contact sphere can move (``broad_kernels._horizon``: |L| grows by the torque, the torque by how far the
 centre of mass turns, |p| by M·g) and run the steps that no check above could stop — no gap below its limit, no
 pair through the grazing filter — merged and unchecked, as a scene without contacts runs (up to
-``kernels.SPAN`` steps a span; the gaps are taken again where a span ends): the same events, records to rounding.
+``kernel_flags.SPAN`` steps a span; the gaps are taken again where a span ends): the same events, records to rounding.
 In scenes of many pairs (``compiled.BROAD_PAIRS``) the kernels check only the near pairs after each step
-(``kernels._overlap_near``: a list from a whole pass, kept while no sphere can have closed its margin to any
+(``broad_kernels._overlap_near``: a list from a whole pass, kept while no sphere can have closed its margin to any
 limit a check compares a gap with — every gap moves no faster than its spheres), and where nothing couples the
-bodies Brent's trial steps move only the bodies of the pairs they look at (``kernels._idle_but``): both the same
+bodies Brent's trial steps move only the bodies of the pairs they look at (``impact_kernels._idle_but``): both the same
 decisions and numbers, bit for bit, as every pair checked and every body stepped.
 
 Record rows stay on the regular grid; impacts are logged in an :class:`EventLog` (one row per contact pair
@@ -843,12 +843,12 @@ def speed_bounds(model: ContactModel, U: np.ndarray, J: np.ndarray) -> SpeedBoun
 
 class FlightBounds(NamedTuple):
     """How fast the bodies' momenta can grow in free flight (the compiled kernels' horizon of merged steps,
-    ``kernels._horizon``), for scenes whose only force is gravity (``applies``; dipoles, sources, moving pivots
+    ``broad_kernels._horizon``), for scenes whose only force is gravity (``applies``; dipoles, sources, moving pivots
     or a rotating field: False, and the kernels check after every step).
 
     force (B,) N: |M·g| of a translating body (dp/dt = M·g), 0 for the others. lam2 (B,) 1/s²: the gravity
     torque's growth as a pinned body turns — |T − T₀| = M·|g|·|Δr_G| and |Δr_G| ≤ k_G·(the drifts' ∫|L|) (k_G the
-    centre of mass's lever, :func:`_lever`), so λ² = M·|g|·k_G (``kernels._horizon`` bounds the largest torque of
+    centre of mass's lever, :func:`_lever`), so λ² = M·|g|·k_G (``broad_kernels._horizon`` bounds the largest torque of
     a span with it); 0 for a translating body (gravity pulls at its centre of rotation), inf for a hinge with
     J = 0.
 
@@ -857,8 +857,8 @@ class FlightBounds(NamedTuple):
     free turn uses) where the body's other free-turn corrections turn about axes through the centre
     ([c]×(I⁺ − λ₁⁻¹𝟙) = 0: a bob on a symmetric pendulum's axis, any point of a spherical top). Such turns compose
     as their angles add, so a step's drifts (coefficients summing to 1) move the centre as far as one drift of h
-    would, plus the kicks' second-order change: ``kernels._horizon`` then bounds the spheres at the steps' ends with
-    Σdᵢ = 1 in place of Σ|dᵢ| (2.32 for splitting4's negative coefficients), and so does a translating body's
+    would, plus the kicks' second-order change: ``broad_kernels._horizon`` then bounds the spheres at the steps' ends
+    with Σdᵢ = 1 in place of Σ|dᵢ| (2.32 for splitting4's negative coefficients), and so does a translating body's
     drift x += h·p/M."""
 
     force: np.ndarray
@@ -1060,7 +1060,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     Translating bodies are stepped by the kernels too (their positions and momenta go back and forth with
     the orientations and angular momenta); resting contacts (``model.resting``, handed to the kernels in
     ``ContactArrays.resting`` and read back after each call) are held by the kernels after each step
-    (``kernels._hold``) where they take impact steps (``ContactArrays.impact``); otherwise every step
+    (``impact_kernels._hold``) where they take impact steps (``ContactArrays.impact``); otherwise every step
     at rest is the numpy driver's, which holds them (:func:`_hold`).
 
     Returns (times, U (1,R,B,3,3), L (1,R,B,3), w (1,R,B,3), X (1,R,B,3), P (1,R,B,3), complete, log,
@@ -1119,7 +1119,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     arrays = runner.contact
 
     def flush(recorded) -> list:
-        """Append the kernel's events (impacts, contacts settling and lifting off: kernels._resolve_impacts,
+        """Append the kernel's events (impacts, contacts settling and lifting off: impact_kernels._resolve_impacts,
         _lift_off) to the log as _log does, take its running energy loss, and return the loss at each of the
         ``recorded`` marks (step numbers; the kernel's rec_loss)."""
         names = model.system.names
@@ -1134,7 +1134,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
         for column, rows in ((log.impulse, arrays.ev_J), (log.point, arrays.ev_point), (log.normal, arrays.ev_normal),
                              (log.orientation, arrays.ev_U), (log.position, arrays.ev_X)):
             column.extend(rows[:n].copy())
-        log.energy_loss = float(arrays.loss[0])  # the impacts' and the held contacts' (kernels._hold)
+        log.energy_loss = float(arrays.loss[0])  # the impacts' and the held contacts' (impact_kernels._hold)
         arrays.ev_count[0] = 0
         return arrays.rec_loss[:len(recorded)].tolist()
 
@@ -1166,7 +1166,7 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
             t0 = _time.perf_counter()
             arrays.ev_count[0] = 0
             arrays.loss[0] = log.energy_loss  # the kernel adds its impacts' and holds' losses to the log's, in order
-            arrays.resting[:] = False  # the kernel holds the resting pairs (kernels._hold) and changes the set
+            arrays.resting[:] = False  # the kernel holds the resting pairs (impact_kernels._hold) and changes the set
             arrays.resting[sorted(model.resting)] = True
             cU, cL, cw, cX, cP, status = runner.advance_to(call)
             model.resting.clear()

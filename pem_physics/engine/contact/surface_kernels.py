@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ...jit import numba as _numba
-from ..kernels import _brent, _brent_start
+from ..impact_kernels import _brent, _brent_start
 from .surface_layout import (
     APART,
     EVENTS_FULL,
