@@ -319,7 +319,7 @@ def contacts_section(con) -> list:
          "step; at the steps' ends, where the checks look, a hinged body's sphere, a bob on a symmetric "
          "pendulum's axis and every translation move as one drift of the whole step would: the drifts' "
          "coefficients sum to 1 there, not to Σ|dᵢ| = 2.32 as splitting4's do inside a step — "
-         "contacts.FlightBounds.axial); a held contact that a step leaves "
+         "bounds.FlightBounds.axial); a held contact that a step leaves "
          "as it was (or as it was a step before) skips to the next record. Steps/s, best of the repeats, every "
          "run in one thread (without contacts the marbles would step in groups on both cores); "
          "\"never touching\": the same scene with each pendulum's pivot moved out of the plane of the swing (the "

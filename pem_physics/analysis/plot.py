@@ -63,7 +63,7 @@ def read_trajectory(path) -> Trajectory:
         meta = json.loads(str(data["meta"]))
         events = impact_loss = None
         if "event_t" in data.files:  # a contact scene's impact log
-            from ..engine.contact.driver import EventLog
+            from ..engine.contact.model import EventLog
 
             events = EventLog.from_arrays(data)
             impact_loss = data["impact_loss"] if "impact_loss" in data.files else None

@@ -388,7 +388,7 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
     unchecked — as many as the bound allows, to the step: none of them could end below a pair's limit or pass
     :func:`_graze_near`'s filter (with ``graze``), so the one-step-a-call checks would have passed every one.
 
-    The bound (contacts.FlightBounds: scenes whose only force is gravity), for the splitting's kicks and drifts as
+    The bound (bounds.FlightBounds: scenes whose only force is gravity), for the splitting's kicks and drifts as
     they come, negative ones too (split (3,): a = Σ|drifts|, κ = Σ|kicks|, c = Σᵢ |dᵢ|·(|k₀| + … + |kᵢ|), the kicks
     before each drift): over n steps a drift moves a sphere no further than (|dᵢ|h)·(lever·|L| + inv_mass·|p|) at
     the |L|, |p| it has, and |L| grew by at most T̂·(the kicks' |coefficients|·h so far), so the spheres move at most
@@ -397,7 +397,7 @@ def _horizon(owner, spheres, pair, inv_mass, lever, sigma, tol, limit, force, la
     mass, so T̂ ≤ (|T₀| + λ² |L₀| A₁)/(1 − λ² A₂) (no bound where λ² A₂ ≥ 1). At a step's end a sphere is at most
     lever·(|L₀| + T̂ n h κ) + inv_mass·(|p₀| + force·n h κ) fast. The checks look at the steps' ends only, and there
     drifts that turn a sphere about one axis set by the momentum (``axial``: a hinge, or a bob on a symmetric
-    pendulum's axis; contacts.FlightBounds) add their angles: a step moves it as one drift of h at the step's start
+    pendulum's axis; bounds.FlightBounds) add their angles: a step moves it as one drift of h at the step's start
     momentum would, within the kicks' second-order change (rotations are isometries, and turns about axes a, b move
     a point at most |a − b| apart) — a = Σdᵢ = 1 in A₁ and A₂ for such spheres, and for every translation (x += h·p/M
     adds up the same way); T̂ keeps a = Σ|dᵢ|, as the kicks take torques inside steps. A margin of 1e-9 of each

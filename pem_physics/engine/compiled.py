@@ -69,7 +69,7 @@ OK, NONFINITE, NOT_ORTHONORMAL, CONTACT, EVENTS_FULL = 0, 1, 2, 3, 4
 #: finds clear it simply takes as it is.
 CONTACT_RTOL = 0.5e-12
 
-#: Wall kinds in Model.wall_kind (contacts.make_wall / engine.walls).
+#: Wall kinds in Model.wall_kind (model.make_wall / engine.walls).
 WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
 
 #: Scene constants the kernels read. Body-frame vectors are in one choice of body axes (the
@@ -118,7 +118,7 @@ ContactArrays = namedtuple("ContactArrays", [
     # impact steps, ``impact``); per event its kind (EVENT_KINDS); the running loss (J) at each record mark of a call
     # (MARK_CAPACITY at most)
     "resting", "ev_kind", "rec_loss",
-    # free flight in merged steps (broad_kernels._horizon; contacts.FlightBounds): per body the bound on |dp/dt| (N) and
+    # free flight in merged steps (broad_kernels._horizon; bounds.FlightBounds): per body the bound on |dp/dt| (N) and
     # the gravity torque's growth λ² (1/s²); per sphere whether the drifts turn it about one axis the momentum sets
     # (axial: its step-end bound takes Σdᵢ = 1); merge: whether the scene's forces allow it (gravity alone) and every
     # pair's speed is bounded where the grazing check is on; merged (1,) int: the steps the kernels ran so, unchecked;

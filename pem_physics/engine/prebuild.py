@@ -15,7 +15,7 @@ def scene_probes():
     """(entry, args) of a single-scene kernel call of each entry, splitting4 and pem-rk4 on the three-magnet
     pendulum, splitting4 with contacts on Newton's cradle."""
     from ..examples import build as example
-    from .contact.driver import ContactModel
+    from .contact.model import ContactModel
     from .integrators import make_integrator
     from .system import compile_system
 

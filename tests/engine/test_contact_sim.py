@@ -223,7 +223,7 @@ def test_the_pairs_and_their_coefficients_are_those_of_a_double_loop():
     entry naming both bodies, else the pair rule), μ (the pair rule) and scale (r_a + r_b): marbles of their own e and
     μ, or the scene's, two named pairs (one in either order) and one entry naming a wall; a body with two spheres has
     no pair of its own; two fixed spheres none."""
-    from pem_physics.engine.contact.driver import ContactModel, item_coefficients, pair_coefficients
+    from pem_physics.engine.contact.model import ContactModel, item_coefficients, pair_coefficients
 
     rng = np.random.default_rng(3)
     bodies = [Body(name=f"m{k}", role="free", translate=True, position=(0.03 * k, 0.0, 0.0),

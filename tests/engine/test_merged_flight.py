@@ -1,4 +1,4 @@
-"""Free flight in merged steps on the compiled contact engine (broad_kernels._horizon, contacts.FlightBounds).
+"""Free flight in merged steps on the compiled contact engine (broad_kernels._horizon, bounds.FlightBounds).
 
 Where gravity is the only force, the kernels bound how far every contact sphere can move and how fast
 (FlightBounds: |L| grows by the torque, the torque by how far the centre of mass turns) and run the steps that
@@ -26,6 +26,7 @@ from test_contact_sim import CRADLE
 
 from pem_physics import examples, simulate
 from pem_physics.engine import compiled
+from pem_physics.engine.contact import bounds
 from pem_physics.engine.contact import driver as contacts
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.system import compile_system
@@ -200,17 +201,17 @@ def test_which_spheres_are_axial():
 
 
 def test_the_lever_helpers_take_numpys_bits_and_the_closed_form():
-    """The set-up's [c]× M and ‖·‖₂ (contacts._cross_columns, _norm2: numpy's operations without its per-call axis
+    """The set-up's [c]× M and ‖·‖₂ (bounds._cross_columns, _norm2: numpy's operations without its per-call axis
     handling) give np.cross's and np.linalg.norm's bits; a bob at l on the axis of a body with moments j, j, j_a
     has the lever l/j (|ω × r| = l·|L_⊥|/j), whatever the tiny j_a."""
     rng = np.random.default_rng(7)
     for _ in range(500):
         c, M = rng.normal(size=3) * 10.0 ** rng.integers(-3, 2), rng.normal(size=(3, 3)) * 10.0 ** rng.integers(-3, 4)
         ref = np.cross(c, M.T).T
-        assert np.array_equal(contacts._cross_columns(c, M), ref)
-        assert contacts._norm2(ref) == float(np.linalg.norm(ref, 2))
+        assert np.array_equal(bounds._cross_columns(c, M), ref)
+        assert bounds._norm2(ref) == float(np.linalg.norm(ref, 2))
     l, j, ja = 0.3, 4.5e-3, 8e-6
-    lever = contacts._norm2(contacts._cross_columns(np.array([0.0, 0.0, -l]), np.diag([1 / j, 1 / j, 1 / ja])))
+    lever = bounds._norm2(bounds._cross_columns(np.array([0.0, 0.0, -l]), np.diag([1 / j, 1 / j, 1 / ja])))
     assert lever == pytest.approx(l / j, rel=1e-15)  # the SVD's few ulps
 
 

@@ -207,7 +207,7 @@ def test_bad_contact_friction_in_the_python_api_is_named():
 def test_summary_counts_impacts_not_changes_of_a_contact():
     """summary.json's "impacts": every kind ``impact…`` and a settling (``rest``) that took an impulse; a stick,
     slip, reversal or lift-off is a change of a persistent contact, and a rest of a still contact took nothing."""
-    from pem_physics.engine.contact.driver import EventLog
+    from pem_physics.engine.contact.model import EventLog
 
     kinds = ["impact", "impact, sliding", "impact, rolling", "rest", "rest", "stick", "slip", "reversal", "lift-off"]
     impulses = [(0, 0, 1), (0, 0, 1), (0, 0, 1), (0, 0, 0.5), (0, 0, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0)]

@@ -6,7 +6,7 @@ translating, with contact spheres or rims; one wall, the table: a plane (its nor
 sphere, cylinder or box, inside (a bowl, a pipe, a tray) or outside (a dome, a log, a block);
 gravity; other bodies only as scenery (no contacts, no dipoles). Not yet: magnets and fields, pivot friction,
 ensembles. The coefficients of the body–table pair follow the impact model's rule
-(:func:`.driver.pair_coefficients`: an unset side is not zero); the wall's ``friction_law`` picks Coulomb's law
+(:func:`.model.pair_coefficients`: an unset side is not zero); the wall's ``friction_law`` picks Coulomb's law
 (μ, dimensionless) or gliding friction (its own ``gliding_friction``, s/m, never compared with a Coulomb μ).
 
 The trajectory: one body; ``position`` and ``center_of_mass`` its centre of mass; ``torque`` the table's torque
@@ -26,7 +26,7 @@ from ...errors import ValidationError
 from ...model.rotations import orientation_to_quat, orthonormality_error
 from ...model.scene import ContactRim
 from . import surface as sf
-from .driver import EventLog, item_coefficients, make_wall, pair_coefficients
+from .model import EventLog, item_coefficients, make_wall, pair_coefficients
 from .walls import Plane
 
 INFO = ("persistent contact on the table — sliding, rolling, lift-off located to round-off, impacts — by the "
@@ -65,7 +65,7 @@ def check(scene) -> tuple[int, int]:
 
 
 def table_coefficients(scene, i: int, w: int) -> tuple[float, float]:
-    """(e, μ) of body ``i`` on wall ``w``, the table: the pair rule (:func:`.driver.pair_coefficients`) for
+    """(e, μ) of body ``i`` on wall ``w``, the table: the pair rule (:func:`.model.pair_coefficients`) for
     Coulomb's law; on a gliding table its ``gliding_friction`` (s/m), and a body that sets a Coulomb μ of its own is
     refused (the two laws' coefficients are not comparable)."""
     b, wall = scene.bodies[i], scene.walls[w]
