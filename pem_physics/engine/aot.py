@@ -51,13 +51,13 @@ except ImportError:
     except ImportError:
         from hashlib import sha256
 
-#: The entries of a build and the kernels they export: a contact scene's splitting kernel is an entry of its
-#: own (compiled with its ContactArrays; the plain entry is compiled with None and has no contact code); a body on a
-#: table's run (``surface``: :func:`.contact.surface_kernels.run_chunk`); the hard-sphere gas engine's two kernels
-#: for 3D gases (``gas_build_3d``, ``gas_advance_3d``: every 3D case, :data:`pem_physics.gas.edmd.CASES`, runs on
-#: them); a CSV's rows as text (``csv_rows``: :func:`pem_physics.ryu.format_rows`); the
-#: ensembles' lanes kernels (``lanes_splitting``, ``lanes_rk4``: :mod:`.lanes_kernels`, a range of blocks a call).
-ENTRIES = {"splitting": "_member_splitting", "splitting_contacts": "_member_splitting", "pem": "_member_pem"}
+#: The entries of a build and the kernels they export: a single scene's splitting and PEM kernels (one splitting
+#: entry, with or without contacts: :func:`.compiled.no_contacts`); a body on a table's run (``surface``:
+#: :func:`.contact.surface_kernels.run_chunk`); the hard-sphere gas engine's two kernels for 3D gases
+#: (``gas_build_3d``, ``gas_advance_3d``: every 3D case, :data:`pem_physics.gas.edmd.CASES`, runs on them); a CSV's
+#: rows as text (``csv_rows``: :func:`pem_physics.ryu.format_rows`); the ensembles' lanes kernels
+#: (``lanes_splitting``, ``lanes_rk4``: :mod:`.lanes_kernels`, a range of blocks a call).
+ENTRIES = {"splitting": "_member_splitting", "pem": "_member_pem"}
 #: The kernels' source files and the probes that give their argument types: a build is keyed on them (:func:`key`).
 SOURCES = ("engine/kernels.py", "engine/kernel_flags.py", "engine/torque_kernels.py", "engine/step_kernels.py",
            "engine/broad_kernels.py", "engine/impact_kernels.py", "engine/compiled.py", "engine/aot.py",

@@ -130,7 +130,10 @@ ContactArrays = namedtuple("ContactArrays", [
     "coupled",
     # broad: whether the step loop checks only the near pairs (broad_kernels._overlap_near: scenes of BROAD_PAIRS pairs
     # or more); checks (2,) int: the whole passes over the pairs and the near pairs' gaps taken, in the kernels
-    "broad", "checks"])
+    "broad", "checks",
+    # whether a contact model stands behind the arrays: False for :func:`no_contacts`, which the kernels neither
+    # read nor write (the scene then steps as it would with no contact code at all)
+    "present"])
 
 #: Whether the kernels take impact steps themselves (impact_kernels._resolve_impacts) where they can, instead of
 #: handing every one to the numpy contact driver; off only to compare the two.
@@ -237,7 +240,23 @@ def contact_arrays(contacts, axes, U, J, coupled: bool = True) -> ContactArrays:
                          force=_f(fl.force), lam2=_f(fl.lam2), axial=np.array(fl.axial, dtype=np.bool_),
                          merge=bool(MERGE and fl.applies and len(pair) and (sb.bounded.all() or not graze)),
                          merged=np.zeros(1, np.int64), span=np.array([0, 0, 1], np.int64), coupled=bool(coupled),
-                         broad=len(pair) >= BROAD_PAIRS, checks=np.zeros(2, np.int64))
+                         broad=len(pair) >= BROAD_PAIRS, checks=np.zeros(2, np.int64), present=True)
+
+
+def no_contacts(B: int) -> ContactArrays:
+    """The :class:`ContactArrays` of a scene without contacts (B bodies): no spheres, pairs, walls or event room, every
+    switch off. The kernels take it where a scene has no contact model — one compiled variant serves both: the
+    branches it switches off cost nothing measurable, a second variant a third of the single-scene build."""
+    i, x, x3, b = np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3)), np.zeros(0, np.bool_)
+    return ContactArrays(owner=i, center=x3, radius=x, pair=np.zeros((0, 2), np.int64), spheres=0, limit=x,
+                         wall_kind=i, wall_sign=x, wall_point=x3, wall_dir=x3, wall_radius=x,
+                         wall_axes=np.zeros((0, 3, 3)), wall_half=x3, inv_mass=x, lever=x, bounded=b, sigma=x, tol=x,
+                         graze=False, touch=x, e=x, mu=x, impact=False, ev_count=np.zeros(1, np.int64),
+                         loss=np.zeros(1), ev_t=x, ev_pair=i, ev_body=i, ev_J=x3, ev_point=x3, ev_normal=x3,
+                         ev_U=np.zeros((0, B, 3, 3)), ev_X=np.zeros((0, B, 3)), resting=b, ev_kind=i, rec_loss=x,
+                         force=x, lam2=x, axial=b, merge=False, merged=np.zeros(1, np.int64),
+                         span=np.array([0, 0, 1], np.int64), coupled=False, broad=False,
+                         checks=np.zeros(2, np.int64), present=False)
 
 
 def _tables(system) -> tuple:
@@ -364,8 +383,8 @@ class Runner:
             #: the kernels sum the drivers' work as Splitting does (its W and driver_work: scenes with drivers)
             self.power = getattr(integ, "driver_work", None) is not None
             self.model = build_model(sys_, sys_.kin_principal, orth_limit, self.power)
-            #: its ContactArrays, or None (the kernels then compile without any contact code)
-            self.contact = None if self.contacts is None else contact_arrays(
+            #: its ContactArrays (:func:`no_contacts` without)
+            self.contact = no_contacts(B) if self.contacts is None else contact_arrays(
                 self.contacts, sys_.axes, integ.orientation()[0], np.broadcast_to(integ.J, (E, B))[0],
                 sys_.bodies_coupled)
             #: (B,) which bodies translate (none: the kernels leave X and P alone)
@@ -392,9 +411,8 @@ class Runner:
             raise TypeError(f"no compiled counterpart for {type(integ).__name__}")
         #: :meth:`step`'s kernel arguments, made at its first call
         self._step_args = None
-        #: the single-scene kernel's entry in an ahead-of-time build (:data:`.aot.ENTRIES`): a contact scene's
-        #: is its own (the same function compiled with its ContactArrays; the plain one has no contact code)
-        self.entry = "splitting_contacts" if getattr(self, "contact", None) is not None else self.kind
+        #: the single-scene kernel's entry in an ahead-of-time build (:data:`.aot.ENTRIES`)
+        self.entry = self.kind
 
     def member_call(self, marks) -> tuple:
         """(kind, args) of the single-scene kernel call through ``marks`` (ints): what
@@ -511,7 +529,7 @@ class Runner:
             args = list(self._args([1])[0])
             args[1:8] = (a[None] for a in state)
             args[12] = 0
-            args[-1] = None  # no gap check (the kernels' variant without contact code)
+            args[-1] = no_contacts(len(J))  # no gap check
             member = self._step_args = list(_member(self.kind, tuple(args)))
             if self.aot is not None:
                 self.aot.check(self.kind, member)

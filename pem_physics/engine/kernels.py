@@ -88,7 +88,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     here too."""
     B = Le.shape[0]
     D, S, K = M.owner.shape[0], M.src_body.shape[0], M.sb_kind.shape[0]
-    nS, nP = (0, 0) if C is None else (C.owner.shape[0], C.pair.shape[0])
+    nS, nP = C.owner.shape[0], C.pair.shape[0]
     # every array the steps use, made here: the steps (_splitting_steps) then run without reference counts. In the
     # order _splitting_steps unpacks them — A: org Rs rs ms s p r Td Xt pv SR dB nodes w Q0 L0 T0 X0 P0 F0 idle;
     # AC: S0 S1 g0 g1 nb w0 w1 near nl Sref bi bf; CS: Qs Ls Ts Xs Ps Fs hit bs ci cf order kw bv bw bW used;
@@ -121,67 +121,66 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
     B = Le.shape[0]
     D = M.owner.shape[0]
     org, Rs, rs, ms, s, p, r, Td, Xt, pv, SR, dB, nodes, w, Q0, L0, T0, X0, P0, F0, idle = A
-    # C is None: numba prunes every `C is None` branch at compile time, so a scene without contacts compiles
-    # none of the contact code (its first compile ~2-4 s shorter); a contact scene compiles its own variant
-    nP = 0 if C is None else C.pair.shape[0]
+    # a scene without contacts passes compiled.no_contacts (C.present False): no pairs, every switch off, nothing
+    # written in C — it steps in chunks of check_every as it would with no contact code at all
+    nP = C.pair.shape[0]
     # sphere centres and gaps at the step's start (S0, g0) and end (S1, g1): swapped after each step
     S0, S1, g0, g1, nb, w0, w1, near, nl, Sref, bi, bf = AC
     contacts = nP > 0
     # the near pairs (C.broad: :func:`_overlap_near`): nl[:bi[0]] the list (every pair, in order, without C.broad);
     # bf its margins (the pairs' smallest σ, largest tol and touch limit: bf[2:5])
     broad = contacts and C.broad
-    if C is not None:
-        # the impact search: the step's start (Qs…, to hand the step back), its pairs, Brent's state, and the
-        # scratch of _resolve_impacts (kw: a friction impulse's K and its eigenvectors, _friction_impulse)
-        Qs, Ls, Ts, Xs, Ps, Fs, hit, bs, ci, cf, order, kw, bv, bw, bW, used = CS
-        # resting contacts held after each whole (trial) step (:func:`_hold`): the pairs that lifted off in
-        # it, logged when the step is kept; and where the step started (events and loss), to hand it back whole
-        lifted = CH[0]
-        n_lift, hold_loss, ev_step0, loss_step0, searched = -1, 0.0, 0, 0.0, False
-        # with dipoles the forces change where the hold moved the bodies: steps of length 0 at the same call site
-        # evaluate them (at time t_hold) halfway along the push (reeval 2) and where it left them (reeval 1), for
-        # Simpson's rule on the work ∫F·dx the push takes from the potential; dX the push, Fh the forces before it,
-        # Fm halfway, Xh the held positions
-        reeval, t_hold = 0, 0.0
-        dX, Fh, Fm, Xh = CH[1], CH[2], CH[3], CH[4]
-        # scenes whose torques depend on time too: the trial steps start at the search's t_c (tb of _split_chunk)
-        can_impact = contacts and C.impact
-        # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
-        # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
-        si, sf = CH[5], CH[6]
-        # free flight where no check could fire (:func:`_horizon`; C.merge: gravity the only force): the steps
-        # before ``free_to`` run in merged chunks with no check at all (marks and the check grid still end chunks),
-        # and the gaps are taken again where that span ends; the splitting's coefficient sums, scratch, and the
-        # horizons skipped after one of a single step. The span and the skipping carry over from call to call
-        # (C.span): where the driver's calls end (sized by wall time) must not decide where spans end, as a span's
-        # chunks merge their kicks (rounding) — and a call stopped at a step's start leaves them as they were there
-        split, fb = CH[7], CH[8]
-        free_to, wait, backoff = C.span[0], C.span[1], C.span[2]
-        at_start = (free_to, wait, backoff)
-        # a standstill (a state that a step leaves as it was, or as it was a step before): whether the last step
-        # was a whole one without events, and its start (Qp…, the energy taken then)
-        last_plain, loss_prev = False, 0.0
-        # the bodies a Brent trial leaves alone (idle, True there): whether they are set
-        idling = False
-        Qp, Lp, Tp, Xp, Pp, Fp = CH[9], CH[10], CH[11], CH[12], CH[13], CH[14]
-        for i in range(drifts.shape[0]):
-            split[0] += abs(drifts[i])
-            for j in range(i + 1):
-                split[2] += abs(drifts[i]) * abs(kicks[j])
-        for i in range(kicks.shape[0]):
-            split[1] += abs(kicks[i])
-        G = _Gaps(C.owner, C.center, C.radius, C.pair, C.spheres, C.limit, C.resting, C.wall_kind, C.wall_sign,
-                  C.wall_point, C.wall_dir, C.wall_radius, C.wall_axes, C.wall_half)
-        if broad:
-            bf[2], bf[3], bf[4] = 1e300, 0.0, 0.0
-            for k in range(nP):
-                if C.sigma[k] > 0.0:
-                    bf[2] = min(bf[2], C.sigma[k])
-                bf[3] = max(bf[3], C.tol[k])
-                bf[4] = max(bf[4], C.touch[k])
-            _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
-        elif contacts:
-            _overlap(G, Qe, Xe, S0, g0)
+    # the impact search: the step's start (Qs…, to hand the step back), its pairs, Brent's state, and the
+    # scratch of _resolve_impacts (kw: a friction impulse's K and its eigenvectors, _friction_impulse)
+    Qs, Ls, Ts, Xs, Ps, Fs, hit, bs, ci, cf, order, kw, bv, bw, bW, used = CS
+    # resting contacts held after each whole (trial) step (:func:`_hold`): the pairs that lifted off in
+    # it, logged when the step is kept; and where the step started (events and loss), to hand it back whole
+    lifted = CH[0]
+    n_lift, hold_loss, ev_step0, loss_step0, searched = -1, 0.0, 0, 0.0, False
+    # with dipoles the forces change where the hold moved the bodies: steps of length 0 at the same call site
+    # evaluate them (at time t_hold) halfway along the push (reeval 2) and where it left them (reeval 1), for
+    # Simpson's rule on the work ∫F·dx the push takes from the potential; dX the push, Fh the forces before it,
+    # Fm halfway, Xh the held positions
+    reeval, t_hold = 0, 0.0
+    dX, Fh, Fm, Xh = CH[1], CH[2], CH[3], CH[4]
+    # scenes whose torques depend on time too: the trial steps start at the search's t_c (tb of _split_chunk)
+    can_impact = contacts and C.impact
+    # the search's state (_impact_search): phase, pairs hit, first pair, iterations, events at the step's start;
+    # t_c, t_end, t_hit, the next trial's length, the energy loss at the step's start
+    si, sf = CH[5], CH[6]
+    # free flight where no check could fire (:func:`_horizon`; C.merge: gravity the only force): the steps
+    # before ``free_to`` run in merged chunks with no check at all (marks and the check grid still end chunks),
+    # and the gaps are taken again where that span ends; the splitting's coefficient sums, scratch, and the
+    # horizons skipped after one of a single step. The span and the skipping carry over from call to call
+    # (C.span): where the driver's calls end (sized by wall time) must not decide where spans end, as a span's
+    # chunks merge their kicks (rounding) — and a call stopped at a step's start leaves them as they were there
+    split, fb = CH[7], CH[8]
+    free_to, wait, backoff = C.span[0], C.span[1], C.span[2]
+    at_start = (free_to, wait, backoff)
+    # a standstill (a state that a step leaves as it was, or as it was a step before): whether the last step
+    # was a whole one without events, and its start (Qp…, the energy taken then)
+    last_plain, loss_prev = False, 0.0
+    # the bodies a Brent trial leaves alone (idle, True there): whether they are set
+    idling = False
+    Qp, Lp, Tp, Xp, Pp, Fp = CH[9], CH[10], CH[11], CH[12], CH[13], CH[14]
+    for i in range(drifts.shape[0]):
+        split[0] += abs(drifts[i])
+        for j in range(i + 1):
+            split[2] += abs(drifts[i]) * abs(kicks[j])
+    for i in range(kicks.shape[0]):
+        split[1] += abs(kicks[i])
+    G = _Gaps(C.owner, C.center, C.radius, C.pair, C.spheres, C.limit, C.resting, C.wall_kind, C.wall_sign,
+              C.wall_point, C.wall_dir, C.wall_radius, C.wall_axes, C.wall_half)
+    if broad:
+        bf[2], bf[3], bf[4] = 1e300, 0.0, 0.0
+        for k in range(nP):
+            if C.sigma[k] > 0.0:
+                bf[2] = min(bf[2], C.sigma[k])
+            bf[3] = max(bf[3], C.tol[k])
+            bf[4] = max(bf[4], C.touch[k])
+        _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
+    elif contacts:
+        _overlap(G, Qe, Xe, S0, g0)
     if M.static_sources:
         # M.power, not a literal False: one signature with _split_chunk's call, which cannot compile its own (it runs
         # without reference counting, and this function allocates)
@@ -194,199 +193,194 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
         mark = marks[i]
         while steps < mark:
             n = min(check_every, mark - steps)
-            if C is not None:  # chunks end on the grid of multiples of check_every too, as the driver's calls do
+            if C.present:  # chunks end on the grid of multiples of check_every too, as the driver's calls do
                 n = min(check_every - steps % check_every, mark - steps)
-            if C is None:
-                _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, idle, n, steps, dt, c, damped, fe, drifts, kicks,
-                             inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt, pv,
-                             SR, dB, nodes, tb)
-            else:
-                h, k0, t0 = dt, steps, tb
-                brent = False
-                if contacts:
-                    # one step a call: its kicks are not merged with the next step's, so each step ends
-                    # synchronised, as the numpy contact driver's do, and can be undone from the copy — except in
-                    # free flight that no check could stop (_horizon): those steps merged, as without contacts
-                    nmax, n = n, 1
-                    if steps < free_to:  # a certified span: merged, unchecked
-                        n = min(nmax, free_to - steps)
-                    elif reeval > 0:  # the forces along the hold's push (contacts._hold's state._torque at its end)
-                        h, k0, t0 = 0.0, 0, t_hold
-                    elif si[0] == 0:
-                        at_start = (free_to, wait, backoff)
-                        if last_plain:  # the last step's start, for a standstill of period 2 (the arrays
-                            # swapped, not copied: Q0… take this step's start next)
-                            Q0, L0, T0, X0, P0, F0, Qp, Lp, Tp, Xp, Pp, Fp = (Qp, Lp, Tp, Xp, Pp, Fp,
-                                                                              Q0, L0, T0, X0, P0, F0)
-                            loss_prev = loss_step0
-                        _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
-                        dw0, dw1 = DWe[0], DWe[1]
-                        bw0, bw1 = dw0, dw1
-                        ev_step0, loss_step0, searched = C.ev_count[0], C.loss[0], False
-                        if free_to > 0:  # a span ended: its gaps, as the step before it would have left them
-                            free_to = 0
-                            first = (_refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt) if broad
-                                     else _overlap(G, Qe, Xe, S0, g0))
-                            if first >= 0:  # the bound failed (rounding-close): numpy's step
-                                code, body = CONTACT, 0
-                                break
-                        if C.merge and not _any_near(C.resting, nl, _near_count(bi, nP)):
-                            if wait > 0:
-                                wait -= 1
-                            else:
-                                if broad:  # the horizon reads every pair's gap: all exact
-                                    _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
-                                span = _horizon(C.owner, C.spheres, C.pair, C.inv_mass, C.lever, C.sigma, C.tol,
-                                                C.limit, C.force, C.lam2, C.axial, C.graze, g0, Le, Pe, Te, dt, split,
-                                                SPAN, fb)
-                                if span > 1:
-                                    free_to = steps + span
-                                    n = min(nmax, span)
-                                # near a contact the horizon is one step for a while: in a crowded scene look
-                                # again after 1, 2, 4… steps (at most one per 64 pairs, 64), so that it does
-                                # not pay for a pass over its pairs every step
-                                cap = min(64, max(1, nP // 64))
-                                wait, backoff = (backoff - 1, min(2 * backoff, cap)) if span == 1 else (0, 1)
-                    else:  # a trial step of the impact search: from its base state at t_c, of its length
-                        # Brent's trials give only the gaps of the pairs hit (_min_gap): where nothing couples the
-                        # bodies each body's step is its own (the same bits alone), so only those pairs' bodies
-                        # step (and are set back to the base); the others' states are not read before the trial to
-                        # the root, a whole step from the base
-                        brent = si[0] == 2 and not C.coupled
-                        if brent != idling:
-                            _idle_but(C.pair, C.owner, C.spheres, hit, si[1] if brent else 0, brent, idle)
-                            idling = brent
-                        if idling:
-                            _copy_bodies(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe, idle)
-                        else:
-                            _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                        DWe[0], DWe[1] = bw0, bw1
-                        h, k0, t0 = sf[3], 0, sf[0]
-                if idling and not brent:  # out of Brent's trials (stopped in them): every body steps again
-                    _idle_but(C.pair, C.owner, C.spheres, hit, 0, False, idle)
-                    idling = False
-                in_span = steps < free_to
-                if h > 0.0 or reeval > 0:  # a trial of length 0 is the base itself (contacts._step)
-                    _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, idle, n, k0, h, c, damped, fe, drifts, kicks,
-                                 inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
-                                 pv, SR, dB, nodes, t0)
-                if in_span:  # certified free flight: nothing to check (the gaps are taken where the span ends)
-                    C.merged[0] += n
-                    last_plain = False
-                else:
-                    if reeval == 2:  # the forces halfway: back to the held positions, and their forces next
-                        for b in range(B):
-                            for x in range(3):
-                                Fm[b, x] = Fe[b, x]
-                                Xe[b, x] = Xh[b, x]
-                        reeval = 1
-                        continue
-                    if reeval == 1:  # the work the push took from the potential, by Simpson's rule (the hold
-                        # booked F·Δx)
-                        reeval = 0
-                        more = 0.0
-                        for b in range(B):
-                            for x in range(3):
-                                more += (4.0 * (Fm[b, x] - Fh[b, x]) + (Fe[b, x] - Fh[b, x])) * dX[b, x]
-                        hold_loss += more / 6.0
-                    else:
-                        n_lift = -1
-                        # a whole (trial) step: hold its resting contacts (contacts._hold); the check first: the call
-                        # alone (~20 arrays) costs more than a step
-                        nn = _near_count(bi, nP)
-                        if can_impact and si[0] <= 1 and _any_near(C.resting, nl, nn):
-                            hold_loss, n_lift, held, pushed = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving,
-                                                                    lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX,
-                                                                    nl, nn)
-                            if not held:  # no effective mass (not for a translating side): the numpy driver's step
-                                code, body = CONTACT, 0
-                            elif pushed and D > 0:
-                                reeval, t_hold = 2, t0 + (k0 + 1) * h  # at the step's end
-                                for b in range(B):
-                                    for x in range(3):
-                                        Fh[b, x] = Fe[b, x]
-                                        Xh[b, x] = Xe[b, x]
-                                        Xe[b, x] -= 0.5 * dX[b, x]
-                                continue
-                    if code == OK and si[0] == 2:  # Brent's trial: the smallest gap of its pairs (_impact_search,
-                        # sf[5])
-                        pair = -1
-                        sf[5] = _min_gap(G, Qe, Xe, S1, hit, si[1])
-                    else:
-                        if C.graze:  # the speeds the grazing filter bounds (and the near list's margin)
-                            _body_speeds(P0, L0, Pe, Le, nb)
-                        if broad:
-                            vmax = _sphere_speed_max(C.owner, C.inv_mass, C.lever, nb) if C.graze else 0.0
-                            pair = _overlap_near(G, C.bounded, Qe, Xe, S1, g1, g0, S0, nl, Sref, bi, bf, vmax, h,
-                                                 C.graze, C.checks)
-                        else:
-                            pair = _overlap(G, Qe, Xe, S1, g1) if contacts else -1
-                    dip = -1
-                    if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
-                        nn = _near_count(bi, nP)
-                        if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever,
-                                       C.resting, g0, g1, nb, h, near, nl, nn) > 0:
-                            dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, nl, nn,
-                                           w0, w1)
-                    # a step that ends apart and cannot dip, outside a search, needs nothing of it: the call alone
-                    # (some 40 arrays passed member by member) cost ~1 µs a step
-                    if code == OK and contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
-                        searched = searched or si[0] == 0
-                        act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe,
-                                                         Fe, Je, Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0,
-                                                         g1, S1, moving, axes, hit, bs, si, sf, ci, cf, order, w, bv,
-                                                         bw, bW, used, kw, nl, _near_count(bi, nP))
-                        if act == 3:  # handed back, or the event buffers full: stop at the step's start
-                            DWe[0], DWe[1] = dw0, dw1
+            h, k0, t0 = dt, steps, tb
+            brent = False
+            if contacts:
+                # one step a call: its kicks are not merged with the next step's, so each step ends
+                # synchronised, as the numpy contact driver's do, and can be undone from the copy — except in
+                # free flight that no check could stop (_horizon): those steps merged, as without contacts
+                nmax, n = n, 1
+                if steps < free_to:  # a certified span: merged, unchecked
+                    n = min(nmax, free_to - steps)
+                elif reeval > 0:  # the forces along the hold's push (contacts._hold's state._torque at its end)
+                    h, k0, t0 = 0.0, 0, t_hold
+                elif si[0] == 0:
+                    at_start = (free_to, wait, backoff)
+                    if last_plain:  # the last step's start, for a standstill of period 2 (the arrays
+                        # swapped, not copied: Q0… take this step's start next)
+                        Q0, L0, T0, X0, P0, F0, Qp, Lp, Tp, Xp, Pp, Fp = (Qp, Lp, Tp, Xp, Pp, Fp,
+                                                                          Q0, L0, T0, X0, P0, F0)
+                        loss_prev = loss_step0
+                    _copy_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0, P0, F0)
+                    dw0, dw1 = DWe[0], DWe[1]
+                    bw0, bw1 = dw0, dw1
+                    ev_step0, loss_step0, searched = C.ev_count[0], C.loss[0], False
+                    if free_to > 0:  # a span ended: its gaps, as the step before it would have left them
+                        free_to = 0
+                        first = (_refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt) if broad
+                                 else _overlap(G, Qe, Xe, S0, g0))
+                        if first >= 0:  # the bound failed (rounding-close): numpy's step
+                            code, body = CONTACT, 0
                             break
-                        if act == 2:  # an impact resolved: its gaps are the next trial's start (and its state the base)
-                            bw0, bw1 = DWe[0], DWe[1]
-                            S0, S1 = S1, S0
-                            g0, g1 = g1, g0
-                        if act > 0:
-                            continue
-                    if code == OK and n_lift > 0 and C.ev_count[0] + n_lift > C.ev_t.shape[0]:
-                        # no room to log the lift-offs: flush the buffers first, or (none to flush) the driver's step
-                        code, body = (EVENTS_FULL if ev_step0 > 0 else CONTACT), 0
-                    if code != OK:  # back to the step's start, as it was
-                        _undo_events(C, ev_step0, loss_step0)
-                        if searched:
-                            _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
+                    if C.merge and not _any_near(C.resting, nl, _near_count(bi, nP)):
+                        if wait > 0:
+                            wait -= 1
                         else:
-                            _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                        si[0] = 0
+                            if broad:  # the horizon reads every pair's gap: all exact
+                                _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
+                            span = _horizon(C.owner, C.spheres, C.pair, C.inv_mass, C.lever, C.sigma, C.tol,
+                                            C.limit, C.force, C.lam2, C.axial, C.graze, g0, Le, Pe, Te, dt, split,
+                                            SPAN, fb)
+                            if span > 1:
+                                free_to = steps + span
+                                n = min(nmax, span)
+                            # near a contact the horizon is one step for a while: in a crowded scene look
+                            # again after 1, 2, 4… steps (at most one per 64 pairs, 64), so that it does
+                            # not pay for a pass over its pairs every step
+                            cap = min(64, max(1, nP // 64))
+                            wait, backoff = (backoff - 1, min(2 * backoff, cap)) if span == 1 else (0, 1)
+                else:  # a trial step of the impact search: from its base state at t_c, of its length
+                    # Brent's trials give only the gaps of the pairs hit (_min_gap): where nothing couples the
+                    # bodies each body's step is its own (the same bits alone), so only those pairs' bodies
+                    # step (and are set back to the base); the others' states are not read before the trial to
+                    # the root, a whole step from the base
+                    brent = si[0] == 2 and not C.coupled
+                    if brent != idling:
+                        _idle_but(C.pair, C.owner, C.spheres, hit, si[1] if brent else 0, brent, idle)
+                        idling = brent
+                    if idling:
+                        _copy_bodies(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe, idle)
+                    else:
+                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                    DWe[0], DWe[1] = bw0, bw1
+                    h, k0, t0 = sf[3], 0, sf[0]
+            if idling and not brent:  # out of Brent's trials (stopped in them): every body steps again
+                _idle_but(C.pair, C.owner, C.spheres, hit, 0, False, idle)
+                idling = False
+            in_span = steps < free_to
+            if h > 0.0 or reeval > 0:  # a trial of length 0 is the base itself (contacts._step)
+                _split_chunk(M, Qe, Le, Te, Je, Xe, Pe, Fe, moving, idle, n, k0, h, c, damped, fe, drifts, kicks,
+                             inv_m, inv1, plan_axis, plan_frac, plan_coef, org, Rs, rs, ms, s, p, r, Td, DWe, Xt,
+                             pv, SR, dB, nodes, t0)
+            if in_span:  # certified free flight: nothing to check (the gaps are taken where the span ends)
+                C.merged[0] += n
+                last_plain = False
+            else:
+                if reeval == 2:  # the forces halfway: back to the held positions, and their forces next
+                    for b in range(B):
+                        for x in range(3):
+                            Fm[b, x] = Fe[b, x]
+                            Xe[b, x] = Xh[b, x]
+                    reeval = 1
+                    continue
+                if reeval == 1:  # the work the push took from the potential, by Simpson's rule (the hold
+                    # booked F·Δx)
+                    reeval = 0
+                    more = 0.0
+                    for b in range(B):
+                        for x in range(3):
+                            more += (4.0 * (Fm[b, x] - Fh[b, x]) + (Fe[b, x] - Fh[b, x])) * dX[b, x]
+                    hold_loss += more / 6.0
+                else:
+                    n_lift = -1
+                    # a whole (trial) step: hold its resting contacts (contacts._hold); the check first: the call
+                    # alone (~20 arrays) costs more than a step
+                    nn = _near_count(bi, nP)
+                    if can_impact and si[0] <= 1 and _any_near(C.resting, nl, nn):
+                        hold_loss, n_lift, held, pushed = _hold(M, C, Qe, Le, Xe, Pe, Fe, Je, S1, g1, moving,
+                                                                lifted, ci, cf, order, w, bv, bw, bW, used, kw, dX,
+                                                                nl, nn)
+                        if not held:  # no effective mass (not for a translating side): the numpy driver's step
+                            code, body = CONTACT, 0
+                        elif pushed and D > 0:
+                            reeval, t_hold = 2, t0 + (k0 + 1) * h  # at the step's end
+                            for b in range(B):
+                                for x in range(3):
+                                    Fh[b, x] = Fe[b, x]
+                                    Xh[b, x] = Xe[b, x]
+                                    Xe[b, x] -= 0.5 * dX[b, x]
+                            continue
+                if code == OK and si[0] == 2:  # Brent's trial: the smallest gap of its pairs (_impact_search,
+                    # sf[5])
+                    pair = -1
+                    sf[5] = _min_gap(G, Qe, Xe, S1, hit, si[1])
+                else:
+                    if C.graze:  # the speeds the grazing filter bounds (and the near list's margin)
+                        _body_speeds(P0, L0, Pe, Le, nb)
+                    if broad:
+                        vmax = _sphere_speed_max(C.owner, C.inv_mass, C.lever, nb) if C.graze else 0.0
+                        pair = _overlap_near(G, C.bounded, Qe, Xe, S1, g1, g0, S0, nl, Sref, bi, bf, vmax, h,
+                                             C.graze, C.checks)
+                    else:
+                        pair = _overlap(G, Qe, Xe, S1, g1) if contacts else -1
+                dip = -1
+                if C.graze and si[0] <= 1 and (pair < 0 or can_impact):
+                    nn = _near_count(bi, nP)
+                    if _graze_near(C.pair, C.owner, C.spheres, C.tol, C.sigma, C.bounded, C.inv_mass, C.lever,
+                                   C.resting, g0, g1, nb, h, near, nl, nn) > 0:
+                        dip = _grazing(M, C, Q0, L0, X0, P0, Qe, Le, Xe, Pe, Je, g0, g1, S0, S1, h, near, nl, nn,
+                                       w0, w1)
+                # a step that ends apart and cannot dip, outside a search, needs nothing of it: the call alone
+                # (some 40 arrays passed member by member) cost ~1 µs a step
+                if code == OK and contacts and (si[0] != 0 or pair >= 0 or dip >= 0):
+                    searched = searched or si[0] == 0
+                    act, code, body = _impact_search(M, C, pair, dip, can_impact, steps, dt, Qe, Le, Te, Xe, Pe,
+                                                     Fe, Je, Q0, L0, T0, X0, P0, F0, Qs, Ls, Ts, Xs, Ps, Fs, g0,
+                                                     g1, S1, moving, axes, hit, bs, si, sf, ci, cf, order, w, bv,
+                                                     bw, bW, used, kw, nl, _near_count(bi, nP))
+                    if act == 3:  # handed back, or the event buffers full: stop at the step's start
                         DWe[0], DWe[1] = dw0, dw1
                         break
-                    if n_lift >= 0:  # the step is kept: its hold's energy and lift-offs (contacts._advance_step's keep)
-                        C.loss[0] += hold_loss
-                        if n_lift > 0:
-                            _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, cf, nl, _near_count(bi, nP))
-                    # a standstill: a whole step with no event that left the state and the energy taken as they
-                    # were (period 1), or as they were a step before (period 2: a ball held at rest on its floor,
-                    # its momentum ±1 ulp of zero by turns); the steps do not depend on time (C.merge), so the steps
-                    # to the next mark would repeat the cycle: they are skipped, the state the one the mark has
-                    plain = C.merge and not searched and n_lift <= 0 and C.ev_count[0] == ev_step0
-                    period = 0
-                    if plain and C.loss[0] == loss_step0 and _same_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0,
-                                                                          P0, F0):
-                        period = 1
-                    elif (plain and last_plain and C.loss[0] == loss_prev
-                          and _same_state(Qe, Le, Te, Xe, Pe, Fe, Qp, Lp, Tp, Xp, Pp, Fp)):
-                        period = 2
-                    last_plain = plain
-                    S0, S1 = S1, S0
-                    g0, g1 = g1, g0
-                    if period > 0:
-                        C.merged[0] += mark - steps - n
-                        if period == 2 and (mark - steps - n) % 2 == 1:  # the mark has the other state of the two
-                            _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
-                            C.loss[0] = loss_step0
-                            if broad:
-                                _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
-                            else:
-                                _overlap(G, Qe, Xe, S0, g0)
-                        n = mark - steps
-                        last_plain = False
+                    if act == 2:  # an impact resolved: its gaps are the next trial's start (and its state the base)
+                        bw0, bw1 = DWe[0], DWe[1]
+                        S0, S1 = S1, S0
+                        g0, g1 = g1, g0
+                    if act > 0:
+                        continue
+                if code == OK and n_lift > 0 and C.ev_count[0] + n_lift > C.ev_t.shape[0]:
+                    # no room to log the lift-offs: flush the buffers first, or (none to flush) the driver's step
+                    code, body = (EVENTS_FULL if ev_step0 > 0 else CONTACT), 0
+                if code != OK:  # back to the step's start, as it was
+                    _undo_events(C, ev_step0, loss_step0)
+                    if searched:
+                        _copy_state(Qs, Ls, Ts, Xs, Ps, Fs, Qe, Le, Te, Xe, Pe, Fe)
+                    else:
+                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                    si[0] = 0
+                    DWe[0], DWe[1] = dw0, dw1
+                    break
+                if n_lift >= 0:  # the step is kept: its hold's energy and lift-offs (contacts._advance_step's keep)
+                    C.loss[0] += hold_loss
+                    if n_lift > 0:
+                        _lift_off(C, Qe, Xe, S1, axes, lifted, (steps + 1) * dt, cf, nl, _near_count(bi, nP))
+                # a standstill: a whole step with no event that left the state and the energy taken as they
+                # were (period 1), or as they were a step before (period 2: a ball held at rest on its floor,
+                # its momentum ±1 ulp of zero by turns); the steps do not depend on time (C.merge), so the steps
+                # to the next mark would repeat the cycle: they are skipped, the state the one the mark has
+                plain = C.merge and not searched and n_lift <= 0 and C.ev_count[0] == ev_step0
+                period = 0
+                if plain and C.loss[0] == loss_step0 and _same_state(Qe, Le, Te, Xe, Pe, Fe, Q0, L0, T0, X0,
+                                                                      P0, F0):
+                    period = 1
+                elif (plain and last_plain and C.loss[0] == loss_prev
+                      and _same_state(Qe, Le, Te, Xe, Pe, Fe, Qp, Lp, Tp, Xp, Pp, Fp)):
+                    period = 2
+                last_plain = plain
+                S0, S1 = S1, S0
+                g0, g1 = g1, g0
+                if period > 0:
+                    C.merged[0] += mark - steps - n
+                    if period == 2 and (mark - steps - n) % 2 == 1:  # the mark has the other state of the two
+                        _copy_state(Q0, L0, T0, X0, P0, F0, Qe, Le, Te, Xe, Pe, Fe)
+                        C.loss[0] = loss_step0
+                        if broad:
+                            _refresh(G, C, Qe, Xe, Pe, Le, S0, g0, g1, nl, Sref, bi, bf, nb, dt)
+                        else:
+                            _overlap(G, Qe, Xe, S0, g0)
+                    n = mark - steps
+                    last_plain = False
             steps += n
             if contacts and steps < mark and (steps - steps0) % check_every:
                 continue  # one step a call: the blow-up check keeps its cadence of one per check_every steps
@@ -406,9 +400,9 @@ def _splitting_steps(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, m
                 oX[i, b, x] = Xe[b, x]
                 oP[i, b, x] = Pe[b, x]
         oW[i] = DWe[1]
-        if C is not None:
+        if C.present:
             C.rec_loss[i] = C.loss[0]
-    if C is not None:  # the span and skipping state for the next call (at the stopped step's start, if stopped)
+    if C.present:  # the span and skipping state for the next call (at the stopped step's start, if stopped)
         if code != OK:
             free_to, wait, backoff = at_start
         C.span[0], C.span[1], C.span[2] = free_to, wait, backoff
@@ -428,7 +422,7 @@ def run_splitting(M, Q, L, T, J, X, P, F, friction, damped, field, dt, steps0, m
     axes (axes (B,3,3)), out_L, out_w, out_X, out_P (E,R,B,3). status (E,3): code, steps done, body.
     DW (E,2) the drivers' power (W) and work (J) so far, out_W (E,R) the work at each mark (M.power; else unused);
     tb (s) the clock's start (0).
-    C: the contact geometry (compiled.ContactArrays), None without (always for ensembles).
+    C: the contact geometry (compiled.ContactArrays; compiled.no_contacts without, always for ensembles).
     Members run in parallel; a single scene calls ``_member_splitting`` directly.
     """
     for e in prange(L.shape[0]):

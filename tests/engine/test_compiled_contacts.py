@@ -131,6 +131,31 @@ def ball_and_post(walls: str):
     return scene
 
 
+def test_a_scene_without_contacts_takes_the_contact_kernels_types():
+    """One compiled splitting kernel serves scenes with and without contacts (the build's single entry): the stand-in
+    arrays of a scene without (compiled.no_contacts) have numba's types of a contact scene's, field by field, and are
+    switched off; a numpy copy of the stand-in says it was neither read nor written."""
+    import numba
+
+    for walls in sorted(WALLS):
+        system, model, integ = gap_model(ball_and_post(walls))
+        real = compiled.contact_arrays(model, system.axes, integ.orientation()[0], integ.J[0])
+        stand_in = compiled.no_contacts(len(system.axes))
+        for field, a, b in zip(compiled.ContactArrays._fields, real, stand_in):
+            assert numba.typeof(a) == numba.typeof(b), field
+        assert real.present and not stand_in.present
+    assert not any((stand_in.graze, stand_in.impact, stand_in.merge, stand_in.broad, stand_in.coupled))
+    before = [np.array(a, copy=True) for a in stand_in]
+    scene = examples.build("three-magnet", t_end=0.2).checked()
+    system = compile_system(scene)
+    integ = make_integrator("splitting4", system, scene.settings.dt, system.U0[None], system.omega0[None])
+    runner = compiled.Runner(integ, 1e-6, 100)
+    runner.advance_to([50, 100])
+    for a, b in zip(runner.contact, before):
+        assert np.array_equal(np.asarray(a), b)
+    assert np.isclose(runner.integ.steps_done, 100)
+
+
 @pytest.mark.parametrize("walls", sorted(WALLS))
 def test_gap_check_matches_the_contact_model(walls, rng):
     """_overlap reports a pair exactly when its numpy gap is below the limit, at random poses of the ball."""
