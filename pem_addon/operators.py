@@ -320,11 +320,11 @@ class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
     filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
 
     def execute(self, context):
-        from ..pem_physics.io import scenefile
+        from ..pem_physics.io import scene_writer
 
         try:
             core, _, _ = scenes.build_scene(context)
-            scenefile.save_scene(core, self.filepath)
+            scene_writer.save_scene(core, self.filepath)
         except (PemError, OSError) as err:
             return _fail(self, err)
         self.report({"INFO"}, f"Wrote Scene '{context.scene.name}' ({plural(len(core.bodies), 'body', 'bodies')}) "

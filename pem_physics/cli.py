@@ -155,7 +155,7 @@ def cmd_convert(args) -> int:
     out = Path(args.output)
     suffix = out.suffix.lower()
     if suffix == ".toml":
-        from .io.scenefile import save_scene
+        from .io.scene_writer import save_scene
 
         if args.method or args.units or args.udf_version:
             raise ValidationError(str(out), "--method, --units and --udf-version apply to .udf output only")

@@ -98,3 +98,26 @@ def test_tests_mirror_the_packages():
         assert (PKG / pkg / "__init__.py").is_file()
         assert sorted((ROOT / "tests" / pkg).glob("test_*.py")), f"tests/{pkg}/ has no tests for pem_physics/{pkg}/"
     assert sorted((ROOT / "tests" / "addon").glob("test_*.py")), "tests/addon/ holds the pem_addon tests"
+
+
+#: Issue 45's bounds: small modules, functions a reader can hold. The functions still over the bound are the open
+#: work of that issue, named here so that none is added: a function cut below the bound leaves this list.
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 1000, 120
+LONG_FUNCTIONS = {("engine/kernels.py", "_splitting_steps"), ("gas/edmd_kernels.py", "_schedule"),
+                  ("gas/edmd_kernels.py", "_events"), ("engine/contact/driver.py", "run_compiled"),
+                  ("engine/simulate.py", "simulate")}
+
+
+def test_modules_and_functions_stay_small():
+    """No module of the core or the add-on over MAX_MODULE_LINES lines, no function over MAX_FUNCTION_LINES but the
+    listed ones (and each listed one still over it: the list shrinks as they are cut)."""
+    long = set()
+    for path in sorted(PKG.rglob("*.py")) + sorted((ROOT / "pem_addon").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert text.count("\n") <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)}: {text.count(chr(10))} lines"
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                    long.add((path.relative_to(PKG).as_posix() if path.is_relative_to(PKG) else
+                              path.relative_to(ROOT).as_posix(), node.name))
+    assert long == LONG_FUNCTIONS, (sorted(long - LONG_FUNCTIONS), sorted(LONG_FUNCTIONS - long))

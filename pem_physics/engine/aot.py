@@ -53,7 +53,7 @@ except ImportError:
 
 #: The entries of a build and the kernels they export: a single scene's splitting and PEM kernels (one splitting
 #: entry, with or without contacts: :func:`.compiled.no_contacts`); a body on a table's run (``surface``:
-#: :func:`.contact.surface_kernels.run_chunk`); the hard-sphere gas engine's two kernels for 3D gases
+#: :func:`.contact.surface_run_kernels.run_chunk`); the hard-sphere gas engine's two kernels for 3D gases
 #: (``gas_build_3d``, ``gas_advance_3d``: every 3D case, :data:`pem_physics.gas.edmd.CASES`, runs on them); a CSV's
 #: rows as text (``csv_rows``: :func:`pem_physics.ryu.format_rows`); the ensembles' lanes kernels
 #: (``lanes_splitting``, ``lanes_rk4``: :mod:`.lanes_kernels`, a range of blocks a call).
@@ -62,8 +62,8 @@ ENTRIES = {"splitting": "_member_splitting", "pem": "_member_pem"}
 SOURCES = ("engine/kernels.py", "engine/kernel_flags.py", "engine/torque_kernels.py", "engine/step_kernels.py",
            "engine/broad_kernels.py", "engine/impact_kernels.py", "engine/compiled.py", "engine/aot.py",
            "engine/prebuild.py", "gas/edmd.py", "gas/edmd_kernels.py", "engine/contact/surface_kernels.py",
-           "engine/contact/surface_layout.py", "ryu.py", "engine/lanes.py", "engine/lanes_kernels.py",
-           "engine/lanes_layout.py")
+           "engine/contact/surface_run_kernels.py", "engine/contact/surface_layout.py", "ryu.py", "engine/lanes.py",
+           "engine/lanes_kernels.py", "engine/lanes_layout.py")
 
 
 def kernel(kind: str):
@@ -78,9 +78,9 @@ def kernel(kind: str):
 
         return ryu.format_rows
     if kind == "surface":
-        from .contact import surface_kernels
+        from .contact import surface_run_kernels
 
-        return surface_kernels.run_chunk
+        return surface_run_kernels.run_chunk
     if kind.startswith("gas_"):
         from ..gas import edmd_kernels
 

@@ -57,12 +57,12 @@ def csv_probe() -> tuple:
 
 
 def surface_probe() -> tuple:
-    """The arguments of one call of the table's kernel (:func:`.contact.surface.run_compiled`'s)."""
+    """The arguments of one call of the table's kernel (:func:`.contact.surface_run.run_compiled`'s)."""
     import numpy as np
 
     from ..examples import build as example
-    from .contact import surface as sf
     from .contact import surface_layout as lay
+    from .contact import surface_run as sf
     from .contact.surface_scene import model
 
     surface, state, _ = model(example("tippe-top").checked())

@@ -28,8 +28,8 @@ def pem(ext):
     addon.register()
     mods = {name: importlib.import_module(f"{ext.__name__}.{name}") for name in (
         "pem_physics", "pem_physics.model.inertia", "pem_physics.model", "pem_physics.engine.simulate",
-        "pem_physics.io.bake", "pem_physics.io.scenefile", "pem_physics.io.udf_scene", "pem_addon.bake",
-        "pem_addon.overlay", "pem_addon.adapters", "pem_addon.operators", "pem_addon.jobs")}
+        "pem_physics.io.bake", "pem_physics.io.scenefile", "pem_physics.io.scene_writer", "pem_physics.io.udf_scene",
+        "pem_addon.bake", "pem_addon.overlay", "pem_addon.adapters", "pem_addon.operators", "pem_addon.jobs")}
     yield mods
     addon.unregister()
 

@@ -252,10 +252,9 @@ def test_an_imported_table_becomes_keys_that_are_its_spline_and_the_bake_follows
     keys resampled (Motion Samples raised to the table's rate or more) and so the command-line run of the file to
     the resampling's error."""
     core = pem["pem_physics"]
-    scenefile = pem["pem_physics.io.scenefile"]
     file_scene = _tables_scene(core)
     path = tmp_path / "tables.toml"
-    path.write_text(scenefile.dumps(file_scene), encoding="utf-8")
+    path.write_text(pem["pem_physics.io.scene_writer"].dumps(file_scene), encoding="utf-8")
     scene = bpy.context.scene
     scene.pem.motion_samples = 1
     assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
@@ -296,10 +295,9 @@ def test_an_imported_table_becomes_keys_that_are_its_spline_and_the_bake_follows
 
 
 def test_an_imported_table_with_replace_settings_off_keeps_motion_samples(pem, tmp_path):  # noqa: F811
-    scenefile = pem["pem_physics.io.scenefile"]
     examples = importlib.import_module(f"{pem['pem_physics'].__name__}.examples")
     path = tmp_path / "kapitza.toml"
-    path.write_text(scenefile.dumps(examples.build("kapitza", t_end=0.1)), encoding="utf-8")
+    path.write_text(pem["pem_physics.io.scene_writer"].dumps(examples.build("kapitza", t_end=0.1)), encoding="utf-8")
     scene = bpy.context.scene
     scene.pem.motion_samples = 3
     assert bpy.ops.pem.import_scene(filepath=str(path), replace_settings=False) == {"FINISHED"}

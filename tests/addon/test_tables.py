@@ -67,7 +67,7 @@ def import_example(mods, tmp_path, core):
     """Save the core scene ``core`` as a scene file and import it into an empty Blender scene, as a user would:
     (core, the file's path)."""
     path = tmp_path / "example.toml"
-    mods["pem_physics.io.scenefile"].save_scene(core, str(path))
+    mods["pem_physics.io.scene_writer"].save_scene(core, str(path))
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
     return core, path

@@ -374,7 +374,7 @@ def test_export_import_round_trip_of_translate_and_velocity(mods, tmp_path):
     a = sim.simulate(core, t_end=0.2)
     # a file with exact doubles: they survive import and export unchanged
     exact = tmp_path / "exact.toml"
-    sf.save_scene(replace(core, bodies=[replace(body, velocity=v0)]), exact)
+    mods["pem_physics.io.scene_writer"].save_scene(replace(core, bodies=[replace(body, velocity=v0)]), exact)
     bpy.ops.wm.read_factory_settings(use_empty=True)
     assert bpy.ops.pem.import_scene(filepath=str(exact)) == {"FINISHED"}
     obj = bpy.context.scene.objects["Ball"]

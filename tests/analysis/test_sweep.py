@@ -301,7 +301,7 @@ def test_a_spin_too_fast_for_the_step_is_said_as_a_run_says_it(tmp_path, capsys)
     single = simulate(replace(sc, bodies=[replace(sc.bodies[0], angular_velocity=(0.0, 0.0, 1e12))]), t_end=4 * dt)
     assert any("is large for the fastest motion" in w for w in single.info["warnings"])
     path = tmp_path / "top.toml"
-    from pem_physics.io.scenefile import save_scene
+    from pem_physics.io.scene_writer import save_scene
 
     save_scene(sc, str(path))
     rc = main(["sweep", str(path), "--param", "omega.z=0,1e12", "--t-end", str(4 * dt), "-o", str(tmp_path / "out"),

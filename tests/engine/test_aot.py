@@ -74,7 +74,7 @@ def test_build_runs_translating_scenes_bit_for_bit(method, build_dir, monkeypatc
 
 @pytest.mark.parametrize("name", ["billiard-ball", "tippe-top"])
 def test_build_runs_a_body_on_a_table_bit_for_bit(name, build_dir, monkeypatch):
-    """The table's kernel (engine/contact/surface_kernels.py) is an entry of the build too."""
+    """The table's kernel (engine/contact/surface_run_kernels.py) is an entry of the build too."""
     scene = examples.build(name)
     jit = run(scene, monkeypatch, None, "splitting4")
     ahead = run(scene, monkeypatch, build_dir, "splitting4")

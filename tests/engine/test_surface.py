@@ -19,9 +19,8 @@ from pem_physics.engine.contact.surface import (
     Surface,
     Table,
     TableBody,
-    run,
-    start_state,
 )
+from pem_physics.engine.contact.surface_run import run, start_state
 from pem_physics.errors import SimulationError, ValidationError
 
 G = 9.81

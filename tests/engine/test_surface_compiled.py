@@ -1,4 +1,4 @@
-"""The compiled run of a body on a table (engine/contact/surface_kernels.py) against the numpy reference
+"""The compiled run of a body on a table (engine/contact/surface_run_kernels.py) against the numpy reference
 (engine/contact/surface.py), which test_surface.py checks against closed forms and invariants.
 
 The two do the same arithmetic in the same order except for the small linear solves and libm's sin/cos (numpy's
@@ -23,7 +23,9 @@ from test_surface import NORMAL, G, ball, basis, leaning_rod, rolling_coin, spun
 
 from pem_physics.engine import compiled
 from pem_physics.engine.contact import surface as sf
-from pem_physics.engine.contact.surface import ContactRim, Surface, Table, TableBody, start_state
+from pem_physics.engine.contact import surface_run as sr
+from pem_physics.engine.contact.surface import ContactRim, Surface, Table, TableBody
+from pem_physics.engine.contact.surface_run import start_state
 from pem_physics.engine.contact.walls import Box, Cylinder, Sphere
 from pem_physics.errors import SimulationError
 
@@ -199,8 +201,8 @@ def agree(a, b, s: Surface, t_end: float):
 @needs_numba
 def test_compiled_run_is_the_numpy_reference(name):
     s, st, t_end, dt, every = SCENES[name]()
-    a = sf.run(s, st, t_end, dt, every, engine="numpy")
-    b = sf.run(s, st, t_end, dt, every, engine="compiled")
+    a = sr.run(s, st, t_end, dt, every, engine="numpy")
+    b = sr.run(s, st, t_end, dt, every, engine="compiled")
     assert a.engine == "numpy" and b.engine == "numba"
     agree(a, b, s, t_end)
     assert b.final.mode == a.final.mode and b.final.t == a.final.t
@@ -211,7 +213,7 @@ def test_the_scenes_take_every_kind_of_contact_change():
     kinds = set()
     for make in SCENES.values():
         s, st, t_end, dt, every = make()
-        kinds |= {e.kind for e in sf.run(s, st, t_end, dt, every, engine="compiled").events}
+        kinds |= {e.kind for e in sr.run(s, st, t_end, dt, every, engine="compiled").events}
     assert kinds == {"impact", "impact, sliding", "impact, rolling", "stick", "slip", "reversal", "lift-off"}
 
 
@@ -220,14 +222,14 @@ def test_chunks_and_a_full_event_buffer_change_nothing(monkeypatch):
     """Callbacks cut the run into chunks of PROGRESS_EVERY steps and a small event buffer makes chunks run again:
     neither may change a bit; a stop ends the run on a step with ``complete`` False."""
     s, st, t_end, dt, every = tippe_top_dropped_spinning()
-    whole = sf.run(s, st, t_end, dt, every, engine="compiled")
+    whole = sr.run(s, st, t_end, dt, every, engine="compiled")
     assert len(whole.events) > 8
-    monkeypatch.setattr(sf, "EVENT_CAPACITY", 2)
+    monkeypatch.setattr(sr, "EVENT_CAPACITY", 2)
     seen = []
-    cut = sf.run(s, st, t_end, dt, every, engine="compiled", progress=seen.append, stop=lambda: False)
-    assert len(seen) == int(round(t_end / dt)) // sf.PROGRESS_EVERY and seen == sorted(seen)
+    cut = sr.run(s, st, t_end, dt, every, engine="compiled", progress=seen.append, stop=lambda: False)
+    assert len(seen) == int(round(t_end / dt)) // sr.PROGRESS_EVERY and seen == sorted(seen)
     seen_numpy = []
-    sf.run(s, st, t_end, dt, every, engine="numpy", progress=seen_numpy.append)
+    sr.run(s, st, t_end, dt, every, engine="numpy", progress=seen_numpy.append)
     assert seen == seen_numpy
     for k in ("t", "x", "v", "L", "Q", "energy", "friction_work", "impact_work", "normal_work"):
         assert np.array_equal(getattr(whole, k), getattr(cut, k)), k
@@ -235,10 +237,10 @@ def test_chunks_and_a_full_event_buffer_change_nothing(monkeypatch):
     runs = {}
     for engine in ("numpy", "compiled"):
         calls = []
-        runs[engine] = sf.run(s, st, t_end, dt, every, engine=engine,
+        runs[engine] = sr.run(s, st, t_end, dt, every, engine=engine,
                               stop=lambda calls=calls: calls.append(1) or len(calls) > 1)
     assert not runs["compiled"].complete and not runs["numpy"].complete
-    assert runs["compiled"].t[-1] == pytest.approx((2 * sf.PROGRESS_EVERY - 1) * dt, rel=1e-15)
+    assert runs["compiled"].t[-1] == pytest.approx((2 * sr.PROGRESS_EVERY - 1) * dt, rel=1e-15)
     agree(runs["numpy"], runs["compiled"], s, t_end)
 
 
@@ -251,7 +253,7 @@ def test_a_failing_compiled_run_reports_as_the_reference():
         for direction in (+1, -1):
             s = Surface(body, Table(mu=3.0), (0, 0, -G))
             try:
-                sf.run(s, start_state(s, x, (direction * 1.0, 0, 0), (0, 0, 0), U), 0.01, 1e-4, engine=engine)
+                sr.run(s, start_state(s, x, (direction * 1.0, 0, 0), (0, 0, 0), U), 0.01, 1e-4, engine=engine)
             except SimulationError as err:
                 errs[engine] = (str(err), err.time, err.body)
     assert "Painlevé" in errs["numpy"][0] and errs["compiled"] == errs["numpy"]
@@ -280,7 +282,7 @@ def test_every_joule_is_booked(engine):
     round-off for a ball on a plane, second order otherwise (test_surface.py, test_surface_curved.py)."""
     for name, make in SCENES.items():
         s, st, t_end, dt, every = make()
-        r = sf.run(s, st, t_end, dt, every, engine=engine)
+        r = sr.run(s, st, t_end, dt, every, engine=engine)
         scale = np.max(np.abs(r.energy)) + s.energy_scale(st)
         booked = r.energy - r.energy[0] - r.friction_work - r.impact_work - r.normal_work
         assert np.max(np.abs(booked)) <= 1e-12 * scale, name

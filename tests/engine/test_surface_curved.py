@@ -20,7 +20,9 @@ from scipy.optimize import brentq
 from scipy.special import ellipj, ellipk
 
 from pem_physics.engine.contact import surface as sf
-from pem_physics.engine.contact.surface import ContactRim, ContactSphere, Surface, Table, TableBody, start_state
+from pem_physics.engine.contact import surface_run as sr
+from pem_physics.engine.contact.surface import ContactRim, ContactSphere, Surface, Table, TableBody
+from pem_physics.engine.contact.surface_run import start_state
 from pem_physics.engine.contact.walls import Box, Cylinder, Plane, Sphere
 from pem_physics.errors import ValidationError
 
@@ -51,7 +53,7 @@ def test_ball_in_a_bowl_swings_as_the_closed_form_pendulum(kind):
     T = 4 * K / w0
     errors, energy = [], []
     for dt in (1e-3, 5e-4):
-        r = sf.run(s, st, T, dt, every=4)
+        r = sr.run(s, st, T, dt, every=4)
         assert set(r.mode) == {sf.ROLLING} and not r.events
         exact = 2 * np.arcsin(k * ellipj(K - w0 * r.t, k * k)[0])
         theta = np.arctan2(r.x[:, 0], R - r.x[:, 2])
@@ -108,7 +110,7 @@ def test_ball_rolls_off_a_dome_slipping_and_leaving_where_the_closed_form_says(k
     errors = []
     exchanged = 0.5 * M * v0 ** 2 + M * G * Lr * (np.cos(th0) - np.cos(th_leave))
     for dt in steps:
-        r = sf.run(s, st, 1.5, dt)
+        r = sr.run(s, st, 1.5, dt)
         kinds = [e.kind for e in r.events]
         assert kinds[:2] == ["slip", "lift-off"], kinds
         slip, leave = r.events[:2]
@@ -128,8 +130,8 @@ def test_ball_rolls_down_a_slope_exactly():
     s = Surface(ball(), Table(wall=Plane((0, 0, 0), n), mu=1.0), (0, 0, -G))
     st = start_state(s, A * n, (0, 0, 0), (0, 0, 0))
     down = np.array([np.cos(al), 0, -np.sin(al)])
-    for engine in ("numpy", "compiled") if sf.compiled_available() else ("numpy",):
-        r = sf.run(s, st, 0.5, 1e-3, engine=engine)
+    for engine in ("numpy", "compiled") if sr.compiled_available() else ("numpy",):
+        r = sr.run(s, st, 0.5, 1e-3, engine=engine)
         exact = (5 / 14) * G * np.sin(al) * r.t ** 2
         assert np.max(np.abs((r.x - r.x[0]) @ down - exact)) <= 1e-12
         assert np.max(np.abs(r.friction_work)) == 0.0
@@ -137,7 +139,7 @@ def test_ball_rolls_down_a_slope_exactly():
     calls = []
     step = Surface.step
     s.step = lambda st_, h: calls.append(h) or step(s, st_, h)
-    sf.run(s, st, 0.1, 1e-3, engine="numpy")
+    sr.run(s, st, 0.1, 1e-3, engine="numpy")
     assert len(calls) == 100
 
 
@@ -164,7 +166,7 @@ def test_coin_rolling_in_a_bowl_swings_as_the_closed_form_pendulum(kind):
     K = ellipk(k * k)
     errors = []
     for dt in (1e-3, 5e-4):
-        r = sf.run(s, st, 4 * K / w0, dt, every=4)
+        r = sr.run(s, st, 4 * K / w0, dt, every=4)
         assert set(r.mode) == {sf.ROLLING} and not r.events and np.max(np.abs(r.x[:, 1])) <= 1e-12
         exact = 2 * np.arcsin(k * ellipj(K - w0 * r.t, k * k)[0])
         errors.append(np.max(np.abs(np.arctan2(r.x[:, 0], R - r.x[:, 2]) - exact)))
@@ -182,7 +184,7 @@ def test_coin_rolling_off_a_dome_slips_where_the_closed_form_says():
     th_slip = brentq(lambda t: np.sin(t) - mu * (7 * np.cos(t) - 4 * np.cos(th0)), th0, 1.2)
     errors = []
     for dt in (1e-3, 5e-4):
-        r = sf.run(s, st, 1.0, dt)
+        r = sr.run(s, st, 1.0, dt)
         assert r.events[0].kind == "slip"
         errors.append(abs(np.arctan2(r.events[0].x[0], r.events[0].x[2]) - th_slip))
     assert errors[1] <= 1e-6 and 3.2 < errors[0] / errors[1] < 5.0
@@ -205,8 +207,8 @@ def test_a_ball_that_only_touches_a_wall_falls_freely_beside_it_without_events()
     x0, v0 = A * n + np.array([0.3, 0.1, -0.3]), np.array([0.0, 0.2, 0.0])
     st = start_state(s, x0, v0, (0, 0, 0))
     st.mode, st.shape = sf.APART, -1      # the normal force is round-off here: start_state may have put it on
-    for engine in ("numpy", "compiled") if sf.compiled_available() else ("numpy",):
-        r = sf.run(s, st, 1.0, 1e-3, engine=engine)
+    for engine in ("numpy", "compiled") if sr.compiled_available() else ("numpy",):
+        r = sr.run(s, st, 1.0, 1e-3, engine=engine)
         # whether round-off puts it on the wall now and then (sliding with N ≈ 0) differs by BLAS kernel; what
         # such a contact does may not: no impulse beyond round-off, no chatter (the run ends)
         scale_p = M * np.max(np.linalg.norm(r.v, axis=1))

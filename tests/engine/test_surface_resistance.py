@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from pem_physics.engine.contact import surface as sf
-from pem_physics.engine.contact.surface import ContactSphere, Surface, Table, TableBody, start_state
+from pem_physics.engine.contact import surface_run as sr
+from pem_physics.engine.contact.surface import ContactSphere, Surface, Table, TableBody
+from pem_physics.engine.contact.surface_run import start_state
 from pem_physics.engine.contact.walls import Plane
 from pem_physics.errors import ValidationError
 
@@ -27,7 +29,7 @@ def ball():
     return TableBody(M, I * np.eye(3), [ContactSphere((0, 0, 0), A)], "ball")
 
 
-ENGINES = ["numpy", "compiled"] if sf.compiled_available() else ["numpy"]
+ENGINES = ["numpy", "compiled"] if sr.compiled_available() else ["numpy"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -38,7 +40,7 @@ def test_a_rolling_ball_slows_at_the_closed_form_rate_and_rests(engine):
     assert st.mode == sf.ROLLING
     a = (5 / 7) * G * dr / A
     t_stop = v0 / a
-    r = sf.run(s, st, t_stop + 0.5, dt, engine=engine)
+    r = sr.run(s, st, t_stop + 0.5, dt, engine=engine)
     v = np.where(r.t < t_stop, v0 - a * r.t, 0.0)
     x = np.where(r.t < t_stop, v0 * r.t - 0.5 * a * r.t ** 2, v0 ** 2 / (2 * a))
     # the velocity is exact at every record; the stop falls inside a step (Coulomb's law in time steps): the place
@@ -56,7 +58,7 @@ def test_a_spinning_ball_stops_at_the_closed_form_time_in_place(engine):
     s = Surface(ball(), Table(mu=0.5, spin_resistance=ds, rolling_resistance=0.001), (0, 0, -G))
     st = start_state(s, (0, 0, A), (0, 0, 0), (0, 0, w0))
     t_stop = w0 * I / (ds * M * G)
-    r = sf.run(s, st, t_stop + 0.3, 1e-3, engine=engine)
+    r = sr.run(s, st, t_stop + 0.3, 1e-3, engine=engine)
     w = np.einsum("tji,j,tjk,tk->ti", r.Q, s.body.inv, r.Q, r.L)
     assert np.max(np.abs(w[:, 2] - np.maximum(w0 - ds * M * G / I * r.t, 0.0))) <= 1e-12 * w0 * r.t[-1] / 1e-3
     assert np.max(np.abs(r.x - r.x[0])) == 0.0 and np.linalg.norm(w[-1]) <= 1e-15 * w0
@@ -70,7 +72,7 @@ def test_a_ball_on_a_slope_is_held_below_the_closed_form_angle_and_rolls_above(f
     n = np.array([np.sin(al), 0, np.cos(al)])
     s = Surface(ball(), Table(wall=Plane((0, 0, 0), n), mu=0.5, rolling_resistance=dr), (0, 0, -G))
     st = start_state(s, A * n, (0, 0, 0), (0, 0, 0))
-    r = sf.run(s, st, 1.0, 1e-3, engine=engine)
+    r = sr.run(s, st, 1.0, 1e-3, engine=engine)
     down = (r.x - r.x[0]) @ np.array([np.cos(al), 0, -np.sin(al)])
     acc = max((5 / 7) * G * (np.sin(al) - dr / A * np.cos(al)), 0.0)
     assert np.max(np.abs(down - 0.5 * acc * r.t ** 2)) <= 1e-14

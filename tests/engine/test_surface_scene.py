@@ -16,7 +16,8 @@ import pytest
 
 from pem_physics import examples, simulate
 from pem_physics.errors import ValidationError
-from pem_physics.io.scenefile import dumps, loads
+from pem_physics.io.scene_writer import dumps
+from pem_physics.io.scenefile import loads
 from pem_physics.model.scene import ContactRim
 
 from conftest import ROOT

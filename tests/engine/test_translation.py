@@ -22,7 +22,8 @@ from pem_physics.engine.simulate import simulate
 from pem_physics.engine.system import compile_system
 from pem_physics.engine.torques import dipole_pair_terms, evaluate
 from pem_physics.errors import ValidationError
-from pem_physics.io.scenefile import dumps, loads
+from pem_physics.io.scene_writer import dumps
+from pem_physics.io.scenefile import loads
 from pem_physics.model.inertia import Cylinder, Sphere
 from pem_physics.model.rotations import axis_angle_matrix
 from pem_physics.model.scene import MU0, Body, ContactSphere, Dipole, Scene, Settings, StaticWall

@@ -19,7 +19,8 @@ from pem_physics import examples, simulate
 from pem_physics.cli import main as cli_main
 from pem_physics.engine import compiled
 from pem_physics.errors import ValidationError
-from pem_physics.io.scenefile import dumps, load_scene, loads
+from pem_physics.io.scene_writer import dumps
+from pem_physics.io.scenefile import load_scene, loads
 from pem_physics.model.scene import PairRestitution, StaticWall
 
 from conftest import ROOT

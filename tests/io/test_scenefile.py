@@ -20,15 +20,8 @@ from hypothesis import strategies as st
 
 from pem_physics import examples, simulate
 from pem_physics.errors import PemError, ValidationError
-from pem_physics.io.scenefile import (
-    FORMAT_VERSION,
-    dumps,
-    load_scene,
-    loads,
-    save_scene,
-    scene_from_dict,
-    scene_to_dict,
-)
+from pem_physics.io.scene_writer import dumps, save_scene, scene_to_dict
+from pem_physics.io.scenefile import FORMAT_VERSION, load_scene, loads, scene_from_dict
 from pem_physics.model import (
     METHODS,
     Body,

@@ -67,9 +67,10 @@ on a point that does not slip). E − E₀ − W_friction is then the integratio
 plane (sliding, rolling, down a slope), second order in h otherwise. The constraint's share (``normal_work``) is not
 zero on a step: it takes back what the gravity half kicks put into the contact point's velocity.
 
-Two engines run this method: this module's numpy code, the reference, and :mod:`.surface_kernels`, the same
-arithmetic compiled (numba, or ahead of time where a build is shipped) with no Python between steps, events or
-halvings — ~25× faster; :func:`run` takes the compiled one where it can. They agree to round-off
+A run (its start, events and records) is :mod:`.surface_run`'s. Two engines run this method: the numpy code here
+and there, the reference, and :mod:`.surface_kernels` with :mod:`.surface_run_kernels`, the same arithmetic compiled
+(numba, or ahead of time where a build is shipped) with no Python between steps, events or halvings — ~25× faster;
+:func:`.surface_run.run` takes the compiled one where it can. They agree to round-off
 (``tests/engine/test_surface_compiled.py``).
 
 Limits: one contact at a time (a second shape reaching the table while one touches is reported, not resolved); the
@@ -78,7 +79,6 @@ table does not move; impacts with viscous friction are frictionless.
 
 from __future__ import annotations
 
-import time as _time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -87,18 +87,13 @@ import numpy as np
 from ...errors import SimulationError, ValidationError
 from ..integrators import free_turn, free_turn_plan
 from ..system import principal_frame
-from . import surface_layout as lay
-from .events import brent
-from .impulses import ContactBody, check_restitution, compute_impulse
+from .impulses import check_restitution
 from .walls import Box, Cylinder, Plane, Sphere, Wall
 
 APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
 MODES = (APART, SLIDING, ROLLING)
 #: A shape whose gap is within TOUCH_RTOL·r of zero touches the table.
 TOUCH_RTOL = 1e-9
-#: At the start, a shape within START_RTOL·r of the table (either side) is put on it, the body moved along the
-#: normal by that much: placements typed or stored in single precision (Blender's) are off by ~1e-7·r.
-START_RTOL = 1e-6
 #: Slip speeds below SLIP_RTOL·(speed scale) are no slip (their direction is round-off).
 SLIP_RTOL = 1e-12
 #: A block's region coordinate within REGION_RTOL·r of zero at a step's start is not watched in that step (the
@@ -108,15 +103,11 @@ REGION_RTOL = 1e-9
 RIM_ITERATIONS = 30
 #: A rotation slower than ROT_RTOL·(|ω| + √(|g|/reach)) is at rest for the rolling and spinning resistance.
 ROT_RTOL = 1e-12
-#: At most this many transitions inside one step (more is chatter the model cannot resolve).
-MAX_EVENTS_PER_STEP = 20
 #: A step whose energy balance (E change less the friction's work) exceeds SPLIT_RTOL·(energy scale) is taken as
 #: two halves instead (recursively, at most MAX_SPLITS deep): the step error of a contact point that runs fast
 #: round a rim, or of a body about to fall flat, then stays bounded (see :meth:`Surface.advance`).
 SPLIT_RTOL = 1e-7
 MAX_SPLITS = 12
-#: Steps between calls of a run's progress and stop callbacks.
-PROGRESS_EVERY = 256
 _EPS = float(np.finfo(float).eps)
 
 
@@ -764,421 +755,3 @@ class Surface:
         if not isinstance(wall, Box) or wall.inside:
             return np.zeros(0)
         return np.abs(wall.R @ (C - wall.centre)) - wall.h
-
-
-class Event(NamedTuple):
-    """A contact change: t s; kind (``impact``, ``impact, sliding``/``impact, rolling`` when the contact then
-    persists, ``stick``, ``slip``, ``reversal``, ``lift-off``); shape index; impulse (3,) N·s the table gave
-    (impacts; a stick's what stopped the last of the slip; zero otherwise); point (3,) m the contact point; x (3,) m
-    and Q (3,3) the body's pose then."""
-
-    t: float
-    kind: str
-    shape: int
-    impulse: np.ndarray
-    point: np.ndarray
-    x: np.ndarray
-    Q: np.ndarray
-
-
-@dataclass
-class Run:
-    """Records on the grid: t (T,), x, v, L (T,3), Q (T,3,3), mode (T,) str, shape (T,) the touching shape (−1
-    apart), energy (T,) J, friction_work,
-    impact_work and normal_work (T,) J (cumulative, from the start); events (:class:`Event`); ``complete`` False
-    when stopped early; ``engine`` what ran it (``numpy``, or ``numba`` with ``kernels`` ``ahead-of-time`` or
-    ``jit``); ``load_s`` s the compiled kernel took to compile or load before the first step."""
-
-    t: np.ndarray
-    x: np.ndarray
-    v: np.ndarray
-    L: np.ndarray
-    Q: np.ndarray
-    mode: np.ndarray
-    shape: np.ndarray
-    energy: np.ndarray
-    friction_work: np.ndarray
-    impact_work: np.ndarray
-    normal_work: np.ndarray
-    events: list
-    final: State
-    complete: bool = True
-    engine: str = "numpy"
-    kernels: str | None = None
-    load_s: float = 0.0
-
-    def energy_balance(self) -> np.ndarray:
-        """E − E₀ − W_friction − W_impacts (J) at each record: the integration error."""
-        return self.energy - self.energy[0] - self.friction_work - self.impact_work
-
-
-def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0, tolerance: float = 0.0) -> State:
-    """The state of a body at x (m) with velocity v (m/s), angular velocity ω (rad/s, lab) and body axes the rows of
-    ``orientation`` (default: the lab axes); its contact decided from the gaps (see :func:`settle`). A shape within
-    START_RTOL·r of the table, or ``tolerance`` (m: the precision the positions were stored with), starts on it."""
-    body = surface.body
-    x, v, omega = _vector(x, "x"), _vector(v, "v"), _vector(omega, "omega")
-    Q = body.frame(np.eye(3) if orientation is None else orientation)
-    if not np.allclose(Q @ Q.T, np.eye(3), atol=1e-12):
-        raise ValidationError(f"{body.name}.orientation", "must be a rotation matrix (rows: the body axes)")
-    L = Q.T @ (body.moments * (Q @ omega))
-    st = State(float(t), x, v, L, Q)
-    g = surface.gaps(x, Q)
-    worst = int(np.argmin(g / body.r))
-    snap = max(START_RTOL * body.r[worst], tolerance)
-    if g[worst] < -snap:
-        raise ValidationError(f"{body.name}.contacts[{worst}]",
-                              f"starts {-g[worst]:.6g} m inside {surface.table.name!r}: raise the body by that much")
-    if abs(g[worst]) <= snap:
-        # along the normal at the shape: a plane's, or a curved table's (its gap is a distance along it)
-        st.x = x - g[worst] * surface.lowest(worst, x, Q, t)[1] if not surface.table.flat else \
-            x - g[worst] * surface.table.normal
-        g = surface.gaps(st.x, Q)
-    touching = [k for k in range(len(g)) if g[k] <= TOUCH_RTOL * body.r[k]]
-    if len(touching) > 1:
-        raise ValidationError(f"{body.name}.contacts", f"shapes {touching} touch {surface.table.name!r} at once: "
-                              "this model holds one contact at a time")
-    if touching:
-        st.shape = touching[0]
-        settle(surface, st, dt=0.0)
-    return st
-
-
-def _push(surface: Surface, st: State, J) -> None:
-    """Apply the impulse J (3,) at the touching shape's contact point (in place)."""
-    rho = surface.contact(st).rho
-    st.v = st.v + J / surface.body.mass
-    st.L = st.L + _cross(rho, J)
-
-
-def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
-    """Decide the contact of a state whose shape ``st.shape`` touches (in place): an impact if it approaches, then
-    apart (it leaves within a step, or the table would have to pull), rolling (no slip and the friction suffices)
-    or sliding. A contact that stays has what is left of its normal velocity taken (a plastic impulse). Returns
-    the impulse (3,) N·s the table gave."""
-    tb, body = surface.table, surface.body
-    _, rho, W, w, u, _, n, _ = surface.contact(st)
-    J = np.zeros(3)
-    if u @ n < 0:
-        b1 = ContactBody.free(body.mass, st.x, st.v, np.linalg.inv(W), w, name=body.name)
-        mu = tb.mu if tb.friction == "coulomb" else 0.0
-        J = compute_impulse(b1, ContactBody.fixed(tb.name), st.x + rho, n, tb.restitution, mu)
-        _push(surface, st, J)
-        _, rho, W, w, u, _, n, _ = surface.contact(st)
-    if u @ n > max(abs(surface.g @ n) * dt, SLIP_RTOL * surface.speed_scale(st)):
-        st.mode, st.shape = APART, -1
-        return J
-    if u @ n > 0:
-        Jn = (-float(u @ n) / float(n @ surface.K(W, rho) @ n)) * n
-        _push(surface, st, Jn)
-        J = J + Jn
-        u = surface.contact(st).u
-    st.slip = np.zeros(3)
-    if tb.friction == "coulomb" and np.linalg.norm(surface._tangent(u, n)) <= SLIP_RTOL * surface.speed_scale(st):
-        F = surface.force(st, ROLLING)
-        N = float(F @ n)
-        Ft = F - N * n
-        if N <= 0:
-            st.mode, st.shape = APART, -1
-            return J
-        if np.linalg.norm(Ft) <= tb.mu * N:
-            st.mode = ROLLING
-            return J
-        st.slip = Ft / np.linalg.norm(Ft)
-    st.mode = SLIDING
-    if float(surface.force(st) @ n) <= 0:
-        st.mode, st.shape = APART, -1
-    return J
-
-
-def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tuple[str, np.ndarray]:
-    """Apply the event ``kind`` of shape k at st (in place); the kind to log and the impulse given."""
-    zero = np.zeros(3)
-    if kind == "impact":
-        if st.mode != APART:
-            raise SimulationError(f"{surface.body.name!r}: {surface.body.shape_name(k)} reaches "
-                                  f"{surface.table.name!r} while {surface.body.shape_name(st.shape)} touches it (this "
-                                  "model holds one contact at a time)", time=st.t,
-                                  body=surface.body.name)
-        st.shape = k
-        J = settle(surface, st, dt)
-        return ("impact" if st.mode == APART else f"impact, {st.mode}"), J
-    if kind == "lift-off":
-        st.mode, st.shape = APART, -1
-        return kind, zero
-    if kind == "stick":
-        # The event is where the slip turns past a right angle from the step's start: through zero on a straight
-        # slide, but a slip whose direction turns (a spinning ball, a curved table) can pass beside zero, leaving at
-        # most its tangential acceleration times a step. Friction stops that rest at once (its energy booked as
-        # friction's), so the rolling steps that follow start without slip.
-        c = surface.contact(st)
-        J = -np.linalg.solve(surface.K(c.W, c.rho), c.u)
-        _push(surface, st, J)
-        st.mode = ROLLING
-        st.slip = np.zeros(3)
-        F = surface.force(st)
-        n = surface.contact(st).n
-        N = float(F @ n)
-        Ft = F - N * n
-        if np.linalg.norm(Ft) > surface.table.mu * N:      # the friction cannot hold it: slides the other way
-            st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
-            return "reversal", J
-        return kind, J
-    # slip: slides in the direction the needed friction pointed
-    F = surface.force(st)
-    n = surface.contact(st).n
-    Ft = F - float(F @ n) * n
-    st.mode, st.slip = SLIDING, Ft / np.linalg.norm(Ft)
-    return kind, zero
-
-
-def _touch_only(surface: Surface, st: State, J: np.ndarray) -> bool:
-    """Whether an impact left the body apart with an impulse below SLIP_RTOL of its momentum scale: a shape that
-    reaches the table where it has just left it (a lift-off's gap stays within round-off of zero for a while).
-    Not an event, and the shape is not watched again in that step (else the round-off gap fires it at once again)."""
-    return st.mode == APART and float(np.linalg.norm(J)) <= SLIP_RTOL * surface.body.mass * surface.speed_scale(st)
-
-
-def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1, progress=None, stop=None,
-        engine: str = "auto") -> Run:
-    """Integrate from ``state`` to t_end (s) in steps of dt (s), recording every ``every`` steps (and the last).
-    ``progress(fraction)`` is called now and then; when ``stop()`` returns True the run ends (``complete`` False).
-
-    ``engine``: ``"numpy"`` runs this module's reference; ``"compiled"`` the same method compiled
-    (:mod:`.surface_kernels`, ahead of time when a build is shipped, else numba's JIT; :func:`run_compiled`);
-    ``"auto"`` (default) the compiled run where it can run (:func:`compiled_available`), else the reference."""
-    if not (np.isfinite(dt) and dt != 0):
-        raise ValidationError("dt", f"must be a non-zero time step (s), got {dt!r}")
-    if engine not in ("auto", "numpy", "compiled"):
-        raise ValidationError("engine", f"must be 'auto', 'numpy' or 'compiled', got {engine!r}")
-    if engine == "compiled" or (engine == "auto" and compiled_available()):
-        return run_compiled(surface, state, t_end, dt, every, progress, stop)
-    return run_numpy(surface, state, t_end, dt, every, progress, stop)
-
-
-def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: int = 1, progress=None,
-              stop=None) -> Run:
-    """:func:`run` on this module's numpy reference."""
-    st = state.copy()
-    t0 = st.t
-    n_steps = int(round((t_end - t0) / dt))
-    keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "wf", "wi", "wn")
-    rec = {k: [] for k in keys}
-    events = []
-    wf = wn = wi = 0.0
-    complete = True
-
-    def keep():
-        for key, val in zip(keys, (st.t, st.x, st.v, st.L, st.Q, st.mode, st.shape, surface.energy(st), wf, wi, wn)):
-            rec[key].append(val)
-
-    keep()
-    for i in range(1, n_steps + 1):
-        if stop is not None and i % PROGRESS_EVERY == 0 and stop():
-            complete = False
-            if rec["t"][-1] != st.t:
-                keep()
-            break
-        if progress is not None and i % PROGRESS_EVERY == 0:
-            progress(i / n_steps)
-        t_next = t0 + i * dt
-        touched = set()     # shapes that touched without an impact in this step (_touch_only): not watched again
-        for _ in range(MAX_EVENTS_PER_STEP):
-            h = t_next - st.t
-            trial, dwn, dwf = surface.advance(st, h)
-            fired = [(kind, val, k) for kind, val, k in surface.watch(trial, st)
-                     if val < 0 and not (kind == "impact" and k in touched)]
-            if not fired:
-                st, wn, wf = trial, wn + dwn, wf + dwf
-                break
-            first = None
-            before = {(kind, k): val for kind, val, k in surface.watch(st, st)}
-            for kind, val, k in fired:
-                v0 = before.get((kind, k), 1.0)
-                if v0 < 0:      # already past at the step start (round-off at a transition): no bracket
-                    tau = 0.0
-                else:
-                    def g(tau, kind=kind, k=k, start=st):
-                        s = surface.advance(start, tau)[0]
-                        return next(v for kd, v, kk in surface.watch(s, start) if kd == kind and kk == k)
-                    tau = brent(g, 0.0, h, v0 if v0 > 0 else None, val)
-                if first is None or abs(tau) < abs(first[0]):
-                    first = (tau, kind, k)
-            tau, kind, k = first
-            if tau != 0:
-                s, dwn, dwf = surface.advance(st, tau)
-                st, wn, wf = s, wn + dwn, wf + dwf
-            if kind.startswith("region"):   # a step boundary only (Surface.watch)
-                continue
-            E0 = surface.energy(st)
-            label, J = _transition(surface, st, kind, k, dt)
-            if kind == "stick":
-                wf += surface.energy(st) - E0
-            else:
-                wi += surface.energy(st) - E0
-            if kind == "impact" and _touch_only(surface, st, J):
-                touched.add(k)
-                continue
-            P = surface.lowest(k, st.x, st.Q, st.t)[2]
-            events.append(Event(st.t, label, k, J, P, st.x.copy(), st.Q.copy()))
-        else:
-            raise SimulationError(f"{surface.body.name!r}: more than {MAX_EVENTS_PER_STEP} contact changes within "
-                                  f"one step at t = {st.t:.9g} s (chatter); take a shorter step", time=st.t,
-                                  body=surface.body.name)
-        st.t = t_next
-        if not (np.all(np.isfinite(st.x)) and np.all(np.isfinite(st.L))):
-            raise SimulationError(f"{surface.body.name!r}: the state is no longer finite", time=st.t,
-                                  body=surface.body.name)
-        if i % every == 0 or i == n_steps:
-            keep()
-    return Run(*(np.array(rec[k]) for k in keys), events, st, complete)
-
-
-# --- the compiled run ----------------------------------------------------------------------------------------
-
-def _compiled_kernel():
-    """(the compiled ``run_chunk`` of :mod:`.surface_kernels`, "ahead-of-time" or "jit"): from an ahead-of-time
-    build that has it (no numba import), else numba's JIT; None when neither can run."""
-    from .. import aot, compiled
-
-    build = aot.load()
-    if build is not None and "surface" in build.specs:
-        return (lambda *args: build.call("surface", args)), "ahead-of-time"
-    if not compiled.available():
-        return None
-    from . import surface_kernels
-
-    return surface_kernels.run_chunk, "jit"
-
-
-def compiled_available() -> bool:
-    """Whether :func:`run_compiled` can run here (an ahead-of-time build, or numba)."""
-    return _compiled_kernel() is not None
-
-
-def model_arrays(surface: Surface) -> tuple:
-    """The compiled kernel's model (par, b, r, ax, rim, plan, rim_e1) in :mod:`.surface_layout`'s layout."""
-    body, tb = surface.body, surface.table
-    par = np.zeros(lay.NPAR)
-    par[lay.P_MASS] = body.mass
-    par[lay.P_INV:lay.P_INV + 3] = body.inv
-    par[lay.P_MOM:lay.P_MOM + 3] = body.moments
-    wall = tb.wall
-    if tb.flat:
-        par[lay.P_WKIND], par[lay.P_WSIGN] = lay.WALL_PLANE, 1.0
-        par[lay.P_N:lay.P_N + 3] = tb.normal
-        par[lay.P_Q:lay.P_Q + 3] = tb.point
-    elif isinstance(wall, Box):
-        par[lay.P_WKIND], par[lay.P_WSIGN] = lay.WALL_BOX, 1.0 if wall.inside else -1.0
-        par[lay.P_WC:lay.P_WC + 3], par[lay.P_WH:lay.P_WH + 3] = wall.centre, wall.h
-        par[lay.P_WROT:lay.P_WROT + 9] = np.ravel(wall.R)
-    else:
-        cyl = isinstance(wall, Cylinder)
-        par[lay.P_WKIND] = lay.WALL_CYLINDER if cyl else lay.WALL_SPHERE
-        par[lay.P_WSIGN], par[lay.P_WR] = wall.sign, wall.radius
-        par[lay.P_WC:lay.P_WC + 3] = wall.point if cyl else wall.centre
-        if cyl:
-            par[lay.P_WA:lay.P_WA + 3] = wall.a
-    par[lay.P_MU], par[lay.P_E], par[lay.P_VISCOUS] = tb.mu, tb.restitution, float(tb.friction == "viscous")
-    par[lay.P_G:lay.P_G + 3] = surface.g
-    par[lay.P_REACH] = body.reach
-    steps, inv1 = body.plan
-    par[lay.P_INV1] = inv1[0]
-    par[lay.P_TOUCH], par[lay.P_SLIP_RTOL], par[lay.P_SPLIT_RTOL] = TOUCH_RTOL, SLIP_RTOL, SPLIT_RTOL
-    par[lay.P_MAX_SPLITS], par[lay.P_MAX_EVENTS], par[lay.P_REGION_RTOL] = MAX_SPLITS, MAX_EVENTS_PER_STEP, REGION_RTOL
-    par[lay.P_DR], par[lay.P_DS], par[lay.P_ROT_RTOL] = tb.rolling_resistance, tb.spin_resistance, ROT_RTOL
-    par[lay.P_RIM_ITER] = RIM_ITERATIONS
-    plan = np.full((3, 3), -1.0)
-    for p, (k, frac, coef) in enumerate(steps):
-        plan[p] = (k, frac, coef[0])
-    f = lambda a: np.ascontiguousarray(a, dtype=float)  # noqa: E731
-    return (par, f(body.b), f(body.r), f(body.rim_axis), f(body.rim), plan, f(body.rim_e1))
-
-
-def state_vector(st: State) -> np.ndarray:
-    """A :class:`State` as the kernel's (24,) vector."""
-    s = np.zeros(lay.NSTATE)
-    s[lay.S_T] = st.t
-    s[lay.S_X:lay.S_X + 3], s[lay.S_V:lay.S_V + 3], s[lay.S_L:lay.S_L + 3] = st.x, st.v, st.L
-    s[lay.S_Q:lay.S_Q + 9] = np.ravel(st.Q)
-    s[lay.S_MODE], s[lay.S_SHAPE] = MODES.index(st.mode), st.shape
-    s[lay.S_SLIP:lay.S_SLIP + 3] = st.slip
-    return s
-
-
-def state_of(s: np.ndarray) -> State:
-    """The :class:`State` of a kernel's (24,) vector."""
-    x, v, L = (s[k:k + 3].copy() for k in (lay.S_X, lay.S_V, lay.S_L))
-    return State(float(s[lay.S_T]), x, v, L, s[lay.S_Q:lay.S_Q + 9].reshape(3, 3).copy(), MODES[int(s[lay.S_MODE])],
-                 int(s[lay.S_SHAPE]), s[lay.S_SLIP:lay.S_SLIP + 3].copy())
-
-
-#: Events a compiled chunk's buffer holds at first (doubled, and the chunk run again, when it fills).
-EVENT_CAPACITY = 64
-
-
-def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every: int = 1, progress=None,
-                 stop=None) -> Run:
-    """:func:`run` on the compiled kernel (:func:`.surface_kernels.run_chunk`): the same method, steps, events and
-    records as :func:`run_numpy`, to round-off; chunks of PROGRESS_EVERY steps when there are callbacks (the
-    numpy run's points for them), else one. When the kernel stops on a failure (Painlevé's paradox, a rim lying
-    flat, chatter, …) the numpy reference runs the whole run instead and reports it in its words."""
-    found = _compiled_kernel()
-    if found is None:
-        raise ValidationError("engine", "the compiled table kernel needs numba (pip install pem_physics[fast]) or "
-                              "an ahead-of-time build (pem build-engine); use engine='numpy'")
-    if not (np.isfinite(dt) and dt != 0):
-        raise ValidationError("dt", f"must be a non-zero time step (s), got {dt!r}")
-    kernel, kernels = found
-    M = model_arrays(surface)
-    s = state_vector(state)
-    # a call of no steps first: numba compiles (first use) or loads its cache here, timed apart from the run
-    t_load = _time.perf_counter()
-    kernel(M, s.copy(), np.zeros(3), 0, 0, 0, float(state.t), float(dt), 1, np.zeros((1, lay.NSTATE + 4)), 0,
-           np.zeros((1, 21)), 0, np.zeros(3))
-    load_s = _time.perf_counter() - t_load
-    t0 = float(state.t)
-    n_steps = int(round((t_end - t0) / dt))
-    every = int(every)
-    R = np.zeros((n_steps // every + 3, lay.NSTATE + 4))
-    R[0, :lay.NSTATE] = s
-    R[0, lay.NSTATE] = surface.energy(state)
-    rc = 1
-    E = np.zeros((EVENT_CAPACITY, 21))
-    ec = 0
-    works = np.zeros(3)
-    info = np.zeros(3)
-    complete = True
-    callbacks = progress is not None or stop is not None
-    i = 0                       # steps done
-    while i < n_steps:
-        # run_numpy calls back before its step i + 1 when PROGRESS_EVERY divides i + 1: the chunks end there
-        if callbacks and (i + 1) % PROGRESS_EVERY == 0:
-            if stop is not None and stop():
-                complete = False
-                if R[rc - 1, lay.S_T] != s[lay.S_T]:
-                    R[rc, :lay.NSTATE] = s
-                    R[rc, lay.NSTATE] = surface.energy(state_of(s))
-                    R[rc, lay.NSTATE + 1:] = works
-                    rc += 1
-                break
-            if progress is not None:
-                progress((i + 1) / n_steps)
-        i1 = min(((i + 1) // PROGRESS_EVERY + 1) * PROGRESS_EVERY - 1, n_steps) if callbacks else n_steps
-        while True:
-            s1, works1 = s.copy(), works.copy()
-            status, rc1, ec1 = kernel(M, s1, works1, i, i1, n_steps, t0, float(dt), every, R, rc, E, ec, info)
-            if status != lay.EVENTS_FULL:
-                break
-            E = np.concatenate([E, np.zeros_like(E)])
-        if status != lay.OK:
-            return run_numpy(surface, state, t_end, dt, every, progress, stop)
-        s, works, rc, ec, i = s1, works1, rc1, ec1, i1
-    R = R[:rc]
-    events = [Event(float(e[0]), lay.EVENT_KINDS[int(e[1])], int(e[2]), e[3:6].copy(), e[6:9].copy(), e[9:12].copy(),
-                    e[12:21].reshape(3, 3).copy()) for e in E[:ec]]
-    x, v, L = (R[:, k:k + 3].copy() for k in (lay.S_X, lay.S_V, lay.S_L))
-    energy, wf, wi, wn = (R[:, lay.NSTATE + k].copy() for k in range(4))
-    return Run(R[:, lay.S_T].copy(), x, v, L, R[:, lay.S_Q:lay.S_Q + 9].reshape(-1, 3, 3).copy(),
-               np.array([MODES[int(m)] for m in R[:, lay.S_MODE]]), R[:, lay.S_SHAPE].astype(int), energy, wf, wi, wn,
-               events, state_of(s), complete, "numba", kernels, load_s)

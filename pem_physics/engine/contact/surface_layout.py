@@ -1,5 +1,6 @@
-"""The array layouts the compiled run of a body on a table (:mod:`.surface_kernels`) shares with its Python side
-(:func:`.surface.run_compiled`), in a module without numba (an ahead-of-time build runs without it)."""
+"""The array layouts the compiled run of a body on a table (:mod:`.surface_kernels`, :mod:`.surface_run_kernels`)
+shares with its Python side (:func:`.surface_run.run_compiled`), in a module without numba (an ahead-of-time build
+runs without it)."""
 
 # state layout
 S_T, S_X, S_V, S_L, S_Q, S_MODE, S_SHAPE, S_SLIP = 0, 1, 4, 7, 10, 19, 20, 21

@@ -26,6 +26,7 @@ from ...errors import ValidationError
 from ...model.rotations import orientation_to_quat, orthonormality_error
 from ...model.scene import ContactRim
 from . import surface as sf
+from . import surface_run as sr
 from .model import EventLog, item_coefficients, make_wall, pair_coefficients
 from .walls import Plane
 
@@ -134,7 +135,7 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
                      rolling_resistance=wall.rolling_resistance or 0.0, spin_resistance=wall.spin_resistance or 0.0)
     surface = sf.Surface(body, table, scene.gravity)
     try:
-        state = sf.start_state(surface, x, b.velocity, b.angular_velocity, U, tolerance=scene.placement_tolerance)
+        state = sr.start_state(surface, x, b.velocity, b.angular_velocity, U, tolerance=scene.placement_tolerance)
     except ValidationError as err:   # name the scene's items
         path = err.path.replace(f"{b.name}.", f"bodies[{i}].", 1)
         raise ValidationError(path, err.message) from None
@@ -150,7 +151,7 @@ def simulate(scene, progress=None, stop=None) -> dict:
         raise ValidationError("settings.t_end", f"t_end = {s.t_end:g} s is less than half a step (dt = {s.dt:g} s): "
                               "the run would take no step; lower dt or raise t_end")
     wall0 = _time.perf_counter()
-    run = sf.run(surface, state, state.t + s.steps * s.dt, s.dt, every=s.record_every, progress=progress, stop=stop)
+    run = sr.run(surface, state, state.t + s.steps * s.dt, s.dt, every=s.record_every, progress=progress, stop=stop)
     wall = _time.perf_counter() - wall0 - run.load_s       # the integration's time, as simulate's
     body, table = surface.body, surface.table
     U = np.einsum("ji,tjk->tik", body.axes, run.Q)          # body axes (rows) from the principal ones
