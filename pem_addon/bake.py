@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pem_physics.engine import checks
-from ..pem_physics.engine.contact import driver as contact_driver
-from ..pem_physics.engine.contact import surface_scene
-from ..pem_physics.engine.integrators import check_available, make_integrator
+from ..pem_physics.engine.integrators import check_available
 from ..pem_physics.engine.simulate import Trajectory, simulate
-from ..pem_physics.engine.system import compile_system, source_placement
+from ..pem_physics.engine.simulate import prepare as prepare_run
+from ..pem_physics.engine.system import source_placement
 from ..pem_physics.errors import PemError, SimulationError, ValidationError
 from ..pem_physics.io import bake as core_bake
 from ..pem_physics.model import TabulatedMotion
@@ -95,19 +93,10 @@ def prepare(context, frame_end: int | None = None) -> Plan:
             scene.frame_set(frame, subframe=subframe)
             for obj, state in now.items():
                 restore_transform_state(obj, state)
-    try:  # meaningless scenes (dipoles of two bodies at one point, …) are refused before anything runs
+    try:  # meaningless scenes, wrong integrators, overlaps at the start …: refused before anything runs, on this
+        # thread, in the panel's words (the run itself prepares again on the bake's thread)
         check_available(core.settings.method)  # dop853 without scipy (Blender has none)
-        system = compile_system(core)
-        checks.preflight(core, system)
-        if system.any_translating and core.settings.method.startswith("pem-"):
-            # PEM's schemes refuse translating bodies when built, which would be on the bake's thread: built
-            # here, the refusal comes before anything runs, in the panel's words
-            make_integrator(core.settings.method, system, core.settings.dt, system.U0[None], system.omega0[None])
-        if core.contact_model == "surface":  # outside the model, or a shape inside the table: refused now
-            surface_scene.model(core)
-        elif core.has_contacts:  # a wrong integrator or spheres overlapping at the start: refused by name now
-            contact_driver.check_method(core.settings.method)
-            contact_driver.ContactModel(core, system).check_start(system.U0)
+        prepare_run(core)
     except ValidationError as err:
         raise AddonError(adapters.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),

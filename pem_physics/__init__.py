@@ -15,11 +15,12 @@ Public API:
 - scene data: :class:`Scene`, :class:`Body`, :class:`Dipole`, :class:`Settings`,
   :class:`RotatingField`, :class:`ConstantVelocity`, :class:`EllipticOrbit`, :class:`TabulatedMotion`
 - shapes and mass properties: :mod:`pem_physics.model.inertia`
-- :func:`simulate` → :class:`Trajectory`; :class:`Ensemble` for many initial conditions
+- :func:`simulate` → :class:`Trajectory` (:func:`prepare` → :class:`Run` checks a scene first, :meth:`Run.execute`
+  integrates it); :class:`Ensemble` for many initial conditions
 - :func:`load_scene` (TOML, PEM UDF, Python) and :mod:`pem_physics.examples`
 """
 
-from .engine.simulate import Ensemble, Trajectory, simulate
+from .engine.simulate import Ensemble, Run, Trajectory, prepare, simulate
 from .errors import MeshError, PemError, SimulationError, ValidationError
 from .model.motion import TabulatedMotion
 from .model.scene import (
@@ -60,6 +61,6 @@ def __getattr__(name):
 
 __all__ = ["Body", "ConstantVelocity", "ContactRim", "ContactSphere",
            "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble",
-           "METHODS", "MU0", "MeshError", "PairRestitution", "PemError", "RotatingField", "Scene", "Settings",
+           "METHODS", "MU0", "MeshError", "PairRestitution", "PemError", "RotatingField", "Run", "Scene", "Settings",
            "SimulationError", "StaticWall", "TabulatedMotion", "Trajectory", "ValidationError", "load_scene",
-           "simulate"]
+           "prepare", "simulate"]

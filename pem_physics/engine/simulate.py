@@ -295,7 +295,7 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
              ensemble: Ensemble | None = None,
              progress: Callable[[float], None] | None = None,
              stop: Callable[[], bool] | None = None) -> Trajectory:
-    """Integrate ``scene`` and return its trajectory.
+    """Integrate ``scene`` and return its trajectory: :func:`prepare`, then :meth:`Run.execute`.
 
     method/dt/t_end/record_interval override ``scene.settings``. ``ensemble``
     runs E copies with other initial conditions (and, optionally, their own
@@ -303,6 +303,134 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     ``progress(fraction)`` is called as the run advances; when ``stop()``
     returns True the run ends early and the trajectory has ``complete=False``.
     """
+    return prepare(scene, method=method, dt=dt, t_end=t_end, record_interval=record_interval,
+                   ensemble=ensemble).execute(progress, stop)
+
+
+@dataclass
+class Run:
+    """A scene checked and set up to integrate (:func:`prepare`); :meth:`execute` integrates it, once.
+
+    scene: the checked scene, its settings with the overrides; system: its arrays (:class:`~.system.System`);
+    warnings: what the checks before the run found (they become the trajectory's); ensemble: the members, or None.
+    integ: the integrator (its state the run's start), contacts: the contact model (:mod:`.contact.model`) or None,
+    marks: the step counts of the records — all None for a body on a table (``contact_model = "surface"``), whose run
+    :mod:`.contact.surface_scene` sets up itself."""
+
+    scene: Scene
+    system: System
+    warnings: list
+    ensemble: Ensemble | None = None
+    integ: object = None
+    contacts: object = None
+    marks: list | None = None
+    done: bool = False
+
+    def execute(self, progress: Callable[[float], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> Trajectory:
+        """Integrate: the :class:`Trajectory`. ``progress(fraction)`` is called as the run advances; when
+        ``stop()`` returns True the run ends early and the trajectory has ``complete=False``."""
+        if self.done:
+            raise RuntimeError("Run.execute: this run has been executed (its integrator is at its end): prepare() "
+                               "another")
+        self.done = True
+        if self.scene.contact_model == "surface":
+            from .contact import surface_scene
+
+            fields = surface_scene.simulate(self.scene, progress, stop)
+            fields["quaternion"] = _continuous(fields["quaternion"])
+            traj = Trajectory(**fields)
+            traj.info["warnings"] = self.warnings + traj.info["warnings"]
+            return traj
+        from . import compiled
+
+        engine, runner, load_s, kernels = _engine(self.integ, self.ensemble)
+        split = None
+        if type(runner) is compiled.Runner:  # not the Python floats' runner, nor the lanes (groups.plan says the rest)
+            from . import groups
+
+            split = groups.plan(self.system, self.integ, runner, self.marks[-1])  # independent bodies: in threads
+        wall0 = _time.perf_counter()
+        times, arrays, complete, events, impact_loss = self._integrate(runner, split, progress, stop)
+        return self._trajectory(times, arrays, complete, _time.perf_counter() - wall0, engine, load_s, kernels,
+                                split, events, impact_loss)
+
+    def _integrate(self, runner, split, progress, stop) -> tuple:
+        """(times, record arrays (E,R,…), complete, events, impact loss) on the engine chosen (``runner``: None for
+        numpy; ``split``: groups of independent bodies stepped in threads, or None)."""
+        system, integ, contacts, marks, many = self.system, self.integ, self.contacts, self.marks, \
+            self.ensemble is not None
+        events = impact_loss = None
+        if split is not None:
+            times, arrays, complete = _run_groups(self.scene, system, integ, split, marks, progress, stop)
+        elif contacts is not None:
+            from .contact import driver as contact_mod
+
+            check = lambda ig: _check(system, ig, False)  # noqa: E731
+            if runner is not None:
+                times, U, L, w, X, P, complete, events, impact_loss, W = contact_mod.run_compiled(
+                    contacts, integ, runner, marks, check, lambda status: _raise_blowup(system, integ, status, False),
+                    progress, stop, CALL_SECONDS, CHECK_EVERY)
+                arrays = _records(system, U, L, w, np.array(times), X, P)
+                if W is not None:
+                    arrays["driver_work"] = W
+            else:
+                times, records, complete, events, impact_loss = contact_mod.run(
+                    contacts, integ, marks, lambda ig, t: _record(system, ig, t), check, progress, stop)
+                arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}
+        elif runner is not None:
+            times, arrays, complete = _run_compiled(system, integ, runner, marks, many, progress, stop)
+        else:
+            times, records, complete = _run_numpy(system, integ, marks, many, progress, stop)
+            arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}  # (E,R,...)
+        return times, arrays, complete, events, impact_loss
+
+    def _trajectory(self, times, arrays, complete, wall, engine, load_s, kernels, split, events,
+                    impact_loss) -> Trajectory:
+        """The :class:`Trajectory` of a run's records, with its diagnostics and the checks after it."""
+        from . import checks
+
+        system, settings = self.system, self.scene.settings
+        arrays["quaternion"] = _continuous(arrays["quaternion"])
+        if self.ensemble is None:
+            arrays = {k: a[0] for k, a in arrays.items()}
+        t = np.array(times)
+        c = system.member_friction if system.member_friction is not None else system.friction
+        traj = Trajectory(
+            names=list(system.names), t=t, pivot=system.pivot.copy(),
+            dipole_owner=system.owner.copy(), method=settings.method, dt=settings.dt,
+            steps=self.integ.steps_done, wall_time=wall, complete=complete, ensemble=self.ensemble is not None,
+            info={"evaluations": getattr(self.integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s,
+                  "kernels": kernels},
+            friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
+            translating=system.translating.copy(), **arrays)
+        if split is not None:
+            traj.info["threads"] = len(split)  # groups of independent bodies, each stepped in a thread (groups.py)
+        warnings = self.warnings
+        if self.contacts is not None:
+            if engine == "numba":
+                traj.info["contacts"] = ("steps, impacts (with Coulomb friction) and contacts that settle and rest on "
+                                         "the compiled engine (engine/impact_kernels.py); the other impact steps "
+                                         "located and resolved by the numpy contact driver (engine/contact/driver.py)")
+            else:
+                traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver "
+                                         "(engine/contact/driver.py)")
+            warnings = warnings + self.contacts.warnings
+        traj.info["warnings"] = warnings + checks.postflight(system, traj)
+        return traj
+
+
+def prepare(scene: Scene, *, method: str | None = None, dt: float | None = None, t_end: float | None = None,
+            record_interval: float | None = None, ensemble: Ensemble | None = None) -> Run:
+    """Check ``scene`` and set up its run (:class:`Run`; :meth:`Run.execute` integrates it). method/dt/t_end/
+    record_interval override ``scene.settings``; ``ensemble``: E members (:class:`Ensemble`).
+
+    Everything that can refuse a scene does it here, before any step: a scene whose run would mean nothing
+    (:func:`.checks.preflight`), a method that cannot take its contacts, spheres overlapping at the start, a body
+    outside a table's model or inside its table, a run of no step, records that would not fit in memory — each a
+    :class:`~pem_physics.errors.ValidationError` naming the item and the fix."""
+    from . import budget, checks
+
     s = scene.settings
     settings = replace(s, method=method or s.method, dt=s.dt if dt is None else dt,
                        t_end=s.t_end if t_end is None else t_end,
@@ -310,19 +438,19 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     scene = replace(scene, settings=settings).checked()
     settings = scene.settings
     system = compile_system(scene)
-    from . import checks
-
     warnings = checks.preflight(scene, system)  # raises on scenes whose run would mean nothing
+    steps, every = settings.steps, settings.record_every
+    if steps == 0 and settings.t_end > 0:
+        raise ValidationError("settings.t_end", f"t_end = {settings.t_end:g} s is less than half a step (dt = "
+                                                f"{settings.dt:g} s): the run would take no step; lower dt or raise "
+                                                "t_end")
     if scene.contact_model == "surface":
         from .contact import surface_scene
 
         if ensemble is not None:
             raise ValidationError("ensemble", "scenes with contact_model = \"surface\" run one member at a time")
-        fields = surface_scene.simulate(scene, progress, stop)
-        fields["quaternion"] = _continuous(fields["quaternion"])
-        traj = Trajectory(**fields)
-        traj.info["warnings"] = warnings + traj.info["warnings"]
-        return traj
+        surface_scene.model(scene)  # outside the model, or a shape inside the table: refused now
+        return Run(scene, system, warnings)
     contacts = None
     if scene.has_contacts:
         from .contact import driver as contact_mod
@@ -340,13 +468,6 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     integ = make_integrator(settings.method, system, settings.dt, U0, w0, rtol=settings.rtol, atol=settings.atol)
     # the engines check this: the scalar one declines contact scenes, the compiled one stops at impacts
     integ.contacts = contacts
-    steps, every = settings.steps, settings.record_every
-    if steps == 0 and settings.t_end > 0:
-        raise ValidationError("settings.t_end", f"t_end = {settings.t_end:g} s is less than half a step (dt = "
-                                                f"{settings.dt:g} s): the run would take no step; lower dt or raise "
-                                                "t_end")
-    from . import budget
-
     n_records = steps // every + 2
     budget.check(n_records * budget.trajectory_record_bytes(len(system.names), len(system.owner), len(U0)),
                  "settings.record_interval", f"{n_records - 1:,} records of {len(system.names)} "
@@ -356,15 +477,18 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
     marks = list(range(0, steps + 1, every))
     if marks[-1] != steps:
         marks.append(steps)
-    engine = "numpy"
-    # numba (if any) loads on first use, after the caller chose its cache folder
+    return Run(scene, system, warnings, ensemble, integ, contacts, marks)
+
+
+def _engine(integ, ensemble) -> tuple:
+    """(engine name, runner or None: numpy, the time (s) its kernels took to compile or load, which kernels) of
+    the fastest engine that runs ``integ``: the compiled one (a member a call, or the lanes for a large ensemble),
+    else Python floats for one body, else numpy. numba (if any) loads here, after the caller chose its cache
+    folder."""
     from . import compiled, scalar
 
-    runner, load_s, kernels = None, 0.0, None
     if compiled.supports(integ):
-        engine = "numba"
-        # Compiling (first run) or loading the cached kernels is timed apart from the integration.
-        t0 = _time.perf_counter()
+        t0 = _time.perf_counter()  # compiling (first run) or loading the kernels, timed apart from the integration
         kind = compiled.Runner
         if ensemble is not None:
             from . import lanes
@@ -373,64 +497,11 @@ def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None
             kind = lanes.Lanes if lanes.supported(integ) else compiled.Runner
         runner = kind(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
         runner.advance_to([])
-        load_s = _time.perf_counter() - t0
         kernels = "ahead-of-time" if getattr(runner, "aot", None) is not None else "jit"
-    elif scalar.supported(integ):
-        engine = "python"  # no numba: one body on Python floats beats numpy's per-call overhead
-        runner = scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY)
-    split = None
-    if type(runner) is compiled.Runner:  # not the Python floats' runner, nor the lanes (groups.plan says the rest)
-        from . import groups
-
-        split = groups.plan(system, integ, runner, steps)  # independent bodies: stepped in threads
-    wall0 = _time.perf_counter()
-    events = impact_loss = None
-    if split is not None:
-        times, arrays, complete = _run_groups(scene, system, integ, split, marks, progress, stop)
-    elif runner is not None and contacts is not None:
-        times, U, L, w, X, P, complete, events, impact_loss, W = contact_mod.run_compiled(
-            contacts, integ, runner, marks, lambda ig: _check(system, ig, False),
-            lambda status: _raise_blowup(system, integ, status, False), progress, stop, CALL_SECONDS, CHECK_EVERY)
-        arrays = _records(system, U, L, w, np.array(times), X, P)
-        if W is not None:
-            arrays["driver_work"] = W
-    elif runner is not None:
-        times, arrays, complete = _run_compiled(system, integ, runner, marks, ensemble is not None, progress, stop)
-    elif contacts is not None:
-        times, records, complete, events, impact_loss = contact_mod.run(
-            contacts, integ, marks, lambda ig, t: _record(system, ig, t), lambda ig: _check(system, ig, False),
-            progress, stop)
-        arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}
-    else:
-        times, records, complete = _run_numpy(system, integ, marks, ensemble is not None, progress, stop)
-        arrays = {k: np.stack([r[k] for r in records], axis=1) for k in records[0]}  # (E,R,...)
-    wall = _time.perf_counter() - wall0
-    arrays["quaternion"] = _continuous(arrays["quaternion"])
-    if ensemble is None:
-        arrays = {k: a[0] for k, a in arrays.items()}
-    t = np.array(times)
-    c = system.member_friction if system.member_friction is not None else system.friction
-    traj = Trajectory(
-        names=list(system.names), t=t, pivot=system.pivot.copy(),
-        dipole_owner=system.owner.copy(), method=settings.method, dt=settings.dt,
-        steps=integ.steps_done, wall_time=wall, complete=complete, ensemble=ensemble is not None,
-        info={"evaluations": getattr(integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s,
-              "kernels": kernels},
-        friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
-        translating=system.translating.copy(), **arrays)
-    if split is not None:
-        traj.info["threads"] = len(split)  # groups of independent bodies, each stepped in a thread (groups.py)
-    if contacts is not None:
-        if engine == "numba":
-            traj.info["contacts"] = ("steps, impacts (with Coulomb friction) and contacts that settle and rest on the "
-                                     "compiled engine (engine/impact_kernels.py); the other impact steps located and "
-                                     "resolved by the numpy contact driver (engine/contact/driver.py)")
-        else:
-            traj.info["contacts"] = ("impacts located and resolved by the numpy contact driver "
-                                     "(engine/contact/driver.py)")
-        warnings = warnings + contacts.warnings
-    traj.info["warnings"] = warnings + checks.postflight(system, traj)
-    return traj
+        return "numba", runner, _time.perf_counter() - t0, kernels
+    if scalar.supported(integ):  # no numba: one body on Python floats beats numpy's per-call overhead
+        return "python", scalar.Runner(integ, ORTHONORMALITY_LIMIT, CHECK_EVERY), 0.0, None
+    return "numpy", None, 0.0, None
 
 
 def _run_numpy(system: System, integ, marks: list, ensemble: bool, progress, stop):

@@ -89,3 +89,34 @@ def test_pivot_friction_slows_a_spin_exponentially(method, hinged):
     turned = np.unwrap(np.arctan2(u1 @ U0[1], u1 @ U0[0]))
     np.testing.assert_allclose(turned, w0 * I3 / c * (1 - decay), rtol=0, atol=angle_tol)
     np.testing.assert_allclose(tr.orientation[:, 0, 2], np.broadcast_to(U0[2], (len(tr.t), 3)), atol=1e-12)
+
+
+def test_prepare_refuses_before_a_step_and_its_run_integrates_once():
+    """prepare() checks all that can refuse a scene and sets the run up at its start (no step taken); execute()
+    integrates it once — what simulate() returns, bit for bit — and refuses a second time."""
+    from dataclasses import replace
+
+    from pem_physics import Ensemble, Run, examples, prepare
+    from pem_physics.errors import ValidationError
+
+    scene = examples.build("three-magnet", t_end=0.2)
+    run = prepare(scene)
+    assert isinstance(run, Run) and run.integ.steps_done == 0
+    assert run.marks[0] == 0 and run.marks[-1] == round(0.2 / scene.settings.dt)
+    tr, ref = run.execute(), simulate(scene)
+    for k in ("t", "orientation", "angular_momentum", "omega"):
+        assert np.array_equal(getattr(tr, k), getattr(ref, k)), k
+    with pytest.raises(RuntimeError, match="prepare"):
+        run.execute()
+    with pytest.raises(ValidationError, match="settings.t_end"):  # a run of no step
+        prepare(scene, t_end=0.4 * scene.settings.dt)
+    cradle = examples.build("newtons-cradle")
+    b = list(cradle.bodies)
+    r = b[1].contacts[0].radius
+    b[2] = replace(b[2], position=(b[1].position[0] + r, *b[2].position[1:]))  # two balls one radius apart
+    with pytest.raises(ValidationError, match="overlap"):
+        prepare(replace(cradle, bodies=b))
+    with pytest.raises(ValidationError, match="one member at a time"):
+        prepare(cradle, ensemble=Ensemble())
+    with pytest.raises(ValidationError, match="one member at a time"):
+        prepare(examples.build("tippe-top"), ensemble=Ensemble())
