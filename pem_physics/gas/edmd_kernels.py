@@ -253,6 +253,28 @@ def _schedule(i, t, slab_axis, slab_dir, P, box, width, spec, ci, nc, head, nxt,
     nw = 2 * d if periodic else cont[3]
     kind = 0 if periodic else cont[0]
     cax = -1 if periodic else cont[1]
+    xi0, xi1, xi2, vi0, vi1, vi2 = _state_at(P, i, t, g, d, grav)
+    cross, code = _crossing(i, xi0, xi1, xi2, vi0, vi1, vi2, P, box, width, ci, g, d, grav, periodic, nw, kind, cax)
+    if not periodic:
+        cross, code = _container_hit(i, xi0, xi1, xi2, vi0, vi1, vi2, P, g, d, grav, kind, cax, cont, wpar, cross,
+                                     code)
+    best, partner = _nearest_collision(i, t, slab_axis, slab_dir, xi0, xi1, xi2, vi0, vi1, vi2, P, box, spec, ci,
+                                       nc, head, nxt, col_t, col_p, g)
+    col_t[i] = best
+    col_p[i] = partner
+    if partner >= 0:
+        col_cnt[i] = cnt[partner]
+    if t + cross < best:
+        ev_t[i] = t + cross
+        ev_p[i] = code
+    else:
+        ev_t[i] = best
+        ev_p[i] = partner
+
+
+@_jit_inline
+def _state_at(P, i, t, g, d, grav):
+    """Particle i's position and velocity (x0, x1, x2, v0, v1, v2) at time t (its flight since P[i, 6])."""
     dti = t - P[i, 6]
     if grav:
         xi0 = P[i, 0] + (P[i, 3] + 0.5 * g[0] * dti) * dti
@@ -268,7 +290,13 @@ def _schedule(i, t, slab_axis, slab_dir, P, box, width, spec, ci, nc, head, nxt,
         vi0 = P[i, 3]
         vi1 = P[i, 4]
         vi2 = P[i, 5] if d == 3 else 0.0
-    # cell crossings (codes -1-nw-(2a+dir)) and, between hard walls, wall hits (codes -1-wall)
+    return xi0, xi1, xi2, vi0, vi1, vi2
+
+
+@_jit_inline
+def _crossing(i, xi0, xi1, xi2, vi0, vi1, vi2, P, box, width, ci, g, d, grav, periodic, nw, kind, cax):
+    """Particle i's first cell crossing (codes -1-nw-(2a+dir)) or, between hard walls, box face hit (codes
+    -1-wall) from its state (xi, vi): (the time to it, s; its code), (inf, "no event") when it never moves."""
     cross = np.inf
     code = -1 - nw - 2 * d  # "no event"
     for k in range(d):
@@ -314,42 +342,56 @@ def _schedule(i, t, slab_axis, slab_dir, P, box, width, spec, ci, nc, head, nxt,
         if dt < cross:
             cross = dt
             code = c
-    if not periodic:
-        if kind != 0:
-            # the sphere (cylinder: the same in the plane across its axis)
-            y0 = xi0 - wpar[0, 0]
-            y1 = xi1 - wpar[0, 1]
-            y2 = xi2 - wpar[0, 2] if d == 3 else 0.0
-            u0 = vi0
-            u1 = vi1
-            u2 = vi2
-            if cax == 0:
-                y0 = 0.0
-                u0 = 0.0
-            elif cax == 1:
-                y1 = 0.0
-                u1 = 0.0
-            elif cax == 2:
-                y2 = 0.0
-                u2 = 0.0
-            dt = _exit(y0, y1, y2, u0, u1, u2, wpar[0, 3] - P[i, 7])
-            if dt < cross:
-                cross = dt
-                code = -1 - 2 * d
-        for q in range(cont[2]):
-            # plane q: the gap n·x − h − R closes at −n·v (−n·g under gravity)
-            row = 1 + q
-            gap = wpar[row, 0] * xi0 + wpar[row, 1] * xi1 + wpar[row, 2] * xi2 - wpar[row, 3] - P[i, 7]
-            w = wpar[row, 0] * vi0 + wpar[row, 1] * vi1 + wpar[row, 2] * vi2
-            if grav:
-                dt = _reach(gap, -w, -(wpar[row, 0] * g[0] + wpar[row, 1] * g[1] + wpar[row, 2] * g[2]))
-            elif w < 0.0:
-                dt = (gap if gap > 0.0 else 0.0) / -w
-            else:
-                continue
-            if dt < cross:
-                cross = dt
-                code = -1 - (2 * d + int(kind != 0) + q)
+    return cross, code
+
+
+@_jit_inline
+def _container_hit(i, xi0, xi1, xi2, vi0, vi1, vi2, P, g, d, grav, kind, cax, cont, wpar, cross, code):
+    """(cross, code), or the sphere's, cylinder's or a plane's hit when it comes first (codes -1-wall)."""
+    if kind != 0:
+        # the sphere (cylinder: the same in the plane across its axis)
+        y0 = xi0 - wpar[0, 0]
+        y1 = xi1 - wpar[0, 1]
+        y2 = xi2 - wpar[0, 2] if d == 3 else 0.0
+        u0 = vi0
+        u1 = vi1
+        u2 = vi2
+        if cax == 0:
+            y0 = 0.0
+            u0 = 0.0
+        elif cax == 1:
+            y1 = 0.0
+            u1 = 0.0
+        elif cax == 2:
+            y2 = 0.0
+            u2 = 0.0
+        dt = _exit(y0, y1, y2, u0, u1, u2, wpar[0, 3] - P[i, 7])
+        if dt < cross:
+            cross = dt
+            code = -1 - 2 * d
+    for q in range(cont[2]):
+        # plane q: the gap n·x − h − R closes at −n·v (−n·g under gravity)
+        row = 1 + q
+        gap = wpar[row, 0] * xi0 + wpar[row, 1] * xi1 + wpar[row, 2] * xi2 - wpar[row, 3] - P[i, 7]
+        w = wpar[row, 0] * vi0 + wpar[row, 1] * vi1 + wpar[row, 2] * vi2
+        if grav:
+            dt = _reach(gap, -w, -(wpar[row, 0] * g[0] + wpar[row, 1] * g[1] + wpar[row, 2] * g[2]))
+        elif w < 0.0:
+            dt = (gap if gap > 0.0 else 0.0) / -w
+        else:
+            continue
+        if dt < cross:
+            cross = dt
+            code = -1 - (2 * d + int(kind != 0) + q)
+    return cross, code
+
+
+@_jit_inline
+def _nearest_collision(i, t, slab_axis, slab_dir, xi0, xi1, xi2, vi0, vi1, vi2, P, box, spec, ci, nc, head, nxt,
+                       col_t, col_p, g):
+    """Particle i's earliest collision (time, partner; inf, -1 for none) with the particles of the 3^d cells
+    around it, or (slab_axis ≥ 0) of the stored one and the slab of cells just come into reach."""
+    d, grav, periodic = _flags(spec)
     # collisions with particles in the cells to scan
     if slab_axis >= 0:
         best = col_t[i]
@@ -412,16 +454,7 @@ def _schedule(i, t, slab_axis, slab_dir, P, box, width, spec, ci, nc, head, nxt,
                         s2 = 0.0
                     best, partner = _scan_cell(head[base + a2], i, t, xi0, xi1, xi2, vi0, vi1, vi2,
                                                ri, s0, s1, s2, P, nxt, g, d, grav, best, partner)
-    col_t[i] = best
-    col_p[i] = partner
-    if partner >= 0:
-        col_cnt[i] = cnt[partner]
-    if t + cross < best:
-        ev_t[i] = t + cross
-        ev_p[i] = code
-    else:
-        ev_t[i] = best
-        ev_p[i] = partner
+    return best, partner
 
 @_jit
 def _advance(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, nxt, prv,
@@ -465,51 +498,7 @@ def _events(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, n
             if keep_log and counts[4] >= log_t.shape[0]:
                 return 2
             acc[0] = t
-            # move both to t, then the impulse along the line of centres (scalars: no allocation per event)
-            for k in range(d):
-                if grav:
-                    hi = t - P[i, 6]
-                    hp = t - P[p, 6]
-                    P[i, k] += (P[i, 3 + k] + 0.5 * g[k] * hi) * hi
-                    P[p, k] += (P[p, 3 + k] + 0.5 * g[k] * hp) * hp
-                    P[i, 3 + k] += g[k] * hi
-                    P[p, 3 + k] += g[k] * hp
-                else:
-                    P[i, k] += P[i, 3 + k] * (t - P[i, 6])
-                    P[p, k] += P[p, 3 + k] * (t - P[p, 6])
-            P[i, 6] = t
-            P[p, 6] = t
-            dr0 = _image(P[i, 0] - P[p, 0], box[0], periodic)
-            dr1 = _image(P[i, 1] - P[p, 1], box[1], periodic)
-            dr2 = _image(P[i, 2] - P[p, 2], box[2], periodic) if d == 3 else 0.0
-            rr = dr0 * dr0 + dr1 * dr1
-            bv = dr0 * (P[i, 3] - P[p, 3]) + dr1 * (P[i, 4] - P[p, 4])
-            if d == 3:
-                rr += dr2 * dr2
-                bv += dr2 * (P[i, 5] - P[p, 5])
-            mu = m[i] * m[p] / (m[i] + m[p])
-            ee = e
-            if tc > 0.0:
-                # TC model: a particle that collided less than tc ago collides elastically (no collapse)
-                if t - tlast[i] < tc or t - tlast[p] < tc:
-                    ee = 1.0
-                    counts[5] += 1
-                tlast[i] = t
-                tlast[p] = t
-            s = -(1.0 + ee) * mu * bv / rr
-            j0 = s * dr0
-            j1 = s * dr1
-            P[i, 3] += j0 / m[i]
-            P[p, 3] -= j0 / m[p]
-            P[i, 4] += j1 / m[i]
-            P[p, 4] -= j1 / m[p]
-            vir = j0 * dr0 + j1 * dr1
-            if d == 3:
-                j2 = s * dr2
-                P[i, 5] += j2 / m[i]
-                P[p, 5] -= j2 / m[p]
-                vir += j2 * dr2
-            acc[1] += vir
+            _collide(i, p, t, e, tc, P, m, box, g, d, grav, periodic, tlast, acc, counts)
             cnt[i] += 1
             cnt[p] += 1
             counts[0] += 1
@@ -525,46 +514,7 @@ def _events(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, n
             if keep_log and counts[4] >= log_t.shape[0]:
                 return 2
             acc[0] = t
-            wall = -1 - p
-            a = wall // 2
-            for k in range(d):
-                if grav:
-                    hi = t - P[i, 6]
-                    P[i, k] += (P[i, 3 + k] + 0.5 * g[k] * hi) * hi
-                    P[i, 3 + k] += g[k] * hi
-                else:
-                    P[i, k] += P[i, 3 + k] * (t - P[i, 6])
-            P[i, 6] = t
-            if wall < 2 * d:
-                wall_imp[wall] += 2.0 * m[i] * abs(P[i, 3 + a])
-                P[i, 3 + a] = -P[i, 3 + a]
-            else:
-                # mirror about the wall's normal n at the contact point
-                if wall == 2 * d and cont[0] != 0:
-                    n0 = P[i, 0] - wpar[0, 0]
-                    n1 = P[i, 1] - wpar[0, 1]
-                    n2 = P[i, 2] - wpar[0, 2] if d == 3 else 0.0
-                    if cont[1] == 0:
-                        n0 = 0.0
-                    elif cont[1] == 1:
-                        n1 = 0.0
-                    elif cont[1] == 2:
-                        n2 = 0.0
-                    ln = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-                    n0 /= ln
-                    n1 /= ln
-                    n2 /= ln
-                else:
-                    row = 1 + wall - 2 * d - int(cont[0] != 0)
-                    n0 = wpar[row, 0]
-                    n1 = wpar[row, 1]
-                    n2 = wpar[row, 2]
-                vn = P[i, 3] * n0 + P[i, 4] * n1 + (P[i, 5] * n2 if d == 3 else 0.0)
-                wall_imp[wall] += 2.0 * m[i] * abs(vn)
-                P[i, 3] -= 2.0 * vn * n0
-                P[i, 4] -= 2.0 * vn * n1
-                if d == 3:
-                    P[i, 5] -= 2.0 * vn * n2
+            _reflect(i, -1 - p, t, P, m, g, d, grav, cont, wpar, wall_imp)
             cnt[i] += 1
             counts[1] += 1
             if keep_log:
@@ -576,37 +526,10 @@ def _events(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, n
             r0 = i
         elif p >= -nw - 2 * d:
             acc[0] = t
-            code = -1 - nw - p
-            a = code // 2
-            c_old = cell[i]
-            if code % 2 == 1:
-                step = 1
-                cc = ci[i, a] + 1
-                if cc >= nc[a]:
-                    cc = 0
-                    # the particle leaves through the box face: continue its trajectory from the image
-                    P[i, a] -= box[a]
-            else:
-                step = -1
-                cc = ci[i, a] - 1
-                if cc < 0:
-                    cc = nc[a] - 1
-                    P[i, a] += box[a]
-            ci[i, a] = cc
-            c_new = _cell_index(ci, i, nc, d)
-            if c_new != c_old:
-                _unlink(head, nxt, prv, c_old, i)
-                _link(head, nxt, prv, c_new, i)
-                cell[i] = c_new
-            counts[2] += 1
-            # the trajectory is unchanged: if the stored best collision is still valid, only the
-            # slab of cells just come into reach can hold an earlier one
-            # (on a periodic one-cell axis the wrap changes which images are in reach: scan all)
-            q = col_p[i]
             r0 = i
-            if nc[a] > 1 and (q < 0 or cnt[q] == col_cnt[i]):
-                slab_axis = a
-                slab_dir = step
+            slab_axis, slab_dir = _cross_cell(i, -1 - nw - p, P, box, ci, cell, nc, head, nxt, prv, col_p, col_cnt,
+                                              cnt, d)
+            counts[2] += 1
         else:
             # no event at all (a particle at rest out of reach): nothing will ever happen to it
             acc[0] = t_stop
@@ -618,6 +541,137 @@ def _events(t_stop, max_events, e, spec, P, m, box, width, ci, cell, nc, head, n
                           ev_t, ev_p, col_t, col_p, col_cnt, cnt, g, cont, wpar)
                 _reheap(heap, hpos, hkey, q, ev_t[q])
     return 1
+
+
+@_jit_inline
+def _drift(P, i, t, g, d, grav):
+    """Particle i moved to time t along its flight (in place)."""
+    for k in range(d):
+        if grav:
+            hi = t - P[i, 6]
+            P[i, k] += (P[i, 3 + k] + 0.5 * g[k] * hi) * hi
+            P[i, 3 + k] += g[k] * hi
+        else:
+            P[i, k] += P[i, 3 + k] * (t - P[i, 6])
+    P[i, 6] = t
+
+
+@_jit_inline
+def _collide(i, p, t, e, tc, P, m, box, g, d, grav, periodic, tlast, acc, counts):
+    """Particles i and p collide at t (in place): both moved to t, then the impulse along the line of centres with
+    restitution e (1 within tc of a particle's last collision: the TC model), its virial added to acc[1]."""
+    # scalars: no allocation per event
+    _drift(P, i, t, g, d, grav)
+    _drift(P, p, t, g, d, grav)
+    dr0 = _image(P[i, 0] - P[p, 0], box[0], periodic)
+    dr1 = _image(P[i, 1] - P[p, 1], box[1], periodic)
+    dr2 = _image(P[i, 2] - P[p, 2], box[2], periodic) if d == 3 else 0.0
+    rr = dr0 * dr0 + dr1 * dr1
+    bv = dr0 * (P[i, 3] - P[p, 3]) + dr1 * (P[i, 4] - P[p, 4])
+    if d == 3:
+        rr += dr2 * dr2
+        bv += dr2 * (P[i, 5] - P[p, 5])
+    mu = m[i] * m[p] / (m[i] + m[p])
+    ee = e
+    if tc > 0.0:
+        # TC model: a particle that collided less than tc ago collides elastically (no collapse)
+        if t - tlast[i] < tc or t - tlast[p] < tc:
+            ee = 1.0
+            counts[5] += 1
+        tlast[i] = t
+        tlast[p] = t
+    s = -(1.0 + ee) * mu * bv / rr
+    j0 = s * dr0
+    j1 = s * dr1
+    P[i, 3] += j0 / m[i]
+    P[p, 3] -= j0 / m[p]
+    P[i, 4] += j1 / m[i]
+    P[p, 4] -= j1 / m[p]
+    vir = j0 * dr0 + j1 * dr1
+    if d == 3:
+        j2 = s * dr2
+        P[i, 5] += j2 / m[i]
+        P[p, 5] -= j2 / m[p]
+        vir += j2 * dr2
+    acc[1] += vir
+
+
+@_jit_inline
+def _reflect(i, wall, t, P, m, g, d, grav, cont, wpar, wall_imp):
+    """Particle i hits ``wall`` (a box face 0…2d−1, the sphere or cylinder, a plane) at t (in place): moved to t,
+    its velocity mirrored about the wall's normal, the impulse added to wall_imp[wall]."""
+    a = wall // 2
+    _drift(P, i, t, g, d, grav)
+    if wall < 2 * d:
+        wall_imp[wall] += 2.0 * m[i] * abs(P[i, 3 + a])
+        P[i, 3 + a] = -P[i, 3 + a]
+    else:
+        # mirror about the wall's normal n at the contact point
+        if wall == 2 * d and cont[0] != 0:
+            n0 = P[i, 0] - wpar[0, 0]
+            n1 = P[i, 1] - wpar[0, 1]
+            n2 = P[i, 2] - wpar[0, 2] if d == 3 else 0.0
+            if cont[1] == 0:
+                n0 = 0.0
+            elif cont[1] == 1:
+                n1 = 0.0
+            elif cont[1] == 2:
+                n2 = 0.0
+            ln = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+            n0 /= ln
+            n1 /= ln
+            n2 /= ln
+        else:
+            row = 1 + wall - 2 * d - int(cont[0] != 0)
+            n0 = wpar[row, 0]
+            n1 = wpar[row, 1]
+            n2 = wpar[row, 2]
+        vn = P[i, 3] * n0 + P[i, 4] * n1 + (P[i, 5] * n2 if d == 3 else 0.0)
+        wall_imp[wall] += 2.0 * m[i] * abs(vn)
+        P[i, 3] -= 2.0 * vn * n0
+        P[i, 4] -= 2.0 * vn * n1
+        if d == 3:
+            P[i, 5] -= 2.0 * vn * n2
+
+
+@_jit_inline
+def _cross_cell(i, code, P, box, ci, cell, nc, head, nxt, prv, col_p, col_cnt, cnt, d):
+    """Particle i crosses into the next cell (``code`` 2a + dir: axis a, +1 odd, −1 even; through a periodic box's
+    face it continues from its image), relinked in the cell lists. Returns (slab_axis, slab_dir) for
+    :func:`_schedule`: the slab of cells just come into reach when its stored collision is still valid, else
+    (−1, 0): scan all."""
+    slab_axis = -1
+    slab_dir = 0
+    a = code // 2
+    c_old = cell[i]
+    if code % 2 == 1:
+        step = 1
+        cc = ci[i, a] + 1
+        if cc >= nc[a]:
+            cc = 0
+            # the particle leaves through the box face: continue its trajectory from the image
+            P[i, a] -= box[a]
+    else:
+        step = -1
+        cc = ci[i, a] - 1
+        if cc < 0:
+            cc = nc[a] - 1
+            P[i, a] += box[a]
+    ci[i, a] = cc
+    c_new = _cell_index(ci, i, nc, d)
+    if c_new != c_old:
+        _unlink(head, nxt, prv, c_old, i)
+        _link(head, nxt, prv, c_new, i)
+        cell[i] = c_new
+    # the trajectory is unchanged: if the stored best collision is still valid, only the
+    # slab of cells just come into reach can hold an earlier one
+    # (on a periodic one-cell axis the wrap changes which images are in reach: scan all)
+    q = col_p[i]
+    if nc[a] > 1 and (q < 0 or cnt[q] == col_cnt[i]):
+        slab_axis = a
+        slab_dir = step
+    return slab_axis, slab_dir
+
 
 @_jit
 def _build(P, box, width, spec, ci, cell, nc, head, nxt, prv, ev_t, ev_p, col_t, col_p,

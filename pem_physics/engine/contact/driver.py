@@ -654,60 +654,70 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
     axes, lab momenta and angular velocities, centres of rotation in m and linear momenta in kg·m/s) and the
     drivers' work by each (scenes with drivers).
     """
-    import time as _time
+    return _CompiledRun(model, integ, runner, marks, check, blowup, call_seconds, check_every).run(progress, stop)
 
-    from .. import compiled
 
-    log = EventLog()
-    dt = integ.dt
-    model.dt = dt
-    step = _step
-    if not runner.model.pv_any:
-        # Brent's trial steps on the kernel too (most of an impact step's cost in numpy): the same step to
-        # rounding, from the state's time (so torques that depend on time are taken where numpy takes them), the
-        # drivers' power and work carried; the driver still decides everything
-        def step(state, h):
-            out = _state(state, state.t)
-            if h > 0:
-                # the force is state only where bodies translate (_state copies it then): else a scratch array
-                F = out.F[0] if len(out.moving_x) else np.zeros_like(out.X[0])
-                DW = None
-                if runner.power:
-                    DW = np.array([out.W[0], out.driver_work[0]])
-                runner.step(out.Q[0], out.L[0], out.T[0], np.ascontiguousarray(out.J[0], dtype=float), out.X[0],
-                            out.P[0], F, h, state.t, DW)
-                if DW is not None:
-                    out.W[0], out.driver_work[0] = DW
-                out.dt, out.steps_done = h, 1
-            return out
+class _CompiledRun:
+    """:func:`run_compiled`'s run: the records so far, the size of the kernel's calls, the event log."""
 
-    U, L, w = [integ.orientation()[:, None]], [integ.momentum()[:, None]], [integ.angular_velocity()[:, None]]
-    X, P = [integ.position()[:, None].copy()], [integ.linear_momentum()[:, None].copy()]
-    # the drivers' work (scenes with drivers: the kernels and the numpy steps both sum it in integ)
-    W = [integ.driver_work[:, None].copy()] if getattr(runner, "power", False) else None
-    times, loss = [0.0], [0.0]
-    steps = marks[-1]
-    complete = True
-    per_call = check_every
-    i = 1
+    def __init__(self, model: ContactModel, integ, runner, marks: list, check, blowup, call_seconds: float,
+                 check_every: int):
+        self.model, self.integ, self.runner, self.marks = model, integ, runner, marks
+        self.check, self.blowup, self.call_seconds, self.check_every = check, blowup, call_seconds, check_every
+        self.log = EventLog()
+        self.dt = model.dt = integ.dt
+        # Brent's trial steps on the kernel too (most of an impact step's cost in numpy), but where pivots move
+        self.step = _step if runner.model.pv_any else self._kernel_step
+        self.U, self.L = [integ.orientation()[:, None]], [integ.momentum()[:, None]]
+        self.w = [integ.angular_velocity()[:, None]]
+        self.X, self.P = [integ.position()[:, None].copy()], [integ.linear_momentum()[:, None].copy()]
+        # the drivers' work (scenes with drivers: the kernels and the numpy steps both sum it in integ)
+        self.W = [integ.driver_work[:, None].copy()] if getattr(runner, "power", False) else None
+        self.times, self.loss = [0.0], [0.0]
+        self.per_call = check_every
+        self.arrays = runner.contact
 
-    def keep(cU, cL, cw, cX, cP, ts, losses=None, cW=None):
-        if W is not None:
-            W.append(cW)
-        U.append(cU)
-        L.append(cL)
-        w.append(cw)
-        X.append(cX)
-        P.append(cP)
-        times.extend(ts)
-        loss.extend([log.energy_loss] * len(ts) if losses is None else losses)
+    def _kernel_step(self, state, h):
+        """:func:`_step` on the kernel: the same step to rounding, from the state's time (so torques that depend on
+        time are taken where numpy takes them), the drivers' power and work carried; the driver still decides
+        everything."""
+        out = _state(state, state.t)
+        if h > 0:
+            # the force is state only where bodies translate (_state copies it then): else a scratch array
+            F = out.F[0] if len(out.moving_x) else np.zeros_like(out.X[0])
+            DW = None
+            if self.runner.power:
+                DW = np.array([out.W[0], out.driver_work[0]])
+            self.runner.step(out.Q[0], out.L[0], out.T[0], np.ascontiguousarray(out.J[0], dtype=float), out.X[0],
+                             out.P[0], F, h, state.t, DW)
+            if DW is not None:
+                out.W[0], out.driver_work[0] = DW
+            out.dt, out.steps_done = h, 1
+        return out
 
-    arrays = runner.contact
+    def keep(self, cU, cL, cw, cX, cP, ts, losses=None, cW=None) -> None:
+        """Append records: states (1,R,…) at the times ``ts``, the running loss at each (default: the log's)."""
+        if self.W is not None:
+            self.W.append(cW)
+        for rows, new in ((self.U, cU), (self.L, cL), (self.w, cw), (self.X, cX), (self.P, cP)):
+            rows.append(new)
+        self.times.extend(ts)
+        self.loss.extend([self.log.energy_loss] * len(ts) if losses is None else losses)
 
-    def flush(recorded) -> list:
+    def keep_integ(self) -> None:
+        """Record the integrator's state (after a step of this driver's, or where a stop leaves it)."""
+        integ = self.integ
+        self.keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
+                  integ.position()[:, None].copy(), integ.linear_momentum()[:, None].copy(), [integ.t],
+                  cW=None if self.W is None else integ.driver_work[:, None].copy())
+
+    def flush(self, recorded) -> list:
         """Append the kernel's events (impacts, contacts settling and lifting off: impact_kernels._resolve_impacts,
         _lift_off) to the log as _log does, take its running energy loss, and return the loss at each of the
         ``recorded`` marks (step numbers; the kernel's rec_loss)."""
+        from .. import compiled
+
+        model, log, arrays = self.model, self.log, self.arrays
         names = model.system.names
         n = int(arrays.ev_count[0])
         # whole columns at once (a copy each, its rows the log's entries): a gas of marbles logs ~10⁴ events a
@@ -724,69 +734,81 @@ def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup,
         arrays.ev_count[0] = 0
         return arrays.rec_loss[:len(recorded)].tolist()
 
-    def keep_integ():
-        """Record the integrator's state (after a step of this driver's, or where a stop leaves it)."""
-        keep(integ.orientation()[:, None], integ.momentum()[:, None], integ.angular_velocity()[:, None],
-             integ.position()[:, None].copy(), integ.linear_momentum()[:, None].copy(), [integ.t],
-             cW=None if W is None else integ.driver_work[:, None].copy())
+    def call(self, i: int) -> tuple:
+        """One kernel call from the integrator's state through the marks from ``marks[i]`` on, as many as about
+        ``call_seconds`` of wall time take: its records kept, its events logged. Returns (status (1,3), the number
+        of marks it recorded)."""
+        import time as _time
 
-    while i < len(marks):
+        from .. import compiled
+
+        integ, marks, arrays, check_every = self.integ, self.marks, self.arrays, self.check_every
         start = integ.steps_done
-        if model.resting and not arrays.impact:
-            # pairs held closed (translating bodies only) where the kernels do not hold them (compiled.IMPACTS off,
-            # to compare): the numpy driver's step, every step — it holds them after each step (_hold); its trial
-            # steps still run on the kernels
-            status = None
+        # the marks reached within per_call steps (at most a call's capacity)
+        j = bisect.bisect_right(marks, start + self.per_call, i, min(len(marks), i + compiled.MARK_CAPACITY))
+        # an intermediate end on the grid of multiples of check_every, where the kernels end their chunks anyway:
+        # the wall-time sizing of calls then changes no number
+        if j > i:
+            call = list(marks[i:j])
         else:
-            # the marks reached within per_call steps (at most a call's capacity)
-            j = bisect.bisect_right(marks, start + per_call, i, min(len(marks), i + compiled.MARK_CAPACITY))
-            # an intermediate end on the grid of multiples of check_every, where the kernels end their chunks anyway:
-            # the wall-time sizing of calls then changes no number
-            if j > i:
-                call = list(marks[i:j])
-            else:
-                end = start + per_call - (start + per_call) % check_every
-                if end <= start:
-                    end = start - start % check_every + check_every
-                call = [min(end, marks[i])]
-            t0 = _time.perf_counter()
-            arrays.ev_count[0] = 0
-            arrays.loss[0] = log.energy_loss  # the kernel adds its impacts' and holds' losses to the log's, in order
-            arrays.resting[:] = False  # the kernel holds the resting pairs (impact_kernels._hold) and changes the set
-            arrays.resting[sorted(model.resting)] = True
-            cU, cL, cw, cX, cP, status = runner.advance_to(call)
-            model.resting.clear()
-            model.resting.update(int(p) for p in np.flatnonzero(arrays.resting))
-            elapsed = _time.perf_counter() - t0
-            code = int(status[0, 0])
-            reached = int(status[0, 1])
-            n_rec = bisect.bisect_right(call, reached, 0, j - i)
-            losses = flush(call[:n_rec])
-            if code not in (compiled.OK, compiled.CONTACT, compiled.EVENTS_FULL):
-                blowup(status)
-            if cX is None:  # no body translates: the centres stay at the pivots, no linear momenta
-                cX = np.broadcast_to(integ.position()[:, None], cU.shape[:3] + (3,))
-                cP = np.zeros(cX.shape)
-            keep(cU[:, :n_rec], cL[:, :n_rec], cw[:, :n_rec], cX[:, :n_rec], cP[:, :n_rec],
-                 [m * dt for m in call[:n_rec]], losses, None if W is None else runner.work[:, :n_rec])
-            i += n_rec
-            done = reached - start
-            if elapsed > 0 and done > 0:
-                per_call = int(min(max(1, done * call_seconds / elapsed), 4 * done + 1))
-        if status is None or int(status[0, 0]) == compiled.CONTACT:
-            k = integ.steps_done + 1
-            state = _advance_step(model, _state(integ, (k - 1) * dt), k * dt, log, step)
-            _commit(integ, state, k)
-            check(integ)
-            if i < len(marks) and marks[i] == k:
-                keep_integ()
-                i += 1
-        if progress is not None:
-            progress(integ.steps_done / max(steps, 1))
-        if stop is not None and stop() and integ.steps_done < steps:
-            complete = False
-            if times[-1] != integ.t:
-                keep_integ()
-            break
-    U, L, w, X, P = (np.concatenate(x, axis=1) for x in (U, L, w, X, P))
-    return times, U, L, w, X, P, complete, log, np.array(loss), None if W is None else np.concatenate(W, axis=1)
+            end = start + self.per_call - (start + self.per_call) % check_every
+            if end <= start:
+                end = start - start % check_every + check_every
+            call = [min(end, marks[i])]
+        t0 = _time.perf_counter()
+        arrays.ev_count[0] = 0
+        arrays.loss[0] = self.log.energy_loss  # the kernel adds its impacts' and holds' losses to the log's, in order
+        arrays.resting[:] = False  # the kernel holds the resting pairs (impact_kernels._hold) and changes the set
+        arrays.resting[sorted(self.model.resting)] = True
+        cU, cL, cw, cX, cP, status = self.runner.advance_to(call)
+        self.model.resting.clear()
+        self.model.resting.update(int(p) for p in np.flatnonzero(arrays.resting))
+        elapsed = _time.perf_counter() - t0
+        code, reached = int(status[0, 0]), int(status[0, 1])
+        n_rec = bisect.bisect_right(call, reached, 0, j - i)
+        losses = self.flush(call[:n_rec])
+        if code not in (compiled.OK, compiled.CONTACT, compiled.EVENTS_FULL):
+            self.blowup(status)
+        if cX is None:  # no body translates: the centres stay at the pivots, no linear momenta
+            cX = np.broadcast_to(integ.position()[:, None], cU.shape[:3] + (3,))
+            cP = np.zeros(cX.shape)
+        self.keep(cU[:, :n_rec], cL[:, :n_rec], cw[:, :n_rec], cX[:, :n_rec], cP[:, :n_rec],
+                  [m * self.dt for m in call[:n_rec]], losses, None if self.W is None else self.runner.work[:, :n_rec])
+        done = reached - start
+        if elapsed > 0 and done > 0:
+            self.per_call = int(min(max(1, done * self.call_seconds / elapsed), 4 * done + 1))
+        return status, n_rec
+
+    def run(self, progress, stop) -> tuple:
+        """Kernel calls, and the numpy driver's step (:func:`_advance_step`) wherever one stops at a contact it
+        leaves to it, to the last mark: :func:`run_compiled`'s result."""
+        from .. import compiled
+
+        integ, marks, model, dt = self.integ, self.marks, self.model, self.dt
+        steps, complete, i = marks[-1], True, 1
+        while i < len(marks):
+            status = None
+            # pairs held closed (translating bodies only) where the kernels do not hold them (compiled.IMPACTS off, to
+            # compare): the numpy driver's step, every step — it holds them after each step (_hold); its trial steps
+            # still run on the kernels
+            if not (model.resting and not self.arrays.impact):
+                status, n_rec = self.call(i)
+                i += n_rec
+            if status is None or int(status[0, 0]) == compiled.CONTACT:
+                k = integ.steps_done + 1
+                state = _advance_step(model, _state(integ, (k - 1) * dt), k * dt, self.log, self.step)
+                _commit(integ, state, k)
+                self.check(integ)
+                if i < len(marks) and marks[i] == k:
+                    self.keep_integ()
+                    i += 1
+            if progress is not None:
+                progress(integ.steps_done / max(steps, 1))
+            if stop is not None and stop() and integ.steps_done < steps:
+                complete = False
+                if self.times[-1] != integ.t:
+                    self.keep_integ()
+                break
+        U, L, w, X, P = (np.concatenate(x, axis=1) for x in (self.U, self.L, self.w, self.X, self.P))
+        W = None if self.W is None else np.concatenate(self.W, axis=1)
+        return self.times, U, L, w, X, P, complete, self.log, np.array(self.loss), W
