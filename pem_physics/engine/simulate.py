@@ -451,21 +451,22 @@ def prepare(scene: Scene, *, method: str | None = None, dt: float | None = None,
             raise ValidationError("ensemble", "scenes with contact_model = \"surface\" run one member at a time")
         surface_scene.model(scene)  # outside the model, or a shape inside the table: refused now
         return Run(scene, system, warnings)
-    contacts = None
-    if scene.has_contacts:
-        from .contact import driver as contact_mod
-
-        contact_mod.check_method(settings.method)
-        if ensemble is not None:
-            raise ValidationError("ensemble", "scenes with contacts run one member at a time")
-        contacts = contact_mod.ContactModel(scene, system)
-        contacts.check_start(system.U0)
+    if scene.has_contacts and ensemble is not None:
+        raise ValidationError("ensemble", "scenes with contacts run one member at a time")
     if ensemble is None:
         U0, w0 = system.U0[None], system.omega0[None]
     else:
         U0, w0 = ensemble.arrays(system)
         system = ensemble.system(system)
+    # the method's own refusals first (PEM's schemes and translating bodies), then the contacts'
     integ = make_integrator(settings.method, system, settings.dt, U0, w0, rtol=settings.rtol, atol=settings.atol)
+    contacts = None
+    if scene.has_contacts:
+        from .contact import driver as contact_mod
+
+        contact_mod.check_method(settings.method)
+        contacts = contact_mod.ContactModel(scene, system)
+        contacts.check_start(system.U0)
     # the engines check this: the scalar one declines contact scenes, the compiled one stops at impacts
     integ.contacts = contacts
     n_records = steps // every + 2

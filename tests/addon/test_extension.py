@@ -124,11 +124,12 @@ def test_one_zip_per_platform_with_its_own_wheels(built_zips):
         else:                          # machine code for linux-x64 only: not carried elsewhere
             assert kernels == [], (platform, kernels)
         size_mb = path.stat().st_size / 1e6
-        # the wheels are the zip (~60 MB of llvmlite per Python on Linux); our own code and kernels are under 2.5 MB
-        # (measured 2.4: 0.5 of code, 1.9 of the twelve kernel modules, stripped; a stray file or an unstripped
-        # build is more)
+        # the wheels are the zip (~60 MB of llvmlite per Python on Linux); our own code and kernels are under 3 MB
+        # (measured 2.4, then 2.52 once the table's run left its model's module — the table modules 0.8-1.1 MB,
+        # depending on the build —: 0.5 of code, the rest the twelve kernel modules, stripped; a stray file or an
+        # unstripped build, 2-3x the kernels, is more)
         wheel_mb = sum((ROOT / "wheels" / w).stat().st_size for w in wheels) / 1e6
-        assert size_mb < wheel_mb + 2.5, (platform, size_mb, wheel_mb)
+        assert size_mb < wheel_mb + 3.0, (platform, size_mb, wheel_mb)
         print(f"{platform}: {size_mb:.1f} MB, wheels {wheels}")
         run_tool("validate", str(path))
 
