@@ -1,10 +1,10 @@
 """Kapitza's pendulum: shaking the pivot of an upright pendulum fast enough keeps it up.
 
-A point bob on a massless rod of length l stands nearly upright; its pivot moves vertically, z = a·cos ωt (a table
-of samples, splined: a tabulated motion). In the high-frequency limit the upright position is stable when
-a²ω² > 2gl, and the bob then swings slowly about it at Ω = √(a²ω²/2l² − g/l) (Kapitza 1951; Landau–Lifshitz
-§30). Two runs, one on each side of the boundary (a²ω²/2gl = 3.6 and 0.58): the first stays up swinging at Ω,
-the second falls.
+A point bob on a massless rod of length l stands nearly upright; its pivot moves vertically, z = a·cos ωt (an
+exact oscillation: ``pivot_motion = {kind = "oscillation", …}`` in a scene file). In the high-frequency limit the
+upright position is stable when a²ω² > 2gl, and the bob then swings slowly about it at Ω = √(a²ω²/2l² − g/l)
+(Kapitza 1951; Landau–Lifshitz §30). Two runs, one on each side of the boundary (a²ω²/2gl = 3.6 and 0.58): the
+first stays up swinging at Ω, the second falls.
 
 Run: python examples/kapitza.py [OUTDIR]
 """
@@ -31,7 +31,8 @@ def main(t_end=None, outdir=None) -> dict:
     w = 2 * np.pi * F
     runs = {}
     for label, a in (("above", 0.01), ("below", 0.004)):
-        traj = simulate(examples.kapitza(amplitude=a, frequency=F, length=L, t_end=t_end or 1.5))
+        traj = simulate(examples.kapitza(amplitude=a, frequency=F, length=L, t_end=t_end or 1.5,
+                                         samples_per_period=None))
         save(traj, None if outdir is None else f"{outdir}/{label}")
         th = tilt(traj)
         runs[label] = {"amplitude_m": a, "a2w2_over_2gl": a * a * w * w / (2 * G * L),

@@ -1,6 +1,6 @@
-"""A magnetic gear: a magnet spun by keys drags a pivoted magnet round in step, up to its pull-out rate.
+"""A magnetic gear: a magnet spun at a steady rate drags a pivoted magnet round in step, up to its pull-out rate.
 
-The driver (moment m₁ in its xy plane) is spun about z at Ω by tabulated orientations; a compass magnet (m₂) is
+The driver (moment m₁ in its xy plane) is spun about z at Ω (an exact uniform rotation); a compass magnet (m₂) is
 hinged about z a distance d above it on the axis, with pivot friction c. There the driver's field is −k·m₁/d³
 (k = μ₀/4π), of constant strength and turning with the driver, so the follower turns in step, antiparallel to it
 and lagging by δ with K·sin δ = cΩ, K = k·m₁·m₂/d³ (the torque balance of the two dipoles) — while cΩ < K. Above
@@ -32,7 +32,7 @@ def main(t_end=None, outdir=None) -> dict:
     runs = {}
     for label, rate in (("below", 0.6 * K / C), ("above", 1.5 * K / C)):
         traj = simulate(examples.magnetic_gear(rate=rate, moment=M1, follower_moment=M2, distance=D, friction=C,
-                                               t_end=t_end, dt=5e-4))
+                                               t_end=t_end, dt=5e-4, samples_per_turn=None))
         save(traj, None if outdir is None else f"{outdir}/{label}")
         beta = follower_angle(traj)
         late = traj.t > 2 * t_end / 3   # the lag settles at the rate K·cos δ/c ≈ 15/s

@@ -27,8 +27,10 @@ from ..pem_physics.model import (
     MU0,
     ConstantVelocity,
     ContactRim,
+    Oscillation,
     Scene,
     TabulatedMotion,
+    UniformRotation,
     inertia,
     mesh_parts,
 )
@@ -738,12 +740,12 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             p.pivot_mode = "OBJECT"
             p.pivot_object = piv
             if body.pivot_motion is not None:
-                keyed.append((piv, body.pivot_motion))
+                keyed.append((piv, _keys_of(body.pivot_motion, core.settings.t_end)))
         if body.role == "driven":
             m = body.motion
-            if isinstance(m, TabulatedMotion):
+            if isinstance(m, (TabulatedMotion, Oscillation, UniformRotation)):
                 p.motion = "ANIMATION"
-                keyed.append((obj, m))
+                keyed.append((obj, _keys_of(m, core.settings.t_end, U)))
             elif isinstance(m, ConstantVelocity):
                 p.motion = "CONSTANT_VELOCITY"
                 set_exact(p, "velocity", tuple(np.asarray(m.velocity, float) / unit))
@@ -763,6 +765,15 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
     if keyed:
         _key_motions(scene, keyed, unit, replace_settings)
     return made
+
+
+def _keys_of(motion, t_end: float, U0=None) -> TabulatedMotion:
+    """The table an import keys for a motion: a table itself, an exact motion (Oscillation, UniformRotation) sampled
+    to past ``t_end`` s (:meth:`~pem_physics.model.analytic.Oscillation.table`: Blender's animation holds keys, so
+    the bake follows the exact motion to the spline's ~2e-7 of its amplitude); U0 a driven body's orientation."""
+    if isinstance(motion, TabulatedMotion):
+        return motion
+    return motion.table(t_end, U0 if isinstance(motion, UniformRotation) else None)
 
 
 #: Most samples a frame an import sets Motion Samples to (where a table's times need more, it sets the densest).

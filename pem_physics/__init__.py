@@ -13,7 +13,8 @@ SI units throughout. The package is layered, each layer importing only those abo
 Public API:
 
 - scene data: :class:`Scene`, :class:`Body`, :class:`Dipole`, :class:`Settings`,
-  :class:`RotatingField`, :class:`ConstantVelocity`, :class:`EllipticOrbit`, :class:`TabulatedMotion`
+  :class:`RotatingField`; motions :class:`ConstantVelocity`, :class:`EllipticOrbit`, :class:`Oscillation`,
+  :class:`UniformRotation` (exact) and :class:`TabulatedMotion` (sampled, splined)
 - shapes and mass properties: :mod:`pem_physics.model.inertia`
 - :func:`simulate` → :class:`Trajectory` (:func:`prepare` → :class:`Run` checks a scene first, :meth:`Run.execute`
   integrates it); :class:`Ensemble` for many initial conditions
@@ -22,6 +23,7 @@ Public API:
 
 from .engine.simulate import Ensemble, Run, Trajectory, prepare, simulate
 from .errors import MeshError, PemError, SimulationError, ValidationError
+from .model.analytic import Oscillation, UniformRotation
 from .model.motion import TabulatedMotion
 from .model.scene import (
     DEFAULT_METHOD,
@@ -60,7 +62,7 @@ def __getattr__(name):
 
 
 __all__ = ["Body", "ConstantVelocity", "ContactRim", "ContactSphere",
-           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble",
-           "METHODS", "MU0", "MeshError", "PairRestitution", "PemError", "RotatingField", "Run", "Scene", "Settings",
-           "SimulationError", "StaticWall", "TabulatedMotion", "Trajectory", "ValidationError", "load_scene",
-           "prepare", "simulate"]
+           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "Ensemble", "METHODS", "MU0", "MeshError", "Oscillation",
+           "PairRestitution", "PemError", "RotatingField", "Run", "Scene", "Settings",
+           "SimulationError", "StaticWall", "TabulatedMotion", "Trajectory", "UniformRotation", "ValidationError",
+           "load_scene", "prepare", "simulate"]

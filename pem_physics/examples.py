@@ -340,32 +340,37 @@ def _point_pendulum(name: str, length: float, mass: float, tilt: float, up: bool
                 **kw)
 
 
-def kapitza(amplitude: float = 0.01, frequency: float = 60.0, length: float = 0.2, tilt_deg: float = 6.0,
-            t_end: float = 1.5, dt: float = 2e-4, samples_per_period: int = 40) -> Scene:
-    """Kapitza's pendulum: a point bob 0.1 kg on a massless rod of ``length`` m standing upright, ``tilt_deg`` off
-    vertical, its pivot shaken vertically, z = ``amplitude``·cos(2π·``frequency``·t) (a table of
-    ``samples_per_period`` samples a period). Upright is stable when a²ω² > 2gl (high-frequency limit), with the
-    slow swing √(a²ω²/2l² − g/l) about it."""
+def _vertical_shake(amplitude: float, w: float, t_end: float, samples_per_period: int | None):
+    """A pivot motion z = amplitude·cos(w·t) (m, rad/s): a table of ``samples_per_period`` samples a period to past
+    ``t_end``, or (None) the exact oscillation."""
+    from .model.analytic import Oscillation
     from .model.motion import TabulatedMotion
 
-    w = 2 * np.pi * frequency
-    t = _samples(t_end, samples_per_period * frequency)
-    table = TabulatedMotion(t, np.stack([0 * t, 0 * t, amplitude * np.cos(w * t)], 1))
+    if samples_per_period is None:
+        return Oscillation(amplitudes=[(0.0, 0.0, amplitude)], angular_frequencies=[w])
+    t = _samples(t_end, samples_per_period * w / (2 * np.pi))
+    return TabulatedMotion(t, np.stack([0 * t, 0 * t, amplitude * np.cos(w * t)], 1))
+
+
+def kapitza(amplitude: float = 0.01, frequency: float = 60.0, length: float = 0.2, tilt_deg: float = 6.0,
+            t_end: float = 1.5, dt: float = 2e-4, samples_per_period: int | None = 40) -> Scene:
+    """Kapitza's pendulum: a point bob 0.1 kg on a massless rod of ``length`` m standing upright, ``tilt_deg`` off
+    vertical, its pivot shaken vertically, z = ``amplitude``·cos(2π·``frequency``·t) (a table of
+    ``samples_per_period`` samples a period; None: the exact :class:`~.model.analytic.Oscillation`). Upright is
+    stable when a²ω² > 2gl (high-frequency limit), with the slow swing √(a²ω²/2l² − g/l) about it."""
+    table = _vertical_shake(amplitude, 2 * np.pi * frequency, t_end, samples_per_period)
     bob = _point_pendulum("bob", length, 0.1, np.radians(tilt_deg), True, pivot_motion=table)
     return Scene(name="Kapitza's pendulum", bodies=[bob], gravity=(0, 0, -9.81),
                  settings=Settings(dt=dt, t_end=t_end, record_interval=10 * dt))
 
 
 def parametric_pendulum(amplitude: float = 0.005, length: float = 0.2, tilt_deg: float = 0.5, t_end: float = 15.0,
-                        dt: float = 2e-3, samples_per_period: int = 40, frequency_ratio: float = 2.0) -> Scene:
+                        dt: float = 2e-3, samples_per_period: int | None = 40, frequency_ratio: float = 2.0) -> Scene:
     """Parametric resonance: a hanging point pendulum (0.1 kg, ``length`` m) whose pivot moves vertically,
-    z = ``amplitude``·cos(Ωt), Ω = ``frequency_ratio``·ω₀, ω₀ = √(g/l). At Ω = 2ω₀ (Mathieu's first tongue,
-    h = 4a/l) a small swing grows as e^{st}, s = h·ω₀/4 = a·ω₀/l."""
-    from .model.motion import TabulatedMotion
-
-    w = frequency_ratio * np.sqrt(9.81 / length)
-    t = _samples(t_end, samples_per_period * w / (2 * np.pi))
-    table = TabulatedMotion(t, np.stack([0 * t, 0 * t, amplitude * np.cos(w * t)], 1))
+    z = ``amplitude``·cos(Ωt), Ω = ``frequency_ratio``·ω₀, ω₀ = √(g/l) (a table of ``samples_per_period`` samples
+    a period; None: exact). At Ω = 2ω₀ (Mathieu's first tongue, h = 4a/l) a small swing grows as e^{st},
+    s = h·ω₀/4 = a·ω₀/l."""
+    table = _vertical_shake(amplitude, frequency_ratio * np.sqrt(9.81 / length), t_end, samples_per_period)
     bob = _point_pendulum("bob", length, 0.1, np.radians(tilt_deg), False, pivot_motion=table)
     return Scene(name="parametric resonance", bodies=[bob], gravity=(0, 0, -9.81),
                  settings=Settings(dt=dt, t_end=t_end, record_interval=5 * dt))
@@ -398,17 +403,23 @@ def keyed_circle(keys_per_turn: int | None = 32, radius: float = 0.04, rate: flo
 
 
 def magnetic_gear(rate: float = 10.0, moment: float = 0.5, follower_moment: float = 0.2, distance: float = 0.03,
-                  friction: float = 2e-5, t_end: float = 3.0, dt: float = 2.5e-4, samples_per_turn: int = 64) -> Scene:
+                  friction: float = 2e-5, t_end: float = 3.0, dt: float = 2.5e-4,
+                  samples_per_turn: int | None = 64) -> Scene:
     """A magnetic gear: a magnet (moment ``moment`` A·m² in its xy plane) spun about z at ``rate`` rad/s by keys
-    (tabulated orientations), and a compass magnet hinged about z ``distance`` m above it on the same axis, with
-    pivot friction c. The driver's field there, −k·m₁/d³ (k = μ₀/4π), turns with it, so the follower turns in step,
-    antiparallel and lagging by δ, sin δ = cΩ/K, K = k·m₁·m₂/d³ — up to its pull-out rate Ω = K/c."""
+    (``samples_per_turn`` tabulated orientations a turn; None: the exact uniform rotation), and a compass magnet
+    hinged about z ``distance`` m above it on the same axis, with pivot friction c. The driver's field there,
+    −k·m₁/d³ (k = μ₀/4π), turns with it, so the follower turns in step, antiparallel and lagging by δ,
+    sin δ = cΩ/K, K = k·m₁·m₂/d³ — up to its pull-out rate Ω = K/c."""
+    from .model.analytic import UniformRotation
     from .model.motion import TabulatedMotion
     from .model.rotations import orientation_to_quat
 
-    t = _samples(t_end, samples_per_turn * rate / (2 * np.pi))
-    U = np.array([axis_angle_matrix(np.array([0.0, 0.0, 1.0]), rate * tk).T for tk in t])
-    spin = TabulatedMotion(t, np.zeros((len(t), 3)), orientation_to_quat(U))
+    if samples_per_turn is None:
+        spin = UniformRotation(axis=(0.0, 0.0, 1.0), angular_velocity=rate)
+    else:
+        t = _samples(t_end, samples_per_turn * rate / (2 * np.pi))
+        U = np.array([axis_angle_matrix(np.array([0.0, 0.0, 1.0]), rate * tk).T for tk in t])
+        spin = TabulatedMotion(t, np.zeros((len(t), 3)), orientation_to_quat(U))
     driver = Body(name="driver", role="driven", motion=spin,
                   dipoles=(Dipole((0.0, 0.0, 0.0), (moment, 0.0, 0.0)),))
     follower = Body(name="follower", role="pendulum", position=(0.0, 0.0, distance), hinge=(0, 0, 1),

@@ -46,9 +46,12 @@ from collections import namedtuple
 import numpy as np
 
 from ..jit import numba as _numba
+from ..model.analytic import Oscillation, UniformRotation
 from ..model.motion import TabulatedMotion
 from ..model.scene import ConstantVelocity, EllipticOrbit
 from . import aot
+from .system import orbit_terms
+from .system import spin as orbit_spin
 
 #: Methods the compiled engine runs (DOP853 stays with scipy).
 METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler")
@@ -74,10 +77,12 @@ WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
 
 #: Scene constants the kernels read. Body-frame vectors are in one choice of body axes (the
 #: user's for pem-*, the principal frames for splitting). Driven-body kinds: 0 fixed,
-#: 1 constant velocity, 2 elliptic orbit, 3 a table (:class:`~pem_physics.model.motion.TabulatedMotion`).
-#: Tables (driven bodies' and moving pivots'), one after another: tab_t (N,) s their samples' times, tab_y (N,7)
-#: the samples (position m, quaternion w x y z; zeros without orientations) and tab_m (N,7) the splines' second
-#: derivatives (Spline.M); table k is rows tab_lo[k]…tab_lo[k+1]−1, tab_rot[k] whether it has orientations.
+#: 1 constant velocity, 2 elliptic orbit or uniform rotation, 3 a table (:data:`TAB_KINDS`).
+#: Tables (driven bodies' and moving pivots'), one after another, table k rows tab_lo[k]…tab_lo[k+1]−1, of the
+#: kind tab_kind[k]. A spline (:class:`~pem_physics.model.motion.TabulatedMotion`): tab_t (N,) s its samples'
+#: times, tab_y (N,7) the samples (position m, quaternion w x y z; zeros without orientations) and tab_m (N,7) the
+#: splines' second derivatives (Spline.M). A sum of cosines (:mod:`~pem_physics.model.analytic`): one row a term,
+#: tab_y[:, :3] its amplitude a (m), tab_y[:, 3] ω (rad/s), tab_y[:, 4] φ (rad).
 #: sb_tab (K,) and pv_tab (B,): each driven body's and each pivot's table (−1: none). power: the splitting
 #: kernels sum the drivers' work (Splitting.driver_work; scenes with drivers).
 Model = namedtuple("Model", [
@@ -88,7 +93,12 @@ Model = namedtuple("Model", [
     "sb_omega", "sb_phase", "sb_axis", "sb_spin",                        # (K,) (K,) (K,3) unit r1×r2, (K,3) ω·axis
     "static_sources", "gravity", "rf_on", "rf_b1", "rf_b2", "rf_omega", "rf_phase",
     "k", "pairs", "periodic", "box", "orth_limit",
-    "tab_t", "tab_y", "tab_m", "tab_lo", "tab_rot", "sb_tab", "pv_tab", "pv_any", "power"])
+    "tab_t", "tab_y", "tab_m", "tab_lo", "tab_kind", "sb_tab", "pv_tab", "pv_any", "power"])
+
+#: Kinds of the Model's tables (tab_kind): a spline of positions, one of positions and orientations, a sum of
+#: cosines (its terms' amplitudes, angular frequencies and phases).
+TAB_POSITIONS, TAB_ORIENTATIONS, TAB_HARMONIC = 0, 1, 2
+TAB_KINDS = (TAB_POSITIONS, TAB_ORIENTATIONS, TAB_HARMONIC)
 
 #: The contact geometry the splitting kernels check after each step (contacts.ContactModel; empty arrays
 #: without): C spheres, P pairs, W walls. An argument of its own, not Model fields: every
@@ -260,31 +270,39 @@ def no_contacts(B: int) -> ContactArrays:
 
 
 def _tables(system) -> tuple:
-    """The tabulated motions of ``system`` as the Model's arrays: (tab_t, tab_y, tab_m, tab_lo, tab_rot, sb_tab,
-    pv_tab) (see :data:`Model`)."""
+    """The tabulated and harmonic motions of ``system`` as the Model's arrays: (tab_t, tab_y, tab_m, tab_lo,
+    tab_kind, sb_tab, pv_tab) (see :data:`Model`). A driven uniform rotation is an orbit (kind 2), not a table."""
     motions = []
 
     def add(m) -> int:
-        if not isinstance(m, TabulatedMotion):
+        if not isinstance(m, (TabulatedMotion, Oscillation)) and not (isinstance(m, UniformRotation) and pivot):
             return -1
         motions.append(m)
         return len(motions) - 1
 
+    pivot = False
     sb_tab = [add(b.motion) for b in system.src_bodies]
+    pivot = True
     pv_tab = [add(m) for m in (system.pivot_motions or [None] * system.n_bodies)]
-    t, y, mm, lo, rot = [], [], [], [0], []
+    t, y, mm, lo, kind = [], [], [], [0], []
     for m in motions:
-        tk, yk, mk, has_rot = m.spline_table()
+        if isinstance(m, TabulatedMotion):
+            tk, yk, mk, has_rot = m.spline_table()
+            kind.append(TAB_ORIENTATIONS if has_rot else TAB_POSITIONS)
+        else:
+            a, w, p = m.harmonic_terms()
+            tk, yk, mk = np.zeros(len(w)), np.zeros((len(w), 7)), np.zeros((len(w), 7))
+            yk[:, :3], yk[:, 3], yk[:, 4] = a, w, p
+            kind.append(TAB_HARMONIC)
         t.append(tk)
         y.append(yk)
         mm.append(mk)
         lo.append(lo[-1] + len(tk))
-        rot.append(has_rot)
 
     def cat(a, shape):
         return _f(np.concatenate(a) if a else np.zeros(shape))
 
-    return (cat(t, (0,)), cat(y, (0, 7)), cat(mm, (0, 7)), np.array(lo, np.int64), np.array(rot, np.bool_),
+    return (cat(t, (0,)), cat(y, (0, 7)), cat(mm, (0, 7)), np.array(lo, np.int64), np.array(kind, np.int64),
             np.array(sb_tab, np.int64), np.array(pv_tab, np.int64))
 
 
@@ -301,15 +319,13 @@ def build_model(system, kin, orth_limit: float, power: bool = False) -> Model:
         m = body.motion
         if isinstance(m, ConstantVelocity):
             kind[j], vel[j] = 1, m.velocity
-        elif isinstance(m, EllipticOrbit):
+        elif isinstance(m, (EllipticOrbit, UniformRotation)):
             kind[j] = 2
-            ctr[j], r1[j], r2[j], omega[j], phase[j] = m.center, m.r1, m.r2, m.angular_velocity, m.phase
-            n = np.cross(m.r1, m.r2)
-            axis[j] = n / np.linalg.norm(n)
-            spin[j] = m.angular_velocity * n / np.linalg.norm(n)  # as PemSourceDriver forms it
-        elif isinstance(m, TabulatedMotion):
+            ctr[j], r1[j], r2[j], omega[j], phase[j], axis[j] = orbit_terms(m)
+            spin[j] = orbit_spin(m)  # as PemSourceDriver forms it
+        elif isinstance(m, (TabulatedMotion, Oscillation)):
             kind[j] = 3
-    tab_t, tab_y, tab_m, tab_lo, tab_rot, sb_tab, pv_tab = _tables(system)
+    tab_t, tab_y, tab_m, tab_lo, tab_kind, sb_tab, pv_tab = _tables(system)
     rf = system.rotating_field
     k = float(system.mu0 / (4 * np.pi))
     n_src = len(system.owner) + len(system.src_pos)
@@ -330,7 +346,7 @@ def build_model(system, kin, orth_limit: float, power: bool = False) -> Model:
         rf_phase=float(rf.phase) if rf is not None else 0.0,
         k=k, pairs=bool(k > 0 and n_src > 1), periodic=system.box is not None,
         box=_f(system.box if system.box is not None else np.ones(3)), orth_limit=float(orth_limit),
-        tab_t=tab_t, tab_y=tab_y, tab_m=tab_m, tab_lo=tab_lo, tab_rot=tab_rot, sb_tab=sb_tab, pv_tab=pv_tab,
+        tab_t=tab_t, tab_y=tab_y, tab_m=tab_m, tab_lo=tab_lo, tab_kind=tab_kind, sb_tab=sb_tab, pv_tab=pv_tab,
         pv_any=bool((pv_tab >= 0).any()), power=bool(power))
 
 

@@ -261,7 +261,7 @@ def _jerk_steps(M, Q, DW, kicks, nodes, dt):
     t0, t1 = nodes[0], nodes[nodes.shape[0] - 1]
     for b in range(Q.shape[0]):
         k = M.pv_tab[b]
-        if k < 0:
+        if k < 0 or M.tab_kind[k] == 2:   # a sum of cosines: its jerk is smooth
             continue
         lo, hi = M.tab_lo[k] + 1, M.tab_lo[k + 1] - 1          # the inner samples
         a = _after(M, lo, hi, t0)                               # the first with τ > t0

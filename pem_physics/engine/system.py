@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..model.analytic import Oscillation, UniformRotation
 from ..model.inertia import pseudo_inverse
 from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix, cross, pem_correct
@@ -278,6 +279,27 @@ class System:
         return r, m
 
 
+def orbit_terms(motion) -> tuple:
+    """(centre (3,) m, r₁ (3,) m, r₂ (3,) m, ω rad/s, φ₀ rad, unit axis n̂ (3,)) of a motion that turns the body
+    uniformly while its origin runs round an ellipse — PEM's elliptic orbit (n̂ = r₁×r₂/|r₁×r₂|) or a
+    :class:`~pem_physics.model.analytic.UniformRotation` (a circle of any radius, phase 0): the origin at
+    centre + r₁ cos(φ₀ + ωt) + r₂ sin(φ₀ + ωt), the orientation U₀ R(n̂, ωt)ᵀ."""
+    if isinstance(motion, UniformRotation):
+        centre, r1, r2, n = motion.orbit()
+        return centre, r1, r2, float(motion.angular_velocity), 0.0, n
+    n = cross(motion.r1, motion.r2)
+    return (motion.center, motion.r1, motion.r2, float(motion.angular_velocity), float(motion.phase),
+            n / np.linalg.norm(n))
+
+
+def spin(motion) -> np.ndarray:
+    """The angular velocity ω·n̂ (3,) rad/s, lab, of a body on :func:`orbit_terms`' motion (as PEM forms it)."""
+    if isinstance(motion, UniformRotation):
+        return float(motion.angular_velocity) * motion.orbit()[3]
+    n = cross(motion.r1, motion.r2)
+    return motion.angular_velocity * n / np.linalg.norm(n)
+
+
 def source_placement(body, t: float) -> tuple[np.ndarray, np.ndarray]:
     """Origin (3,) and orientation (3,3) of a fixed or driven body at time t."""
     motion = body.motion
@@ -285,12 +307,13 @@ def source_placement(body, t: float) -> tuple[np.ndarray, np.ndarray]:
         return body.position, body.orientation
     if isinstance(motion, ConstantVelocity):
         return body.position + motion.velocity * t, body.orientation
-    if isinstance(motion, EllipticOrbit):
-        ph = motion.phase + motion.angular_velocity * t
-        origin = motion.center + motion.r1 * np.cos(ph) + motion.r2 * np.sin(ph)
-        n = cross(motion.r1, motion.r2)
-        R = axis_angle_matrix(n / np.linalg.norm(n), motion.angular_velocity * t)
-        return origin, body.orientation @ R.T
+    if isinstance(motion, (EllipticOrbit, UniformRotation)):
+        centre, r1, r2, w, phase, n = orbit_terms(motion)
+        ph = phase + w * t
+        origin = centre + r1 * np.cos(ph) + r2 * np.sin(ph)
+        return origin, body.orientation @ axis_angle_matrix(n, w * t).T
+    if isinstance(motion, Oscillation):
+        return motion.position(t), body.orientation
     if isinstance(motion, TabulatedMotion):
         U = motion.orientation(t)
         return motion.position(t), body.orientation if U is None else U
@@ -304,11 +327,12 @@ def source_rates(body, t: float) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(3), np.zeros(3)
     if isinstance(motion, ConstantVelocity):
         return np.asarray(motion.velocity, dtype=float), np.zeros(3)
-    if isinstance(motion, EllipticOrbit):
-        w = motion.angular_velocity
-        ph = motion.phase + w * t
-        n = cross(motion.r1, motion.r2)
-        return w * (-motion.r1 * np.sin(ph) + motion.r2 * np.cos(ph)), w * n / np.linalg.norm(n)
+    if isinstance(motion, (EllipticOrbit, UniformRotation)):
+        centre, r1, r2, w, phase, _ = orbit_terms(motion)
+        ph = phase + w * t
+        return w * (-r1 * np.sin(ph) + r2 * np.cos(ph)), spin(motion)
+    if isinstance(motion, Oscillation):
+        return motion.velocity(t), np.zeros(3)
     if isinstance(motion, TabulatedMotion):
         return motion.velocity(t), motion.angular_velocity(t)
     raise TypeError(f"unknown motion {motion!r}")
@@ -339,9 +363,8 @@ class PemSourceDriver:
         self.updates += 1
         for k, body in enumerate(self.system.src_bodies):
             m = body.motion
-            if isinstance(m, EllipticOrbit):
-                n = cross(m.r1, m.r2)
-                w = m.angular_velocity * n / np.linalg.norm(n)
+            if isinstance(m, (EllipticOrbit, UniformRotation)):
+                w = spin(m)
                 U = self.frames[k]
                 self.frames[k] = pem_correct(U + cross(w, U) * self.dt)
 
@@ -353,12 +376,13 @@ class PemSourceDriver:
             sel = sys.src_owner == k
             m = body.motion
             U = self.frames[k]
-            if isinstance(m, EllipticOrbit):
-                th = m.phase + self.updates * m.angular_velocity * self.dt
-                origin = m.center + m.r1 * np.cos(th) + m.r2 * np.sin(th)
+            if isinstance(m, (EllipticOrbit, UniformRotation)):
+                centre, r1, r2, rate, phase, _ = orbit_terms(m)
+                th = phase + self.updates * rate * self.dt
+                origin = centre + r1 * np.cos(th) + r2 * np.sin(th)
             elif isinstance(m, ConstantVelocity):
                 origin = body.position + m.velocity * self.time
-            elif isinstance(m, TabulatedMotion):  # placed at PEM's clock, as a constant-velocity body is
+            elif isinstance(m, (TabulatedMotion, Oscillation)):  # at PEM's clock, as a constant-velocity body is
                 origin, U = source_placement(body, self.time)
             else:
                 origin = body.position

@@ -63,12 +63,47 @@ def _spline(M, i, time, order):
 
 
 @_jit_borrowed
+def _harmonic(M, k, time, order):
+    """The order-th derivative (0…3) of the sum of cosines in table k (model.analytic.harmonic_sum: the same terms
+    in the same order) at ``time``: a 3-tuple (m, m/s, m/s², m/s³). ``order`` a variable (see :func:`_spline`)."""
+    x0 = x1 = x2 = 0.0
+    for r in range(M.tab_lo[k], M.tab_lo[k + 1]):
+        w = M.tab_y[r, 3]
+        ph = w * time + M.tab_y[r, 4]
+        if order == 0:
+            f = np.cos(ph)
+        elif order == 1:
+            f = -w * np.sin(ph)
+        elif order == 2:
+            f = (-w * w) * np.cos(ph)
+        else:
+            f = (w * w * w) * np.sin(ph)
+        x0 += M.tab_y[r, 0] * f
+        x1 += M.tab_y[r, 1] * f
+        x2 += M.tab_y[r, 2] * f
+    return x0, x1, x2
+
+
+@_jit_borrowed
 def _tabulated(M, j, t, org, R, SR):
     """Source body j on its table M.sb_tab[j] at t (system.source_placement, source_rates): origin org[j] (m),
     orientation R[j] (rows: body axes in lab) and into SR[j] its origin's velocity (m/s) and angular velocity
     (rad/s, lab) — TabulatedMotion.position, orientation (quat_to_orientation of the normalised spline),
-    velocity and angular_velocity (ω = 2ṅn̄)."""
+    velocity and angular_velocity (ω = 2ṅn̄); on a sum of cosines (Oscillation) its position and velocity, the
+    orientation kept."""
     k = M.sb_tab[j]
+    if M.tab_kind[k] == 2:
+        for o in range(2):
+            h = _harmonic(M, k, t, o)
+            for c in range(3):
+                if o == 0:
+                    org[j, c] = h[c]
+                else:
+                    SR[j, c], SR[j, 3 + c] = h[c], 0.0
+        for a in range(3):
+            for b in range(3):
+                R[j, a, b] = M.sb_rot[j, a, b]
+        return
     i = _knot(M, k, t)
     s0 = s1 = s2 = s3 = d0 = d1 = d2 = d3 = 0.0
     for o in range(2):  # the value and the rate, from one compiled _spline (o a variable)
@@ -83,7 +118,7 @@ def _tabulated(M, j, t, org, R, SR):
             s0, s1, s2, s3 = sp[3], sp[4], sp[5], sp[6]
         else:
             d0, d1, d2, d3 = sp[3], sp[4], sp[5], sp[6]
-    if not M.tab_rot[k]:
+    if M.tab_kind[k] != 1:
         for a in range(3):
             for b in range(3):
                 R[j, a, b] = M.sb_rot[j, a, b]
@@ -258,11 +293,17 @@ def _pivots(M, t, X, Xt, pv):
             for x in range(3):
                 Xt[b, x] = X[b, x]
             continue
-        i = _knot(M, k, t)
+        harmonic = M.tab_kind[k] == 2
+        i = _knot(M, k, t) if not harmonic else 0
         for o in range(4):
-            sp = _spline(M, i, t, o)
-            for x in range(3):
-                pv[b, 3 * o + x] = sp[x]
+            if harmonic:
+                h = _harmonic(M, k, t, o)
+                for x in range(3):
+                    pv[b, 3 * o + x] = h[x]
+            else:
+                sp = _spline(M, i, t, o)
+                for x in range(3):
+                    pv[b, 3 * o + x] = sp[x]
         for x in range(3):
             Xt[b, x] = pv[b, x]
 

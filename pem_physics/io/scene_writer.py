@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..model import inertia
+from ..model.analytic import Oscillation, UniformRotation
 from ..model.motion import TabulatedMotion
 from ..model.scene import Body, ConstantVelocity, ContactRim, Scene, StaticWall
 from .scenefile import FORMAT, FORMAT_VERSION, SHAPE_KEYS, MeshSource, _digest
@@ -109,17 +110,9 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
         out["mass_properties"] = {"mass": float(mp.mass), "center_of_mass": _floats(mp.center_of_mass),
                                   "inertia": _floats(mp.inertia)}
     if b.motion is not None:
-        m = b.motion
-        if isinstance(m, ConstantVelocity):
-            out["motion"] = {"kind": "constant_velocity", "velocity": _floats(m.velocity)}
-        elif isinstance(m, TabulatedMotion):
-            out["motion"] = _tabulated_to_dict(m)
-        else:
-            out["motion"] = {"kind": "elliptic_orbit", "center": _floats(m.center), "r1": _floats(m.r1),
-                             "r2": _floats(m.r2), "angular_velocity": float(m.angular_velocity),
-                             "phase": float(m.phase)}
+        out["motion"] = _motion_to_dict(b.motion)
     if b.pivot_motion is not None:
-        out["pivot_motion"] = _tabulated_to_dict(b.pivot_motion)
+        out["pivot_motion"] = _motion_to_dict(b.pivot_motion)
     if b.shapes:
         out["shapes"] = [_shape_to_dict(sh, f"{path}.shapes[{k}]", base_dir) for k, sh in enumerate(b.shapes)]
     if b.dipoles:
@@ -132,6 +125,29 @@ def _body_to_dict(b: Body, path: str, base_dir) -> dict:
         out["contacts"] = [{"center": _floats(c.center), "radius": float(c.radius),
                             **({"axis": _floats(c.axis)} if isinstance(c, ContactRim) else {})} for c in b.contacts]
     return out
+
+
+def _motion_to_dict(m) -> dict:
+    """A driven body's or a pivot's motion as the scene file's table (a checked motion: centres filled in)."""
+    if isinstance(m, ConstantVelocity):
+        return {"kind": "constant_velocity", "velocity": _floats(m.velocity)}
+    if isinstance(m, TabulatedMotion):
+        return _tabulated_to_dict(m)
+    if isinstance(m, Oscillation):
+        out = {"kind": "oscillation", "amplitudes": _floats(m.amplitudes),
+               "angular_frequencies": _floats(m.angular_frequencies)}
+        if m.phases is not None:
+            out["phases"] = _floats(m.phases)
+        if m.center is not None:
+            out["center"] = _floats(m.center)
+        return out
+    if isinstance(m, UniformRotation):
+        out = {"kind": "uniform_rotation", "axis": _floats(m.axis), "angular_velocity": float(m.angular_velocity)}
+        if m.center is not None:
+            out["center"] = _floats(m.center)
+        return out
+    return {"kind": "elliptic_orbit", "center": _floats(m.center), "r1": _floats(m.r1), "r2": _floats(m.r2),
+            "angular_velocity": float(m.angular_velocity), "phase": float(m.phase)}
 
 
 def _tabulated_to_dict(m: TabulatedMotion) -> dict:

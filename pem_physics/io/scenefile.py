@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import ValidationError, join_path
 from ..model import inertia
+from ..model.analytic import Oscillation, UniformRotation
 from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix
 from ..model.scene import (
@@ -78,7 +79,11 @@ MASS_PROPERTY_KEYS = ("mass", "center_of_mass", "inertia")
 DIPOLE_KEYS = ("position", "moment")
 MOTION_KEYS = {"constant_velocity": ("kind", "velocity"),
                "elliptic_orbit": ("kind", "center", "r1", "r2", "angular_velocity", "phase"),
-               "tabulated": ("kind", "times", "positions", "orientations", "file")}
+               "tabulated": ("kind", "times", "positions", "orientations", "file"),
+               "oscillation": ("kind", "center", "amplitudes", "angular_frequencies", "phases"),
+               "uniform_rotation": ("kind", "center", "axis", "angular_velocity")}
+#: The motions a pivot may follow (a point: no orbit that turns a body, no constant velocity).
+PIVOT_MOTIONS = ("tabulated", "oscillation", "uniform_rotation")
 #: Columns of a tabulated motion's CSV file: time, position, and optionally the orientation's quaternion.
 TABLE_COLUMNS = ("t", "x", "y", "z")
 TABLE_QUATERNION = ("qw", "qx", "qy", "qz")
@@ -576,14 +581,26 @@ def _dipole(d, path, u: Units) -> Dipole:
                               expected="3 numbers (magnetic moment, ampere·length²)"))
 
 
-def _motion(d, path, u: Units, base_dir=None):
+def _motion(d, path, u: Units, base_dir=None, kinds=tuple(MOTION_KEYS), pivot: bool = False):
     if not isinstance(d, dict):
         raise ValidationError(path, f"expected a table, got {_describe(d)}")
-    kind = _get(d, "kind", path, lambda x, p: _choice(x, p, tuple(MOTION_KEYS)),
-                expected=" or ".join(map(repr, MOTION_KEYS)))
+    if pivot and "kind" not in d:
+        d = {"kind": "tabulated", **d}    # a pivot's table may leave its kind out
+    if pivot and d["kind"] in MOTION_KEYS and d["kind"] not in kinds:
+        raise ValidationError(f"{path}.kind", f"a pivot is a point: it moves by a table, an oscillation or a uniform "
+                                              f"rotation ({', '.join(map(repr, kinds))}), not {d['kind']!r}")
+    kind = _get(d, "kind", path, lambda x, p: _choice(x, p, kinds), expected=" or ".join(map(repr, kinds)))
     d = _table(d, path, MOTION_KEYS[kind], parent=BODY_KEYS)
     if kind == "tabulated":
-        return _tabulated(d, path, u, base_dir)
+        return _tabulated(d, path, u, base_dir, pivot=pivot)
+    if kind == "oscillation":
+        return _oscillation(d, path, u)
+    if kind == "uniform_rotation":
+        return UniformRotation(
+            axis=_get(d, "axis", path, lambda x, p: _vector(x, p, nonzero=True), expected="3 numbers (a direction)"),
+            angular_velocity=_get(d, "angular_velocity", path, lambda x, p: _number(x, p, u.rate),
+                                  expected="a number (1/time)"),
+            center=_get(d, "center", path, lambda x, p: _vector(x, p, u.L), default=None))
     if kind == "constant_velocity":
         return ConstantVelocity(_get(d, "velocity", path, lambda x, p: _vector(x, p, u.velocity),
                                      expected="3 numbers (length/time)"))
@@ -596,13 +613,26 @@ def _motion(d, path, u: Units, base_dir=None):
         phase=_get(d, "phase", path, lambda x, p: _number(x, p), default=0.0))
 
 
-def _pivot_motion(d, path, u: Units, base_dir) -> TabulatedMotion:
-    if not isinstance(d, dict):
-        raise ValidationError(path, f"expected a table, got {_describe(d)}")
-    if d.get("kind", "tabulated") != "tabulated":
-        raise ValidationError(f"{path}.kind", f"a pivot moves by a table only: expected 'tabulated', got "
-                                              f"{_describe(d['kind'])}")
-    return _tabulated(_table(d, path, MOTION_KEYS["tabulated"], parent=BODY_KEYS), path, u, base_dir, pivot=True)
+def _oscillation(d, path, u: Units) -> Oscillation:
+    """An oscillation: ``amplitudes`` (a list of 3-vectors, length), ``angular_frequencies`` (one per amplitude,
+    1/time), ``phases`` (radians, default 0) and ``center`` (length, default the body's position)."""
+    def listed(key, read, expected):
+        def each(x, p):
+            if not isinstance(x, list) or not x:
+                raise ValidationError(p, f"expected a list of one or more {expected}, got {_describe(x)}")
+            return [read(v, f"{p}[{i}]") for i, v in enumerate(x)]
+        return _get(d, key, path, each, expected=f"a list of {expected}")
+
+    a = listed("amplitudes", lambda x, p: _vector(x, p, u.L), "3-vectors (length)")
+    w = listed("angular_frequencies", lambda x, p: _number(x, p, u.rate), "numbers (1/time)")
+    phases = listed("phases", lambda x, p: _number(x, p), "numbers (radians)") if "phases" in d else None
+    return Oscillation(amplitudes=a, angular_frequencies=w, phases=phases,
+                       center=_get(d, "center", path, lambda x, p: _vector(x, p, u.L), default=None))
+
+
+def _pivot_motion(d, path, u: Units, base_dir):
+    """A pivot's motion: a table (its ``kind`` may be left out), an oscillation or a uniform rotation."""
+    return _motion(d, path, u, base_dir, kinds=PIVOT_MOTIONS, pivot=True)
 
 
 def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMotion:

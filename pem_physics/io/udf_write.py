@@ -60,6 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ValidationError
+from ..model.analytic import Oscillation, UniformRotation
 from ..model.inertia import Cuboid, Cylinder, Ellipsoid, MassProperties, Mesh, PointMass, Rod, Sphere
 from ..model.motion import TabulatedMotion
 from ..model.scene import ConstantVelocity, EllipticOrbit, Scene
@@ -478,10 +479,15 @@ class _Writer:
             if b.contacts:
                 raise ValidationError(f"bodies[{i}].contacts", f"PEM has no contacts: {b.name!r} carries contact "
                                       "spheres, which a UDF file cannot express (write a TOML scene instead)")
-            if b.pivot_motion is not None or isinstance(b.motion, TabulatedMotion):
-                what = "pivot_motion" if b.pivot_motion is not None else "motion"
-                raise ValidationError(f"bodies[{i}].{what}", f"PEM has no tabulated motions: {b.name!r} follows a "
-                                      "table, which a UDF file cannot express (write a TOML scene instead)")
+            if b.pivot_motion is not None:
+                raise ValidationError(f"bodies[{i}].pivot_motion", f"PEM has no moving pivots: {b.name!r} swings "
+                                      "from one, which a UDF file cannot express (write a TOML scene instead)")
+            if isinstance(b.motion, (TabulatedMotion, Oscillation, UniformRotation)):
+                what = ("a table" if isinstance(b.motion, TabulatedMotion) else
+                        "an oscillation" if isinstance(b.motion, Oscillation) else "a uniform rotation")
+                raise ValidationError(f"bodies[{i}].motion", f"PEM's driven bodies move at a constant velocity or on "
+                                      f"an elliptic orbit: {b.name!r} follows {what}, which a UDF file cannot express "
+                                      "(write a TOML scene instead)")
         if sc.walls:
             raise ValidationError("walls", f"PEM has no walls: {sc.walls[0].name!r} cannot be written to a UDF file "
                                            "(write a TOML scene instead)")

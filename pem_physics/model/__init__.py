@@ -3,7 +3,7 @@
 - :mod:`.scene` — scene data (:class:`Scene`, :class:`Body`, :class:`Dipole`, :class:`Settings`,
   driven motions, the rotating field) and its validation; re-exported here.
 - :mod:`.motion` — tabulated motions (sampled positions and orientations, splined) for driven magnets and
-  moving pivots.
+  moving pivots; :mod:`.analytic` the exact ones (an oscillation, a uniform rotation).
 - :mod:`.inertia` — mass properties: analytic shapes, exact closed-mesh integrals, Steiner shifts,
   the pseudo-inverse; :mod:`.fastmesh` its optional compiled kernel; :mod:`.mesh_parts` a mesh's
   closed parts and which of them overlap.
@@ -13,6 +13,7 @@
 Depends on :mod:`pem_physics.errors` only.
 """
 
+from .analytic import Oscillation, UniformRotation
 from .motion import TabulatedMotion
 from .scene import (
     DEFAULT_METHOD,
@@ -32,5 +33,6 @@ from .scene import (
 )
 
 __all__ = ["Body", "ConstantVelocity", "ContactRim", "ContactSphere",
-           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0",
-           "PairRestitution", "RotatingField", "Scene", "Settings", "StaticWall", "TabulatedMotion"]
+           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0", "Oscillation",
+           "PairRestitution", "RotatingField", "Scene", "Settings", "StaticWall", "TabulatedMotion",
+           "UniformRotation"]

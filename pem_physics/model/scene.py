@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from . import validate as v
+from .analytic import Oscillation, UniformRotation
 from .motion import TabulatedMotion
 
 ROLES = ("pendulum", "free", "fixed", "driven")
@@ -281,11 +282,13 @@ class Body:
     shapes: inertia shapes (:mod:`pem_physics.inertia`) in body coordinates;
     mass_properties: an override (PEM's ``analysis``) used instead of the shapes.
     hinge: a lab-frame axis; the body then only turns about it (1 DOF).
-    motion: a driven body's: constant velocity, PEM's elliptic orbit, or a :class:`.motion.TabulatedMotion`
-    (sampled positions and orientations, splined), which then places the body (``position`` and, with
-    orientations, ``orientation`` are its start).
-    pivot_motion: a pendulum's pivot following a :class:`.motion.TabulatedMotion` (positions only): the body turns
-    about the moving pivot, the inertial force −M·a_pivot acting at its centre of mass (theory §3, moving pivots).
+    motion: a driven body's: constant velocity, PEM's elliptic orbit, an :class:`.analytic.Oscillation` or
+    :class:`.analytic.UniformRotation` (exact), or a :class:`.motion.TabulatedMotion` (sampled positions and
+    orientations, splined), which then places the body (``position`` and, with orientations, ``orientation`` are
+    its start).
+    pivot_motion: a pendulum's pivot following an Oscillation, a UniformRotation (the pivot runs round the circle)
+    or a TabulatedMotion (positions only): the body turns about the moving pivot, the inertial force −M·a_pivot
+    acting at its centre of mass (theory §3, moving pivots).
     """
 
     name: str = "body"
@@ -297,8 +300,8 @@ class Body:
     mass_properties: object | None = None
     dipoles: Sequence[Dipole] = ()
     hinge: Sequence[float] | None = None
-    motion: ConstantVelocity | EllipticOrbit | TabulatedMotion | None = None
-    pivot_motion: TabulatedMotion | None = None
+    motion: ConstantVelocity | EllipticOrbit | Oscillation | UniformRotation | TabulatedMotion | None = None
+    pivot_motion: Oscillation | UniformRotation | TabulatedMotion | None = None
     color: Sequence[float] | None = None
     #: contact spheres (body coordinates) and the body's own restitution and friction coefficient μ of impacts
     #: (None: the scene's)
@@ -379,10 +382,15 @@ class Body:
             raise ValidationError(f"{path}.contacts", "only pendulum, fixed and translating free bodies "
                                   f"(translate = true) take part in contacts (role is {self.role!r}, not translating)")
         if self.role == "driven":
-            if not isinstance(self.motion, (ConstantVelocity, EllipticOrbit, TabulatedMotion)):
-                raise ValidationError(f"{path}.motion",
-                                      "a driven body needs a ConstantVelocity, EllipticOrbit or TabulatedMotion motion")
-            out.motion = self.motion.checked(f"{path}.motion")
+            if not isinstance(self.motion, DRIVEN_MOTIONS):
+                raise ValidationError(f"{path}.motion", "a driven body needs a ConstantVelocity, EllipticOrbit, "
+                                      "Oscillation, UniformRotation or TabulatedMotion motion")
+            if isinstance(self.motion, (Oscillation, UniformRotation)):
+                out.motion = self.motion.checked(f"{path}.motion", out.position)
+                if isinstance(out.motion, Oscillation):   # the body's position is the oscillation's at t = 0
+                    out.position = out.motion.position(0.0)
+            else:
+                out.motion = self.motion.checked(f"{path}.motion")
             if isinstance(out.motion, TabulatedMotion):
                 out.position = out.motion.position(out.motion.start)
                 if out.motion.orientations is not None:
@@ -390,19 +398,7 @@ class Body:
         elif self.motion is not None:
             raise ValidationError(f"{path}.motion", f"only driven bodies have a motion (role is {self.role!r})")
         if self.pivot_motion is not None:
-            if self.role != "pendulum":
-                raise ValidationError(f"{path}.pivot_motion", f"only a pendulum has a pivot to move (role is "
-                                                              f"{self.role!r})")
-            if not isinstance(self.pivot_motion, TabulatedMotion):
-                raise ValidationError(f"{path}.pivot_motion", "expected a TabulatedMotion (times and positions)")
-            if self.pivot_motion.orientations is not None:
-                raise ValidationError(f"{path}.pivot_motion.orientations", "a pivot is a point: give its positions "
-                                                                           "only (a hinge keeps its lab axis)")
-            if out.contacts:
-                raise ValidationError(f"{path}.pivot_motion", "a pendulum with a moving pivot cannot have contact "
-                                                              "spheres yet: remove its contacts or fix its pivot")
-            out.pivot_motion = self.pivot_motion.checked(f"{path}.pivot_motion")
-            out.position = out.pivot_motion.position(out.pivot_motion.start)
+            self._check_pivot_motion(out, path)
         if out.moving:
             mp = self.resolved_mass_properties(path)
             if not mp.mass > 0:
@@ -418,6 +414,33 @@ class Body:
         if self.role in ("fixed", "driven") and np.any(out.angular_velocity):
             raise ValidationError(f"{path}.angular_velocity", f"a {self.role} body has no angular velocity of its own")
         return out
+
+    def _check_pivot_motion(self, out, path: str) -> None:
+        """Check ``pivot_motion`` into ``out`` (the checked body), placing the body at the pivot's start."""
+        m = self.pivot_motion
+        if self.role != "pendulum":
+            raise ValidationError(f"{path}.pivot_motion", f"only a pendulum has a pivot to move (role is "
+                                                          f"{self.role!r})")
+        if not isinstance(m, (Oscillation, UniformRotation, TabulatedMotion)):
+            raise ValidationError(f"{path}.pivot_motion", "expected an Oscillation, a UniformRotation or a "
+                                                          "TabulatedMotion (times and positions)")
+        if isinstance(m, TabulatedMotion) and m.orientations is not None:
+            raise ValidationError(f"{path}.pivot_motion.orientations", "a pivot is a point: give its positions "
+                                                                       "only (a hinge keeps its lab axis)")
+        if out.contacts:
+            raise ValidationError(f"{path}.pivot_motion", "a pendulum with a moving pivot cannot have contact "
+                                                          "spheres yet: remove its contacts or fix its pivot")
+        if isinstance(m, TabulatedMotion):
+            out.pivot_motion = m.checked(f"{path}.pivot_motion")
+            out.position = out.pivot_motion.position(out.pivot_motion.start)
+        else:
+            out.pivot_motion = m.checked(f"{path}.pivot_motion", out.position)
+            if isinstance(m, Oscillation):
+                out.position = out.pivot_motion.position(0.0)
+
+
+#: The motions a driven body may follow.
+DRIVEN_MOTIONS = (ConstantVelocity, EllipticOrbit, Oscillation, UniformRotation, TabulatedMotion)
 
 
 def _check_span(m: TabulatedMotion, settings: Settings, path: str) -> None:

@@ -302,3 +302,40 @@ def test_an_imported_table_with_replace_settings_off_keeps_motion_samples(pem, t
     scene.pem.motion_samples = 3
     assert bpy.ops.pem.import_scene(filepath=str(path), replace_settings=False) == {"FINISHED"}
     assert scene.pem.motion_samples == 3 and bpy.data.objects["bob_pivot"].animation_data.action is not None
+
+
+def test_an_imported_analytic_motion_becomes_keys_of_the_exact_motion(pem, tmp_path):  # noqa: F811
+    """A scene file's oscillating pivot and spinning magnet (exact motions; Blender's animation holds keys) come in
+    as keys sampled at 64 a period: Blender's evaluation of them is the exact motion to the spline's error
+    (≈ 2.4e-7 of the amplitude, model/analytic.KEYS_PER_PERIOD) and the keys' single precision; the bake runs."""
+    core = pem["pem_physics"]
+    bob = core.Body(name="bob", position=(0.0, 0.0, 0.3), mass_properties=core.model.inertia.MassProperties(
+        0.1, np.array([0.0, 0.0, -0.2]), np.diag([1e-5, 1e-5, 1e-6])),
+        dipoles=(core.Dipole((0.0, 0.0, -0.2), (0.0, 0.0, -0.1)),),
+        pivot_motion=core.Oscillation(amplitudes=[(0.0, 0.0, 0.004)], angular_frequencies=[40.0]))
+    rotor = core.Body(name="rotor", role="driven", position=(0.0, 0.0, 0.02),
+                      motion=core.UniformRotation(axis=(0.0, 0.0, 1.0), angular_velocity=6.0),
+                      dipoles=(core.Dipole((0.0, 0.0, 0.0), (0.2, 0.0, 0.0)),))
+    file_scene = core.Scene(bodies=[bob, rotor], gravity=(0, 0, -9.81),
+                            settings=core.Settings(dt=1e-3, t_end=0.25, record_interval=0.01)).checked()
+    path = tmp_path / "exact.toml"
+    path.write_text(pem["pem_physics.io.scene_writer"].dumps(file_scene), encoding="utf-8")
+    scene = bpy.context.scene
+    assert bpy.ops.pem.import_scene(filepath=str(path), adapt_scene=True) == {"FINISHED"}
+    obj, piv = bpy.data.objects["rotor"], bpy.data.objects["bob_pivot"]
+    assert obj.pem.motion == "ANIMATION" and piv.animation_data.action is not None
+    fps = scene.render.fps / scene.render.fps_base
+    pivot_motion = file_scene.bodies[0].pivot_motion
+    for tk in np.linspace(0.0, 0.25, 41):
+        frame = scene.frame_start + tk * fps
+        # spline 2.4e-7·4 mm and a few float32 ulps of 0.3 m
+        np.testing.assert_allclose(_world(piv, frame)[:3, 3], pivot_motion.position(tk), rtol=0, atol=2e-7)
+        R = axis_angle_matrix_z(6.0 * tk)
+        np.testing.assert_allclose(_world(obj, frame)[:3, :3], R, rtol=0, atol=2e-6)   # rotation: ~1e-6 spline
+    scene.frame_set(scene.frame_start)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"} and bpy.data.objects["bob"].pem.baked
+
+
+def axis_angle_matrix_z(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])

@@ -134,6 +134,13 @@ def periodic_scene():
     return examples.compass_array(n=3, spacing=0.02, friction=1e-7, t_end=1.0, dt=1e-3)
 
 
+def analytic_scene():
+    """A pivot round a circle, magnets oscillating and turning (test_analytic_motion.analytic_scene)."""
+    from test_analytic_motion import analytic_scene as scene
+
+    return scene()
+
+
 def tabulated_scene():
     """Every way a table drives a scene (test_tabulated.busy_scene): a pendulum on a moving pivot, a magnet keyed
     with orientations, one on an analytic orbit and a rotating field; and a magnet keyed without orientations."""
@@ -160,6 +167,7 @@ FEATURES = {
     "tabulated motions": tabulated_scene,
     "Kapitza's pendulum": lambda: examples.kapitza(t_end=0.5),
     "magnet keyed on a circle": examples.keyed_circle,
+    "analytic motions": analytic_scene,
 }
 
 

@@ -789,7 +789,7 @@ def test_a_rejected_header_is_not_echoed(tmp_path):
     ('{ file = "rotor.csv" }', '{ kind = "tabulated", file = "rotor.csv" }',
      "bodies[0].pivot_motion.orientations", "positions only"),
     ('{ kind = "elliptic_orbit" }', '{ kind = "tabulated", file = "rotor.csv" }',
-     "bodies[0].pivot_motion.kind", "by a table only"),
+     "bodies[0].pivot_motion.kind", "a pivot is a point"),
     ('{ file = "bad_header.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "bad_header.csv:1", "header"),
     ('{ file = "bad_cell.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "bad_cell.csv:3", "not a number"),
     ('{ file = "missing.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "missing.csv", "no such file"),

@@ -612,15 +612,21 @@ def test_cli_convert_writes_udf(tmp_path, capsys):
     assert cli_main(["convert", "example:compass", str(tmp_path / "x.toml"), "--units", "cgs"]) == 2
 
 
-def test_a_tabulated_motion_is_refused_naming_the_body():
+def test_a_moving_pivot_or_a_motion_pem_lacks_is_refused_naming_the_body():
     from pem_physics import examples
     from pem_physics.errors import ValidationError
     from pem_physics.io.udf_write import write_udf
 
-    wheres = {"kapitza": "bodies[0].pivot_motion", "parametric-pendulum": "bodies[0].pivot_motion",
-              "keyed-circle": "bodies[1].motion", "magnetic-gear": "bodies[1].motion"}
-    for name in TABULATED_EXAMPLES:
-        where = wheres[name]
+    wheres = {"kapitza": ("bodies[0].pivot_motion", "no moving pivots"),
+              "parametric-pendulum": ("bodies[0].pivot_motion", "no moving pivots"),
+              "keyed-circle": ("bodies[1].motion", "follows a table"),
+              "magnetic-gear": ("bodies[1].motion", "follows a table")}
+    scenes = [(examples.build(name, t_end=0.1), *wheres[name]) for name in TABULATED_EXAMPLES]
+    scenes += [(examples.kapitza(t_end=0.1, samples_per_period=None), "bodies[0].pivot_motion", "no moving pivots"),
+               (examples.magnetic_gear(t_end=0.1, samples_per_turn=None), "bodies[1].motion",
+                "follows a uniform rotation")]
+    for scene, where, words in scenes:
         with pytest.raises(ValidationError) as err:
-            write_udf(examples.build(name, t_end=0.1), "/nonexistent/never-written.udf", method="pem-rk4")
-        assert err.value.path == where and "no tabulated motions" in err.value.message
+            write_udf(scene, "/nonexistent/never-written.udf", method="pem-rk4")
+        assert err.value.path == where and words in err.value.message
+        assert "write a TOML scene instead" in err.value.message
