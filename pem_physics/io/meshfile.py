@@ -17,6 +17,22 @@ from .files import MAX_MESH_BYTES, checked_input
 MAX_COORDINATE = 1e50
 
 
+def _check_stl(p: Path, label: str) -> None:
+    """Refuse an STL file that is neither ASCII (it starts with ``solid`` and is text) nor a binary STL whose size is
+    the one its header declares (80 bytes, a triangle count N, 50 bytes a triangle): what else trimesh would try to
+    decode as text, slowly and with an unrelated error."""
+    size = p.stat().st_size
+    with open(p, "rb") as f:
+        head = f.read(84)
+    if head[:5].lower() == b"solid" and b"\0" not in head:
+        return
+    n = int.from_bytes(head[80:84], "little") if len(head) == 84 else None
+    if n is None or size != 84 + 50 * n:
+        declared = "" if n is None else f"declaring {n} triangles should be 84 + 50·{n} = {84 + 50 * n} bytes, "
+        raise ValidationError(label, f"not an STL file: a binary STL {declared}this file is {size} bytes and does "
+                                     "not start with 'solid' (an ASCII STL); export the mesh again")
+
+
 def read_mesh(path, label: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (V,3) and triangles (F,3) of the mesh file ``path`` (duplicate vertices merged); ``label`` names
     it in messages (default the path)."""
@@ -30,10 +46,16 @@ def read_mesh(path, label: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         checked_input(p, "mesh file", MAX_MESH_BYTES)   # a regular file of a sane size: a FIFO would block
     except ValidationError as err:
         raise ValidationError(label, err.message) from None
+    if p.suffix.lower() == ".stl":
+        _check_stl(p, label)
     try:
         # unprocessed first: trimesh's processing drops NaN vertices and bad faces silently
         mesh = trimesh.load(str(p), force="mesh", process=False)
-    except Exception as err:  # noqa: BLE001 - trimesh raises anything (ImportError of an optional package too)
+    except ImportError as err:  # a format's optional package: name it, not the file
+        package = err.name or "trimesh[easy]"
+        raise ValidationError(label, f"reading this file needs the optional package {package!r} (pip install "
+                                     f"{package}), or save the mesh as OBJ or binary STL") from None
+    except Exception as err:  # noqa: BLE001 - trimesh raises anything
         raise ValidationError(label, f"not a mesh file trimesh can read ({type(err).__name__}); OBJ, STL, PLY and "
                                      "OFF are read") from None
     faces, verts = getattr(mesh, "faces", None), getattr(mesh, "vertices", None)

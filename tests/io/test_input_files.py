@@ -166,20 +166,43 @@ def test_a_mesh_that_is_no_usable_mesh_is_named_in_both_readers(tmp_path, capsys
     assert e.value.path == "bodies[0].shapes[0].file" and says in e.value.message, (e.value.path, e.value.message)
 
 
-def test_a_missing_optional_package_of_trimesh_is_no_traceback(tmp_path, capsys, monkeypatch):
-    """trimesh reads an ASCII STL's encoding with charset_normalizer when it has it; a file that sends it there
-    without it raised "No module named 'charset_normalizer'": any failure inside trimesh is a message."""
-    import trimesh
-
-    def missing(*a, **k):
-        raise ModuleNotFoundError("No module named 'charset_normalizer'")
-
-    monkeypatch.setattr(trimesh, "load", missing)
+def test_bytes_that_are_no_stl_are_refused_before_trimesh(tmp_path, capsys):
+    """Random bytes named .stl (trimesh decoded 300 MiB of them as text, then failed for want of charset_normalizer)
+    are refused by the binary STL's own size rule (84 + 50 bytes a triangle); a real binary STL still reads: the
+    cube of side 2 has volume 8 and, at density 1, I = 8·(2²+2²)/12 = 16/3 about each axis."""
     path = tmp_path / "r.stl"
     path.write_bytes(os.urandom(4096))
     assert cli_main(["inertia", str(path), "--density", "1"]) == 2
     err = capsys.readouterr().err
-    assert f"{path}: not a mesh file trimesh can read (ModuleNotFoundError)" in err and "Traceback" not in err
+    assert f"{path}: not an STL file: a binary STL declaring" in err and "this file is 4096 bytes" in err
+    assert "Traceback" not in err
+    verts = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float32)
+    tris = [(0, 3, 2), (0, 1, 3), (4, 7, 5), (4, 6, 7), (0, 5, 1), (0, 4, 5), (2, 7, 6), (2, 3, 7), (0, 6, 4),
+            (0, 2, 6), (1, 7, 3), (1, 5, 7)]   # outward
+    rows = np.zeros(len(tris), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    rows["v"] = verts[np.array(tris)]
+    path.write_bytes(b"binary cube".ljust(80, b" ") + len(tris).to_bytes(4, "little") + rows.tobytes())
+    assert cli_main(["inertia", str(path), "--density", "1"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["mass"] == pytest.approx(8.0, rel=1e-12) and "flipped" not in captured.err
+    np.testing.assert_allclose(np.diag(out["inertia_about_center_of_mass"]), 16 / 3, rtol=1e-12)
+
+
+def test_a_missing_optional_package_of_trimesh_is_named(tmp_path, capsys, monkeypatch):
+    """A format whose reader needs a package trimesh lacks: the message names the package and the way round it."""
+    import trimesh
+
+    def missing(*a, **k):
+        raise ModuleNotFoundError("No module named 'charset_normalizer'", name="charset_normalizer")
+
+    monkeypatch.setattr(trimesh, "load", missing)
+    path = tmp_path / "a.stl"
+    path.write_text("solid cube\nendsolid cube\n")
+    assert cli_main(["inertia", str(path), "--density", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: reading this file needs the optional package 'charset_normalizer'" in err
+    assert "Traceback" not in err
 
 
 def test_inertia_scale_zero_is_named(tmp_path, capsys):
