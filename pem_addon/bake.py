@@ -13,10 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pem_physics.engine.integrators import check_available
-from ..pem_physics.engine.simulate import Trajectory, simulate
-from ..pem_physics.engine.simulate import prepare as prepare_run
-from ..pem_physics.engine.system import source_placement
+from ..pem_physics.engine import Trajectory, check_available, kernels_built, simulate, source_placement
+from ..pem_physics.engine import prepare as prepare_run
 from ..pem_physics.errors import PemError, SimulationError, ValidationError
 from ..pem_physics.io import bake as core_bake
 from ..pem_physics.model import TabulatedMotion
@@ -365,9 +363,7 @@ def expected_engine(context) -> tuple[str, str | None]:
 def ahead_of_time() -> bool:
     """Whether the single-scene kernels built ahead of time load here (the extension ships them for Blender's
     Pythons on linux-x64): a bake then starts at once, with no compile."""
-    from ..pem_physics.engine import aot
-
-    return aot.holding(*aot.ENTRIES) is not None  # None too for a build this Blender cannot load
+    return kernels_built()
 
 
 def estimate(context, frame_end: int | None = None) -> tuple[int, float, bool]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 
 from ..pem_physics import jit
-from ..pem_physics.engine import integrators
+from ..pem_physics.engine import missing_package
 from . import adapters, bake, cache, contacts, motions
 from .lists import draw_list
 from .props import method_name
@@ -257,7 +257,7 @@ def draw_cache(layout, context):
 def _method_line(layout, sp) -> None:
     """That the chosen integrator cannot run here (dop853 needs scipy, which Blender does not ship)."""
     method = method_name(sp.method)
-    missing = integrators.missing_package(method)
+    missing = missing_package(method)
     if missing is not None:
         layout.label(text=f"Integrator {method} needs {missing}, which this Blender lacks: pick another",
                      icon="ERROR")

@@ -1,8 +1,8 @@
 """numba's first compile, done in a background process as soon as the add-on is enabled, so a first bake rarely
 waits for it — on platforms whose zip carries no kernels built ahead of time (macOS, Windows; the linux-x64
-zip's need no compile at all, :mod:`..pem_physics.engine.aot`).
+zip's need no compile at all: :func:`..pem_physics.engine.kernels_built`).
 
-The process is Blender's own Python (``sys.executable``) running :func:`..pem_physics.engine.prebuild.warm` on the
+The process is Blender's own Python (``sys.executable``) running :func:`..pem_physics.engine.warm` on the
 extension's files imported under the very package name Blender gives them (numba keys its cache by source file
 and pickles module names into it) with the extension's cache folder: what it compiles, a bake in Blender then
 loads. It never imports bpy. Once done it leaves a stamp keyed on the kernels' source and numba's version, and is
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..pem_physics import jit
-from ..pem_physics.engine import aot
+from ..pem_physics.engine import build_key, kernels_built
 
 #: The running warm-up (subprocess.Popen), or None.
 process = None
@@ -36,7 +36,7 @@ for i in range(1, len(parts)):   # bl_ext, bl_ext.user_default: bare namespaces,
 ext = types.ModuleType(package)   # the extension's root, without its __init__ (which imports bpy)
 ext.__path__ = [root]
 sys.modules[package] = ext
-importlib.import_module(package + ".pem_physics.engine.prebuild").warm()
+importlib.import_module(package + ".pem_physics.engine").warm()
 open(stamp, "w").write("warm")
 """
 
@@ -53,13 +53,13 @@ def _numba_version() -> str | None:
 
 def stamp_path() -> Path:
     """The stamp a finished warm-up leaves: keyed on the kernels' source and the installed numba."""
-    return jit.cache_dir() / f"warm-{aot.key()}-{_numba_version()}"
+    return jit.cache_dir() / f"warm-{build_key()}-{_numba_version()}"
 
 
 def needed() -> bool:
     """Whether a warm-up would compile anything: numba is installed, no build made ahead of time loads, and no
     warm-up of these sources has finished."""
-    return (os.environ.get("PEM_WARMUP", "1") != "0" and jit.installed() and aot.holding(*aot.ENTRIES) is None
+    return (os.environ.get("PEM_WARMUP", "1") != "0" and jit.installed() and not kernels_built()
             and not stamp_path().exists())
 
 

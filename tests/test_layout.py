@@ -27,9 +27,10 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> list[tuple[str, int]]:
-    """(absolute module, line) of every import in ``path``, relative ones resolved."""
-    mod = module_name(path)
+def imports(path: Path, mod: str | None = None) -> list[tuple[str, int]]:
+    """(absolute module, line) of every import in ``path`` (the module ``mod``, default its name in the core),
+    relative ones resolved."""
+    mod = module_name(path) if mod is None else mod
     package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -98,6 +99,22 @@ def test_tests_mirror_the_packages():
         assert (PKG / pkg / "__init__.py").is_file()
         assert sorted((ROOT / "tests" / pkg).glob("test_*.py")), f"tests/{pkg}/ has no tests for pem_physics/{pkg}/"
     assert sorted((ROOT / "tests" / "addon").glob("test_*.py")), "tests/addon/ holds the pem_addon tests"
+
+
+def test_the_addon_uses_the_engines_public_face_only():
+    """The add-on reaches the engine through ``pem_physics.engine``'s public face (prepare, simulate, the kernels'
+    state …), never a stage inside it — by an import or by a module name in a string (the warm-up's script)."""
+    for path in sorted((ROOT / "pem_addon").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("").parts
+        mod = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+        for target, line in imports(path, mod):
+            assert not target.startswith("pem_physics.engine."), \
+                f"{path.name}:{line} imports {target}: use pem_physics.engine's public face (or widen it)"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                assert "pem_physics.engine." not in node.value, f"{path.name}:{node.lineno}: {node.value[:60]!r}"
 
 
 #: Issue 45's bounds: small modules, functions a reader can hold. The functions still over the bound are the open

@@ -18,5 +18,39 @@
   :mod:`.contact.surface_scene` (a body on a table: sliding, rolling, lift-off), :mod:`.contact.particles`
   (translating spheres among walls).
 
+The engine's public face (what a front end such as the Blender add-on uses; the stages above are its inside):
+:func:`prepare` → :class:`Run` and :func:`simulate` → :class:`Trajectory`, :class:`Ensemble`; :func:`source_placement`
+(where a fixed or driven body is at a time); :func:`missing_package` and :func:`check_available` (a method's
+optional package); :func:`kernels_built`, :func:`build_key` and :func:`warm` (the compiled kernels: built ahead of
+time and loadable here, the key of this source's build, compiling them under numba's JIT).
+
 Depends on :mod:`pem_physics.model`.
 """
+
+from .integrators import check_available, missing_package
+from .simulate import Ensemble, Run, Trajectory, prepare, simulate
+from .system import source_placement
+
+__all__ = ["Ensemble", "Run", "Trajectory", "build_key", "check_available", "kernels_built", "missing_package",
+           "prepare", "simulate", "source_placement", "warm"]
+
+
+def kernels_built() -> bool:
+    """Whether the single-scene kernels built ahead of time load here (a bake then starts with no compile)."""
+    from .aot import ENTRIES, holding
+
+    return holding(*ENTRIES) is not None   # None too for a build this interpreter cannot load
+
+
+def build_key() -> str:
+    """The key of this source's kernels (what a build made ahead of time and numba's cache are made for)."""
+    from .aot import key
+
+    return key()
+
+
+def warm() -> None:
+    """Compile and cache every kernel a bake or a gas build uses under numba's JIT (:func:`.prebuild.warm`)."""
+    from .prebuild import warm as _warm
+
+    _warm()
