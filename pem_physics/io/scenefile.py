@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import ValidationError, join_path
 from ..model import inertia
+from ..model import validate as _validate
 from ..model.analytic import Oscillation, UniformRotation
 from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix
@@ -160,20 +161,7 @@ SI = Units()
 
 # ---------------------------------------------------------------------------- reading helpers
 
-def _describe(value) -> str:
-    """How a TOML value is called in a message."""
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        text = repr(value)
-        return "the string " + (text if len(text) <= 40 else text[:37] + "...'")
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, (list, tuple)):
-        return f"an array of {len(value)} item{'s' * (len(value) != 1)}"
-    return f"a {type(value).__name__}"
+_describe = _validate.describe   # how a TOML value is called in a message (one describer for the model and the files)
 
 
 def _table(value, path: str, allowed, what: str = "table", parent=()) -> dict:
@@ -201,34 +189,19 @@ def _hint(key: str, allowed, parent=()) -> str:
 
 
 def _number(value, path: str, unit: float = 1.0, *, positive=False, nonnegative=False) -> float:
-    """A finite number times ``unit`` (the result must stay finite)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValidationError(path, f"expected a number, got {_describe(value)}")
-    try:
-        x = float(value)
-    except OverflowError:
-        raise ValidationError(path, f"number too large: {value}") from None
-    if not math.isfinite(x):
-        raise ValidationError(path, f"expected a finite number, got {x}")
-    if positive and not x > 0:
-        raise ValidationError(path, f"expected a positive number, got {value!r}")
-    if nonnegative and x < 0:
-        raise ValidationError(path, f"expected a number ≥ 0, got {value!r}")
-    out = x * unit
+    """A finite number (:func:`..model.validate.number`) times ``unit``; the result must stay in range."""
+    out = _validate.number(value, path, positive=positive, nonnegative=nonnegative) * unit
     if not abs(out) <= MAX_MAGNITUDE:
         raise ValidationError(path, f"{value!r} is out of range (at most {MAX_MAGNITUDE:g} in SI units)")
     return out
 
 
 def _vector(value, path: str, unit: float = 1.0, n: int = 3, *, nonzero=False) -> np.ndarray:
+    """A vector of ``n`` finite numbers (:func:`..model.validate.vector`) times ``unit``, each in range."""
     if not isinstance(value, (list, tuple, np.ndarray)):
         raise ValidationError(path, f"expected {n} numbers, got {_describe(value)}")
-    if len(value) != n:
-        raise ValidationError(path, f"expected {n} numbers, got {len(value)}")
-    out = np.array([_number(x, f"{path}[{i}]", unit) for i, x in enumerate(value)])
-    if nonzero and not np.linalg.norm(out) > 0:
-        raise ValidationError(path, "expected a non-zero vector")
-    return out
+    return np.array([_number(x, f"{path}[{i}]", unit) for i, x in enumerate(_validate.vector(value, path, n,
+                                                                                      nonzero=nonzero))])
 
 
 def _matrix(value, path: str, rows: int, unit: float = 1.0) -> np.ndarray:

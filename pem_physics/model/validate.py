@@ -17,20 +17,23 @@ from ..errors import ValidationError
 def number(value, path: str, *, positive: bool = False, nonnegative: bool = False) -> float:
     """A finite real number (bools are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
-        raise ValidationError(path, f"expected a number, got {_show(value)}")
-    v = float(value)
+        raise ValidationError(path, f"expected a number, got {describe(value)}")
+    try:
+        v = float(value)
+    except OverflowError:   # an integer beyond a double's range
+        raise ValidationError(path, f"number too large: {value}") from None
     if not math.isfinite(v):
         raise ValidationError(path, f"expected a finite number, got {v}")
     if positive and not v > 0:
-        raise ValidationError(path, f"expected a positive number, got {v}")
+        raise ValidationError(path, f"expected a positive number, got {value!r}")
     if nonnegative and v < 0:
-        raise ValidationError(path, f"expected a number ≥ 0, got {v}")
+        raise ValidationError(path, f"expected a number ≥ 0, got {value!r}")
     return v
 
 
 def integer(value, path: str, *, minimum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValidationError(path, f"expected an integer, got {_show(value)}")
+        raise ValidationError(path, f"expected an integer, got {describe(value)}")
     if minimum is not None and value < minimum:
         raise ValidationError(path, f"expected an integer ≥ {minimum}, got {value}")
     return int(value)
@@ -38,8 +41,8 @@ def integer(value, path: str, *, minimum: int | None = None) -> int:
 
 def vector(value, path: str, n: int = 3, *, nonzero: bool = False, unit: bool = False) -> np.ndarray:
     """A finite vector of ``n`` numbers; ``unit=True`` normalises a non-zero vector."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise ValidationError(path, f"expected {n} numbers, got {_show(value)}")
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+        raise ValidationError(path, f"expected {n} numbers, got {describe(value)}")
     if len(value) != n:
         raise ValidationError(path, f"expected {n} numbers, got {len(value)}")
     out = np.array([number(v, f"{path}[{i}]") for i, v in enumerate(value)], dtype=float)
@@ -89,10 +92,21 @@ def name(value, path: str) -> str:
 
 def choice(value, path: str, options) -> str:
     if not isinstance(value, str) or value not in options:
-        raise ValidationError(path, f"expected one of {', '.join(map(repr, options))}, got {_show(value)}")
+        raise ValidationError(path, f"expected one of {', '.join(map(repr, options))}, got {describe(value)}")
     return value
 
 
-def _show(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def describe(value) -> str:
+    """How a value is called in a message (in a scene file's words: a TOML value's kind and, short, itself)."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        text = repr(value)
+        return "the string " + (text if len(text) <= 40 else text[:37] + "...'")
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)} item{'s' * (len(value) != 1)}"
+    return f"a {type(value).__name__}"
