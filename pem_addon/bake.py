@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pem_physics.engine import Trajectory, check_available, kernels_built, simulate, source_placement
+from ..pem_physics import simulate
+from ..pem_physics.engine import Trajectory, check_available, kernels_built, source_placement
 from ..pem_physics.engine import prepare as prepare_run
 from ..pem_physics.errors import PemError, SimulationError, ValidationError
 from ..pem_physics.io import bake as core_bake

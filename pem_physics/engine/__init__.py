@@ -3,6 +3,8 @@
 - :mod:`.system` — compile a checked scene into flat arrays (principal frames, dipoles, sources).
 - :mod:`.torques` — torques about the pivots and the energies behind them (gravity, fields,
   all dipole pairs).
+- :mod:`.dipole_pair` — one dipole pair's field and force, written once for every path that takes a pair at a time
+  (the compiled kernels, the lanes, the plain-Python path).
 - :mod:`.integrators` — time steppers: symplectic splitting (default), PEM's Euler/RK4, DOP853.
 - :mod:`.simulate` — the driver: records, diagnostics, blow-up detection, ensembles.
 - :mod:`.compiled` — the compiled engine (numba, optional): every method, every scene, one member
@@ -19,20 +21,22 @@
   (translating spheres among walls).
 
 The engine's public face (what a front end such as the Blender add-on uses; the stages above are its inside):
-:func:`prepare` → :class:`Run` and :func:`simulate` → :class:`Trajectory`, :class:`Ensemble`; :func:`source_placement`
-(where a fixed or driven body is at a time); :func:`missing_package` and :func:`check_available` (a method's
-optional package); :func:`kernels_built`, :func:`build_key` and :func:`warm` (the compiled kernels: built ahead of
-time and loadable here, the key of this source's build, compiling them under numba's JIT).
+:func:`prepare` → :class:`Run` (whose ``execute()`` is :func:`pem_physics.simulate`) → :class:`Trajectory`,
+:class:`Ensemble`; :func:`source_placement` (where a fixed or driven body is at a time); :func:`missing_package`
+and :func:`check_available` (a method's optional package); :func:`kernels_built`, :func:`build_key` and
+:func:`warm` (the compiled kernels: built ahead of time and loadable here, the key of this source's build,
+compiling them under numba's JIT).
 
 Depends on :mod:`pem_physics.model`.
 """
 
 from .integrators import check_available, missing_package
-from .simulate import Ensemble, Run, Trajectory, prepare, simulate
+from .simulate import Ensemble, Run, Trajectory, prepare
 from .system import source_placement
 
+# not simulate(): the name is the stage's module (pem_physics.engine.simulate); the function is pem_physics.simulate
 __all__ = ["Ensemble", "Run", "Trajectory", "build_key", "check_available", "kernels_built", "missing_package",
-           "prepare", "simulate", "source_placement", "warm"]
+           "prepare", "source_placement", "warm"]
 
 
 def kernels_built() -> bool:

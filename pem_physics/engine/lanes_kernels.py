@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import numba as _numba
+from . import dipole_pair
 from .lanes_layout import BLOCK
 
 nb = _numba()
@@ -32,6 +33,7 @@ _C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.1359
 # no exits and vectorise; no fastmath (each lane IEEE-exact, as the per-member engine)
 _inline = nb.njit(error_model="numpy", inline="always")
 _jit = nb.njit(error_model="numpy", cache=True, nogil=True)
+_field_and_force = _inline(dipole_pair.field_and_force)
 
 @_inline
 def sincos(x):
@@ -107,20 +109,13 @@ def _torque(A, ur, dr, tr, split, P, com, mass, gravity, pivot, dpos, dmom, rs, 
                 dy = (p1 + W[1 * BLOCK + m]) - ry
                 dz = (p2 + W[2 * BLOCK + m]) - rz
                 ax, ay, az = W[3 * BLOCK + m], W[4 * BLOCK + m], W[5 * BLOCK + m]
-                inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
-                kr3 = k * np.sqrt(inv_r2) * inv_r2
-                pad = ax * dx + ay * dy + az * dz
-                pbd = cx * dx + cy * dy + cz * dz
-                pab = ax * cx + ay * cy + az * cz
-                qq = pbd * inv_r2
-                s5 = 3.0 * kr3 * inv_r2
-                f1, f2, f3 = s5 * pad, s5 * pbd, s5 * (pab - 5.0 * pad * qq)
-                W[6 * BLOCK + m] += kr3 * (3.0 * qq * dx - cx)
-                W[7 * BLOCK + m] += kr3 * (3.0 * qq * dy - cy)
-                W[8 * BLOCK + m] += kr3 * (3.0 * qq * dz - cz)
-                W[9 * BLOCK + m] += f1 * cx + f2 * ax + f3 * dx
-                W[10 * BLOCK + m] += f1 * cy + f2 * ay + f3 * dy
-                W[11 * BLOCK + m] += f1 * cz + f2 * az + f3 * dz
+                bx, by, bz, fx, fy, fz = _field_and_force(dx, dy, dz, cx, cy, cz, ax, ay, az, k)
+                W[6 * BLOCK + m] += bx
+                W[7 * BLOCK + m] += by
+                W[8 * BLOCK + m] += bz
+                W[9 * BLOCK + m] += fx
+                W[10 * BLOCK + m] += fy
+                W[11 * BLOCK + m] += fz
         for m in range(BLOCK):
             s0, s1, s2 = W[0 * BLOCK + m], W[1 * BLOCK + m], W[2 * BLOCK + m]
             ax, ay, az = W[3 * BLOCK + m], W[4 * BLOCK + m], W[5 * BLOCK + m]

@@ -20,6 +20,8 @@ import os
 
 import numpy as np
 
+from .dipole_pair import field_and_force
+
 #: Set False to run single scenes without numba on the numpy reference.
 ENABLED = True
 #: Run this path even where numba is installed or turned off (tests compare it with numpy).
@@ -100,21 +102,13 @@ class Runner:
             r0, r1, r2 = p0 + s0, p1 + s1, p2 + s2
             Bx = By = Bz = Fx = Fy = Fz = 0.0
             for (rx, ry, rz), (cx, cy, cz) in self.srcs:
-                dx, dy, dz = r0 - rx, r1 - ry, r2 - rz
-                inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
-                kr3 = k * math.sqrt(inv_r2) * inv_r2
-                pad = ax * dx + ay * dy + az * dz
-                pbd = cx * dx + cy * dy + cz * dz
-                pab = ax * cx + ay * cy + az * cz
-                qq = pbd * inv_r2
-                s5 = 3.0 * kr3 * inv_r2
-                f1, f2, f3 = s5 * pad, s5 * pbd, s5 * (pab - 5.0 * pad * qq)
-                Bx += kr3 * (3.0 * qq * dx - cx)
-                By += kr3 * (3.0 * qq * dy - cy)
-                Bz += kr3 * (3.0 * qq * dz - cz)
-                Fx += f1 * cx + f2 * ax + f3 * dx
-                Fy += f1 * cy + f2 * ay + f3 * dy
-                Fz += f1 * cz + f2 * az + f3 * dz
+                bx_, by_, bz_, fx, fy, fz = field_and_force(r0 - rx, r1 - ry, r2 - rz, cx, cy, cz, ax, ay, az, k)
+                Bx += bx_
+                By += by_
+                Bz += bz_
+                Fx += fx
+                Fy += fy
+                Fz += fz
             Bx, By, Bz = Bx + bx, By + by, Bz + bz
             d0 += (s1 * Fz - s2 * Fy) + (ay * Bz - az * By)
             d1 += (s2 * Fx - s0 * Fz) + (az * Bx - ax * Bz)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dipole_pair
 from .kernel_flags import _jit, _jit_borrowed, _jit_inline
 
 # ------------------------------------------------------------------ sources and fields
@@ -260,18 +261,18 @@ def _separation(dx, dy, dz, k, periodic, box):
     inv_r2 = 1.0 / (dx * dx + dy * dy + dz * dz)
     return dx, dy, dz, inv_r2, k * np.sqrt(inv_r2) * inv_r2
 
+_field_and_force = _jit_inline(dipole_pair.field_and_force)
+
+
 @_jit_inline
 def _pair(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
-    """Field and force on dipole a from dipole c at separation d = r_a − r_c (torques.dipole_pair_terms)."""
-    dx, dy, dz, inv_r2, kr3 = _separation(dx, dy, dz, k, periodic, box)
-    pad = ax * dx + ay * dy + az * dz
-    pbd = cx * dx + cy * dy + cz * dz
-    pab = ax * cx + ay * cy + az * cz
-    q = pbd * inv_r2
-    s5 = 3.0 * kr3 * inv_r2
-    f1, f2, f3 = s5 * pad, s5 * pbd, s5 * (pab - 5.0 * pad * q)
-    return (kr3 * (3.0 * q * dx - cx), kr3 * (3.0 * q * dy - cy), kr3 * (3.0 * q * dz - cz),
-            f1 * cx + f2 * ax + f3 * dx, f1 * cy + f2 * ay + f3 * dy, f1 * cz + f2 * az + f3 * dz)
+    """Field and force on dipole a from dipole c at separation d = r_a − r_c, its minimum image in a periodic box
+    (:func:`.dipole_pair.field_and_force`)."""
+    if periodic:
+        dx = dx - box[0] * np.rint(dx / box[0])
+        dy = dy - box[1] * np.rint(dy / box[1])
+        dz = dz - box[2] * np.rint(dz / box[2])
+    return _field_and_force(dx, dy, dz, cx, cy, cz, ax, ay, az, k)
 
 @_jit_inline
 def _rate_energy(dx, dy, dz, cx, cy, cz, ax, ay, az, k, periodic, box):
