@@ -4,7 +4,8 @@
 - :mod:`.torques` — torques about the pivots and the energies behind them (gravity, fields,
   all dipole pairs).
 - :mod:`.dipole_pair` — one dipole pair's field and force, written once for every path that takes a pair at a time
-  (the compiled kernels, the lanes, the plain-Python path).
+  (the compiled kernels, the lanes, the plain-Python path); :mod:`.brent` Brent's root finder, written once in
+  reverse communication (the numpy contact driver loops over it, the kernels inline it).
 - :mod:`.integrators` — time steppers: symplectic splitting (default), PEM's Euler/RK4, DOP853.
 - :mod:`.simulate` — the driver: records, diagnostics, blow-up detection, ensembles.
 - :mod:`.compiled` — the compiled engine (numba, optional): every method, every scene, one member

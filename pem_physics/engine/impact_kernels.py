@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import brent
 from .broad_kernels import _pair_gap, _place_spheres
 from .kernel_flags import (
     CONTACT,
@@ -24,69 +25,17 @@ from .torque_kernels import _skew
 
 # ------------------------------------------------------------------ impacts in the kernel (contacts._advance_step)
 
-@_jit_borrowed
-def _brent(bs, f):
-    """One evaluation of events.brent (side="a", xtol 0, maxiter 200) in reverse communication: ``bs`` (10,)
-    holds its state (a, b, c, fa, fb, fc, d, e, sign of g(a), iterations; set by :func:`_brent_start`), ``f``
-    is g at the point it asked for last. Returns (done, t): the root (done) or the next point to evaluate g at.
-    The same sequence of evaluations and the same result as events.brent."""
-    a, b, c, fa, fc, d, e = bs[0], bs[1], bs[2], bs[3], bs[5], bs[6], bs[7]
-    fb = f
-    sign_a = bs[8] > 0.0
-    it = bs[9]
-    eps = 2.220446049250313e-16
-    while True:  # once: a loop only to leave it by break
-        if it >= 200.0:
-            break
-        it += 1.0
-        if (fb > 0) == (fc > 0) and fb != 0.0:
-            c, fc = a, fa
-            d = e = b - a
-        if abs(fc) < abs(fb):
-            a, b, c = b, c, b
-            fa, fb, fc = fb, fc, fb
-        tol = 2.0 * eps * abs(b) + 0.5 * 0.0 + 1e-300
-        m = 0.5 * (c - b)
-        if abs(m) <= tol or fb == 0.0:
-            break
-        if abs(e) >= tol and abs(fa) > abs(fb):
-            s = fb / fa
-            if a == c:
-                p, q = 2.0 * m * s, 1.0 - s
-            else:
-                q, r = fa / fc, fb / fc
-                p = s * (2.0 * m * q * (q - r) - (b - a) * (r - 1.0))
-                q = (q - 1.0) * (r - 1.0) * (s - 1.0)
-            if p > 0:
-                q = -q
-            else:
-                p = -p
-            if 2.0 * p < min(3.0 * m * q - abs(tol * q), abs(e * q)):
-                e, d = d, p / q
-            else:
-                d = e = m
-        else:
-            d = e = m
-        a, fa = b, fb
-        b = b + d if abs(d) > tol else b + (tol if m > 0 else -tol)
-        bs[0], bs[1], bs[2], bs[3], bs[4], bs[5], bs[6], bs[7], bs[9] = a, b, c, fa, fb, fc, d, e, it
-        return False, b
-    if fb == 0.0:
-        return True, (b if abs(fb) <= abs(fc) else c)
-    on_a = (fb > 0) == sign_a
-    return True, (b if on_a else c)
+_brent = _jit_borrowed(brent.step)
+_brent_fill = _jit_borrowed(brent.start)
+
 
 @_jit_borrowed
 def _brent_start(bs, a, b, fa, fb):
-    """Start :func:`_brent` on [a, b] from g(a) = fa ≥ 0 > g(b) = fb: (done, t) as it returns."""
-    if fa == 0.0:
-        return True, a
-    if fb == 0.0:
-        return True, b
-    bs[0], bs[1], bs[2], bs[3], bs[4], bs[5] = a, b, a, fa, fb, fa
-    bs[6] = bs[7] = b - a
-    bs[8] = 1.0 if fa > 0 else -1.0
-    bs[9] = 0.0
+    """:func:`.brent.start` and its first step on [a, b], as the impact search and the table ask: side "a", xtol 0,
+    200 iterations (events.brent's defaults); ``bs`` (brent.STATE,)."""
+    done, t = _brent_fill(bs, a, b, fa, fb, 0.0, 0.0, 200.0)
+    if done:
+        return done, t
     return _brent(bs, fb)
 
 @_jit_borrowed

@@ -101,7 +101,7 @@ def _member_splitting(M, Qe, Le, Te, Je, Xe, Pe, Fe, c, damped, fe, dt, steps0, 
     AC = (np.empty((nS, 3)), np.empty((nS, 3)), np.empty(nP), np.empty(nP), np.empty((B, 4)), np.empty((B, 3)),
           np.empty((B, 3)), np.zeros(nP, np.bool_), np.arange(nP), np.empty((nS, 3)), np.array([nP]), np.zeros(6))
     CS = (np.empty((B, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3)),
-          np.empty((B, 3)), np.empty(nP, np.int64), np.empty(10), np.empty((nP, 4), np.int64), np.empty((nP, 11)),
+          np.empty((B, 3)), np.empty(nP, np.int64), np.empty(13), np.empty((nP, 4), np.int64), np.empty((nP, 11)),
           np.empty(nP, np.int64), np.empty((2, 3, 3)), np.empty((B, 3)), np.empty((B, 3)), np.empty((B, 3, 3)),
           np.empty(B, np.bool_))
     CH = (np.zeros(nP, np.bool_), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,3 +56,24 @@ def test_the_limit_two_samples_and_no_slope_miss_a_dip_in_the_middle():
     g = lambda t: (t - 0.5) ** 2 - 1e-3  # noqa: E731
     assert first_crossing(g, 0.0, 1.0, n_sub=1) is None
     assert abs(first_crossing(g, 0.0, 1.0, n_sub=2) - (0.5 - np.sqrt(1e-3))) < 1e-12
+
+
+def test_the_kernels_brent_is_the_same_method_step_for_step():
+    """The compiled kernels inline engine/brent.py's steps; compiled, they ask for the same points and return the
+    same root bit for bit as the Python loop (events.brent) on the same g."""
+    pytest.importorskip("numba")
+    from pem_physics.engine import brent as root
+    from pem_physics.engine.impact_kernels import _brent, _brent_start
+
+    def g(t):
+        return (t - 0.3) ** 3 + 1e-3 * (t - 0.3)
+
+    asked = []
+    want = brent(lambda t: asked.append(t) or g(t), 0.0, 1.0, g(0.0), g(1.0), side="a")
+    bs = np.zeros(root.STATE)
+    got_asked = []
+    done, t = _brent_start(bs, 0.0, 1.0, g(0.0), g(1.0))
+    while not done:
+        got_asked.append(t)
+        done, t = _brent(bs, g(t))
+    assert t == want and got_asked == asked and len(asked) > 3

@@ -34,65 +34,31 @@ from collections.abc import Callable
 
 import numpy as np
 
-EPS = float(np.finfo(float).eps)
+from .. import brent as root
+
 #: golden-section ratio for the dip search
 _GOLD = 0.5 * (3.0 - 5.0**0.5)
 
 
 def brent(g: Callable[[float], float], a: float, b: float, ga: float | None = None, gb: float | None = None,
           xtol: float = 0.0, maxiter: int = 200, side: str = "a") -> float:
-    """A root of g in [a, b] to round-off (plus ``xtol``, s), from g(a), g(b) of opposite signs.
+    """A root of g in [a, b] to round-off (plus ``xtol``, s), from g(a), g(b) of opposite signs (:mod:`..brent`,
+    the kernels' own, looped over here).
 
     ``side="a"``: return the end of the final bracket where g has the sign of g(a) (or is zero);
     ``side="b"``: the other one; ``side="best"``: the end with the smaller |g|.
     """
     fa = float(g(a)) if ga is None else float(ga)
     fb = float(g(b)) if gb is None else float(gb)
-    if fa == 0.0:
-        return a
-    if fb == 0.0:
-        return b
-    if (fa > 0) == (fb > 0):
+    if fa != 0.0 and fb != 0.0 and (fa > 0) == (fb > 0):
         raise ValueError(f"brent: g({a!r}) = {fa!r} and g({b!r}) = {fb!r} do not bracket a root")
-    sign_a = fa > 0
-    c, fc = a, fa
-    d = e = b - a
-    for _ in range(maxiter):
-        if (fb > 0) == (fc > 0) and fb != 0.0:
-            c, fc = a, fa
-            d = e = b - a
-        if abs(fc) < abs(fb):
-            a, b, c = b, c, b
-            fa, fb, fc = fb, fc, fb
-        tol = 2.0 * EPS * abs(b) + 0.5 * xtol + 1e-300
-        m = 0.5 * (c - b)
-        if abs(m) <= tol or fb == 0.0:
-            break
-        if abs(e) >= tol and abs(fa) > abs(fb):
-            s = fb / fa
-            if a == c:
-                p, q = 2.0 * m * s, 1.0 - s
-            else:
-                q, r = fa / fc, fb / fc
-                p = s * (2.0 * m * q * (q - r) - (b - a) * (r - 1.0))
-                q = (q - 1.0) * (r - 1.0) * (s - 1.0)
-            if p > 0:
-                q = -q
-            else:
-                p = -p
-            if 2.0 * p < min(3.0 * m * q - abs(tol * q), abs(e * q)):
-                e, d = d, p / q
-            else:
-                d = e = m
-        else:
-            d = e = m
-        a, fa = b, fb
-        b = b + d if abs(d) > tol else b + (tol if m > 0 else -tol)
-        fb = float(g(b))
-    if fb == 0.0 or side == "best":
-        return b if abs(fb) <= abs(fc) else c
-    on_a = (fb > 0) == sign_a
-    return b if on_a == (side == "a") else c
+    bs = [0.0] * root.STATE
+    done, t = root.start(bs, a, b, fa, fb, float(xtol), root.SIDES[side], float(maxiter))
+    if not done:
+        done, t = root.step(bs, fb)
+    while not done:
+        done, t = root.step(bs, float(g(t)))
+    return t
 
 
 def golden_min(g: Callable[[float], float], a: float, b: float, iters: int = 60) -> tuple[float, float]:

@@ -171,7 +171,7 @@ def _transition(M, s, which, k, dt, info):
 @_jit
 def _locate(M, s, which, v0, val, h, info):
     """The time τ ∈ [0, h] from s at which watched value ``which`` crosses zero (surface.run's Brent call)."""
-    bs = np.zeros(10)
+    bs = np.zeros(13)   # brent.STATE
     if v0 == 0.0:     # events.brent is given no g(0) then, and evaluates it
         v0 = _watch(M, _advance(M, s, 0.0, info)[0], s, info)[which]
     done, tau = _brent_start(bs, 0.0, h, v0, val)
