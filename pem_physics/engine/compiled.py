@@ -274,16 +274,14 @@ def _tables(system) -> tuple:
     tab_kind, sb_tab, pv_tab) (see :data:`Model`). A driven uniform rotation is an orbit (kind 2), not a table."""
     motions = []
 
-    def add(m) -> int:
+    def add(m, pivot: bool) -> int:   # a pivot's uniform rotation is a sum of cosines, a body's an orbit
         if not isinstance(m, (TabulatedMotion, Oscillation)) and not (isinstance(m, UniformRotation) and pivot):
             return -1
         motions.append(m)
         return len(motions) - 1
 
-    pivot = False
-    sb_tab = [add(b.motion) for b in system.src_bodies]
-    pivot = True
-    pv_tab = [add(m) for m in (system.pivot_motions or [None] * system.n_bodies)]
+    sb_tab = [add(b.motion, False) for b in system.src_bodies]
+    pv_tab = [add(m, True) for m in (system.pivot_motions or [None] * system.n_bodies)]
     t, y, mm, lo, kind = [], [], [], [0], []
     for m in motions:
         if isinstance(m, TabulatedMotion):

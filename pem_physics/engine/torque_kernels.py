@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model import analytic
 from . import dipole_pair
 from .kernel_flags import _jit, _jit_borrowed, _jit_inline
 
@@ -63,22 +64,16 @@ def _spline(M, i, time, order):
             _cubic(M, i, 6, A, B, h, order))
 
 
+_cosine_rate = _jit_inline(analytic.cosine_rate)
+
+
 @_jit_borrowed
 def _harmonic(M, k, time, order):
     """The order-th derivative (0…3) of the sum of cosines in table k (model.analytic.harmonic_sum: the same terms
     in the same order) at ``time``: a 3-tuple (m, m/s, m/s², m/s³). ``order`` a variable (see :func:`_spline`)."""
     x0 = x1 = x2 = 0.0
     for r in range(M.tab_lo[k], M.tab_lo[k + 1]):
-        w = M.tab_y[r, 3]
-        ph = w * time + M.tab_y[r, 4]
-        if order == 0:
-            f = np.cos(ph)
-        elif order == 1:
-            f = -w * np.sin(ph)
-        elif order == 2:
-            f = (-w * w) * np.cos(ph)
-        else:
-            f = (w * w * w) * np.sin(ph)
+        f = _cosine_rate(M.tab_y[r, 3], M.tab_y[r, 4], time, order)
         x0 += M.tab_y[r, 0] * f
         x1 += M.tab_y[r, 1] * f
         x2 += M.tab_y[r, 2] * f

@@ -36,23 +36,28 @@ from .rotations import axis_angle_matrix, orientation_to_quat
 KEYS_PER_PERIOD = 64
 
 
+def cosine_rate(w, p, t, order):
+    """The order-th time derivative (0…3) of cos(w·t + p) at ``t`` (a float or an array): the one formula the
+    numpy sums here and the compiled kernels (:func:`pem_physics.engine.torque_kernels._harmonic`, which numba
+    compiles from this function) evaluate. ``order`` a variable in the kernels (numba compiles a function anew for
+    each constant argument)."""
+    ph = w * t + p
+    if order == 0:
+        return np.cos(ph)
+    if order == 1:
+        return -w * np.sin(ph)
+    if order == 2:
+        return (-w * w) * np.cos(ph)
+    return (w * w * w) * np.sin(ph)
+
+
 def harmonic_sum(a: np.ndarray, w: np.ndarray, p: np.ndarray, t, order: int = 0) -> np.ndarray:
     """The order-th time derivative (0…3) of Σₖ aₖ cos(ωₖ t + φₖ) at ``t`` (s): a (N,3), w (N,), p (N,); (3,) at a
     float, (T,3) at T times. Terms are added one by one in order (the compiled kernels' arithmetic)."""
     t = np.asarray(t, dtype=float)
     out = np.zeros(t.shape + (3,))
     for k in range(len(w)):
-        wk = w[k]
-        ph = wk * t + p[k]
-        if order == 0:
-            f = np.cos(ph)
-        elif order == 1:
-            f = -wk * np.sin(ph)
-        elif order == 2:
-            f = (-wk * wk) * np.cos(ph)
-        else:
-            f = (wk * wk * wk) * np.sin(ph)
-        out = out + a[k] * np.asarray(f)[..., None]
+        out = out + a[k] * np.asarray(cosine_rate(w[k], p[k], t, order))[..., None]
     return out
 
 
