@@ -18,7 +18,7 @@ point P = C + r d(φ*) (the maximum of f along the rim, by Newton's method from 
 and corners (where its curvature jumps) are step boundaries: located like events, nothing changes there, so no step
 straddles a jump.
 
-States of the contact (one shape touches at a time):
+States of a contact:
 
 - ``apart``: free flight; the gaps of every shape are watched, a crossing is located to round-off (Brent's method on
   trial steps from the step start, as :mod:`~pem_physics.engine.contacts` does) and resolved by the impulse of
@@ -73,8 +73,9 @@ and there, the reference, and :mod:`.surface_kernels` with :mod:`.surface_run_ke
 :func:`.surface_run.run` takes the compiled one where it can. They agree to round-off
 (``tests/engine/test_surface_compiled.py``).
 
-Limits: one contact at a time (a second shape reaching the table while one touches is reported, not resolved); the
-table does not move; impacts with viscous friction are frictionless.
+Several shapes touching at once (a tippe top on its ball and stem, a block on an edge): :mod:`.surface_several`,
+the same step and events with a set of contacts. Limits: the table does not move; impacts with viscous friction are
+frictionless.
 """
 
 from __future__ import annotations
@@ -87,33 +88,24 @@ import numpy as np
 from ...errors import SimulationError, ValidationError
 from ..integrators import free_turn, free_turn_plan
 from ..system import principal_frame
+from . import surface_several
 from .impulses import check_restitution
+from .surface_common import (  # noqa: F401  (re-exported: the table model's names in one place)
+    _EPS,
+    APART,
+    MAX_SPLITS,
+    MODES,
+    REGION_RTOL,
+    RIM_ITERATIONS,
+    ROLLING,
+    ROT_RTOL,
+    SLIDING,
+    SLIP_RTOL,
+    SPLIT_RTOL,
+    TOUCH_RTOL,
+)
+from .surface_common import cross as _cross
 from .walls import Box, Cylinder, Plane, Sphere, Wall
-
-APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
-MODES = (APART, SLIDING, ROLLING)
-#: A shape whose gap is within TOUCH_RTOL·r of zero touches the table.
-TOUCH_RTOL = 1e-9
-#: Slip speeds below SLIP_RTOL·(speed scale) are no slip (their direction is round-off).
-SLIP_RTOL = 1e-12
-#: A block's region coordinate within REGION_RTOL·r of zero at a step's start is not watched in that step (the
-#: step starts where it was just located).
-REGION_RTOL = 1e-9
-#: Newton iterations at most for a rim's deepest point on a curved table (it converges in a few).
-RIM_ITERATIONS = 30
-#: A rotation slower than ROT_RTOL·(|ω| + √(|g|/reach)) is at rest for the rolling and spinning resistance.
-ROT_RTOL = 1e-12
-#: A step whose energy balance (E change less the friction's work) exceeds SPLIT_RTOL·(energy scale) is taken as
-#: two halves instead (recursively, at most MAX_SPLITS deep): the step error of a contact point that runs fast
-#: round a rim, or of a body about to fall flat, then stays bounded (see :meth:`Surface.advance`).
-SPLIT_RTOL = 1e-7
-MAX_SPLITS = 12
-_EPS = float(np.finfo(float).eps)
-
-
-def _cross(a, b) -> np.ndarray:
-    """a × b of two 3-vectors (np.cross's generality costs ~20× more on one pair)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _vector(v, path: str) -> np.ndarray:
@@ -259,7 +251,8 @@ class Table:
 class State:
     """t s; x (3,) m centre of mass; v (3,) m/s; L (3,) kg m²/s about the centre of mass; Q (3,3) principal frame
     (rows, lab); ``mode`` one of :data:`MODES`; ``shape`` the touching shape (−1 when apart); ``slip`` (3,) the
-    friction's direction when a slide starts from rest (zero otherwise)."""
+    friction's direction when a slide starts from rest (zero otherwise); ``extra`` the other touching shapes when
+    several touch at once, ((shape, mode, slip), …) in the order of their shapes (:mod:`.surface_several`)."""
 
     t: float
     x: np.ndarray
@@ -269,10 +262,11 @@ class State:
     mode: str = APART
     shape: int = -1
     slip: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    extra: tuple = ()
 
     def copy(self) -> State:
         return State(self.t, self.x.copy(), self.v.copy(), self.L.copy(), self.Q.copy(), self.mode, self.shape,
-                     self.slip.copy())
+                     self.slip.copy(), tuple((k, m, s.copy()) for k, m, s in self.extra))
 
 
 class Touch(NamedTuple):
@@ -587,6 +581,8 @@ class Surface:
 
     def step(self, st: State, h: float):
         """One step of length h (s) from st (not changed): (new state, normal work J, friction work J)."""
+        if st.extra:
+            return surface_several.step(self, st, h)
         if st.mode == APART:
             v = st.v + 0.5 * h * self.g
             x = st.x + h * v
@@ -721,6 +717,8 @@ class Surface:
     # --- events ------------------------------------------------------------------------------------
     def watch(self, st: State, start: State) -> list:
         """Event functions at st for a step from ``start``: [(kind, value, shape)], each positive before its event."""
+        if st.extra:
+            return surface_several.watch(self, st, start)
         out = []
         g = self.gaps(st.x, st.Q)
         for k in range(len(g)):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...errors import SimulationError, ValidationError
 from . import surface_layout as lay
+from . import surface_several as several
 from .events import brent
 from .impulses import ContactBody, compute_impulse
 from .surface import (
@@ -65,7 +66,8 @@ class Run:
     apart), energy (T,) J, friction_work,
     impact_work and normal_work (T,) J (cumulative, from the start); events (:class:`Event`); ``complete`` False
     when stopped early; ``engine`` what ran it (``numpy``, or ``numba`` with ``kernels`` ``ahead-of-time`` or
-    ``jit``); ``load_s`` s the compiled kernel took to compile or load before the first step."""
+    ``jit``); ``load_s`` s the compiled kernel took to compile or load before the first step; ``extra`` (T,) the
+    other touching shapes at each record (:attr:`State.extra`; None: never several)."""
 
     t: np.ndarray
     x: np.ndarray
@@ -84,6 +86,8 @@ class Run:
     engine: str = "numpy"
     kernels: str | None = None
     load_s: float = 0.0
+    #: (T,) at each record the other touching shapes when several touch ((shape, mode, slip), …; State.extra)
+    extra: list | None = None
 
     def energy_balance(self) -> np.ndarray:
         """E − E₀ − W_friction − W_impacts (J) at each record: the integration error."""
@@ -112,11 +116,10 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0,
         st.x = x - g[worst] * surface.lowest(worst, x, Q, t)[1] if not surface.table.flat else \
             x - g[worst] * surface.table.normal
         g = surface.gaps(st.x, Q)
-    touching = [k for k in range(len(g)) if g[k] <= TOUCH_RTOL * body.r[k]]
+    touching = [k for k in range(len(g)) if g[k] <= max(TOUCH_RTOL * body.r[k], tolerance)]
     if len(touching) > 1:
-        raise ValidationError(f"{body.name}.contacts", f"shapes {touching} touch {surface.table.name!r} at once: "
-                              "this model holds one contact at a time")
-    if touching:
+        several.settle(surface, st, touching, dt=0.0)
+    elif touching:
         st.shape = touching[0]
         settle(surface, st, dt=0.0)
     return st
@@ -172,12 +175,13 @@ def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
 def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tuple[str, np.ndarray]:
     """Apply the event ``kind`` of shape k at st (in place); the kind to log and the impulse given."""
     zero = np.zeros(3)
+    if kind == "impact" and st.mode != APART:       # while others touch: the impact with them all
+        J = several.settle(surface, st, [a[0] for a in several.active(st)] + [k], dt, impact=k)
+        mode = next((m for j, m, _ in several.active(st) if j == k), APART)
+        return ("impact" if mode == APART else f"impact, {mode}"), J
+    if st.extra:
+        return several.transition(surface, st, kind, k)
     if kind == "impact":
-        if st.mode != APART:
-            raise SimulationError(f"{surface.body.name!r}: {surface.body.shape_name(k)} reaches "
-                                  f"{surface.table.name!r} while {surface.body.shape_name(st.shape)} touches it (this "
-                                  "model holds one contact at a time)", time=st.t,
-                                  body=surface.body.name)
         st.shape = k
         J = settle(surface, st, dt)
         return ("impact" if st.mode == APART else f"impact, {st.mode}"), J
@@ -210,11 +214,12 @@ def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tu
     return kind, zero
 
 
-def _touch_only(surface: Surface, st: State, J: np.ndarray) -> bool:
-    """Whether an impact left the body apart with an impulse below SLIP_RTOL of its momentum scale: a shape that
+def _touch_only(surface: Surface, st: State, k: int, J: np.ndarray) -> bool:
+    """Whether an impact of shape k left it apart with an impulse below SLIP_RTOL of its momentum scale: a shape that
     reaches the table where it has just left it (a lift-off's gap stays within round-off of zero for a while).
     Not an event, and the shape is not watched again in that step (else the round-off gap fires it at once again)."""
-    return st.mode == APART and float(np.linalg.norm(J)) <= SLIP_RTOL * surface.body.mass * surface.speed_scale(st)
+    return (st.mode == APART or k not in {a[0] for a in several.active(st)}) and \
+        float(np.linalg.norm(J)) <= SLIP_RTOL * surface.body.mass * surface.speed_scale(st)
 
 
 def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1, progress=None, stop=None,
@@ -242,6 +247,7 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
     n_steps = int(round((t_end - t0) / dt))
     keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "wf", "wi", "wn")
     rec = {k: [] for k in keys}
+    extra = []
     events = []
     wf = wn = wi = 0.0
     complete = True
@@ -249,6 +255,7 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
     def keep():
         for key, val in zip(keys, (st.t, st.x, st.v, st.L, st.Q, st.mode, st.shape, surface.energy(st), wf, wi, wn)):
             rec[key].append(val)
+        extra.append(st.copy().extra)
 
     keep()
     for i in range(1, n_steps + 1):
@@ -294,7 +301,7 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
                 wf += surface.energy(st) - E0
             else:
                 wi += surface.energy(st) - E0
-            if kind == "impact" and _touch_only(surface, st, J):
+            if kind == "impact" and _touch_only(surface, st, k, J):
                 touched.add(k)
                 continue
             P = surface.lowest(k, st.x, st.Q, st.t)[2]
@@ -309,7 +316,8 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
                                   body=surface.body.name)
         if i % every == 0 or i == n_steps:
             keep()
-    return Run(*(np.array(rec[k]) for k in keys), events, st, complete)
+    return Run(*(np.array(rec[k]) for k in keys), events, st, complete,
+               extra=extra if any(extra) else None)
 
 
 # --- the compiled run ----------------------------------------------------------------------------------------
@@ -400,13 +408,16 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     """:func:`run` on the compiled kernel (:func:`.surface_run_kernels.run_chunk`): the same method, steps, events and
     records as :func:`run_numpy`, to round-off; chunks of PROGRESS_EVERY steps when there are callbacks (the
     numpy run's points for them), else one. When the kernel stops on a failure (Painlevé's paradox, a rim lying
-    flat, chatter, …) the numpy reference runs the whole run instead and reports it in its words."""
+    flat, chatter, …) or on a second shape reaching the table (several contacts at once are the numpy reference's
+    alone so far), the numpy reference runs the whole run instead."""
     found = _compiled_kernel()
     if found is None:
         raise ValidationError("engine", "the compiled table kernel needs numba (pip install pem_physics[fast]) or "
                               "an ahead-of-time build (pem build-engine); use engine='numpy'")
     if not (np.isfinite(dt) and dt != 0):
         raise ValidationError("dt", f"must be a non-zero time step (s), got {dt!r}")
+    if state.extra:             # several shapes touch: the numpy reference's (surface_several)
+        return run_numpy(surface, state, t_end, dt, every, progress, stop)
     kernel, kernels = found
     M = model_arrays(surface)
     s = state_vector(state)

@@ -27,6 +27,7 @@ from ...model.rotations import orientation_to_quat, orthonormality_error
 from ...model.scene import ContactRim
 from . import surface as sf
 from . import surface_run as sr
+from . import surface_several as several
 from .model import EventLog, item_coefficients, make_wall, pair_coefficients
 from .walls import Plane
 
@@ -159,8 +160,17 @@ def simulate(scene, progress=None, stop=None) -> dict:
     w = np.einsum("tij,tj->ti", W, run.L)
     M = body.mass
     torque = np.zeros_like(run.L)
+    modes = [str(m) for m in run.mode]
     for r, mode in enumerate(run.mode):
-        if mode != sf.APART:
+        extra = run.extra[r] if run.extra is not None else ()
+        if extra:
+            st = sf.State(run.t[r], run.x[r], run.v[r], run.L[r], run.Q[r], str(mode), int(run.shape[r]),
+                          extra=extra)
+            acts = several.active(st)
+            F = several.forces(surface, st, acts)
+            torque[r] = sum(np.cross(surface.contact(st, k).rho, Fi) for (k, _, _), Fi in zip(acts, F))
+            modes[r] = ", ".join(m for _, m, _ in acts)
+        elif mode != sf.APART:
             st = sf.State(run.t[r], run.x[r], run.v[r], run.L[r], run.Q[r], str(mode), int(run.shape[r]))
             torque[r] = np.cross(surface.contact(st)[1], surface.force(st))
     log = EventLog()
@@ -190,5 +200,5 @@ def simulate(scene, progress=None, stop=None) -> dict:
         velocity=one(run.v), translating=np.array([True]), method="surface", dt=s.dt,
         steps=int(round((run.t[-1] - run.t[0]) / s.dt)), wall_time=wall, complete=run.complete,
         info={"engine": run.engine, "kernels": run.kernels, "compile_or_load_s": run.load_s, "contacts": INFO,
-              "contact_modes": [str(m) for m in run.mode], "warnings": friction_warnings(scene)},
+              "contact_modes": modes, "warnings": friction_warnings(scene)},
         friction_work=np.zeros(R), events=log, impact_loss=loss)

@@ -1,0 +1,31 @@
+"""The table model's contact modes, tolerances and one small formula, shared by :mod:`.surface` (one contact) and
+:mod:`.surface_several` (several at once)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
+MODES = (APART, SLIDING, ROLLING)
+#: A shape whose gap is within TOUCH_RTOL·r of zero touches the table.
+TOUCH_RTOL = 1e-9
+#: Slip speeds below SLIP_RTOL·(speed scale) are no slip (their direction is round-off).
+SLIP_RTOL = 1e-12
+#: A block's region coordinate within REGION_RTOL·r of zero at a step's start is not watched in that step (the
+#: step starts where it was just located).
+REGION_RTOL = 1e-9
+#: Newton iterations at most for a rim's deepest point on a curved table (it converges in a few).
+RIM_ITERATIONS = 30
+#: A rotation slower than ROT_RTOL·(|ω| + √(|g|/reach)) is at rest for the rolling and spinning resistance.
+ROT_RTOL = 1e-12
+#: A step whose energy balance (E change less the friction's work) exceeds SPLIT_RTOL·(energy scale) is taken as
+#: two halves instead (recursively, at most MAX_SPLITS deep): the step error of a contact point that runs fast
+#: round a rim, or of a body about to fall flat, then stays bounded (see :meth:`Surface.advance`).
+SPLIT_RTOL = 1e-7
+MAX_SPLITS = 12
+_EPS = float(np.finfo(float).eps)
+
+
+def cross(a, b) -> np.ndarray:
+    """a × b of two 3-vectors (np.cross's generality costs ~20× more on one pair)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])

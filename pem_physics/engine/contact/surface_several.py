@@ -1,0 +1,396 @@
+"""Several shapes of a body touching the table at once (theory §7): a tippe top on its ball and its stem, a block
+on an edge or a face, a die. :mod:`.surface`'s model and step with one contact grown to a set.
+
+Each touching shape i has its own state — sliding (friction along its own slip) or rolling (its contact point at
+rest) — and its own contact point P_i, lever arm ρ_i = P_i − x and normal n_i. A force F_j at P_j accelerates the
+contact point i by K_ij F_j, K_ij = 𝟙/M − [ρ_i]× W [ρ_j]× (:func:`coupling`); the forces of all contacts are found
+together. Each contact's unknowns are a basis B_i (sliding: the one column n_i + f_i, f_i its friction vector;
+rolling: the three axes) and its conditions a projection P_i (sliding: n_iᵀ, the normal motion; rolling: 𝟙):
+
+    P_i (a_i + Σ_j K_ij B_j z_j) = c_i    (all i),
+
+a_i the contact point's velocity (a kick) or acceleration (the forces) without the table, c_i zero or the curvature
+term of a curved table. Four corners of a block on a face ask more than the body's six freedoms allow (the forces
+are statically indeterminate): the system is solved in the least-squares sense with the least-norm answer, which
+keeps every condition when they agree (they do: they come from one rigid motion) and spreads the load evenly.
+
+The step is :meth:`.surface.Surface.step`'s splitting with every contact at once: a half kick of gravity and
+impulses at every P_i whose normal parts put every shape exactly on the table at the end of the flight (a Newton
+iteration on the gaps, its Jacobian h·n_i·K_ij·D_j: the gaps are nearly linear in the impulses), the exact free
+flight, a half kick and impulses that take every contact point's normal velocity (rolling: its whole velocity)
+away. Gliding friction's second kick is implicit in the slip (a fixed-point iteration, converging by the factor
+μ·λ/M ≪ 1), as with one contact. The energy books work as with one contact (the work of simultaneous impulses
+J_i is exactly Σ J_i·(u_i⁻ + u_i⁺)/2).
+
+Events (:func:`watch`, each positive before it): another shape's gap (an impact), each contact's normal force
+(lift-off), a rolling contact's friction reserve μN − |F_t| (slip), a Coulomb slide's slip against its start
+(stick). A shape that reaches the table while others touch (:func:`settle`): the impulses of the impact are found
+together — a plastic compression that leaves no contact approaching (contacts whose impulse would pull let go),
+then the restitution e of each contact's compression impulse (Poisson's law, which never adds energy) — and the
+contacts that stay are given their states. Impacts with several contacts are frictionless.
+
+Not yet with several contacts: the rolling and spinning resistance (refused by name), a rim lying flat (a coin's
+whole edge), and the compiled engine (:func:`.surface_run.run` runs such a run on the numpy reference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import SimulationError
+from ..integrators import free_turn
+from .surface_common import _EPS, APART, ROLLING, SLIDING, SLIP_RTOL, cross
+
+#: Newton iterations at most for the first kick's normal impulses, and fixed-point ones for gliding friction.
+ITERATIONS = 60
+
+
+def active(st) -> list:
+    """The touching shapes of a state: [(shape, mode, slip (3,))], the primary first."""
+    if st.mode == APART:
+        return []
+    return [(st.shape, st.mode, st.slip)] + list(st.extra)
+
+
+def assign(st, acts) -> None:
+    """Set the touching shapes of st (in place) to ``acts`` [(shape, mode, slip)], ordered by shape."""
+    acts = sorted(acts, key=lambda a: a[0])
+    if not acts:
+        st.mode, st.shape, st.slip, st.extra = APART, -1, np.zeros(3), ()
+        return
+    (k, mode, slip), rest = acts[0], acts[1:]
+    st.shape, st.mode, st.slip = k, mode, np.array(slip, dtype=float)
+    st.extra = tuple((j, m, np.array(s, dtype=float)) for j, m, s in rest)
+
+
+def coupling(surface, W, rho_i, rho_j) -> np.ndarray:
+    """K_ij (3,3) kg⁻¹: the acceleration of contact point i (lever arm ρ_i) per force at contact point j."""
+    Si = np.array([[0.0, -rho_i[2], rho_i[1]], [rho_i[2], 0.0, -rho_i[0]], [-rho_i[1], rho_i[0], 0.0]])
+    Sj = np.array([[0.0, -rho_j[2], rho_j[1]], [rho_j[2], 0.0, -rho_j[0]], [-rho_j[1], rho_j[0], 0.0]])
+    return np.eye(3) / surface.body.mass - Si @ W @ Sj
+
+
+def friction_vector(surface, st, slip, u, n) -> np.ndarray:
+    """f (3,) of a sliding contact: its force is N (n + f) (Coulomb: μ t̂, t̂ = −û_t or ``slip`` when the slip is
+    round-off; gliding: −μ u_t)."""
+    ut = u - (u @ n) * n
+    if surface.table.friction == "viscous":
+        return -surface.table.mu * ut
+    s = float(np.linalg.norm(ut))
+    if s > SLIP_RTOL * surface.speed_scale(st):
+        return -surface.table.mu * ut / s
+    return surface.table.mu * np.asarray(slip, dtype=float)
+
+
+def _refuse_resistance(surface, st) -> None:
+    if surface.table.resists:
+        raise SimulationError(f"{surface.body.name!r}: {len(active(st))} of its contact shapes touch "
+                              f"{surface.table.name!r} at once, and the rolling and spinning resistance is not "
+                              "modelled for several contacts: set the table's rolling_resistance and "
+                              "spin_resistance to 0", time=st.t, body=surface.body.name)
+
+
+def solve(surface, W, cs, modes, D, a, c=None) -> list:
+    """The contacts' forces or impulses [(3,)] from P_i (a_i + Σ_j K_ij B_j z_j) = c_i (module docstring): ``cs``
+    their touches, ``modes`` their states, ``D`` each sliding contact's direction (3,), ``a`` [(3,)] the contact
+    points' velocities or accelerations without the table, ``c`` [float] the sliding contacts' normal targets
+    (default zero)."""
+    rows, cols = [], []
+    for i, (ci, mode) in enumerate(zip(cs, modes)):
+        rows.append(ci.n[None] if mode == SLIDING else np.eye(3))
+        cols.append(D[i][:, None] if mode == SLIDING else np.eye(3))
+    A = np.block([[rows[i] @ coupling(surface, W, cs[i].rho, cs[j].rho) @ cols[j] for j in range(len(cs))]
+                  for i in range(len(cs))])
+    b = np.concatenate([(0.0 if c is None or modes[i] != SLIDING else c[i]) - rows[i] @ a[i]
+                        for i in range(len(cs))])
+    z = np.linalg.lstsq(A, b, rcond=None)[0]
+    out, p = [], 0
+    for col in cols:
+        out.append(col @ z[p:p + col.shape[1]])
+        p += col.shape[1]
+    return out
+
+
+def forces(surface, st, acts=None, cs=None) -> list:
+    """The table's forces [(3,)] N at the contact points of ``acts`` (default: the state's touching shapes), by
+    the acceleration-level conditions of their states (a normal force that comes out negative is a lift-off)."""
+    acts = active(st) if acts is None else acts
+    cs = [surface.contact(st, k) for k, _, _ in acts] if cs is None else cs
+    _refuse_resistance(surface, st)
+    W = cs[0].W
+    wdot = W @ cross(cs[0].w, st.L)
+    a0 = [surface.g - cross(wdot, ci.rho) + cross(ci.w, ci.moving) for ci in cs]
+    modes = [m for _, m, _ in acts]
+    D = [ci.n + friction_vector(surface, st, slip, ci.u, ci.n) for ci, (_, _, slip) in zip(cs, acts)]
+    return solve(surface, W, cs, modes, D, a0, [ci.curv for ci in cs])
+
+
+def _push(surface, st, cs, J) -> None:
+    """Apply impulses J [(3,)] at the touches ``cs`` (in place)."""
+    for ci, Ji in zip(cs, J):
+        st.v = st.v + Ji / surface.body.mass
+        st.L = st.L + cross(ci.rho, Ji)
+
+
+def _works(cs, J, u0, u1):
+    """(normal work, tangential work) J of impulses J at touches cs, the contact points' velocities u0 before and
+    u1 after (Σ J_i·(u0_i + u1_i)/2, split along each normal and across it)."""
+    wn = wt = 0.0
+    for ci, Ji, a, b in zip(cs, J, u0, u1):
+        um = 0.5 * (a + b)
+        jn = float(Ji @ ci.n)
+        wn += jn * float(um @ ci.n)
+        wt += float(Ji @ um) - jn * float(um @ ci.n)
+    return wn, wt
+
+
+def _velocities(st, cs) -> list:
+    w = cs[0].W @ st.L
+    return [st.v + cross(w, ci.rho) for ci in cs]
+
+
+def step(surface, st, h: float):
+    """One step of length h (s) with several contacts (module docstring): (new state, normal work J, friction
+    work J)."""
+    acts = active(st)
+    modes = [m for _, m, _ in acts]
+    M = surface.body.mass
+    cs = [surface.contact(st, k) for k, _, _ in acts]
+    W = cs[0].W
+    F = forces(surface, st, acts, cs)
+    v0 = st.v + 0.5 * h * surface.g
+    viscous = surface.table.friction == "viscous"
+    D1, Jt = [], []
+    for ci, (_, mode, slip), Fi in zip(cs, acts, F):
+        if mode == ROLLING:
+            D1.append(ci.n)
+            Jt.append(0.5 * h * (Fi - (Fi @ ci.n) * ci.n))
+        else:
+            u = v0 + cross(ci.w, ci.rho)
+            D1.append(ci.n + friction_vector(surface, st, slip, ci.u if viscous else u, ci.n))
+            Jt.append(np.zeros(3))
+
+    def land(lam):
+        J = [lam[i] * D1[i] + Jt[i] for i in range(len(cs))]
+        v1 = v0 + sum(J) / M
+        L1 = st.L + sum(cross(ci.rho, Ji) for ci, Ji in zip(cs, J))
+        x1 = st.x + h * v1
+        Q1 = free_turn(st.Q[None, None], L1[None, None], h, surface.body.plan)[0, 0]
+        gaps = np.array([surface.gap(k, x1, Q1, st.t + h) for k, _, _ in acts])
+        return gaps, J, x1, v1, L1, Q1
+
+    G = h * np.array([[float(ci.n @ coupling(surface, W, ci.rho, cj.rho) @ D1[j]) for j, cj in enumerate(cs)]
+                      for ci in cs])
+    lam = np.array([0.5 * h * float(Fi @ ci.n) for ci, Fi in zip(cs, F)])
+    best = land(lam)
+    for _ in range(ITERATIONS):
+        d = np.linalg.lstsq(G, best[0], rcond=None)[0]
+        trial_lam = lam - d
+        trial = land(trial_lam)
+        if not np.linalg.norm(trial[0]) < np.linalg.norm(best[0]):
+            break
+        lam, best = trial_lam, trial
+        if np.linalg.norm(d) <= 4 * _EPS * np.linalg.norm(lam) or not np.any(best[0]):
+            break
+    _, J1, x1, v1, L1, Q1 = best
+    u0 = [v0 + cross(ci.w, ci.rho) for ci in cs]
+    u1 = [v1 + cross(W @ L1, ci.rho) for ci in cs]
+    wn1, wt1 = _works(cs, J1, u0, u1)
+    g = surface.g
+    for ci, Ji in zip(cs, J1):
+        jn = float(Ji @ ci.n)
+        wn1 -= 0.5 * h * float(g @ ci.n) * jn
+        wt1 -= 0.5 * h * float(g @ (Ji - jn * ci.n))
+    mid = st.copy()
+    mid.t, mid.x, mid.v, mid.L, mid.Q = st.t + h, x1, v1 + 0.5 * h * g, L1, Q1
+    cs2 = [surface.contact(mid, k) for k, _, _ in acts]
+    W2 = cs2[0].W
+    ua = _velocities(mid, cs2)
+    D2 = []
+    for ci, c1, (_, _, slip), Di, ui in zip(cs2, cs, acts, D1, ua):
+        # a Coulomb slip that reverses within the step keeps the first kick's direction (as with one contact)
+        f1, f2 = Di - c1.n, friction_vector(surface, mid, slip, ui, ci.n)
+        D2.append(ci.n + (f2 if viscous or f2 @ f1 >= 0 else f1))
+    J2 = solve(surface, W2, cs2, modes, D2, ua)
+    if viscous:
+        J2 = _gliding_kicks(surface, W2, cs2, modes, ua, J2)
+    _push(surface, mid, cs2, J2)
+    wn2, wt2 = _works(cs2, J2, ua, _velocities(mid, cs2))
+    if all(m == ROLLING for m in modes):
+        return mid, wn1 + wn2 + wt1 + wt2, 0.0
+    # rolling contacts' tangential impulses are the constraint's (no slip, no friction work)
+    roll_t = _rolling_tangential_work(cs, J1, u0, u1, modes, h, g) + _rolling_tangential_work(
+        cs2, J2, ua, _velocities(mid, cs2), modes, 0.0, g)
+    return mid, wn1 + wn2 + roll_t, wt1 + wt2 - roll_t
+
+
+def _rolling_tangential_work(cs, J, u0, u1, modes, h, g) -> float:
+    """The tangential work of the rolling contacts' impulses (with the first kick's gravity term for h > 0)."""
+    out = 0.0
+    for ci, Ji, a, b, mode in zip(cs, J, u0, u1, modes):
+        if mode == ROLLING:
+            jt = Ji - float(Ji @ ci.n) * ci.n
+            out += float(jt @ (0.5 * (a + b))) - 0.5 * h * float(g @ jt)
+    return out
+
+
+def _gliding_kicks(surface, W, cs, modes, ua, J):
+    """The second kicks J_i = λ_i (n_i − μ u⁺_i,t) of gliding slides, implicit in the slips after them (u⁺): a
+    fixed-point iteration from the explicit kicks ``J``."""
+    mu = surface.table.mu
+    for _ in range(ITERATIONS):
+        after = [u + sum(coupling(surface, W, ci.rho, cj.rho) @ Jj for cj, Jj in zip(cs, J))
+                 for ci, u in zip(cs, ua)]
+        D = [ci.n - mu * (up - (up @ ci.n) * ci.n) for ci, up in zip(cs, after)]
+        J_new = solve(surface, W, cs, modes, D, ua)
+        change = max(float(np.linalg.norm(a - b)) for a, b in zip(J_new, J))
+        J = J_new
+        if change <= 4 * _EPS * max(float(np.linalg.norm(j)) for j in J):
+            break
+    return J
+
+
+def watch(surface, st, start) -> list:
+    """Event functions at st for a step from ``start``: [(kind, value, shape)], each positive before its event."""
+    acts = active(st)
+    mine = {k for k, _, _ in acts}
+    out = [("impact", float(surface.gap(k, st.x, st.Q)), k) for k in range(len(surface.body.r)) if k not in mine]
+    cs = [surface.contact(st, k) for k, _, _ in acts]
+    F = forces(surface, st, acts, cs)
+    slips0 = {k: s for k, _, s in active(start)}
+    for ci, (k, mode, _), Fi in zip(cs, acts, F):
+        N = float(Fi @ ci.n)
+        out.append(("lift-off", N, k))
+        if mode == ROLLING:
+            out.append(("slip", surface.table.mu * N - float(np.linalg.norm(Fi - N * ci.n)), k))
+        elif surface.table.friction == "coulomb" and k in slips0:
+            c0 = surface.contact(start, k)
+            u0 = c0.u - (c0.u @ c0.n) * c0.n
+            ref = u0 if np.linalg.norm(u0) > SLIP_RTOL * surface.speed_scale(start) else -slips0[k]
+            out.append(("stick", float((ci.u - (ci.u @ ci.n) * ci.n) @ ref), k))
+    return out
+
+
+def _compress(surface, st, cs, restitution: float):
+    """The impulses [(3,)] of an impact at the touches cs (normal, frictionless): the plastic compression that
+    leaves no contact point approaching (a contact whose impulse would pull is let go), then each contact's
+    restitution e times its compression impulse (Poisson's law)."""
+    W = cs[0].W
+    u = _velocities(st, cs)
+    held = [i for i, ci in enumerate(cs) if float(u[i] @ ci.n) < 0]
+    lam = np.zeros(len(cs))
+    for _ in range(2 * len(cs) + 2):
+        if not held:
+            break
+        sub = [cs[i] for i in held]
+        J = solve(surface, W, sub, [SLIDING] * len(sub), [c.n for c in sub], [u[i] for i in held])
+        lam[:] = 0.0
+        for i, Ji in zip(held, J):
+            lam[i] = float(Ji @ cs[i].n)
+        after = [u[i] + sum(coupling(surface, W, cs[i].rho, cs[j].rho) @ (lam[j] * cs[j].n) for j in held)
+                 for i in range(len(cs))]
+        pulls = [i for i in held if lam[i] < 0]
+        comes = [i for i in range(len(cs)) if i not in held and float(after[i] @ cs[i].n) < 0]
+        if not pulls and not comes:
+            break
+        if pulls:
+            held.remove(min(pulls, key=lambda i: lam[i]))
+        else:
+            held.append(comes[0])
+            held.sort()
+    return [(1.0 + restitution) * max(lam[i], 0.0) * ci.n for i, ci in enumerate(cs)]
+
+
+def settle(surface, st, shapes, dt: float, impact: int | None = None):
+    """Decide the contacts of a state whose ``shapes`` touch the table (in place): the impact's impulses if any
+    approaches (:func:`_compress`), then which stay (a contact point leaving faster than |g·n|·dt, or whose normal
+    force would pull, lets go) and each one's state (a Coulomb contact without slip rolls while its friction
+    suffices). Returns the impulse (3,) N·s the table gave at shape ``impact`` (zero when not given)."""
+    modes = {k: m for k, m, _ in active(st)}
+    acts = [(k, modes.get(k, SLIDING), np.zeros(3)) for k in sorted(shapes)]
+    assign(st, acts)
+    _refuse_resistance(surface, st)
+    cs = [surface.contact(st, k) for k, _, _ in acts]
+    J = _compress(surface, st, cs, surface.table.restitution)
+    _push(surface, st, cs, J)
+    J_impact = next((Ji for (k, _, _), Ji in zip(acts, J) if k == impact), np.zeros(3))
+    for _ in range(4 * len(acts) + 4):
+        cs = [surface.contact(st, k) for k, _, _ in acts]
+        u = _velocities(st, cs)
+        scale = SLIP_RTOL * surface.speed_scale(st)
+        leaving = [i for i, ci in enumerate(cs) if float(u[i] @ ci.n) > max(abs(surface.g @ ci.n) * dt, scale)]
+        if leaving:
+            acts = [a for i, a in enumerate(acts) if i not in leaving]
+            assign(st, acts)
+            if not acts:
+                return J_impact
+            continue
+        rest = [i for i, ci in enumerate(cs) if float(u[i] @ ci.n) > 0]
+        if rest:            # what is left of the normal velocities (a plastic impulse)
+            Jn = solve(surface, cs[0].W, cs, [SLIDING] * len(cs), [ci.n for ci in cs], u)
+            _push(surface, st, cs, Jn)
+            J_impact = J_impact + next((Ji for (k, _, _), Ji in zip(acts, Jn) if k == impact), np.zeros(3))
+            cs = [surface.contact(st, k) for k, _, _ in acts]
+            u = _velocities(st, cs)
+        coulomb = surface.table.friction == "coulomb"
+        acts = [(k, ROLLING if coulomb and np.linalg.norm(ui - (ui @ ci.n) * ci.n) <= scale else SLIDING,
+                 np.zeros(3)) for (k, _, _), ci, ui in zip(acts, cs, u)]
+        assign(st, acts)
+        changed = True
+        for _ in range(2 * len(acts) + 2):
+            F = forces(surface, st, acts, cs)
+            N = [float(Fi @ ci.n) for Fi, ci in zip(F, cs)]
+            if min(N) <= 0:
+                i = int(np.argmin(N))
+                acts = acts[:i] + acts[i + 1:]
+                cs = cs[:i] + cs[i + 1:]
+                assign(st, acts)
+                break
+            over = [i for i, ((_, m, _), ci, Fi, n) in enumerate(zip(acts, cs, F, N))
+                    if m == ROLLING and np.linalg.norm(Fi - n * ci.n) > surface.table.mu * n]
+            if not over:
+                changed = False
+                break
+            i = over[0]
+            Ft = F[i] - N[i] * cs[i].n
+            acts[i] = (acts[i][0], SLIDING, Ft / np.linalg.norm(Ft))
+            assign(st, acts)
+        if not acts:
+            return J_impact
+        if not changed or len(acts) == 1:
+            assign(st, acts)
+            return J_impact
+    return J_impact
+
+
+def transition(surface, st, kind: str, k: int):
+    """Apply the event ``kind`` of shape k to a state with several contacts, or an impact while one or more touch
+    (in place): (the kind to log, the impulse (3,) given)."""
+    acts = active(st)
+    zero = np.zeros(3)
+    if kind == "lift-off":
+        assign(st, [a for a in acts if a[0] != k])
+        return kind, zero
+    cs = [surface.contact(st, j) for j, _, _ in acts]
+    i = next(i for i, a in enumerate(acts) if a[0] == k)
+    if kind == "slip":
+        F = forces(surface, st, acts, cs)[i]
+        Ft = F - float(F @ cs[i].n) * cs[i].n
+        acts[i] = (k, SLIDING, Ft / np.linalg.norm(Ft))
+        assign(st, acts)
+        return kind, zero
+    # stick: the slip of contact k stopped while the others hold (their normal velocities stay zero)
+    modes = [ROLLING if j == i else (m if m == ROLLING else SLIDING) for j, (_, m, _) in enumerate(acts)]
+    J = solve(surface, cs[0].W, cs, modes, [ci.n for ci in cs], _velocities(st, cs))
+    _push(surface, st, cs, J)
+    acts[i] = (k, ROLLING, np.zeros(3))
+    assign(st, acts)
+    cs = [surface.contact(st, j) for j, _, _ in acts]
+    F = forces(surface, st, acts, cs)[i]
+    N = float(F @ cs[i].n)
+    Ft = F - N * cs[i].n
+    if np.linalg.norm(Ft) > surface.table.mu * N:
+        acts[i] = (k, SLIDING, Ft / np.linalg.norm(Ft))
+        assign(st, acts)
+        return "reversal", J[i]
+    return kind, J[i]
