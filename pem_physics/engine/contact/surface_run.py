@@ -175,8 +175,12 @@ def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
 def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tuple[str, np.ndarray]:
     """Apply the event ``kind`` of shape k at st (in place); the kind to log and the impulse given."""
     zero = np.zeros(3)
-    if kind == "impact" and st.mode != APART:       # while others touch: the impact with them all
-        J = several.settle(surface, st, [a[0] for a in several.active(st)] + [k], dt, impact=k)
+    if kind == "impact" and st.mode != APART:
+        # while others touch: the impact with them all, and with every shape at the table then (a block's face
+        # lands on two corners at once, to round-off)
+        g = surface.gaps(st.x, st.Q)
+        at = [j for j in range(len(g)) if g[j] <= TOUCH_RTOL * surface.body.r[j]]
+        J = several.settle(surface, st, sorted({a[0] for a in several.active(st)} | {k} | set(at)), dt, impact=k)
         mode = next((m for j, m, _ in several.active(st) if j == k), APART)
         return ("impact" if mode == APART else f"impact, {mode}"), J
     if st.extra:

@@ -26,8 +26,9 @@ Events (:func:`watch`, each positive before it): another shape's gap (an impact)
 (lift-off), a rolling contact's friction reserve μN − |F_t| (slip), a Coulomb slide's slip against its start
 (stick). A shape that reaches the table while others touch (:func:`settle`): the impulses of the impact are found
 together — a plastic compression that leaves no contact approaching (contacts whose impulse would pull let go),
-then the restitution e of each contact's compression impulse (Poisson's law, which never adds energy) — and the
-contacts that stay are given their states. Impacts with several contacts are frictionless.
+then the restitution e of each contact's compression impulse (Poisson's law, which never adds energy), with
+Coulomb's friction where the pressed contacts can stop (a sticking impact, each in its cone) or slide against
+their slips — and the contacts that stay are given their states.
 
 Not yet with several contacts: the rolling and spinning resistance (refused by name), a rim lying flat (a coin's
 whole edge), and the compiled engine (:func:`.surface_run.run` runs such a run on the numpy reference).
@@ -298,7 +299,43 @@ def _compress(surface, st, cs, restitution: float):
         else:
             held.append(comes[0])
             held.sort()
-    return [(1.0 + restitution) * max(lam[i], 0.0) * ci.n for i, ci in enumerate(cs)]
+    J = [(1.0 + restitution) * max(lam[i], 0.0) * ci.n for i, ci in enumerate(cs)]
+    if surface.table.friction == "coulomb" and surface.table.mu > 0:
+        J = _with_friction(surface, st, cs, [i for i in held if lam[i] > 0], u, restitution) or J
+    return J
+
+
+def _with_friction(surface, st, cs, held, u, restitution: float):
+    """Coulomb's friction in an impact at the contacts ``held`` (those the compression pressed), or None when it
+    cannot be had: the impulses that stop those contact points altogether (a sticking impact) when each stays in
+    its friction cone, else the ones along n_i + μ t̂_i (t̂_i against the slip before) that end the normal
+    approach (a sliding impact); restitution e adds e times the normal parts. None too when an impulse would pull
+    or the kinetic energy would rise (the frictionless impulses are taken then)."""
+    if not held:
+        return None
+    W, mu = cs[0].W, surface.table.mu
+    sub = [cs[i] for i in held]
+    us = [u[i] for i in held]
+    J = solve(surface, W, sub, [ROLLING] * len(sub), [c.n for c in sub], us)
+    if not all(float(Ji @ c.n) > 0 and np.linalg.norm(Ji - (Ji @ c.n) * c.n) <= mu * float(Ji @ c.n)
+               for Ji, c in zip(J, sub)):
+        D = []
+        for c, ui in zip(sub, us):
+            ut = ui - (ui @ c.n) * c.n
+            s = float(np.linalg.norm(ut))
+            D.append(c.n - (mu / s) * ut if s > SLIP_RTOL * surface.speed_scale(st) else c.n)
+        J = solve(surface, W, sub, [SLIDING] * len(sub), D, us)
+        if not all(float(Ji @ c.n) > 0 for Ji, c in zip(J, sub)):
+            return None
+    J = [Ji + restitution * float(Ji @ c.n) * c.n for Ji, c in zip(J, sub)]
+    out = [np.zeros(3) for _ in cs]
+    for i, Ji in zip(held, J):
+        out[i] = Ji
+    trial = st.copy()
+    _push(surface, trial, cs, out)
+    if not surface.energy(trial) <= surface.energy(st):
+        return None
+    return out
 
 
 def settle(surface, st, shapes, dt: float, impact: int | None = None):
@@ -379,18 +416,29 @@ def transition(surface, st, kind: str, k: int):
         acts[i] = (k, SLIDING, Ft / np.linalg.norm(Ft))
         assign(st, acts)
         return kind, zero
-    # stick: the slip of contact k stopped while the others hold (their normal velocities stay zero)
-    modes = [ROLLING if j == i else (m if m == ROLLING else SLIDING) for j, (_, m, _) in enumerate(acts)]
-    J = solve(surface, cs[0].W, cs, modes, [ci.n for ci in cs], _velocities(st, cs))
+    # stick: the slip of contact k stopped, and with it every other slip that is round-off (a block skidding to
+    # rest stops its corners together), while the others hold (their normal velocities stay zero)
+    u = _velocities(st, cs)
+    tiny = SLIP_RTOL * surface.speed_scale(st)
+    stops = [j == i or m == ROLLING or np.linalg.norm(u[j] - (u[j] @ ci.n) * ci.n) <= tiny
+             for j, ((_, m, _), ci) in enumerate(zip(acts, cs))]
+    modes = [ROLLING if stop else SLIDING for stop in stops]
+    J = solve(surface, cs[0].W, cs, modes, [ci.n for ci in cs], u)
     _push(surface, st, cs, J)
-    acts[i] = (k, ROLLING, np.zeros(3))
+    acts = [(j, ROLLING, np.zeros(3)) if stop else a for (j, _, _), a, stop in zip(acts, acts, stops)]
     assign(st, acts)
-    cs = [surface.contact(st, j) for j, _, _ in acts]
-    F = forces(surface, st, acts, cs)[i]
-    N = float(F @ cs[i].n)
-    Ft = F - N * cs[i].n
-    if np.linalg.norm(Ft) > surface.table.mu * N:
-        acts[i] = (k, SLIDING, Ft / np.linalg.norm(Ft))
+    label = kind
+    for _ in range(len(acts)):
+        # a rolling contact whose friction would leave its cone slides the way the friction it needed points
+        cs = [surface.contact(st, j) for j, _, _ in acts]
+        F = forces(surface, st, acts, cs)
+        over = [(np.linalg.norm(Fj - (Fj @ cj.n) * cj.n) - surface.table.mu * float(Fj @ cj.n), j)
+                for j, (Fj, cj, (_, m, _)) in enumerate(zip(F, cs, acts)) if m == ROLLING]
+        worst, j = max(over)
+        if not worst > 0:
+            break
+        Ft = F[j] - float(F[j] @ cs[j].n) * cs[j].n
+        acts[j] = (acts[j][0], SLIDING, Ft / np.linalg.norm(Ft))
         assign(st, acts)
-        return "reversal", J[i]
-    return kind, J[i]
+        label = "reversal" if j == i else label
+    return label, J[i]
