@@ -18,8 +18,9 @@ Run with the bpy wheel's Python, in a venv without numba (scripts/demo.sh does t
    30 Hz (a²ω² = 3.6 × 2gl): the bake follows the animated pivot and the bob stays up; rendered.
 6. A magnetic gear: a magnet keyed to spin (Motion: Animation) turns a compass magnet above it in step,
    lagging by arcsin(cΩ/K); rendered.
-7. A tippe top on a table (Contacts: Rolling and Sliding, the table's friction Gliding): spun above the
-   literature's threshold, friction turns it upside down; rendered (upright, tipping, inverted).
+7. A tippe top with a stem on a table (Contacts: Rolling and Sliding, two contact spheres, the table's friction
+   Gliding): spun above the literature's threshold, friction turns it over onto its stem, on which it spins, the
+   ball lifted; rendered (upright, tipping, on its stem).
 8. A coin rolling on its rim in a steady circle (the closed form's spin, lean and speed typed in the panel);
    rendered.
 Also writes the energy plots (matplotlib) and prints a summary.
@@ -589,25 +590,39 @@ def _table(mu: float, law: str, size: float = 0.6):
 
 def build_tippe_top() -> tuple:
     """The literature's tippe top: a ball (R = 2 cm, 15 g) whose centre of mass lies 0.3R below its centre
-    (Mass Properties: Manual, I₁ = 0.95 I₃), its "stem" half painted red, tilted 0.1 rad and spun at 1.5× the
-    inversion threshold of Rauch-Wojciechowski & Rutstam (SIGMA 10, 017, 2014) on a table with gliding friction
-    (μ = 0.3 s/m); returns (top, spin), not baked."""
+    (Mass Properties: Manual, I₁ = 0.95 I₃) with a stem on its axis (a second contact sphere of 0.15R at its tip,
+    1.15R from the ball's centre), the stem's half painted red, tilted 0.1 rad and spun at 5× the inversion
+    threshold of Rauch-Wojciechowski & Rutstam (SIGMA 10, 017, 2014) on a table with gliding friction
+    (μ = 0.3 s/m): it turns over, lands its stem and rises on it; returns (top, spin), not baked."""
+    import bmesh
+    from mathutils import Matrix
+
     new_scene()
     scene = bpy.context.scene
     scene.render.fps = 24
-    scene.frame_start, scene.frame_end = 1, 1 + 8 * 24                # 8 s
+    scene.frame_start, scene.frame_end = 1, 1 + 10 * 24               # 10 s
     sp = scene.pem
     sp.substeps, sp.contact_model, sp.restitution = 40, "SURFACE", 0.0
     _table(0.3, "VISCOUS")
     R, m, alpha, gamma = 0.02, 0.015, 0.3, 0.95
     I3 = 0.4 * m * R * R
     lam = math.sqrt(m * 9.81 * R ** 3 * I3 * alpha) * (1 + alpha) ** 2 / math.sqrt(1 + alpha - gamma)
-    spin = 1.5 * lam / (I3 * R * (1 - alpha))
+    spin = 5.0 * lam / (I3 * R * (1 - alpha))
     tilt = 0.1
     bpy.ops.mesh.primitive_uv_sphere_add(radius=R, segments=48, ring_count=24, location=(0.0, 0.0, R),
                                          rotation=(tilt, 0.0, 0.0))
     top = bpy.context.object
     top.name = "Tippe Top"
+    bpy.context.view_layer.objects.active = top
+    bpy.ops.pem.contact_add()                                          # the ball itself: fitted to the mesh
+    bm = bmesh.new()                                                   # the stem: a rod and its round tip
+    bm.from_mesh(top.data)
+    bmesh.ops.create_cone(bm, cap_ends=True, segments=24, radius1=0.08 * R, radius2=0.08 * R, depth=0.5 * R,
+                          matrix=Matrix.Translation((0.0, 0.0, 0.9 * R)))
+    bmesh.ops.create_uvsphere(bm, u_segments=24, v_segments=12, radius=0.15 * R,
+                              matrix=Matrix.Translation((0.0, 0.0, 1.15 * R)))
+    bm.to_mesh(top.data)
+    bm.free()
     white, red = material("Enamel", (0.92, 0.9, 0.85, 1.0), roughness=0.25), material("Stem", (0.8, 0.1, 0.08, 1.0))
     top.data.materials.append(white)
     top.data.materials.append(red)
@@ -620,8 +635,8 @@ def build_tippe_top() -> tuple:
     p.manual_inertia = (gamma * I3, gamma * I3, I3, 0.0, 0.0, 0.0)
     axis = np.array([0.0, -math.sin(tilt), math.cos(tilt)])            # the body's z axis after the tilt about x
     p.angular_velocity = tuple(spin * axis)
-    bpy.context.view_layer.objects.active = top
-    bpy.ops.pem.contact_add()                                          # the ball itself: fitted to the mesh
+    item = p.contacts.add()                                            # the stem's tip
+    item.center, item.radius = (0.0, 0.0, 1.15 * R), 0.15 * R
     bpy.context.view_layer.update()
     return top, spin
 
@@ -638,6 +653,9 @@ def tippe_top(outdir: Path) -> dict:
         tilt.append(math.degrees(math.acos(max(-1.0, min(1.0, top.matrix_world[2][2])))))
         where.append(np.array(top.matrix_world.translation))
     half = int(np.argmax(np.array(tilt) > 90.0))
+    W = np.array(top.matrix_world)
+    tip = W[:3, :3] @ np.array([0.0, 0.0, 0.023]) + W[:3, 3]         # the stem's tip sphere (1.15R from the centre)
+    on_stem = bool(abs(tip[2] - 0.003) < 1e-5 and W[2, 3] > 0.021)   # its tip on the table, the ball (R) clear
     centre = np.mean(where, axis=0)                     # it wanders a few cm while it turns over: frame its path
     stage(target=(centre[0], centre[1], 0.02), distance=0.3, elevation_deg=20, azimuth_deg=-70, lens=50,
           ground_z=-0.05, size=0.3)
@@ -647,7 +665,7 @@ def tippe_top(outdir: Path) -> dict:
     sp = scene.pem
     return {"bake_wall_s": round(bake_s, 2), "status": sp.status, "steps": sp.last_steps, "spin_rad_s": round(spin, 2),
             "energy_balance": sp.last_energy_error, "final_tilt_deg": round(tilt[-1], 2),
-            "turned_over": bool(tilt[-1] > 170.0), "renders": [p.name for p in paths]}
+            "turned_over": bool(tilt[-1] > 170.0), "on_its_stem": on_stem, "renders": [p.name for p in paths]}
 
 
 def build_coin() -> tuple:

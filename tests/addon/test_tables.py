@@ -394,3 +394,40 @@ def test_a_table_bake_reports_progress_stops_when_asked_and_esc_changes_nothing(
     op._thread.join(timeout=60)
     assert op.reports == [({"WARNING"}, "Bake cancelled; nothing was changed")]
     assert fingerprint() == before
+
+
+def test_a_tippe_top_with_a_stem_rises_onto_it_in_blender(mods):
+    """The tippe top of the literature with a second contact sphere at its stem's tip (which used to abort the
+    bake: "one contact at a time"), started leaning 126° and spun at 5× the inversion threshold on a gliding
+    table: the bake lands the stem while the ball touches, lifts the ball and leaves the top spinning on its stem,
+    axis past 170° — read from the keyed world matrices alone: the stem's tip on the table, the ball clear of it."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = surface_scene(frames=72)                   # 3 s
+    scene.pem.substeps = 40
+    make_table(0.3, "VISCOUS")
+    R, m, alpha, gamma, tilt = 0.02, 0.015, 0.3, 0.95, 2.2
+    I3 = 0.4 * m * R * R
+    lam = math.sqrt(m * 9.81 * R ** 3 * I3 * alpha) * (1 + alpha) ** 2 / math.sqrt(1 + alpha - gamma)
+    spin = 5.0 * lam / (I3 * R * (1 - alpha))
+    axis = np.array([0.0, -math.sin(tilt), math.cos(tilt)])
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=R, segments=32, ring_count=16,
+                                         location=(0.0, 0.0, R),
+                                         rotation=(tilt, 0.0, 0.0))
+    top = bpy.context.object
+    top.name = "Tippe Top"
+    p = top.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, -alpha * R)
+    p.manual_inertia = (gamma * I3, gamma * I3, I3, 0.0, 0.0, 0.0)
+    p.angular_velocity = tuple(spin * axis)
+    for centre, radius in (((0.0, 0.0, 0.0), R), ((0.0, 0.0, 1.15 * R), 0.15 * R)):
+        item = p.contacts.add()
+        item.center, item.radius = centre, radius
+    bpy.context.view_layer.update()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
+    scene.frame_set(scene.frame_end)
+    W = M(top)
+    assert W[2, 2] < math.cos(math.radians(170.0))              # its axis points down
+    ball, stem = W[:3, 3], W[:3, :3] @ np.array([0.0, 0.0, 1.15 * R]) + W[:3, 3]
+    assert abs(stem[2] - 0.15 * R) <= 1e-6                       # the stem's tip on the table
+    assert ball[2] - R > 1e-3                                    # the ball clear of it
