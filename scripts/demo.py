@@ -170,12 +170,20 @@ def render_settings(samples=16, res=(480, 360)):
     scene.render.film_transparent = False
 
 
-def render_frames(outdir: Path, stem: str, frames):
+def render_frames(outdir: Path, stem: str, frames, follow=None):
+    """Render ``frames`` to outdir/<stem>_frameNNNN.png; ``follow`` an object the camera keeps in view (moved
+    with the object's x and y, looking the same way)."""
     scene = bpy.context.scene
     paths = []
     t0 = time.perf_counter()
+    cam = scene.camera
+    if follow is not None:
+        scene.frame_set(frames[0])
+        offset = np.array(cam.location) - np.array(follow.matrix_world.translation) * [1.0, 1.0, 0.0]
     for f in frames:
         scene.frame_set(f)
+        if follow is not None:
+            cam.location = np.array(follow.matrix_world.translation) * [1.0, 1.0, 0.0] + offset
         path = outdir / f"{stem}_frame{f:04d}.png"
         scene.render.filepath = str(path)
         bpy.ops.render.render(write_still=True)
@@ -603,7 +611,7 @@ def build_tippe_top() -> tuple:
     scene.frame_start, scene.frame_end = 1, 1 + 10 * 24               # 10 s
     sp = scene.pem
     sp.substeps, sp.contact_model, sp.restitution = 40, "SURFACE", 0.0
-    _table(0.3, "VISCOUS")
+    _table(0.3, "VISCOUS", size=3.0)
     R, m, alpha, gamma = 0.02, 0.015, 0.3, 0.95
     I3 = 0.4 * m * R * R
     lam = math.sqrt(m * 9.81 * R ** 3 * I3 * alpha) * (1 + alpha) ** 2 / math.sqrt(1 + alpha - gamma)
@@ -656,12 +664,12 @@ def tippe_top(outdir: Path) -> dict:
     W = np.array(top.matrix_world)
     tip = W[:3, :3] @ np.array([0.0, 0.0, 0.023]) + W[:3, 3]         # the stem's tip sphere (1.15R from the centre)
     on_stem = bool(abs(tip[2] - 0.003) < 1e-5 and W[2, 3] > 0.021)   # its tip on the table, the ball (R) clear
-    centre = np.mean(where, axis=0)                     # it wanders a few cm while it turns over: frame its path
-    stage(target=(centre[0], centre[1], 0.02), distance=0.3, elevation_deg=20, azimuth_deg=-70, lens=50,
+    # friction drives it across the table (~1 m) while it turns over: the camera follows it
+    stage(target=(where[0][0], where[0][1], 0.02), distance=0.3, elevation_deg=20, azimuth_deg=-70, lens=50,
           ground_z=-0.05, size=0.3)
     render_settings()
     save_blend(outdir / "tippe_top.blend")
-    paths = render_frames(outdir, "tippe_top", [1, scene.frame_start + half, scene.frame_end])
+    paths = render_frames(outdir, "tippe_top", [1, scene.frame_start + half, scene.frame_end], follow=top)
     sp = scene.pem
     return {"bake_wall_s": round(bake_s, 2), "status": sp.status, "steps": sp.last_steps, "spin_rad_s": round(spin, 2),
             "energy_balance": sp.last_energy_error, "final_tilt_deg": round(tilt[-1], 2),
