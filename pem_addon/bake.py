@@ -24,7 +24,8 @@ from .adapters import AddonError
 from .keyframes import BAKED_PROPS, restore_transform_state, transform_state
 
 #: How the status line names the core's engines (Trajectory.info["engine"]).
-ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy"}
+ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy",
+                "numba+numpy": "compiled then numpy (several contacts at once)"}
 
 #: A body may turn at most this much between consecutive keys (else sub-frame keys are written).
 MAX_KEY_ANGLE = np.radians(45.0)

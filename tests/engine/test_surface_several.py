@@ -148,7 +148,7 @@ def test_a_tippe_top_spun_fast_rises_onto_its_stem():
     """At 5× the threshold the top hops on its ball, turns over, lands its stem (the ball letting go as it does)
     and rises on the stem towards upside down, spinning: it ends on the stem alone (the ball clear of the table),
     its axis past 170°, the energy never rising and nothing through the table; the compiled engine hands the run
-    to the reference."""
+    to the reference at the stem's landing and ends the same way."""
     from pem_physics.engine.contact import surface_run
 
     sf, st = stemmed_tippe_top(5.0)
@@ -160,8 +160,15 @@ def test_a_tippe_top_spun_fast_rises_onto_its_stem():
     assert sf.gaps(r.x[-1], r.Q[-1])[0] > 1e-4 and tilt[-1] > 170
     assert np.max(np.diff(r.energy)) <= 1e-13 * r.energy[0] and gaps_of(sf, r).min() >= -1e-15
     if surface_run.compiled_available():
+        # compiled up to the step where the ball is landed on by the stem, the reference from there: the same
+        # records to round-off (the compiled steps agree with the reference's to ~1e-15, the chaos of the hops
+        # that follow grows it: compared up to the first landing)
         c = run(sf, st, 10.0, 1e-3, every=20, engine="compiled")
-        assert np.array_equal(c.x, r.x) and c.engine == "numpy"
+        assert c.engine == "numba+numpy" and len(c.t) == len(r.t) and np.array_equal(c.t, r.t)
+        first = next(e.t for e in r.events if e.kind.startswith("impact") or e.kind == "lift-off")
+        before = r.t < first
+        assert np.max(np.abs(c.x[before] - r.x[before])) <= 1e-12
+        assert c.mode[-1] == SLIDING and c.shape[-1] == 1 and (c.extra is None or not c.extra[-1])
 
 
 def test_rolling_resistance_with_several_contacts_is_refused_by_name():

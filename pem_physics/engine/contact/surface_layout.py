@@ -12,6 +12,8 @@ IMPACT, IMPACT_SLIDING, IMPACT_ROLLING, STICK, SLIP, REVERSAL, LIFT_OFF = 0, 1, 
 EVENT_KINDS = ("impact", "impact, sliding", "impact, rolling", "stick", "slip", "reversal", "lift-off")
 # status codes
 OK, FAILED, EVENTS_FULL = 0, 1, 2
+# FAILED's info[0]: a second shape reaching the table while one touches (surface_several's, on the reference)
+FAIL_SECOND_SHAPE = 4.0
 # par layout
 P_MASS, P_INV, P_MOM, P_N, P_Q, P_MU, P_E, P_VISCOUS, P_G, P_REACH, P_INV1 = 0, 1, 4, 7, 10, 13, 14, 15, 16, 19, 20
 # surface.py's constants (passed in par, so the two cannot drift apart)

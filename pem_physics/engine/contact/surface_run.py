@@ -244,16 +244,17 @@ def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1,
 
 
 def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: int = 1, progress=None,
-              stop=None) -> Run:
-    """:func:`run` on this module's numpy reference."""
+              stop=None, resume: tuple | None = None) -> Run:
+    """:func:`run` on this module's numpy reference. ``resume`` (t0, i0, (friction, impact, normal work)): go on
+    with a run that started at t0 (s) from ``state``, the state after its step i0 and the works so far (the records
+    and events from step i0 + 1 on; the compiled run hands over so)."""
     st = state.copy()
-    t0 = st.t
+    t0, i0, (wf, wi, wn) = (st.t, 0, (0.0, 0.0, 0.0)) if resume is None else resume
     n_steps = int(round((t_end - t0) / dt))
     keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "wf", "wi", "wn")
     rec = {k: [] for k in keys}
     extra = []
     events = []
-    wf = wn = wi = 0.0
     complete = True
 
     def keep():
@@ -261,11 +262,12 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
             rec[key].append(val)
         extra.append(st.copy().extra)
 
-    keep()
-    for i in range(1, n_steps + 1):
+    if resume is None:
+        keep()
+    for i in range(i0 + 1, n_steps + 1):
         if stop is not None and i % PROGRESS_EVERY == 0 and stop():
             complete = False
-            if rec["t"][-1] != st.t:
+            if not rec["t"] or rec["t"][-1] != st.t:
                 keep()
             break
         if progress is not None and i % PROGRESS_EVERY == 0:
@@ -411,9 +413,11 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
                  stop=None) -> Run:
     """:func:`run` on the compiled kernel (:func:`.surface_run_kernels.run_chunk`): the same method, steps, events and
     records as :func:`run_numpy`, to round-off; chunks of PROGRESS_EVERY steps when there are callbacks (the
-    numpy run's points for them), else one. When the kernel stops on a failure (Painlevé's paradox, a rim lying
-    flat, chatter, …) or on a second shape reaching the table (several contacts at once are the numpy reference's
-    alone so far), the numpy reference runs the whole run instead."""
+    numpy run's points for them), else one. When a second shape reaches the table while one touches (several
+    contacts at once are the numpy reference's alone so far), the steps before that one stay compiled and the
+    reference takes the run over from there (``engine`` "numba+numpy"); when the kernel stops on a failure
+    (Painlevé's paradox, a rim lying flat, chatter, …) the numpy reference runs the whole run instead and reports
+    it in its words."""
     found = _compiled_kernel()
     if found is None:
         raise ValidationError("engine", "the compiled table kernel needs numba (pip install pem_physics[fast]) or "
@@ -464,14 +468,42 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
             if status != lay.EVENTS_FULL:
                 break
             E = np.concatenate([E, np.zeros_like(E)])
+        if status != lay.OK and info[0] == lay.FAIL_SECOND_SHAPE and info[1] > t0 + i * dt:
+            # a second shape reaches the table while one touches: the steps before that one compiled, the rest on
+            # the reference (surface_several)
+            i_fail = min(max(int(np.floor((info[1] - t0) / dt)) + 1, i + 1), i1)
+            s1, works1 = s.copy(), works.copy()
+            info[:] = 0.0
+            status, rc1, ec1 = kernel(M, s1, works1, i, i_fail - 1, n_steps, t0, float(dt), every, R, rc, E, ec,
+                                      info)
+            if status == lay.OK:
+                return _handed_over(surface, R[:rc1], E[:ec1], state_of(s1), (t0, i_fail - 1, tuple(works1)),
+                                    t_end, dt, every, progress, stop, kernels, load_s)
         if status != lay.OK:
             return run_numpy(surface, state, t_end, dt, every, progress, stop)
         s, works, rc, ec, i = s1, works1, rc1, ec1, i1
-    R = R[:rc]
+    return _compiled_run(R[:rc], E[:ec], state_of(s), complete, kernels, load_s)
+
+
+def _compiled_run(R, E, final: State, complete: bool, kernels: str, load_s: float) -> Run:
+    """The :class:`Run` of a compiled run's records R and events E."""
     events = [Event(float(e[0]), lay.EVENT_KINDS[int(e[1])], int(e[2]), e[3:6].copy(), e[6:9].copy(), e[9:12].copy(),
-                    e[12:21].reshape(3, 3).copy()) for e in E[:ec]]
+                    e[12:21].reshape(3, 3).copy()) for e in E]
     x, v, L = (R[:, k:k + 3].copy() for k in (lay.S_X, lay.S_V, lay.S_L))
     energy, wf, wi, wn = (R[:, lay.NSTATE + k].copy() for k in range(4))
     return Run(R[:, lay.S_T].copy(), x, v, L, R[:, lay.S_Q:lay.S_Q + 9].reshape(-1, 3, 3).copy(),
                np.array([MODES[int(m)] for m in R[:, lay.S_MODE]]), R[:, lay.S_SHAPE].astype(int), energy, wf, wi, wn,
-               events, state_of(s), complete, "numba", kernels, load_s)
+               events, final, complete, "numba", kernels, load_s)
+
+
+def _handed_over(surface: Surface, R, E, st: State, resume: tuple, t_end: float, dt: float, every: int, progress,
+                 stop, kernels: str, load_s: float) -> Run:
+    """A run compiled up to a step and the numpy reference's from there (:func:`run_numpy` with ``resume``): one
+    :class:`Run`, ``engine`` "numba+numpy"."""
+    a = _compiled_run(R, E, st, True, kernels, load_s)
+    b = run_numpy(surface, st, t_end, dt, every, progress, stop, resume=resume)
+    keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "friction_work", "impact_work", "normal_work")
+    joined = {k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in keys}
+    extra = [()] * len(a.t) + (b.extra if b.extra is not None else [()] * len(b.t))
+    return Run(**joined, events=a.events + b.events, final=b.final, complete=b.complete, engine="numba+numpy",
+               kernels=kernels, load_s=load_s, extra=extra if any(extra) else None)

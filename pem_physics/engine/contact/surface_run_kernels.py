@@ -29,6 +29,7 @@ from .surface_kernels import (
 from .surface_layout import (
     APART,
     EVENTS_FULL,
+    FAIL_SECOND_SHAPE,
     FAILED,
     IMPACT,
     IMPACT_ROLLING,
@@ -136,7 +137,7 @@ def _transition(M, s, which, k, dt, info):
     zero = np.zeros(3)
     if which < S:
         if int(s[S_MODE]) != APART:
-            info[0], info[1], info[2] = 4.0, s[S_T], k
+            info[0], info[1], info[2] = FAIL_SECOND_SHAPE, s[S_T], k
             return IMPACT, zero
         s[S_SHAPE] = k
         J = _settle(M, s, dt, info)
