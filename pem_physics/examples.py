@@ -439,7 +439,7 @@ BUILDERS.update({
 
 
 def _surface_scene(name: str, body: Body, mu: float, t_end: float, dt: float, record_every: int = 10,
-                   friction_law: str | None = None, table=None) -> Scene:
+                   friction_law: str | None = None, table=None, restitution: float = 0.0) -> Scene:
     """``body`` on ``table`` (default: the plane z = 0) with the table's own friction μ (Coulomb's, or the gliding
     law's in s/m for ``friction_law = "viscous"``), persistent contact (``contact_model = "surface"``)."""
     from dataclasses import replace
@@ -450,7 +450,7 @@ def _surface_scene(name: str, body: Body, mu: float, t_end: float, dt: float, re
         if table is None else table
     table = replace(table, friction_law=friction_law, **({"gliding_friction": mu} if friction_law == "viscous"
                                                          else {"contact_friction": mu}))
-    return Scene(name=name, bodies=[body], gravity=(0.0, 0.0, -9.81), restitution=0.0, walls=(table,),
+    return Scene(name=name, bodies=[body], gravity=(0.0, 0.0, -9.81), restitution=restitution, walls=(table,),
                  contact_model="surface", settings=Settings(dt=dt, t_end=t_end, record_interval=record_every * dt))
 
 
@@ -536,7 +536,28 @@ def marble_in_a_bowl(amplitude_deg: float = 25.0, bowl_radius: float = 0.15, rad
     return _surface_scene("marble in a bowl", marble, mu, swings * period, dt, record_every=4, table=bowl)
 
 
+def tumbling_die(side: float = 0.016, mass: float = 0.0045, corner: float = 0.0015, mu: float = 0.3,
+                 restitution: float = 0.3, height: float = 0.06, speed: float = 0.6, t_end: float = 2.0,
+                 dt: float = 5e-4) -> Scene:
+    """A die thrown onto a table: a uniform cube of side s (I = ms²/6) with rounded corners — a contact sphere of
+    radius ρ in each of the eight, flush with the faces — let go ``height`` m above the table at ``speed`` m/s
+    along x, tilted and tumbling, on a table of Coulomb friction μ and restitution e. It lands on corners and
+    edges, several at once, bounces, rolls over and comes to rest on a face (its energy then Mg·s/2)."""
+    from .model.scene import ContactSphere
+
+    q = side / 2 - corner
+    corners = tuple(ContactSphere((sx * q, sy * q, sz * q), corner) for sx in (-1, 1) for sy in (-1, 1)
+                    for sz in (-1, 1))
+    U = axis_angle_matrix(np.array([1.0, 2.0, 0.5]) / np.linalg.norm([1.0, 2.0, 0.5]), 0.7).T
+    die = Body(name="die", role="free", translate=True, position=(0.0, 0.0, height), orientation=U,
+               velocity=(speed, 0.0, 0.0), angular_velocity=(12.0, -25.0, 8.0),
+               mass_properties=MassProperties(mass, (0.0, 0.0, 0.0), np.eye(3) * mass * side ** 2 / 6),
+               contacts=corners, color=(0.95, 0.95, 0.92, 1.0))
+    return _surface_scene("tumbling die", die, mu, t_end, dt, record_every=4, restitution=restitution)
+
+
 BUILDERS.update({
+    "tumbling-die": tumbling_die,
     "billiard-ball": billiard_ball,
     "tippe-top": tippe_top,
     "rolling-coin": rolling_coin,

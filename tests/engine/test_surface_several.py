@@ -256,3 +256,27 @@ def test_a_rocking_block_lands_on_its_other_edge_as_angular_momentum_says():
     w_after = sf.W(st.Q) @ st.L
     assert abs(w_after[1] / w - ratio) <= 1e-13 and np.max(np.abs(w_after[[0, 2]])) <= 1e-13
     assert np.max(np.abs(st.v - np.cross(w_after, d_new))) <= 1e-13      # it turns about the new edge
+
+
+def test_a_thrown_die_comes_to_rest_on_a_face():
+    """The example die (pem_physics.examples.tumbling_die: a cube with rounded corners, thrown tumbling with e = 0.3,
+    μ = 0.3), through simulate() as a scene: it lands on corners and edges, bounces and rolls over, never gaining
+    energy, no corner through the table, and rests on a face — an axis vertical, every bottom corner on the
+    table, at rest, its energy Mg·s/2."""
+    from pem_physics import examples, simulate
+
+    scene = examples.build("tumbling-die")
+    traj = simulate(scene)
+    E = traj.kinetic_energy[:, 0] + traj.gravity_energy[:, 0]
+    assert np.max(np.diff(E)) <= 1e-13 * E[0]
+    assert sum(k.startswith("impact") for k in traj.events.kind) >= 5
+    U = traj.orientation[-1, 0]
+    assert np.max(np.abs(np.abs(U[:, 2]) - np.round(np.abs(U[:, 2])))) <= 1e-12         # a face down
+    body = scene.bodies[0]
+    s, m = 0.016, body.mass_properties.mass
+    assert abs(E[-1] - m * G * s / 2) <= 1e-12 * E[0] and np.max(np.abs(traj.velocity[-1, 0])) <= 1e-12
+    centres = traj.position[:, 0, None, :] + np.einsum("ci,tij->tcj", [c.center for c in body.contacts],
+                                                         traj.orientation[:, 0])
+    low = centres[..., 2] - body.contacts[0].radius
+    assert low.min() >= -1e-15 and np.sort(low[-1])[:4].max() <= 1e-15
+    assert traj.energy_balance() <= 1e-5                     # relative: the integration error

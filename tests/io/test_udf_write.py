@@ -153,7 +153,7 @@ def round_trip(scene: Scene, tmp_path, **kw) -> Scene:
 CONTACT_EXAMPLES = ("newtons-cradle", "colliding-pendulums")  # PEM has no contacts: refused (test below)
 #: PEM has no translation either: refused (tests/engine/test_translation.py)
 TRANSLATING_EXAMPLES = ("magnetic-marbles", "bouncing-ball", "billiard-ball", "tippe-top", "rolling-coin",
-                        "marble-in-a-bowl")
+                        "marble-in-a-bowl", "tumbling-die")
 #: nor tabulated motions: refused (test_a_tabulated_motion_is_refused_naming_the_body)
 TABULATED_EXAMPLES = ("kapitza", "parametric-pendulum", "keyed-circle", "magnetic-gear")
 
