@@ -6,7 +6,8 @@ object units, both scaled with the object, whose scale must then be uniform). A 
 world transform. :func:`body_contacts` and :func:`wall_of` turn them into the core's
 :class:`~pem_physics.model.scene.ContactSphere` (body coordinates, m) and
 :class:`~pem_physics.model.scene.StaticWall` (lab, m); errors name the object and the item. The module also
-has the *Fit Contact Sphere* / add / remove operators and the overlay's line segments (world, BU).
+has the *Fit Contact Sphere* / add / *Add Corner Spheres* / remove operators and the overlay's line segments
+(world, BU).
 """
 
 from __future__ import annotations
@@ -265,6 +266,21 @@ def fit_sphere(obj, context) -> tuple[np.ndarray, float]:
     return _six_digits(c, r)
 
 
+def corner_spheres(obj, context, fraction: float) -> tuple[np.ndarray, float]:
+    """(centres (8,3), radius) in object coordinates of a contact sphere in each corner of the evaluated mesh's
+    bounding box, flush with its faces (a block's or a die's rounded corners): radius ``fraction`` of the box's
+    smallest half side, rounded to six significant digits."""
+    V = _vertices(obj, context)
+    lo, hi = V.min(axis=0), V.max(axis=0)
+    half = (hi - lo) / 2
+    if not float(half.min()) > 0:
+        raise AddonError(f"Object '{obj.name}': its mesh is flat (a bounding box of size {tuple(2 * half)}); "
+                         "corner spheres need a solid")
+    c, r = _six_digits((lo + hi) / 2, fraction * float(half.min()))
+    q = half - r
+    return np.array([c + np.array([sx, sy, sz]) * q for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]), r
+
+
 # ------------------------------------------------------------------------------------------ overlay
 
 def _circles(center: np.ndarray, radius: float, axes: np.ndarray, n: int = 32) -> np.ndarray:
@@ -371,6 +387,36 @@ class PEM_OT_contact_add(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class PEM_OT_contact_add_corners(bpy.types.Operator):
+    """Add a contact sphere in each of the eight corners of the active object's bounding box, flush with its faces
+    (a block or a die with rounded corners: it rests on faces, rocks on edges and tumbles)"""
+
+    bl_idname = "pem.contact_add_corners"
+    bl_label = "Add Corner Spheres"
+    bl_options = {"REGISTER", "UNDO"}
+
+    fraction: bpy.props.FloatProperty(
+        name="Corner Radius", description="Radius of the corner spheres, a fraction of the smallest half side",
+        default=0.1, min=1e-3, max=1.0, soft_min=0.01, soft_max=0.5, subtype="FACTOR")
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None and context.object.type == "MESH"
+
+    def execute(self, context):
+        obj = context.object
+        try:
+            centres, r = corner_spheres(obj, context, self.fraction)
+        except PemError as err:
+            self.report({"ERROR"}, str(err))
+            return {"CANCELLED"}
+        for c in centres:
+            item = add_item(obj.pem, "contacts", "active_contact")
+            item.kind, item.center, item.radius = "SPHERE", tuple(c), r
+        self.report({"INFO"}, f"Object '{obj.name}': 8 corner spheres of radius {r:.6g}")
+        return {"FINISHED"}
+
+
 class PEM_OT_contact_remove(RemoveSelectedItem, bpy.types.Operator):
     """Remove the selected contact sphere"""
 
@@ -432,6 +478,7 @@ def draw_object(layout, obj) -> None:
                     box.label(text="Rims need Contacts: Rolling and Sliding (Scene)", icon="ERROR")
             box.prop(c, "radius")
             box.operator("pem.contact_fit", icon="MESH_CIRCLE" if c.kind == "RIM" else "SPHERE")
+        box.operator("pem.contact_add_corners", icon="MESH_CUBE")
     elif p.role == "FREE":
         box.label(text="A free body takes part in contacts when Translate is on")
         return
@@ -457,5 +504,6 @@ def draw_object(layout, obj) -> None:
             col.label(text=text, icon="BLANK1" if ok else "ERROR")
 
 
-classes = (PEM_UL_contacts, PEM_OT_contact_add, PEM_OT_contact_remove, PEM_OT_contact_fit)
+classes = (PEM_UL_contacts, PEM_OT_contact_add, PEM_OT_contact_add_corners, PEM_OT_contact_remove,
+           PEM_OT_contact_fit)
 register, unregister = bpy.utils.register_classes_factory(classes)

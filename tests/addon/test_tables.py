@@ -431,3 +431,37 @@ def test_a_tippe_top_with_a_stem_rises_onto_it_in_blender(mods):
     ball, stem = W[:3, 3], W[:3, :3] @ np.array([0.0, 0.0, 1.15 * R]) + W[:3, 3]
     assert abs(stem[2] - 0.15 * R) <= 1e-6                       # the stem's tip on the table
     assert ball[2] - R > 1e-3                                    # the ball clear of it
+
+
+def test_a_die_with_corner_spheres_tumbles_to_rest_on_a_face_in_blender(mods):
+    """A 16 mm cube given a contact sphere in each corner by *Add Corner Spheres* (flush with its faces), thrown
+    tumbling onto a table (e = 0.3, μ = 0.3): the bake comes to rest on a face — from the keyed world matrix alone:
+    an axis vertical, the centre s/2 above the table. On a flat mesh the operator refuses by name and adds
+    nothing."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = surface_scene(frames=48)                   # 2 s
+    scene.pem.substeps, scene.pem.restitution = 80, 0.3
+    make_table(0.3)
+    s, m = 0.016, 0.0045
+    bpy.ops.mesh.primitive_cube_add(size=s, location=(0.0, 0.0, 0.06), rotation=(0.4, 0.5, 0.2))
+    die = bpy.context.object
+    die.name = "Die"
+    assert bpy.ops.pem.contact_add_corners(fraction=0.1875) == {"FINISHED"}
+    p = die.pem
+    assert len(p.contacts) == 8 and {round(c.radius, 9) for c in p.contacts} == {0.0015}
+    assert np.allclose(sorted({abs(round(v, 7)) for c in p.contacts for v in c.center}), [0.0065])
+    p.enabled, p.role, p.translate, p.velocity = True, "FREE", True, (0.6, 0.0, 0.0)
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, 0.0)
+    p.manual_inertia = (m * s * s / 6, m * s * s / 6, m * s * s / 6, 0.0, 0.0, 0.0)
+    p.angular_velocity = (12.0, -25.0, 8.0)
+    bpy.context.view_layer.update()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
+    scene.frame_set(scene.frame_end)
+    W = M(die)
+    assert np.max(np.abs(np.abs(W[2, :3]) - np.round(np.abs(W[2, :3])))) <= 1e-5       # a face down
+    assert abs(W[2, 3] - s / 2) <= 1e-6
+    bpy.ops.mesh.primitive_plane_add(size=0.1)
+    flat = bpy.context.object
+    with pytest.raises(RuntimeError, match=r"Object 'Plane': its mesh is flat"):
+        bpy.ops.pem.contact_add_corners()
+    assert len(flat.pem.contacts) == 0
