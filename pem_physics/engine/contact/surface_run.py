@@ -292,7 +292,10 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
                     def g(tau, kind=kind, k=k, start=st):
                         s = surface.advance(start, tau)[0]
                         return next(v for kd, v, kk in surface.watch(s, start) if kd == kind and kk == k)
-                    tau = brent(g, 0.0, h, v0 if v0 > 0 else None, val)
+                    g0 = v0 if v0 > 0 else g(0.0)
+                    # exactly zero before, below it after a step of length 0 (several contacts' kicks at h = 0):
+                    # the event is at the step's start
+                    tau = brent(g, 0.0, h, g0, val) if g0 > 0 else 0.0
                 if first is None or abs(tau) < abs(first[0]):
                     first = (tau, kind, k)
             tau, kind, k = first

@@ -91,20 +91,31 @@ def _refuse_resistance(surface, st) -> None:
                               "spin_resistance to 0", time=st.t, body=surface.body.name)
 
 
-def solve(surface, W, cs, modes, D, a, c=None) -> list:
+def _frame(n) -> np.ndarray:
+    """(3,3) columns n, t₁, t₂: a contact's normal and two tangents."""
+    t1 = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
+    t1 /= np.linalg.norm(t1)
+    return np.stack([n, t1, np.cross(n, t1)], axis=1)
+
+
+def solve(surface, W, cs, modes, D, a, c=None, share=None) -> list:
     """The contacts' forces or impulses [(3,)] from P_i (a_i + Σ_j K_ij B_j z_j) = c_i (module docstring): ``cs``
     their touches, ``modes`` their states, ``D`` each sliding contact's direction (3,), ``a`` [(3,)] the contact
     points' velocities or accelerations without the table, ``c`` [float] the sliding contacts' normal targets
-    (default zero)."""
-    rows, cols = [], []
+    (default zero). Where the conditions leave the split open, the least norm; with ``share`` [float ≥ 0] the
+    rolling contacts' tangential parts weighted by them (the least Σ|F_t,j|²/share_j: a contact that carries
+    more takes more of the friction)."""
+    rows, cols, scale = [], [], []
     for i, (ci, mode) in enumerate(zip(cs, modes)):
         rows.append(ci.n[None] if mode == SLIDING else np.eye(3))
-        cols.append(D[i][:, None] if mode == SLIDING else np.eye(3))
+        cols.append(D[i][:, None] if mode == SLIDING else _frame(ci.n))
+        scale.append([1.0] if mode == SLIDING else [1.0] + 2 * [1.0 if share is None else np.sqrt(share[i])])
     A = np.block([[rows[i] @ coupling(surface, W, cs[i].rho, cs[j].rho) @ cols[j] for j in range(len(cs))]
                   for i in range(len(cs))])
     b = np.concatenate([(0.0 if c is None or modes[i] != SLIDING else c[i]) - rows[i] @ a[i]
                         for i in range(len(cs))])
-    z = np.linalg.lstsq(A, b, rcond=None)[0]
+    S = np.concatenate(scale)
+    z = S * np.linalg.lstsq(A * S, b, rcond=None)[0]
     out, p = [], 0
     for col in cols:
         out.append(col @ z[p:p + col.shape[1]])
@@ -114,7 +125,10 @@ def solve(surface, W, cs, modes, D, a, c=None) -> list:
 
 def forces(surface, st, acts=None, cs=None) -> list:
     """The table's forces [(3,)] N at the contact points of ``acts`` (default: the state's touching shapes), by
-    the acceleration-level conditions of their states (a normal force that comes out negative is a lift-off)."""
+    the acceleration-level conditions of their states (a normal force that comes out negative is a lift-off).
+    Several rolling contacts share the friction in proportion to their normal forces (:func:`solve`'s ``share``,
+    from the least-norm split, twice): a block held on a slope by four corners needs μ ≥ tan β at each, as it
+    does in all."""
     acts = active(st) if acts is None else acts
     cs = [surface.contact(st, k) for k, _, _ in acts] if cs is None else cs
     _refuse_resistance(surface, st)
@@ -123,7 +137,15 @@ def forces(surface, st, acts=None, cs=None) -> list:
     a0 = [surface.g - cross(wdot, ci.rho) + cross(ci.w, ci.moving) for ci in cs]
     modes = [m for _, m, _ in acts]
     D = [ci.n + friction_vector(surface, st, slip, ci.u, ci.n) for ci, (_, _, slip) in zip(cs, acts)]
-    return solve(surface, W, cs, modes, D, a0, [ci.curv for ci in cs])
+    curv = [ci.curv for ci in cs]
+    F = solve(surface, W, cs, modes, D, a0, curv)
+    if sum(m == ROLLING for m in modes) > 1:
+        for _ in range(2):
+            N = np.array([max(float(Fi @ ci.n), 0.0) for Fi, ci in zip(F, cs)])
+            if not N.max() > 0:
+                break
+            F = solve(surface, W, cs, modes, D, a0, curv, share=N / N.max())
+    return F
 
 
 def _push(surface, st, cs, J) -> None:
@@ -301,23 +323,24 @@ def _compress(surface, st, cs, restitution: float):
             held.sort()
     J = [(1.0 + restitution) * max(lam[i], 0.0) * ci.n for i, ci in enumerate(cs)]
     if surface.table.friction == "coulomb" and surface.table.mu > 0:
-        J = _with_friction(surface, st, cs, [i for i in held if lam[i] > 0], u, restitution) or J
+        J = _with_friction(surface, st, cs, held, u, restitution) or J
     return J
 
 
 def _with_friction(surface, st, cs, held, u, restitution: float):
-    """Coulomb's friction in an impact at the contacts ``held`` (those the compression pressed), or None when it
+    """Coulomb's friction in an impact at the contacts ``held`` (those the compression holds), or None when it
     cannot be had: the impulses that stop those contact points altogether (a sticking impact) when each stays in
     its friction cone, else the ones along n_i + μ t̂_i (t̂_i against the slip before) that end the normal
-    approach (a sliding impact); restitution e adds e times the normal parts. None too when an impulse would pull
-    or the kinetic energy would rise (the frictionless impulses are taken then)."""
+    approach (a sliding impact); restitution e adds e times the normal parts. None too when an impulse would pull,
+    the kinetic energy would rise or a contact point would be left approaching (the frictionless impulses are
+    taken then)."""
     if not held:
         return None
     W, mu = cs[0].W, surface.table.mu
     sub = [cs[i] for i in held]
     us = [u[i] for i in held]
     J = solve(surface, W, sub, [ROLLING] * len(sub), [c.n for c in sub], us)
-    if not all(float(Ji @ c.n) > 0 and np.linalg.norm(Ji - (Ji @ c.n) * c.n) <= mu * float(Ji @ c.n)
+    if not all(float(Ji @ c.n) >= 0 and np.linalg.norm(Ji - (Ji @ c.n) * c.n) <= mu * float(Ji @ c.n)
                for Ji, c in zip(J, sub)):
         D = []
         for c, ui in zip(sub, us):
@@ -325,7 +348,7 @@ def _with_friction(surface, st, cs, held, u, restitution: float):
             s = float(np.linalg.norm(ut))
             D.append(c.n - (mu / s) * ut if s > SLIP_RTOL * surface.speed_scale(st) else c.n)
         J = solve(surface, W, sub, [SLIDING] * len(sub), D, us)
-        if not all(float(Ji @ c.n) > 0 for Ji, c in zip(J, sub)):
+        if not all(float(Ji @ c.n) >= 0 for Ji, c in zip(J, sub)):
             return None
     J = [Ji + restitution * float(Ji @ c.n) * c.n for Ji, c in zip(J, sub)]
     out = [np.zeros(3) for _ in cs]
@@ -335,6 +358,9 @@ def _with_friction(surface, st, cs, held, u, restitution: float):
     _push(surface, trial, cs, out)
     if not surface.energy(trial) <= surface.energy(st):
         return None
+    tiny = SLIP_RTOL * surface.speed_scale(st)
+    if any(float(ui @ ci.n) < -tiny for ui, ci in zip(_velocities(trial, cs), cs)):
+        return None     # friction at the pressed contacts drove another one into the table
     return out
 
 
@@ -361,6 +387,13 @@ def settle(surface, st, shapes, dt: float, impact: int | None = None):
             assign(st, acts)
             if not acts:
                 return J_impact
+            continue
+        if any(float(u[i] @ ci.n) < -scale for i, ci in enumerate(cs)):
+            # still approaching somewhere (a contact let go in the compression, pressed by another's friction):
+            # a plastic impact once more
+            Jc = _compress(surface, st, cs, 0.0)
+            _push(surface, st, cs, Jc)
+            J_impact = J_impact + next((Ji for (k, _, _), Ji in zip(acts, Jc) if k == impact), np.zeros(3))
             continue
         rest = [i for i, ci in enumerate(cs) if float(u[i] @ ci.n) > 0]
         if rest:            # what is left of the normal velocities (a plastic impulse)
@@ -434,7 +467,7 @@ def transition(surface, st, kind: str, k: int):
         F = forces(surface, st, acts, cs)
         over = [(np.linalg.norm(Fj - (Fj @ cj.n) * cj.n) - surface.table.mu * float(Fj @ cj.n), j)
                 for j, (Fj, cj, (_, m, _)) in enumerate(zip(F, cs, acts)) if m == ROLLING]
-        worst, j = max(over)
+        worst, j = max(over) if over else (0.0, -1)
         if not worst > 0:
             break
         Ft = F[j] - float(F[j] @ cs[j].n) * cs[j].n
