@@ -289,14 +289,19 @@ def test_a_thrown_die_comes_to_rest_on_a_face():
      0.16479848095423916, [2.7788284008016015, -1.7653325889357534, -8.446711036516032]),
     ("tray", 0.4, [0.02901996125662244, -0.9993674671494893, 0.02055498605883408], 0.7027497451234201,
      -0.09648306433189585, [-9.147903518132916, -6.2590652364164265, 3.331816847010001]),
+    ("bowl", 0.0, [0.35665574900053576, -0.8340773296872925, 0.420846390986762], 1.2465712830885125,
+     0.27820252370698256, [2.543881165176173, 12.246469675357323, -2.9752684437047323]),
+    ("pipe", 0.0, [-0.19335252723053187, -0.7673639667790964, 0.6113651467843225], 0.833650413609951,
+     0.2349198923228098, [-11.206776631652568, 14.458047879194504, -18.785474803883645]),
 ])
 def test_dice_thrown_onto_tables_of_every_shape_never_gain_energy(table, e, axis, angle, v, w):
     """Throws that once went wrong (a contact left approaching after a frictional impact at another; an event
-    exactly at a step's start): a 16 mm die (rounded corners) thrown onto a plane, a dome (the outside of a sphere
-    wall) and into a tray (the inside of a box), Coulomb μ = 0.3, restitution e. Each run ends; the energy never
-    rises from record to record beyond the integration error of a rolling stretch (second order, ~1e-7 of it at
-    dt = 0.5 ms), no corner goes through the table, the balance is the integration error."""
-    from pem_physics.engine.contact.walls import Box, Sphere
+    exactly at a step's start; four corners coming to rest one at a time, each asked for the others' friction; a
+    slip direction of a zero force): a 16 mm die (rounded corners) thrown onto a plane, a dome (the outside of a
+    sphere wall), into a tray (the inside of a box), a bowl and a pipe, Coulomb μ = 0.3, restitution e. Each run
+    ends; the energy never rises from record to record beyond the integration error of a rolling stretch (second
+    order, ~1e-7 of it at dt = 0.5 ms), no corner goes through the table, the balance is the integration error."""
+    from pem_physics.engine.contact.walls import Box, Cylinder, Sphere
     from pem_physics.model.rotations import axis_angle_matrix
 
     s, m, rho = 0.016, 0.0045, 0.0015
@@ -304,6 +309,8 @@ def test_dice_thrown_onto_tables_of_every_shape_never_gain_energy(table, e, axis
     die = TableBody(m, np.eye(3) * m * s * s / 6, [ContactSphere((a * q, b * q, c * q), rho) for a in (-1, 1)
                                                   for b in (-1, 1) for c in (-1, 1)], "die")
     wall = {"plane": None, "dome": Sphere(np.array([0, 0, -0.2]), 0.2, False, "dome"),
+            "bowl": Sphere(np.array([0, 0, 0.2]), 0.2, True, "bowl"),
+            "pipe": Cylinder(np.array([0, 0, 0.1]), np.array([1.0, 0, 0]), 0.1, True, "pipe"),
             "tray": Box(np.array([0, 0, 0.05]), np.array([0.05, 0.05, 0.05]), np.eye(3), True, "tray")}[table]
     sf = Surface(die, Table(mu=0.3, restitution=e, wall=wall))
     st = start_state(sf, (0.0, 0.0, 0.03), (v, 0.0, 0.0), w, axis_angle_matrix(np.array(axis), angle).T)

@@ -184,7 +184,7 @@ def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tu
         mode = next((m for j, m, _ in several.active(st) if j == k), APART)
         return ("impact" if mode == APART else f"impact, {mode}"), J
     if st.extra:
-        return several.transition(surface, st, kind, k)
+        return several.transition(surface, st, kind, k, dt)
     if kind == "impact":
         st.shape = k
         J = settle(surface, st, dt)

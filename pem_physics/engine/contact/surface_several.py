@@ -44,6 +44,13 @@ from .surface_common import _EPS, APART, ROLLING, SLIDING, SLIP_RTOL, cross
 
 #: Newton iterations at most for the first kick's normal impulses, and fixed-point ones for gliding friction.
 ITERATIONS = 60
+#: Slips that friction stops within SIMULTANEOUS·dt of another contact's stick stop with it (a block or die
+#: coming to rest stops its corners together; one at a time, each would be asked for the others' friction).
+SIMULTANEOUS = 1e-3
+#: Conditions whose singular values fall below RCOND of the largest are taken as dependent: four corners on a
+#: curved table are independent only through its curvature, and solving for that last freedom turns round-off in
+#: the right-hand side into impulses without bound.
+RCOND = 1e-9
 
 
 def active(st) -> list:
@@ -62,6 +69,12 @@ def assign(st, acts) -> None:
     (k, mode, slip), rest = acts[0], acts[1:]
     st.shape, st.mode, st.slip = k, mode, np.array(slip, dtype=float)
     st.extra = tuple((j, m, np.array(s, dtype=float)) for j, m, s in rest)
+
+
+def _unit(v) -> np.ndarray:
+    """v/|v|, or zero for a zero vector (a slide's direction then comes from its slip)."""
+    s = float(np.linalg.norm(v))
+    return v / s if s > 0 else np.zeros(3)
 
 
 def coupling(surface, W, rho_i, rho_j) -> np.ndarray:
@@ -115,7 +128,10 @@ def solve(surface, W, cs, modes, D, a, c=None, share=None) -> list:
     b = np.concatenate([(0.0 if c is None or modes[i] != SLIDING else c[i]) - rows[i] @ a[i]
                         for i in range(len(cs))])
     S = np.concatenate(scale)
-    z = S * np.linalg.lstsq(A * S, b, rcond=None)[0]
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+        raise SimulationError(f"{surface.body.name!r} on {surface.table.name!r}: the state of its contacts is no "
+                              "longer finite; lower dt", body=surface.body.name)
+    z = S * np.linalg.lstsq(A * S, b, rcond=RCOND)[0]
     out, p = [], 0
     for col in cols:
         out.append(col @ z[p:p + col.shape[1]])
@@ -207,7 +223,7 @@ def step(surface, st, h: float):
     lam = np.array([0.5 * h * float(Fi @ ci.n) for ci, Fi in zip(cs, F)])
     best = land(lam)
     for _ in range(ITERATIONS):
-        d = np.linalg.lstsq(G, best[0], rcond=None)[0]
+        d = np.linalg.lstsq(G, best[0], rcond=RCOND)[0]
         trial_lam = lam - d
         trial = land(trial_lam)
         if not np.linalg.norm(trial[0]) < np.linalg.norm(best[0]):
@@ -423,7 +439,7 @@ def settle(surface, st, shapes, dt: float, impact: int | None = None):
                 break
             i = over[0]
             Ft = F[i] - N[i] * cs[i].n
-            acts[i] = (acts[i][0], SLIDING, Ft / np.linalg.norm(Ft))
+            acts[i] = (acts[i][0], SLIDING, _unit(Ft))
             assign(st, acts)
         if not acts:
             return J_impact
@@ -433,9 +449,10 @@ def settle(surface, st, shapes, dt: float, impact: int | None = None):
     return J_impact
 
 
-def transition(surface, st, kind: str, k: int):
-    """Apply the event ``kind`` of shape k to a state with several contacts, or an impact while one or more touch
-    (in place): (the kind to log, the impulse (3,) given)."""
+def transition(surface, st, kind: str, k: int, dt: float = 0.0):
+    """Apply the event ``kind`` of shape k to a state with several contacts (in place): (the kind to log, the
+    impulse (3,) given). A stick stops with it every other slip that friction would stop within
+    SIMULTANEOUS·dt (μ|g|·SIMULTANEOUS·dt m/s at most) — within dt when the contact could not hold otherwise."""
     acts = active(st)
     zero = np.zeros(3)
     if kind == "lift-off":
@@ -446,32 +463,52 @@ def transition(surface, st, kind: str, k: int):
     if kind == "slip":
         F = forces(surface, st, acts, cs)[i]
         Ft = F - float(F @ cs[i].n) * cs[i].n
-        acts[i] = (k, SLIDING, Ft / np.linalg.norm(Ft))
+        acts[i] = (k, SLIDING, _unit(Ft))
         assign(st, acts)
         return kind, zero
-    # stick: the slip of contact k stopped, and with it every other slip that is round-off (a block skidding to
-    # rest stops its corners together), while the others hold (their normal velocities stay zero)
+    # stick: the slip of contact k stopped, and with it every other slip about to stop (SIMULTANEOUS); when k
+    # then cannot hold, the slips friction stops within the step stop too (four corners on a curved table coming
+    # to rest: one at a time, each is asked for more than its cone and turns round at once, without end)
+    start = st.copy()
+    gdt = surface.table.mu * float(np.linalg.norm(surface.g)) * dt
+    label, Ji, stopped = _stick(surface, st, i, max(SLIP_RTOL * surface.speed_scale(st), SIMULTANEOUS * gdt))
+    if label == "reversal":
+        trial = start.copy()
+        label2, Ji2, stopped2 = _stick(surface, trial, i, gdt)
+        if stopped2 > stopped and label2 != "reversal":
+            st.v, st.L, st.mode, st.shape, st.slip, st.extra = (trial.v, trial.L, trial.mode, trial.shape,
+                                                                 trial.slip, trial.extra)
+            return label2, Ji2
+    return label, Ji
+
+
+def _stick(surface, st, i: int, tolerance: float):
+    """The stick of contact i (in place): its slip and every other slip up to ``tolerance`` m/s stopped together,
+    the others holding; then each rolling contact whose friction would leave its cone slides the way the friction
+    it needs points. (the kind to log: "stick", or "reversal" when contact i slides again; its impulse; how many
+    slips were stopped)."""
+    acts = active(st)
+    cs = [surface.contact(st, j) for j, _, _ in acts]
     u = _velocities(st, cs)
-    tiny = SLIP_RTOL * surface.speed_scale(st)
-    stops = [j == i or m == ROLLING or np.linalg.norm(u[j] - (u[j] @ ci.n) * ci.n) <= tiny
+    stops = [j == i or m == ROLLING or np.linalg.norm(u[j] - (u[j] @ ci.n) * ci.n) <= tolerance
              for j, ((_, m, _), ci) in enumerate(zip(acts, cs))]
     modes = [ROLLING if stop else SLIDING for stop in stops]
     J = solve(surface, cs[0].W, cs, modes, [ci.n for ci in cs], u)
     _push(surface, st, cs, J)
     acts = [(j, ROLLING, np.zeros(3)) if stop else a for (j, _, _), a, stop in zip(acts, acts, stops)]
     assign(st, acts)
-    label = kind
+    label = "stick"
     for _ in range(len(acts)):
-        # a rolling contact whose friction would leave its cone slides the way the friction it needed points
         cs = [surface.contact(st, j) for j, _, _ in acts]
         F = forces(surface, st, acts, cs)
+        # (a normal force ≤ 0 is a lift-off, found by the events)
         over = [(np.linalg.norm(Fj - (Fj @ cj.n) * cj.n) - surface.table.mu * float(Fj @ cj.n), j)
-                for j, (Fj, cj, (_, m, _)) in enumerate(zip(F, cs, acts)) if m == ROLLING]
+                for j, (Fj, cj, (_, m, _)) in enumerate(zip(F, cs, acts)) if m == ROLLING and Fj @ cj.n > 0]
         worst, j = max(over) if over else (0.0, -1)
         if not worst > 0:
             break
         Ft = F[j] - float(F[j] @ cs[j].n) * cs[j].n
-        acts[j] = (acts[j][0], SLIDING, Ft / np.linalg.norm(Ft))
+        acts[j] = (acts[j][0], SLIDING, _unit(Ft))
         assign(st, acts)
         label = "reversal" if j == i else label
-    return label, J[i]
+    return label, J[i], sum(stops)
