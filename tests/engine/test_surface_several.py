@@ -318,3 +318,25 @@ def test_dice_thrown_onto_tables_of_every_shape_never_gain_energy(table, e, axis
     assert r.complete and np.max(np.diff(r.energy)) <= 1e-6 * r.energy[0]
     assert gaps_of(sf, r).min() >= -1e-15
     assert np.max(np.abs(r.energy_balance())) <= 1e-4 * r.energy[0]
+
+
+def test_a_corner_of_a_tray_is_named_not_blamed_on_dt():
+    """A die sliding on a tray's floor into its side wall: one corner sphere would touch two faces of the inside
+    box at once, which one shape's one contact cannot hold — the run stops naming the shape, the two faces and the
+    fix, not asking for a smaller dt."""
+    from pem_physics.engine.contact.walls import Box
+    from pem_physics.model.rotations import axis_angle_matrix
+
+    s, m, rho = 0.016, 0.0045, 0.0015
+    q = s / 2 - rho
+    die = TableBody(m, np.eye(3) * m * s * s / 6, [ContactSphere((a * q, b * q, c * q), rho) for a in (-1, 1)
+                                                  for b in (-1, 1) for c in (-1, 1)], "die")
+    tray = Box(np.array([0, 0, 0.05]), np.array([0.05, 0.05, 0.05]), np.eye(3), True, "tray")
+    sf = Surface(die, Table(mu=0.3, friction="viscous", wall=tray))
+    axis = np.array([-0.838674975878588, -0.13591675166238318, -0.5274001530646306])
+    st = start_state(sf, (0.0, 0.0, 0.03), (0.1531329459968484, 0.0, 0.0),
+                     [7.8208452255989656, 1.3462193534445819, 2.6290111708503066],
+                     axis_angle_matrix(axis, 0.6541996665337244).T)
+    with pytest.raises(SimulationError, match=r"'die': contact sphere #\d touches two faces of 'tray' at once .*"
+                                              r"make the box larger or its corners rounder"):
+        run(sf, st, 1.0, 5e-4, every=4)

@@ -707,12 +707,31 @@ class Surface:
         if err <= SPLIT_RTOL * scale:
             return s, wn, wf
         if depth >= MAX_SPLITS:
+            k = self.in_a_corner(st)
+            if k >= 0:
+                raise SimulationError(f"{self.body.name!r}: {self.body.shape_name(k)} touches two faces of "
+                                      f"{self.table.name!r} at once at t = {st.t:.9g} s (an inside box's edge or "
+                                      "corner): a shape holds one contact with the table; make the box larger or "
+                                      "its corners rounder (a sphere or cylinder wall)", time=st.t,
+                                      body=self.body.name)
             raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: the contact changes faster than a "
                                   f"step of {h:.3g} s can follow at t = {st.t:.9g} s (energy off by {err:.3g} J); "
                                   "lower dt", time=st.t, body=self.body.name)
         a, wn1, wf1 = self.advance(st, 0.5 * h, depth + 1, scale)
         b, wn2, wf2 = self.advance(a, st.t + h - a.t, depth + 1, scale)
         return b, wn1 + wn2, wf1 + wf2
+
+    def in_a_corner(self, st: State) -> int:
+        """A shape of a body in a container box (an inside Box table) whose sphere reaches two of its faces — an edge
+        or a corner of the box (within a thousandth of its radius), where one shape would need two contacts — or −1."""
+        wall = self.table.wall
+        if not isinstance(wall, Box) or not wall.inside:
+            return -1
+        for k in range(len(self.body.r)):
+            y = np.abs(wall.R @ (st.x + self.body.b[k] @ st.Q - wall.centre))
+            if np.sum(wall.h - y <= self.body.r[k] * (1 + 1e-3)) >= 2:
+                return k
+        return -1
 
     # --- events ------------------------------------------------------------------------------------
     def watch(self, st: State, start: State) -> list:
