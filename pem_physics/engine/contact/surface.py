@@ -90,7 +90,7 @@ from ..integrators import free_turn, free_turn_plan
 from ..system import principal_frame
 from . import surface_several
 from .impulses import check_restitution
-from .surface_common import (  # noqa: F401  (re-exported: the table model's names in one place)
+from .surface_common import (  # noqa: F401  (MODES, SLIDING: the modes, kept with the model that has them)
     _EPS,
     APART,
     MAX_SPLITS,
@@ -102,7 +102,6 @@ from .surface_common import (  # noqa: F401  (re-exported: the table model's nam
     SLIDING,
     SLIP_RTOL,
     SPLIT_RTOL,
-    TOUCH_RTOL,
 )
 from .surface_common import cross as _cross
 from .walls import Box, Cylinder, Plane, Sphere, Wall

@@ -17,7 +17,8 @@ from . import surface_layout as lay
 from . import surface_several as several
 from .events import brent
 from .impulses import ContactBody, compute_impulse
-from .surface import (
+from .surface import State, Surface, _vector
+from .surface_common import (
     APART,
     MAX_SPLITS,
     MODES,
@@ -29,11 +30,8 @@ from .surface import (
     SLIP_RTOL,
     SPLIT_RTOL,
     TOUCH_RTOL,
-    State,
-    Surface,
-    _cross,
-    _vector,
 )
+from .surface_common import cross as _cross
 from .walls import Box, Cylinder
 
 #: At the start, a shape within START_RTOL·r of the table (either side) is put on it, the body moved along the
@@ -222,7 +220,7 @@ def _touch_only(surface: Surface, st: State, k: int, J: np.ndarray) -> bool:
     """Whether an impact of shape k left it apart with an impulse below SLIP_RTOL of its momentum scale: a shape that
     reaches the table where it has just left it (a lift-off's gap stays within round-off of zero for a while).
     Not an event, and the shape is not watched again in that step (else the round-off gap fires it at once again)."""
-    return (st.mode == APART or k not in {a[0] for a in several.active(st)}) and \
+    return k not in {a[0] for a in several.active(st)} and \
         float(np.linalg.norm(J)) <= SLIP_RTOL * surface.body.mass * surface.speed_scale(st)
 
 
