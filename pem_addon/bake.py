@@ -19,9 +19,10 @@ from ..pem_physics.engine import prepare as prepare_run
 from ..pem_physics.errors import PemError, SimulationError, ValidationError
 from ..pem_physics.io import bake as core_bake
 from ..pem_physics.model import TabulatedMotion
-from . import adapters, cache, keyframes, scenes
-from .adapters import AddonError
+from . import bodies, cache, keyframes, messages, scenes, units
+from .frames import simulation_range
 from .keyframes import BAKED_PROPS, restore_transform_state, transform_state
+from .messages import AddonError
 
 #: How the status line names the core's engines (Trajectory.info["engine"]).
 ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy",
@@ -57,7 +58,7 @@ class Plan:
 def prepare(context, frame_end: int | None = None) -> Plan:
     """Read the scene in its start pose: every body as it is at the simulation's start frame with the baked
     channels removed — the same whatever the current frame. ``frame_end``: bake up to that frame only (*Bake to
-    Current Frame*), else to the end of the simulation's range (:func:`.scenes.simulation_range`).
+    Current Frame*), else to the end of the simulation's range (:func:`.frames.simulation_range`).
 
     A baked object starts from its pose before the bake (its own animation, if it has one, evaluated at the
     start frame), or from where it was moved by hand after the bake (a re-bake then starts there). The
@@ -65,10 +66,10 @@ def prepare(context, frame_end: int | None = None) -> Plan:
     """
     scene = context.scene
     fps, dt, substeps, t_end, frame_start = scenes.time_settings(context, frame_end)
-    last = scenes.simulation_range(scene)[1]
+    last = simulation_range(scene)[1]
     last = last if frame_end is None else min(last, frame_end)
     inputs = cache.inputs(context)  # before anything moves: what the panel compares with after the bake
-    objects = adapters.pem_objects(scene)
+    objects = bodies.pem_objects(scene)
     walls = [o for o in objects if o.pem.role == "WALL"]  # core.walls, in their order
     frame, subframe = scene.frame_current, scene.frame_subframe
     now = {obj: transform_state(obj) for obj in objects}
@@ -87,7 +88,7 @@ def prepare(context, frame_end: int | None = None) -> Plan:
             scene.frame_set(frame_start)
             notes = []
             core, objects, worlds = scenes.build_scene(context, notes, frame_end)
-            parents = [adapters.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
+            parents = [units.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
         finally:
             stack.close()
             scene.frame_set(frame, subframe=subframe)
@@ -98,8 +99,8 @@ def prepare(context, frame_end: int | None = None) -> Plan:
         check_available(core.settings.method)  # dop853 without scipy (Blender has none)
         prepare_run(core)
     except ValidationError as err:
-        raise AddonError(adapters.object_message(str(err), objects, walls)) from err
-    return Plan(core, objects, worlds, fps, frame_start, adapters.unit_scale(scene),
+        raise AddonError(messages.object_message(str(err), objects, walls)) from err
+    return Plan(core, objects, worlds, fps, frame_start, units.unit_scale(scene),
                 scenes.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls, inputs, last)
 
 
@@ -108,7 +109,7 @@ def run(plan: Plan, progress=None, stop=None) -> Trajectory:
     try:
         return simulate(plan.core, progress=progress, stop=stop)
     except SimulationError as err:
-        raise AddonError(adapters.object_message(str(err), plan.objects, plan.walls or [])) from err
+        raise AddonError(messages.object_message(str(err), plan.objects, plan.walls or [])) from err
 
 
 def run_all(plans: list, progress=None, stop=None) -> list:
@@ -296,7 +297,7 @@ def apply(plan: Plan, traj: Trajectory, context, decomposed: dict | None = None)
     for _, snap, _ in snapshots:
         keyframes.discard_snapshot(snap)
     # the core names items by path (bodies[0].contacts[1], walls[0]); the panel and report name the objects
-    said = [adapters.object_message(w, plan.objects, plan.walls or []) for w in traj.info.get("warnings", [])]
+    said = [messages.object_message(w, plan.objects, plan.walls or []) for w in traj.info.get("warnings", [])]
     _store_diagnostics(context.scene, traj, (plan.notes or []) + said)
     for obj in context.scene.objects:  # baked before, but no longer moving (now a fixed magnet, a wall, off)
         if obj.pem.baked and obj not in decomposed:
@@ -383,7 +384,7 @@ def estimate(context, frame_end: int | None = None) -> tuple[int, float, bool]:
     slower_now = engine != "numba" and sp.last_engine == "numba"
     if sp.last_wall_time > 0 and sp.last_steps > 0 and not slower_now:
         return steps, steps * sp.last_wall_time / sp.last_steps, True
-    moving = sum(1 for o in adapters.pem_objects(context.scene) if o.pem.role in ("PENDULUM", "FREE"))
+    moving = sum(1 for o in bodies.pem_objects(context.scene) if o.pem.role in ("PENDULUM", "FREE"))
     rate = PRIOR_RATE[engine] / max(1, moving)
     return steps, steps / rate, False
 

@@ -27,7 +27,8 @@ import json
 
 import bpy
 
-from . import adapters, keyframes, scenes
+from . import bodies, keyframes, meshes, units
+from .frames import simulation_range
 
 NOT_BAKED, BAKED, OUTDATED = "NOT_BAKED", "BAKED", "OUTDATED"
 
@@ -73,7 +74,7 @@ def _rna_values(group, skip=frozenset({"rna_type", "name"})) -> list:
         out.append((name, value))
     # the exact (double) values kept beside single-precision ones after an import are inputs too
     if isinstance(group, bpy.types.PropertyGroup):
-        out.extend(sorted((k, _plain(group[k])) for k in group.keys() if k.startswith(adapters._EXACT)))
+        out.extend(sorted((k, _plain(group[k])) for k in group.keys() if k.startswith(units._EXACT)))
     return out
 
 
@@ -90,7 +91,7 @@ def _plain(value):
 def sample_frames(scene) -> list:
     """The (sub-)frames a bake samples animated pivots and magnets at (:func:`.motions.sample`): the simulation's
     range, ``motion_samples`` a frame — where an animation's value is an input."""
-    start, end = scenes.simulation_range(scene)
+    start, end = simulation_range(scene)
     per = max(1, int(scene.pem.motion_samples))
     return [start + k / per for k in range(max(0, end - start) * per + 1)]
 
@@ -150,7 +151,7 @@ def _constraints(obj) -> list:
 def _placement(obj, frames) -> list:
     """Where a non-body object (pivot, parent) is, independent of the current frame: its animation (evaluated at
     the bake's ``frames``), parents and constraints when it moves by itself, else its world matrix."""
-    if adapters.moves_by_itself(obj):
+    if bodies.moves_by_itself(obj):
         chain, o = [], obj
         while o is not None:
             chain.append((o.name, _fcurves_digest(o, frames), [list(r) for r in o.matrix_parent_inverse],
@@ -206,10 +207,10 @@ def _object_item(obj, context, frames) -> list:
         item.append(["dimensions", list(obj.dimensions)])
     if p.role != "WALL" and p.inertia_source != "MANUAL" and obj.type == "MESH":
         try:
-            item.append(["mesh", adapters.mesh_digest(obj, context).hex()])
+            item.append(["mesh", meshes.mesh_digest(obj, context).hex()])
         except Exception as err:  # noqa: BLE001  (a mesh the bake will refuse: the refusal is its state)
             item.append(["mesh", f"unreadable: {err}"])
-        for part in adapters.compound_parts(obj):
+        for part in meshes.compound_parts(obj):
             item.append(["part", part.name, [list(r) for r in part.matrix_local]])
     if p.role == "PENDULUM" and p.pivot_mode == "OBJECT" and p.pivot_object is not None:
         item.append(["pivot", p.pivot_object.name, _placement(p.pivot_object, frames)])
@@ -226,10 +227,10 @@ def inputs(context) -> dict:
     scene = context.scene
     scene_values = [_rna_values(scene.pem, _SCENE_SKIP), scene.render.fps, scene.render.fps_base,
                     list(scene.gravity), scene.use_gravity, scene.unit_settings.scale_length,
-                    list(scenes.simulation_range(scene))]
+                    list(simulation_range(scene))]
     out = {SCENE_ITEM: _digest(scene_values)}
     frames = sample_frames(scene)
-    for obj in adapters.pem_objects(scene):
+    for obj in bodies.pem_objects(scene):
         out[f"Object '{obj.name}'"] = _digest(_object_item(obj, context, frames))
     return out
 

@@ -19,9 +19,9 @@ import numpy as np
 
 from ..pem_physics.errors import PemError
 from ..pem_physics.model.scene import ContactRim, ContactSphere, StaticWall, pair_source, pair_value
-from . import adapters
-from .adapters import AddonError
+from . import bodies, meshes, units
 from .lists import OnSelectedItem, RemoveSelectedItem, add_item, draw_list
+from .messages import AddonError
 
 #: Relative spread of the scale (or of a sphere wall's dimensions) still taken as uniform.
 UNIFORM_RTOL = 1e-4
@@ -30,7 +30,7 @@ UNIFORM_RTOL = 1e-4
 def contact_friction_of(obj) -> float | None:
     """The object's own friction coefficient μ of impacts, or None for the scene's."""
     p = obj.pem
-    return adapters.exact(p, "contact_friction") if p.use_contact_friction else None
+    return units.exact(p, "contact_friction") if p.use_contact_friction else None
 
 
 def takes_contacts(obj) -> bool:
@@ -62,25 +62,25 @@ def pair_lines(scene, obj) -> list[tuple[str, bool]]:
             return False
         return mine or (not surface and not (o.pem.role == obj.pem.role == "FIXED"))
 
-    others = [o for o in adapters.pem_objects(scene) if o is not obj and meets(o)]
+    others = [o for o in bodies.pem_objects(scene) if o is not obj and meets(o)]
     out = []
     for other in others[:PAIR_LINES]:
         wall = obj if mine else other if other.pem.role == "WALL" else None
         body = other if mine else obj
         e_a, e_b = restitution_of(obj), restitution_of(other)
         whose = {"a": f"{obj.name}'s", "b": f"{other.name}'s", "scene": "the scene's", "both": "the smaller"}
-        e = pair_value(e_a, e_b, adapters.exact(sp, "restitution"))
+        e = pair_value(e_a, e_b, units.exact(sp, "restitution"))
         e_text = f"e {e:.3g} ({whose[pair_source(e_a, e_b)]})"
         if surface and wall is not None and wall.pem.friction_law == "VISCOUS":
             if contact_friction_of(body) is not None:
                 out.append((f"With '{other.name}': the body's Own Friction μ (Coulomb) cannot meet the table's "
                             "gliding law: turn it off", False))
                 continue
-            mu = adapters.exact(wall.pem, "gliding_friction")
+            mu = units.exact(wall.pem, "gliding_friction")
             out.append((f"With '{other.name}': gliding μ {mu:.3g} s/m ({wall.name}'s), {e_text}", True))
             continue
         m_a, m_b = contact_friction_of(obj), contact_friction_of(other)
-        mu = pair_value(m_a, m_b, adapters.exact(sp, "contact_friction"))
+        mu = pair_value(m_a, m_b, units.exact(sp, "contact_friction"))
         ok = not (surface and mu == 0.0)
         out.append((f"With '{other.name}': μ {mu:.3g} ({whose[pair_source(m_a, m_b)]}), {e_text}"
                     + ("" if ok else ": slides forever, never rolls"), ok))
@@ -92,7 +92,7 @@ def pair_lines(scene, obj) -> list[tuple[str, bool]]:
 def restitution_of(obj) -> float | None:
     """The object's own coefficient of restitution, or None for the scene's."""
     p = obj.pem
-    return adapters.exact(p, "restitution") if p.use_restitution else None
+    return units.exact(p, "restitution") if p.use_restitution else None
 
 
 def _uniform_scale(obj, M: np.ndarray, what: str) -> float:
@@ -107,7 +107,7 @@ def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: f
     """ContactSphere or ContactRim (body coordinates, m) of each of obj's contacts.
 
     M: the object's world matrix (4,4, BU); S: object coordinates → object frame (3,3, m per object unit,
-    :func:`adapters.object_frame_scale`); offset: the object origin in body coordinates (3,) m.
+    :func:`meshes.object_frame_scale`); offset: the object origin in body coordinates (3,) m.
     """
     p = obj.pem
     if not p.contacts:
@@ -122,16 +122,16 @@ def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: f
                          f"free bodies take part in contacts (its role is {role}): remove them or change the role")
     out = []
     for k, c in enumerate(p.contacts):
-        r = adapters.exact(c, "radius")
+        r = units.exact(c, "radius")
         if not r > 0:
             raise AddonError(f"Object '{obj.name}' contact sphere #{k}: radius must be > 0 (got {r:g})")
         s = _uniform_scale(obj, M, f"contact sphere #{k}")
         if c.kind == "RIM":
-            _check_rim_on_body(obj, k, adapters.exact(c, "center"), adapters.exact(c, "axis"), r)
-            a = S @ adapters.exact(c, "axis")
-            out.append(ContactRim(S @ adapters.exact(c, "center") + offset, a / np.linalg.norm(a), unit * s * r))
+            _check_rim_on_body(obj, k, units.exact(c, "center"), units.exact(c, "axis"), r)
+            a = S @ units.exact(c, "axis")
+            out.append(ContactRim(S @ units.exact(c, "center") + offset, a / np.linalg.norm(a), unit * s * r))
         else:
-            out.append(ContactSphere(S @ adapters.exact(c, "center") + offset, unit * s * r))
+            out.append(ContactSphere(S @ units.exact(c, "center") + offset, unit * s * r))
     return tuple(out)
 
 
@@ -171,8 +171,8 @@ def wall_geometry(obj, M: np.ndarray | None = None) -> dict:
     rows = the object's axes in world. AddonError naming the object for a degenerate shape.
     """
     p = obj.pem
-    M = adapters.world(obj) if M is None else M
-    R = adapters.rotation_part(M, obj.name)
+    M = units.world(obj) if M is None else M
+    R = units.rotation_part(M, obj.name)
     scale = np.linalg.norm(M[:3, :3], axis=0)
     c_local, h_local = _local_box(obj)
     h = h_local * scale  # world half-dimensions along the object's axes
@@ -207,9 +207,9 @@ def wall_of(obj, unit: float, surface: bool = False) -> StaticWall:
     kw = {"kind": g["kind"], "name": obj.name, "inside": bool(obj.pem.wall_inside), "restitution": restitution_of(obj),
           "contact_friction": None if gliding else contact_friction_of(obj),
           "friction_law": obj.pem.friction_law.lower() if surface else None,
-          "gliding_friction": adapters.exact(obj.pem, "gliding_friction") if gliding else None}
+          "gliding_friction": units.exact(obj.pem, "gliding_friction") if gliding else None}
     for key in ("rolling_resistance", "spin_resistance"):      # BU → m; only where a table rolls
-        val = adapters.exact(obj.pem, key)
+        val = units.exact(obj.pem, key)
         kw[key] = unit * val if surface and val > 0 else None
     if g["kind"] == "plane":
         kw.update(point=unit * g["point"], normal=g["normal"])
@@ -224,7 +224,7 @@ def wall_of(obj, unit: float, surface: bool = False) -> StaticWall:
 
 def _vertices(obj, context) -> np.ndarray:
     if obj.type == "MESH":
-        V, _ = adapters.body_triangles(obj, context.evaluated_depsgraph_get())
+        V, _ = meshes.body_triangles(obj, context.evaluated_depsgraph_get())
     else:
         V = np.array([list(v) for v in obj.bound_box], dtype=float)
     if not len(V):
@@ -314,11 +314,11 @@ def _box_edges(center, half, axes_rows) -> np.ndarray:
 def overlay_segments(scene) -> np.ndarray:
     """Line segments (k,2,3), world BU, of every contact sphere (three great circles) and wall outline."""
     segs = []
-    for obj in adapters.pem_objects(scene):
+    for obj in bodies.pem_objects(scene):
         p = obj.pem
-        M = adapters.matrix(obj.matrix_world)
+        M = units.matrix(obj.matrix_world)
         try:
-            R = adapters.rotation_part(M, obj.name)
+            R = units.rotation_part(M, obj.name)
             if p.role == "WALL":
                 g = wall_geometry(obj, M)
             else:

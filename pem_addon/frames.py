@@ -1,4 +1,5 @@
-"""Steps and frames: when a time step divides Blender's frame time (keys then land on whole frames)."""
+"""Steps and frames: the frames a simulation covers, and when a time step divides Blender's frame time (keys then
+land on whole frames)."""
 
 from __future__ import annotations
 
@@ -13,3 +14,12 @@ def steps_per_frame(fps: float, dt: float) -> int:
     n = 1.0 / (fps * dt)
     steps = round(n)
     return int(steps) if steps >= 1 and abs(n - steps) <= DIVIDES_RTOL * n else 0
+
+
+def simulation_range(scene) -> tuple[int, int]:
+    """(first frame, last frame) the scene's simulation covers: the scene's frame range, or the simulation's own
+    (``Scene.pem.use_scene_range`` off), as a Blender point cache has its own start and end."""
+    sp = scene.pem
+    if sp.use_scene_range:
+        return scene.frame_start, scene.frame_end
+    return sp.frame_start, sp.frame_end

@@ -50,8 +50,9 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty,
 
 from ..pem_physics.errors import Interrupted, PemError
 from ..pem_physics.io import gas_cache, pc2
-from .adapters import AddonError, matrix, typed
 from .jobs import ModalJob
+from .messages import AddonError
+from .units import matrix, typed
 
 #: Name of the per-point float attribute holding each sphere's radius (Blender units).
 RADIUS_ATTRIBUTE = "radius"

@@ -1,4 +1,5 @@
-"""Operators: thin wrappers around :mod:`.adapters` and :mod:`.bake` (errors → ``self.report``)."""
+"""Operators: thin wrappers around the adapters (:mod:`.meshes`, :mod:`.importing`, …) and :mod:`.bake`
+(errors → ``self.report``)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..pem_physics.errors import PemError
-from . import adapters, bake, cache, plotimage, scenes
-from .adapters import AddonError, plural
+from . import bake, bodies, cache, importing, meshes, plotimage, scenes
 from .jobs import ModalJob
 from .lists import OnSelectedItem, RemoveSelectedItem, add_item
+from .messages import AddonError, plural
 
 
 def _report_bake(op, context, n: int) -> None:
     """The bake's report: its status and the objects keyed, and each plausibility warning as a WARNING (the scene
     is baked)."""
     sp = context.scene.pem
-    keyed = ", ".join(f"'{o.name}'" for o in adapters.pem_objects(context.scene) if o.pem.baked)
+    keyed = ", ".join(f"'{o.name}'" for o in bodies.pem_objects(context.scene) if o.pem.baked)
     op.report({"INFO"}, f"{sp.status}; {n} keys per channel on {keyed}")
     for line in sp.last_warnings.splitlines():
         op.report({"WARNING"}, line)
@@ -43,10 +44,10 @@ class PEM_OT_compute_mass(bpy.types.Operator):
         obj = context.object
         notes = []
         try:
-            mp, st = adapters.mass_properties(obj, context, notes=notes)
+            mp, st = meshes.mass_properties(obj, context, notes=notes)
         except PemError as err:
             return _fail(self, err)
-        adapters.store_mass_properties(obj, mp, st, notes)
+        meshes.store_mass_properties(obj, mp, st, notes)
         self.report({"INFO"}, f"Object '{obj.name}': mass {mp.mass:.6g} kg")
         for note in notes:  # computed, but likely not what was meant (overlapping parts, flipped normals)
             self.report({"WARNING"}, note)
@@ -63,7 +64,7 @@ class PEM_OT_body_toggle(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         obj = context.object
-        if obj is None or obj.type not in adapters.BODY_TYPES:
+        if obj is None or obj.type not in meshes.BODY_TYPES:
             cls.poll_message_set("Only meshes, curves, surfaces, text, metaballs and empties can be bodies or walls")
             return False
         return True
@@ -348,16 +349,16 @@ class _ImportBase(ImportHelper):
         raise NotImplementedError
 
     def execute(self, context):
-        before = adapters.settings_snapshot(context.scene)
+        before = importing.settings_snapshot(context.scene)
         try:
             core = self.load(self.filepath)
-            objs = adapters.build_objects(core, context, adapt_scene=self.adapt_scene,
+            objs = importing.build_objects(core, context, adapt_scene=self.adapt_scene,
                                           replace_settings=self.replace_settings)
         except (PemError, OSError) as err:
             return _fail(self, err)
         self.report({"INFO"}, f"Imported {plural(len(objs), 'body', 'bodies')} from {self.filepath}: "
                               + ", ".join(f"'{o.name}'" for o in objs))
-        changed = adapters.changed_settings(before, adapters.settings_snapshot(context.scene))
+        changed = importing.changed_settings(before, importing.settings_snapshot(context.scene))
         if changed:  # the scene's own settings are overwritten: say which
             self.report({"WARNING"}, f"Scene '{context.scene.name}': the import replaced these settings with the "
                                      f"file's: {', '.join(changed)}")

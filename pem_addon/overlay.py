@@ -10,7 +10,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from . import adapters, contacts
+from . import bodies, contacts, messages, units
 
 _handle = None
 
@@ -38,11 +38,11 @@ def _arrow(start, vec):
 def dipoles_world(scene):
     """(positions (D,3) BU, moments (D,3) A·m², is_fixed (D,)) of every PEM dipole, at the current frame."""
     pos, mom, fixed = [], [], []
-    for obj in adapters.pem_objects(scene):
-        M = adapters.matrix(obj.matrix_world)
+    for obj in bodies.pem_objects(scene):
+        M = units.matrix(obj.matrix_world)
         try:
-            R = adapters.rotation_part(M, obj.name)
-        except adapters.AddonError:
+            R = units.rotation_part(M, obj.name)
+        except messages.AddonError:
             continue
         for d in obj.pem.dipoles:
             pos.append((M @ np.r_[np.array(d.position), 1.0])[:3])
@@ -92,19 +92,19 @@ def geometry(context) -> dict:
     sp = scene.pem
     out = {"dipoles": np.empty((0, 2, 3)), "pivots": np.empty((0, 2, 3)), "field": np.empty((0, 2, 3)),
            "contacts": np.empty((0, 2, 3))}
-    unit = adapters.unit_scale(scene)
+    unit = units.unit_scale(scene)
     pos, mom, fixed = dipoles_world(scene)
     if sp.show_dipoles and len(pos):
         arrows = [_arrow(r, m * sp.arrow_scale) for r, m in zip(pos, mom)]
         out["dipoles"] = np.concatenate(arrows) if arrows else out["dipoles"]
     if sp.show_pivots:
         marks = []
-        for obj in adapters.pem_objects(scene):
+        for obj in bodies.pem_objects(scene):
             if obj.pem.role != "PENDULUM":
                 continue
             try:
-                P = adapters.pivot_world(obj)
-            except adapters.AddonError:
+                P = bodies.pivot_world(obj)
+            except messages.AddonError:
                 continue
             s = 0.02 / unit
             for axis in np.eye(3):

@@ -1,8 +1,9 @@
 """The scene adapter: a Blender scene's PEM bodies, walls and settings → a checked core Scene, and its time
 settings (the simulation's frame range, dt, substeps, records per frame).
 
-Built from the body adapter (:mod:`.adapters`: poses, mass properties, exact values) and the contact adapter
-(:mod:`.contacts`: contact spheres and walls); neither imports this module.
+Built from the body adapters (:mod:`.units`: exact values and poses; :mod:`.meshes`: mass properties;
+:mod:`.bodies`: pivots) and the contact adapter (:mod:`.contacts`: contact spheres and walls); none imports this
+module.
 """
 
 from __future__ import annotations
@@ -22,25 +23,12 @@ from ..pem_physics.model import (
     Settings,
 )
 from . import contacts, motions
-from .adapters import (
-    BODY_TYPES,
-    AddonError,
-    exact,
-    float32_tolerance,
-    initial_world,
-    mass_properties,
-    moves_by_itself,
-    object_frame_scale,
-    object_message,
-    pem_objects,
-    pivot_world,
-    rotation_part,
-    simulation_range,
-    steps_per_frame,
-    typed,
-    unit_scale,
-)
+from .bodies import moves_by_itself, pem_objects, pivot_world
+from .frames import simulation_range, steps_per_frame
+from .meshes import BODY_TYPES, float32_tolerance, mass_properties, object_frame_scale
+from .messages import AddonError, object_message
 from .props import ROLE_TO_CORE, method_name
+from .units import exact, initial_world, rotation_part, typed, unit_scale
 
 #: Most integration steps a bake may take: ~40 min on the compiled engine (~4·10⁵ steps/s), weeks on numpy; a
 #: mistyped dt (10⁻¹² s) or substeps count (2³¹) asks for far more and is refused with the number.

@@ -6,7 +6,7 @@ import bpy
 
 from ..pem_physics import jit
 from ..pem_physics.engine import missing_package
-from . import adapters, bake, cache, contacts, motions
+from . import bake, bodies, cache, contacts, frames, meshes, messages, motions
 from .lists import draw_list
 from .props import method_name
 
@@ -64,7 +64,7 @@ def draw_object(layout, context, obj):
             col.prop(p, "pivot_object")
             if p.pivot_object is None:
                 col.label(text="No pivot object set", icon="ERROR")
-            elif adapters.animated_pivot(obj) is not None:
+            elif bodies.animated_pivot(obj) is not None:
                 col.label(text=f"Pivot '{p.pivot_object.name}' is animated: the pivot follows it, sampled "
                                f"{context.scene.pem.motion_samples}× a frame", icon="ANIM")
         else:
@@ -75,11 +75,11 @@ def draw_object(layout, context, obj):
         box.prop(p, "inertia_source")
         if p.inertia_source != "MANUAL" and any(c.type == "MESH" for c in obj.children_recursive):
             box.prop(p, "include_children")
-            parts, left = adapters.compound_parts(obj), adapters.excluded_parts(obj)
+            parts, left = meshes.compound_parts(obj), meshes.excluded_parts(obj)
             if parts:
-                box.label(text=f"Compound body: {adapters.plural(len(parts), 'child mesh', 'child meshes')} included")
+                box.label(text=f"Compound body: {messages.plural(len(parts), 'child mesh', 'child meshes')} included")
             if left:
-                box.label(text=f"{adapters.plural(len(left), 'child mesh', 'child meshes')} not included in the mass",
+                box.label(text=f"{messages.plural(len(left), 'child mesh', 'child meshes')} not included in the mass",
                           icon="INFO")
         if p.inertia_source == "PRIMITIVE":
             box.prop(p, "primitive")
@@ -93,7 +93,7 @@ def draw_object(layout, context, obj):
             box.prop(p, "density" if p.mass_mode == "DENSITY" else "mass")
         box.operator("pem.compute_mass_properties", icon="FILE_REFRESH")
         if p.computed_stamp:
-            if adapters.current_stamp(obj, context) != p.computed_stamp:
+            if meshes.current_stamp(obj, context) != p.computed_stamp:
                 box.label(text="Out of date: the mesh, scale or settings changed", icon="ERROR")
             grid = box.column(align=True)
             sc = context.scene
@@ -172,12 +172,12 @@ def draw_scene(layout, context):
     row.prop(sp, "step_mode", expand=True)
     col.prop(sp, "substeps" if sp.step_mode == "SUBSTEPS" else "dt")
     fps = context.scene.render.fps / context.scene.render.fps_base
-    if sp.step_mode == "DT" and sp.dt > 0 and fps > 0 and adapters.steps_per_frame(fps, sp.dt) == 0:
+    if sp.step_mode == "DT" and sp.dt > 0 and fps > 0 and frames.steps_per_frame(fps, sp.dt) == 0:
         n = max(1, round(1.0 / (fps * sp.dt)))
         col.label(text=f"Keys fall between frames: {sp.dt:g} s does not divide a frame; {1.0 / (fps * n):.6g} s "
                        f"({n} a frame) would", icon="INFO")
     _estimate_line(col, context)
-    followed = motions.describe(adapters.pem_objects(context.scene), sp.motion_samples)
+    followed = motions.describe(bodies.pem_objects(context.scene), sp.motion_samples)
     if followed:
         col.prop(sp, "motion_samples")
         for line in followed:
@@ -189,7 +189,7 @@ def draw_scene(layout, context):
     col.prop(sp, "restitution")
     col.prop(sp, "contact_friction")
     if sp.contact_model == "SURFACE":     # a body that will never grip its table: say so before the bake
-        for obj in adapters.pem_objects(context.scene):
+        for obj in bodies.pem_objects(context.scene):
             if obj.pem.role != "WALL" and contacts.takes_contacts(obj):
                 for text, ok in contacts.pair_lines(context.scene, obj):
                     if not ok:
@@ -279,7 +279,7 @@ def _estimate_line(layout, context) -> None:
     """How long a bake would run: its steps and seconds (at the last bake's speed, or estimated before one)."""
     try:
         steps, seconds, measured = bake.estimate(context)
-    except adapters.AddonError as err:
+    except messages.AddonError as err:
         layout.label(text=str(err), icon="ERROR")
         return
     how = "at the last bake's speed" if measured else "estimated"
@@ -305,11 +305,11 @@ def _engine_line(layout, context) -> None:
 
 class _ObjectPanel:
     """Draws the active object's PEM settings (in the Physics tab and the sidebar), with the on/off checkbox in
-    the header; offered for the object types that can be bodies or walls (:data:`.adapters.BODY_TYPES`)."""
+    the header; offered for the object types that can be bodies or walls (:data:`.meshes.BODY_TYPES`)."""
 
     @classmethod
     def poll(cls, context):
-        return context.object is not None and context.object.type in adapters.BODY_TYPES
+        return context.object is not None and context.object.type in meshes.BODY_TYPES
 
     def draw_header(self, context):
         self.layout.prop(context.object.pem, "enabled", text="")
@@ -322,7 +322,7 @@ def draw_physics_add(self, context):
     """Our entry in Properties ▸ Physics's grid of physics types (appended to Blender's ``PHYSICS_PT_add``):
     *Magnetic Pendulum*, with ✕ to turn it off once on, as Blender's Rigid Body and Cloth entries."""
     obj = context.object
-    if obj is None or obj.type not in adapters.BODY_TYPES:
+    if obj is None or obj.type not in meshes.BODY_TYPES:
         return
     row = self.layout.row(align=True)
     row.operator("pem.body_toggle", text="Magnetic Pendulum", icon="X" if obj.pem.enabled else "FORCE_MAGNETIC")
@@ -416,8 +416,8 @@ classes = (PEM_UL_dipoles, PEM_PT_object, PEM_PT_scene, PEM_PT_scene_cache, PEM_
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 
 #: The panels' out-of-date check keeps mesh digests until the depsgraph says a geometry changed.
-_HANDLERS = ((bpy.app.handlers.depsgraph_update_post, adapters.on_depsgraph_update),
-             (bpy.app.handlers.load_post, adapters.forget_mesh_digests))
+_HANDLERS = ((bpy.app.handlers.depsgraph_update_post, meshes.on_depsgraph_update),
+             (bpy.app.handlers.load_post, meshes.forget_mesh_digests))
 
 
 def register():
@@ -432,6 +432,6 @@ def unregister():
     for handlers, fn in _HANDLERS:
         if fn in handlers:
             handlers.remove(fn)
-    adapters.forget_mesh_digests()
+    meshes.forget_mesh_digests()
     bpy.types.PHYSICS_PT_add.remove(draw_physics_add)
     _unregister()

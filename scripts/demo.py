@@ -258,12 +258,12 @@ def build_three_magnet(ext) -> list:
     """The three-magnet pendulum's objects in a new empty scene, mass properties computed; not baked.
     ``ext`` is the extension's root package (this checkout imported as one, or the installed extension)."""
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
-    adapters = importlib.import_module(f"{ext.__name__}.pem_addon.adapters")
+    importing = importlib.import_module(f"{ext.__name__}.pem_addon.importing")
     new_scene()
     scene = bpy.context.scene
     scene.render.fps = 25
     core = examples.three_magnet(friction=2e-3, t_end=8.0, dt=1e-3)
-    objs = adapters.build_objects(core, bpy.context)
+    objs = importing.build_objects(core, bpy.context)
     scene.frame_start, scene.frame_end = 1, 1 + 8 * 25
     scene.pem.step_mode, scene.pem.dt = "DT", 1e-3
     scene.pem.show_field_lines = True
@@ -307,14 +307,14 @@ def three_magnet(ext, outdir: Path) -> dict:
 
 def t_handle(ext, outdir: Path) -> dict:
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
-    adapters = importlib.import_module(f"{ext.__name__}.pem_addon.adapters")
+    importing = importlib.import_module(f"{ext.__name__}.pem_addon.importing")
     model = importlib.import_module(f"{ext.__name__}.pem_physics.model")
     new_scene()
     scene = bpy.context.scene
     scene.render.fps = 25
     core = examples.t_handle_mesh(t_end=10.0)
     shapes_only = model.Scene(bodies=[b for b in core.bodies], gravity=(0, 0, 0), settings=core.settings)
-    (obj,) = adapters.build_objects(shapes_only, bpy.context)
+    (obj,) = importing.build_objects(shapes_only, bpy.context)
     obj.location = (0.0, 0.0, 0.06)
     # Inertia from the mesh itself, computed in Blender (two box shells, aluminium).
     p = obj.pem

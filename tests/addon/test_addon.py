@@ -29,7 +29,8 @@ def pem(ext):
     mods = {name: importlib.import_module(f"{ext.__name__}.{name}") for name in (
         "pem_physics", "pem_physics.model.inertia", "pem_physics.model", "pem_physics.engine.simulate",
         "pem_physics.io.bake", "pem_physics.io.scenefile", "pem_physics.io.scene_writer", "pem_physics.io.udf_scene",
-        "pem_addon.bake", "pem_addon.overlay", "pem_addon.adapters", "pem_addon.operators", "pem_addon.jobs")}
+        "pem_addon.bake", "pem_addon.overlay", "pem_addon.messages", "pem_addon.units", "pem_addon.meshes",
+        "pem_addon.bodies", "pem_addon.importing", "pem_addon.operators", "pem_addon.jobs")}
     yield mods
     addon.unregister()
 

@@ -82,10 +82,10 @@ def test_an_open_mesh_says_how_to_go_on(pem):  # noqa: F811
 
 
 def test_core_messages_speak_the_panels_language(pem):  # noqa: F811
-    adapters = pem["pem_addon.adapters"]
+    messages = pem["pem_addon.messages"]
     obj, _ = pendulum_setup()
     objs = [obj]
-    say = adapters.object_message
+    say = messages.object_message
     assert say("settings.t_end: t_end / dt = 2.5 is not a whole number", objs).startswith(
         "frame range (Output ▸ Frame Range): t_end / dt")
     assert say("friction: must be ≥ 0, got -1", objs) == "Friction (Scene ▸ Magnetic Pendulum): must be ≥ 0, got -1"

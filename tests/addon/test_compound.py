@@ -11,7 +11,7 @@ from .test_addon import cube, pem, pendulum_setup  # noqa: E402, F401
 
 
 def props(pem, obj):  # noqa: F811
-    mp, _ = pem["pem_addon.adapters"].mass_properties(obj, bpy.context)
+    mp, _ = pem["pem_addon.meshes"].mass_properties(obj, bpy.context)
     return mp
 
 
@@ -49,7 +49,7 @@ def test_a_parented_rod_counts_like_a_joined_one(pem):  # noqa: F811
     left = props(pem, bob)
     assert left.mass == pytest.approx(alone.mass, rel=1e-12)
     np.testing.assert_allclose(left.inertia, alone.inertia, rtol=1e-12, atol=1e-15)
-    assert [o.name for o in pem["pem_addon.adapters"].excluded_parts(bob)] == ["Rod"]
+    assert [o.name for o in pem["pem_addon.meshes"].excluded_parts(bob)] == ["Rod"]
 
 
 def test_a_child_that_is_a_body_of_its_own_is_not_part_of_its_parent(pem):  # noqa: F811

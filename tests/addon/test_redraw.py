@@ -14,23 +14,23 @@ from .test_addon import pem  # noqa: E402, F401
 
 
 def test_out_of_date_check_evaluates_the_mesh_once_until_it_changes(pem, ext, monkeypatch):  # noqa: F811
-    adapters = importlib.import_module(f"{ext.__name__}.pem_addon.adapters")
+    meshes = importlib.import_module(f"{ext.__name__}.pem_addon.meshes")
     bpy.ops.mesh.primitive_uv_sphere_add(segments=256, ring_count=128, radius=0.05)  # ~65k triangles
     obj = bpy.context.object
     obj.pem.enabled = True
     bpy.context.view_layer.update()
     assert bpy.ops.pem.compute_mass_properties() == {"FINISHED"}
     calls = {"n": 0}
-    real = adapters.mesh_triangles
+    real = meshes.mesh_triangles
 
     def counted(*args, **kw):
         calls["n"] += 1
         return real(*args, **kw)
 
-    monkeypatch.setattr(adapters, "mesh_triangles", counted)
+    monkeypatch.setattr(meshes, "mesh_triangles", counted)
     t0 = time.perf_counter()
     for _ in range(50):  # fifty redraws
-        assert adapters.current_stamp(obj, bpy.context) == obj.pem.computed_stamp
+        assert meshes.current_stamp(obj, bpy.context) == obj.pem.computed_stamp
     per_draw = (time.perf_counter() - t0) / 50
     assert calls["n"] == 0, "the mesh was evaluated during redraws"
     print(f"out-of-date check: {per_draw * 1e3:.3f} ms per redraw")
@@ -40,6 +40,6 @@ def test_out_of_date_check_evaluates_the_mesh_once_until_it_changes(pem, ext, mo
     obj.data.vertices.foreach_set("co", co * 1.1)
     obj.data.update()
     bpy.context.view_layer.update()
-    assert adapters.current_stamp(obj, bpy.context) != obj.pem.computed_stamp
-    assert adapters.current_stamp(obj, bpy.context) != obj.pem.computed_stamp
+    assert meshes.current_stamp(obj, bpy.context) != obj.pem.computed_stamp
+    assert meshes.current_stamp(obj, bpy.context) != obj.pem.computed_stamp
     assert calls["n"] == 1

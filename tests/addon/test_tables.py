@@ -360,7 +360,7 @@ def test_a_marble_typed_onto_its_bowl_bakes_from_the_bowl(mods, tmp_path):
     centre, R, r = np.array([0.0, 0.0, 0.15]), 0.15, 0.008
     x = M(marble)[:3, 3]
     out = (x - centre) / np.linalg.norm(x - centre)
-    exact = mods["pem_addon.adapters"]._EXACT
+    exact = mods["pem_addon.units"]._EXACT
     for key in [k for k in marble.keys() if k.startswith(exact)]:
         del marble[key]                               # as a user typed it: no exact value kept beside
     marble.location = tuple(centre + (R - r + 26e-9) * out)

@@ -81,7 +81,7 @@ def test_a_rebake_after_scaling_simulates_and_keeps_the_new_scale(pem):  # noqa:
 
 def test_a_mesh_under_nested_bodies_belongs_to_the_nearest_one_only(pem):  # noqa: F811
     """Outer ▸ Inner ▸ Leaf, Outer and Inner bodies: Leaf (a 0.2 m cube, 8 kg) is Inner's, not Outer's too."""
-    adapters = pem["pem_addon.adapters"]
+    meshes = pem["pem_addon.meshes"]
     outer = cube("Outer", size=0.1, location=(0.0, 0.0, -0.3))      # 1 kg at 1000 kg/m³
     inner = cube("Inner", size=0.1, location=(0.3, 0.0, -0.3))      # 1 kg
     leaf = cube("Leaf", size=0.2, location=(0.6, 0.0, -0.3))        # 8 kg
@@ -93,11 +93,11 @@ def test_a_mesh_under_nested_bodies_belongs_to_the_nearest_one_only(pem):  # noq
         body.pem.enabled = True
         body.pem.density = 1000.0
     bpy.context.view_layer.update()
-    assert adapters.compound_parts(outer) == [] and adapters.compound_parts(inner) == [leaf]
-    assert adapters.mass_properties(outer, bpy.context)[0].mass == pytest.approx(1.0, rel=1e-6)
-    assert adapters.mass_properties(inner, bpy.context)[0].mass == pytest.approx(9.0, rel=1e-6)
+    assert meshes.compound_parts(outer) == [] and meshes.compound_parts(inner) == [leaf]
+    assert meshes.mass_properties(outer, bpy.context)[0].mass == pytest.approx(1.0, rel=1e-6)
+    assert meshes.mass_properties(inner, bpy.context)[0].mass == pytest.approx(9.0, rel=1e-6)
     outer.pem.include_children = False                  # nothing of Outer's own is left out either
-    assert adapters.excluded_parts(outer) == []
+    assert meshes.excluded_parts(outer) == []
 
 
 # ------------------------------------------------------------ 3. values typed in the panel reach the core as typed
@@ -555,7 +555,7 @@ def test_the_step_warning_fires_when_the_measured_error_is_large_only(pem, ext, 
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
     scene = bpy.context.scene
     scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 25          # 1 s
-    pem["pem_addon.adapters"].build_objects(examples.three_magnet(friction=2e-3, t_end=1.0), bpy.context)
+    pem["pem_addon.importing"].build_objects(examples.three_magnet(friction=2e-3, t_end=1.0), bpy.context)
     sp = scene.pem
     sp.step_mode = mode
     setattr(sp, "substeps" if mode == "SUBSTEPS" else "dt", value)

@@ -41,13 +41,13 @@ def test_a_nan_density_or_mass_is_named_as_the_panel_names_it(mods, mode, key, w
 def test_a_run_time_error_names_the_object_and_its_contact_rim(mods):
     """The table model's "a rim lies flat" (raised mid-run by the core with the body's name and its shape's number)
     reads in the panel as the object and its listed contact rim."""
-    adapters, sf = mods["pem_addon.adapters"], mods["pem_physics.engine.contact.surface"]
+    messages, sf = mods["pem_addon.messages"], mods["pem_physics.engine.contact.surface"]
     body = sf.TableBody(1.0, np.eye(3), [sf.ContactSphere((0, 0, 0), 0.1), sf.ContactRim((0, 0, 0.2), (0, 0, 1), 0.05)],
                         name="Coin")
     core = (f"'Coin': {body.shape_name(1)} lies flat on 'Table' (its whole edge touches); this model needs it "
             "tilted")
     objs = [type("O", (), {"name": "Coin"})()]
-    said = adapters.object_message(core, objs, [type("W", (), {"name": "Table"})()])
+    said = messages.object_message(core, objs, [type("W", (), {"name": "Table"})()])
     assert said.startswith("Object 'Coin': contact rim #1 lies flat on 'Table'")
 
 
