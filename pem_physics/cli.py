@@ -150,9 +150,23 @@ def cmd_inertia(args) -> int:
     return 0
 
 
+def _new_output(out: Path, source: str, force: bool) -> None:
+    """Refuse an output that would destroy a file: the input scene itself, a folder, or (without ``--force``) any
+    existing file."""
+    if out.is_dir():
+        raise ValidationError(str(out), "is a folder: give the output file's name")
+    if not (out.exists() or out.is_symlink()):
+        return
+    if Path(source).exists() and out.resolve() == Path(source).resolve():
+        raise ValidationError(str(out), "is the input scene itself: write the converted scene to another file")
+    if not force:
+        raise ValidationError(str(out), "exists: choose another name, or pass --force to replace it")
+
+
 def cmd_convert(args) -> int:
-    scene = load_scene(args.scene)
     out = Path(args.output)
+    _new_output(out, args.scene, args.force)
+    scene = load_scene(args.scene)
     suffix = out.suffix.lower()
     if suffix == ".toml":
         from .io.scene_writer import save_scene
@@ -364,6 +378,7 @@ def add_convert_command(sub) -> None:
                    help=".udf: PEM's integrator for the file (default: the scene's, which must be one of these)")
     c.add_argument("--units", choices=("si", "cgs"), help=".udf: units of the numbers in the file (default si)")
     c.add_argument("--udf-version", choices=("1.0", "1.1", "1.2", "1.3"), help=".udf: PEM def version (default 1.3)")
+    c.add_argument("--force", action="store_true", help="replace an existing output file (never the input)")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_convert)
 

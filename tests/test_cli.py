@@ -144,6 +144,25 @@ def test_convert_to_udf_runs_the_same(tmp_path):
     assert r.returncode == 2 and ".toml scene file or a .udf" in r.stderr
 
 
+def test_convert_never_overwrites_a_file_unasked_nor_its_input(tmp_path):
+    """convert onto an existing file is refused (the user's file stays byte for byte) unless --force; onto its own
+    input never (it would lose the file's comments and spellings); onto a folder with a message."""
+    src = tmp_path / "mine.toml"
+    assert pem("convert", "example:compass", src).returncode == 0
+    text = src.read_text(encoding="utf-8") + "# my own notes\n"
+    src.write_text(text, encoding="utf-8")
+    other = tmp_path / "other.toml"
+    other.write_text("not a scene, my file\n", encoding="utf-8")
+    for args, says in (((src, src), "is the input scene itself"), ((src, src, "--force"), "is the input scene itself"),
+                       ((src, other), "exists: choose another name, or pass --force"), ((src, tmp_path), "is a folder")):
+        r = pem("convert", *args)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+    assert src.read_text(encoding="utf-8") == text and other.read_text(encoding="utf-8") == "not a scene, my file\n"
+    r = pem("convert", src, other, "--force")
+    assert r.returncode == 0, r.stderr
+    assert "[[bodies]]" in other.read_text(encoding="utf-8")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and terminals")
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_interrupt_flushes_partial_results(tmp_path, sig):
