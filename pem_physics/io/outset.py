@@ -14,10 +14,11 @@ folder — is refused with a message that says so. A failure or interruption bef
 previous set as it was; a staging folder left by a killed process is removed by the next command that
 writes there. A run stopped by Ctrl-C or SIGTERM publishes its partial result marked ``complete: false``.
 
-Files no set wrote are never touched: a publication removes and replaces only what the previous manifest lists
-(or what a publication cut short was moving, :data:`JOURNAL`); a file of the same name that no set lists — the
-user's, or an older version's — stops it before anything changes, as does a folder holding another command's
-set (``plot A -o B`` where B holds a run).
+Files no set wrote are never touched: a publication removes and replaces only what the previous manifest lists,
+each still as its run wrote it (size and SHA-256), or what a publication cut short was moving (:data:`JOURNAL`);
+a file of the same name that no set lists — the user's, or an older version's —, a listed file edited since its
+run, or a folder holding another command's set (``plot A -o B`` where B holds a run) stops it before anything
+changes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -136,6 +138,18 @@ def verified(outdir, name: str, what: str = "output") -> Path:
     return path
 
 
+def _as_written(path: Path, entry) -> bool:
+    """Whether ``path`` is still what its manifest ``entry`` says the run wrote (or is gone): a regular file of the
+    listed size and SHA-256. Only such files does a publication remove or replace."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return True
+    if not stat.S_ISREG(st.st_mode) or not isinstance(entry, dict):
+        return False
+    return st.st_size == entry.get("bytes") and _sha256(path) == entry.get("sha256")
+
+
 def _remove_dead_staging(outdir: Path) -> None:
     """Staging folders of processes that no longer run (killed mid-write) go."""
     for d in outdir.glob(STAGING_PREFIX + "*"):
@@ -199,6 +213,14 @@ class OutputSet:
         old = read_manifest(self.outdir)
         # ours to replace: what the set's manifest lists, and what a publication cut short was moving
         previous = {n for n in old["files"] if _NAME.match(n)} if old is not None else set()
+        edited = sorted(n for n in previous if not _as_written(self.outdir / n, old["files"][n]))
+        if edited:  # a listed file edited since (or replaced by a folder): the user's now
+            one = len(edited) == 1
+            raise ValidationError(str(self.outdir), f"{', '.join(edited)} in it {'has' if one else 'have'} changed "
+                                                    f"since the run that wrote {'it' if one else 'them'} (size or "
+                                                    f"SHA-256 differ from {MANIFEST}, or not a file): move "
+                                                    f"{'it' if one else 'them'} away or write into another folder "
+                                                    "(nothing was changed)")
         previous |= _journal(self.outdir)
         mine = sorted(n for n in names if (self.outdir / n).exists() and n not in previous)
         if mine:

@@ -98,6 +98,37 @@ def test_files_no_manifest_lists_are_never_touched(runs, tmp_path):
     assert (tmp_path / "energy.png").read_text() == "mine"
 
 
+@pytest.mark.parametrize("edit", ["appended", "listed_with_another_hash", "listed_is_a_folder"])
+def test_a_listed_file_edited_since_its_run_is_never_removed_nor_replaced(runs, tmp_path, edit):
+    """A file the manifest lists but that no longer has the listed size and SHA-256 (the user edited it, or the
+    manifest was edited to list a file of theirs, or the name is now a folder) is the user's: the next run stops
+    before anything changes, naming it, and the previous set (its manifest too) stays as it was."""
+    contact, plain, _ = runs
+    write_outputs(plain, tmp_path)
+    if edit == "appended":
+        name = "trajectory.csv"
+        with open(tmp_path / name, "a", encoding="utf-8") as fh:
+            fh.write("my own line\n")
+    else:
+        name = "notes.txt" if edit == "listed_with_another_hash" else "mydir"
+        if edit == "listed_with_another_hash":
+            (tmp_path / name).write_text("mine")
+        else:
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "inside.txt").write_text("mine")
+        m = json.loads((tmp_path / MANIFEST).read_text())
+        m["files"][name] = {"bytes": 4, "sha256": "0" * 64}
+        (tmp_path / MANIFEST).write_text(json.dumps(m))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    for run in (plain, contact):   # the same files again, or another set (which would remove the edited CSV)
+        with pytest.raises(ValidationError, match=rf"{name} in it has changed since the run that wrote it"):
+            write_outputs(run, tmp_path)
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    if edit == "listed_is_a_folder":
+        assert (tmp_path / name / "inside.txt").read_text() == "mine"
+
+
 def test_another_commands_set_is_never_published_over(runs, tmp_path):
     """`plot A -o B` where B holds a run: refused naming B's set, B's files intact (plot into A joins A's set)."""
     _, plain, _ = runs
