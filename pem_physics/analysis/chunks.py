@@ -12,8 +12,8 @@ the numbers depend on (scene, grid, chunking, method, times), field by field, so
 run is refused, naming what differs (e.g. ``scene.friction``), rather than mixed in. Each chunk file
 carries its own identity too (the run's digest, its index and grid points): a chunk file that is
 unreadable, truncated, copied over another or left by another run is named and computed again, never
-taken. A folder without its manifest (deleted, or never written) is started afresh: its chunk files
-cannot be vouched for.
+taken. Chunk files without the manifest that vouches for them, or a ``manifest.json`` that is not one of ours
+(damaged, or the user's), are neither taken nor removed: the run stops before it writes anything, naming them.
 
 Where chunks run (:func:`run_chunks`): ``client`` (a ``dask.distributed.Client``), else this process.
 :func:`client_for` makes one from ``--scheduler tcp://HOST:PORT`` (an existing cluster) or
@@ -129,16 +129,18 @@ def _prepare(folder: Path, run: dict, kind: str, task: Task, resume: bool) -> li
             have = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             have = None
-        if not isinstance(have, dict):
-            notes.append(f"{manifest}: unreadable; the run starts afresh in {folder}")
-            have = None
+        if not isinstance(have, dict) or not {"kind", "points", "chunk", "chunks", "run"} <= set(have):
+            # damaged, or a file of the user's that happens to have the name: neither is overwritten
+            raise PemError(f"{manifest}: not a readable chunk manifest of pem (damaged, or a file of your own): "
+                           "use another --chunk-dir, or delete it and the chunk files beside it to start afresh "
+                           "(nothing was changed)")
     stale = sorted(folder.glob("chunk_*.npz"))
     if have is None and stale:
-        # chunk files without a manifest that vouches for them: never reused (they may be any run's)
-        notes.append(f"{folder}: {len(stale)} chunk file(s) without a manifest.json (deleted, or never "
-                     "written) are not taken; the run starts afresh")
-        for p in stale:
-            p.unlink()
+        # chunk files without a manifest that vouches for them: never reused (they may be any run's), never removed
+        # (they may be the user's)
+        raise PemError(f"{folder}: {len(stale)} chunk file(s) ({stale[0].name}…) that no manifest.json vouches for "
+                       "(a run's whose manifest was deleted, or files of your own): use another --chunk-dir, or "
+                       "delete them to start afresh (nothing was changed)")
     if have is not None:
         differ = [k for k in ("kind", "points", "chunk", "chunks") if have.get(k) != want[k]]
         theirs = have.get("run") if isinstance(have.get("run"), dict) else {}

@@ -156,30 +156,37 @@ def test_a_chunk_of_another_run_is_not_taken_even_where_the_manifests_agree(refe
     assert calls == [(24, 32)] and "another run's chunk" in done.notes[0]
 
 
-def test_a_folder_without_its_manifest_starts_afresh(reference, tmp_path, monkeypatch, capsys):
+def test_chunk_files_without_their_manifest_are_neither_taken_nor_removed(reference, tmp_path, monkeypatch, capsys):
     """Chunk files without the manifest that vouches for them are never reused, even for another --t-end (the
-    trial's wrong map with exit 0): the run starts afresh and says so."""
+    trial's wrong map with exit 0), nor deleted (they may be the user's): the run stops before it writes anything,
+    naming them; once they are gone it runs."""
     from pem_physics.cli import main
 
     args = ["basin", "example:three-magnet", "--grid", "6", "--chunk", "8", "--dt", "2e-3", "-q",
             "--chunk-dir", str(tmp_path / "chunks")]
     assert main(args + ["--t-end", "0.2", "-o", str(tmp_path / "a")]) == 0
     (tmp_path / "chunks" / "manifest.json").unlink()
+    before = {p.name: p.read_bytes() for p in (tmp_path / "chunks").iterdir()}
     calls = counting_chunks(monkeypatch)
+    assert main(args + ["--t-end", "0.3", "-o", str(tmp_path / "b"), "--resume"]) == 2
+    assert "5 chunk file(s) (chunk_000000.npz…) that no manifest.json vouches for" in capsys.readouterr().err
+    assert calls == [] and {p.name: p.read_bytes() for p in (tmp_path / "chunks").iterdir()} == before
+    for p in (tmp_path / "chunks").iterdir():
+        p.unlink()
     assert main(args + ["--t-end", "0.3", "-o", str(tmp_path / "b"), "--resume"]) == 0
     assert len(calls) == 5   # every chunk computed
-    assert "without a manifest.json (deleted, or never written) are not taken; the run starts afresh" in \
-        capsys.readouterr().err
     with np.load(tmp_path / "b" / "basin.npz") as z:
         np.testing.assert_array_equal(z["label"], reference.label)   # the t_end = 0.3 map, not the 0.2 one
 
 
-def test_a_broken_manifest_is_a_note_and_a_fresh_start(reference, tmp_path):
+@pytest.mark.parametrize("text", ["{ not json", '{"project": "mine", "version": 3}'])
+def test_a_manifest_that_is_not_ours_is_never_overwritten(tmp_path, text):
+    """A damaged manifest.json, or the user's own file of that name: the run stops naming it, the file as it was."""
     small_map(chunk_dir=tmp_path)
-    (tmp_path / "manifest.json").write_text("{ not json")
-    done = small_map(chunk_dir=tmp_path, resume=True)
-    same_map(done, reference)
-    assert "manifest.json: unreadable" in done.notes[0]
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(PemError, match="manifest.json: not a readable chunk manifest of pem"):
+        small_map(chunk_dir=tmp_path, resume=True)
+    assert (tmp_path / "manifest.json").read_text() == text
 
 
 # ---------------------------------------------------------------------------- resume refuses another run's folder
