@@ -154,7 +154,8 @@ def test_convert_never_overwrites_a_file_unasked_nor_its_input(tmp_path):
     other = tmp_path / "other.toml"
     other.write_text("not a scene, my file\n", encoding="utf-8")
     for args, says in (((src, src), "is the input scene itself"), ((src, src, "--force"), "is the input scene itself"),
-                       ((src, other), "exists: choose another name, or pass --force"), ((src, tmp_path), "is a folder")):
+                       ((src, other), "exists: choose another name, or pass --force"),
+                       ((src, tmp_path), "is a folder")):
         r = pem("convert", *args)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
     assert src.read_text(encoding="utf-8") == text and other.read_text(encoding="utf-8") == "not a scene, my file\n"

@@ -224,6 +224,8 @@ def check_config(cfg: dict) -> dict:
         c["dt"] = _number(c, "dt")
         if c["dt"] <= 0:
             raise _err("dt", f"expected a step > 0, got {c['dt']:g}")
+        if c["dt"] > c["t_end"]:
+            raise _err("dt", f"{c['dt']:g} is longer than the run (t_end = {c['t_end']:g}): lower dt")
     c["seed"] = _number(c, "seed", integer=True)
     if not 0 <= c["seed"] < 2**63:
         raise _err("seed", f"expected an integer from 0 to 2**63 - 1, got {c['seed']}")
@@ -259,34 +261,61 @@ def load_state(path) -> GasState:
     except (OSError, ValueError) as err:
         raise _err("state", f"{path}: not a readable .npz file ({err})") from None
     with data:
-        keys = set(data.files)
-        need = {"radii", "masses", "box"}
-        if not need <= keys:
-            raise _err("state", f"{path}: missing {', '.join(sorted(need - keys))}")
-        if "final_positions" in keys:
-            x, v, t = data["final_positions"], data["final_velocities"], float(data["final_time"])
-        elif "positions" in keys and data["positions"].ndim == 3:
-            x, v, t = data["positions"][-1], data["velocities"][-1], float(data["times"][-1])
-        elif "positions" in keys and "velocities" in keys:
-            x, v = data["positions"], data["velocities"]
-            t = float(data["time"]) if "time" in keys else 0.0
-        else:
-            raise _err("state", f"{path}: no positions and velocities")
-        periodic = bool(data["periodic"]) if "periodic" in keys else True
-        container = None
-        if "container_kind" in keys:
-            kind = str(data["container_kind"])
-            planes = data["container_planes"] if "container_planes" in keys else None
-            try:
-                container = Container(kind, data["container_centre"] if kind != "box" else None,
-                                      float(data["container_radius"]) if kind != "box" else 0.0,
-                                      int(data["container_axis"]), planes)
-            except (ValueError, KeyError) as err:
-                raise _err("state", f"{path}: bad container ({err})") from err
         try:
-            return GasState(x, v, data["radii"], data["masses"], data["box"], periodic, t, container=container)
-        except ValueError as err:
-            raise _err("state", f"{path}: {err}") from err
+            return _state_of(path, data, GasState, Container)
+        except ValidationError:
+            raise
+        except (ValueError, TypeError, KeyError) as err:   # a field of the wrong type or shape
+            raise _err("state", f"{path}: {err}") from None
+
+
+def _scalar(data, name: str) -> float:
+    """The number ``name`` of a saved state; ValueError naming it otherwise."""
+    try:
+        return float(data[name])
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {np.asarray(data[name]).tolist()!r}") from None
+
+
+#: Largest speed a saved state may hold: v² then stays within gas.temperature's bound (1e100).
+MAX_STATE_SPEED = 1e50
+
+
+def _state_of(path: Path, data, GasState, Container):
+    """:func:`load_state`'s GasState from the open npz ``data``; ValueError (or TypeError, KeyError) naming the
+    field at fault."""
+    keys = set(data.files)
+    need = {"radii", "masses", "box"}
+    if not need <= keys:
+        raise _err("state", f"{path}: missing {', '.join(sorted(need - keys))}")
+    if "final_positions" in keys:
+        x, v, t = data["final_positions"], data["final_velocities"], _scalar(data, "final_time")
+    elif "positions" in keys and data["positions"].ndim == 3:
+        x, v, t = data["positions"][-1], data["velocities"][-1], _scalar(data["times"], -1)
+    elif "positions" in keys and "velocities" in keys:
+        x, v = data["positions"], data["velocities"]
+        t = _scalar(data, "time") if "time" in keys else 0.0
+    else:
+        raise _err("state", f"{path}: no positions and velocities")
+    periodic = bool(data["periodic"]) if "periodic" in keys else True
+    container = None
+    if "container_kind" in keys:
+        kind = str(data["container_kind"])
+        planes = data["container_planes"] if "container_planes" in keys else None
+        try:
+            container = Container(kind, data["container_centre"] if kind != "box" else None,
+                                  float(data["container_radius"]) if kind != "box" else 0.0,
+                                  int(data["container_axis"]), planes)
+        except (ValueError, KeyError) as err:
+            raise _err("state", f"{path}: bad container ({err})") from err
+    for name, a in (("positions", x), ("velocities", v)):
+        a = np.asarray(a)
+        if a.dtype.kind not in "fiu" or not np.all(np.isfinite(a)):
+            raise ValueError(f"{name}: expected finite numbers")
+    if np.abs(v).max(initial=0.0) > MAX_STATE_SPEED:
+        raise ValueError(f"velocities up to {np.abs(v).max():.3g}: at most {MAX_STATE_SPEED:g} (a temperature of "
+                         "at most 1e100, as gas.temperature)")
+    return GasState(x, v, data["radii"], data["masses"], data["box"], periodic, t, container=container)
 
 
 def initial_state(c: dict) -> GasState:
@@ -355,10 +384,13 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
            "wall_time_s": run.info.get("wall_time"),
            "collisions_per_s": run.n_collisions / run.info["wall_time"] if run.info.get("wall_time") else None,
            "temperature": measure.temperature(st), "records": 0 if run.records is None else len(run.records)}
+    notes = []
     if c["method"] == "timestep":
         out["dt"] = run.info.get("dt")
-        out["missed_collisions"] = extra.get("missed_collisions")
-    notes = []
+        out["missed_collisions"] = missed = extra.get("missed_collisions")
+        if missed:
+            notes.append(f"the timestep method missed {missed} collision(s) that an event-driven run of the same "
+                         "start has (pairs that passed through each other within a step): lower dt")
     if run.duration > 0 and run.n_collisions > 0:
         p = measure.pressure(run, sigma=sig, skip_blocks=1 if nb >= 3 else 0)
         eos = float(measure.reduced_pressure_eos(eta, d))

@@ -55,6 +55,7 @@ def test_timestep_method_reports_missed_collisions(tmp_path):
     ev = edmd.run(gas_command.initial_state(gas_command.check_config(
         {"n": 100, "dimension": 2, "packing_fraction": 0.3})), 2.0).n_collisions
     assert summary["method"] == "timestep" and summary["missed_collisions"] == ev - summary["collisions"] > 0
+    assert any(f"missed {summary['missed_collisions']} collision(s)" in n and "lower dt" in n for n in summary["notes"])
 
 
 @needs_numba
@@ -121,6 +122,7 @@ def test_ctrl_c_keeps_a_valid_partial_result(tmp_path, monkeypatch):
     (["--method", "timestep", "--gravity", "1", "--box", "walls"], "gas.gravity: the timestep method has no gravity"),
     (["--n", "1"], "gas.n: 1 sphere at packing fraction 0.25 fills a periodic box too small for the minimum image"),
     (["--blocks", "100000000000"], "gas.blocks: 100,000,000,000 time blocks would need"),
+    (["--method", "timestep", "--dt", "10", "--t-end", "1"], "gas.dt: 10 is longer than the run (t_end = 1)"),
 ])
 def test_invalid_input_is_refused_by_name(tmp_path, capsys, args, message):
     assert gas(tmp_path, *args) == 2
@@ -198,3 +200,31 @@ def test_a_state_edited_after_its_run_is_refused(tmp_path, capsys):
         fh.write(b"\0")                                   # edited after its run
     assert gas(tmp_path / "next", "--state", str(first / "gas.npz"), "--t-end", "0.05") == 2
     assert "gas.state: " in (err := capsys.readouterr().err) and "changed since its run wrote it" in err
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("time", np.array("abc"), "time: expected a number, got 'abc'"),
+    ("velocities", None, "velocities up to 1e+200: at most 1e+50"),
+    ("positions", None, "positions: expected finite numbers"),
+    ("radii", np.array([0.1, 0.1]), None),
+])
+def test_a_saved_state_with_a_bad_field_is_refused_by_name(tmp_path, capsys, field, value, message):
+    """A state file of one's own with a field that is not a number, speeds whose squares overflow (the run would
+    hang, then fail writing inf), or arrays of the wrong shape: one line naming the file and the field."""
+    rng = np.random.default_rng(1)
+    n = 8
+    arrays = {"positions": rng.uniform(0.2, 3.8, (n, 3)), "velocities": rng.normal(size=(n, 3)),
+              "radii": np.full(n, 0.1), "masses": np.ones(n), "box": np.full(3, 4.0), "time": np.array(0.0)}
+    if field == "velocities":
+        arrays["velocities"][0, 0] = 1e200
+    elif field == "positions":
+        arrays["positions"][1, 2] = np.nan
+    else:
+        arrays[field] = value
+    np.savez(tmp_path / "state.npz", **arrays)
+    assert gas(tmp_path / "out", "--state", str(tmp_path / "state.npz"), "--t-end", "0.05") == 2
+    err = capsys.readouterr().err
+    assert "gas.state: " in err and "state.npz" in err and "Traceback" not in err
+    if message:
+        assert message in err
+    assert not (tmp_path / "out" / "summary.json").exists()
