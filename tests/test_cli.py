@@ -114,6 +114,22 @@ def test_bad_scene_exit_code_and_message(tmp_path):
     assert r.returncode == 2 and "no such file" in r.stderr
 
 
+@pytest.mark.parametrize("body,message", [
+    ("scene = None\n", "'scene' must be a pem_physics Scene, got NoneType"),
+    ("x = 1\nraise RuntimeError('my own check failed')\n", "line 2: RuntimeError: my own check failed"),
+    ("scene = (\n", "line 1: SyntaxError: "),
+    ("import no_such_module_here\n", "line 1: ModuleNotFoundError: No module named 'no_such_module_here'"),
+])
+def test_a_python_scene_files_own_error_is_one_line_naming_file_and_line(tmp_path, body, message):
+    """A Python scene file that defines no Scene, raises, or does not parse: exit 2 and one line with the file, the
+    line and the error — no traceback through the package's loader."""
+    bad = tmp_path / "mine.py"
+    bad.write_text(body)
+    r = pem("info", bad)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert str(bad) in r.stderr and message in r.stderr, r.stderr
+
+
 def test_convert_udf_to_toml_runs_the_same(tmp_path):
     out = tmp_path / "pendulum.toml"
     r = pem("convert", DATA / "pem" / "pendulum.udf", out)

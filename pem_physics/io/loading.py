@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ValidationError
+from ..errors import PemError, ValidationError
 from .files import checked_input, read_input_text
 
 
@@ -23,11 +23,7 @@ def load_scene(path: str):
 
         return load_udf(p)
     if suffix == ".py":
-        namespace: dict = {"__file__": str(p), "__name__": "pem_scene"}
-        exec(compile(read_input_text(p, "Python scene file"), str(p), "exec"), namespace)
-        if "scene" not in namespace:
-            raise ValidationError(path, "a Python scene file must define a variable named 'scene'")
-        return namespace["scene"]
+        return _python_scene(path, p)
     raise ValidationError(path, f"unknown scene file type {suffix!r} (expected .toml, .udf or .py)")
 
 
@@ -37,3 +33,30 @@ def load_mesh(path: str):
     from .meshfile import read_mesh
 
     return read_mesh(path)
+
+
+def _python_scene(path: str, p) -> object:
+    """The ``scene`` a Python scene file defines; its own errors (a syntax error, an exception it raises) as one
+    line naming the file and line, not a traceback through this package."""
+    import traceback
+
+    from ..model.scene import Scene
+
+    source = read_input_text(p, "Python scene file")
+    namespace: dict = {"__file__": str(p), "__name__": "pem_scene"}
+    try:
+        exec(compile(source, str(p), "exec"), namespace)
+    except PemError:   # pem's own, raised by the script's calls: they name their item already
+        raise
+    except SyntaxError as err:
+        raise ValidationError(path, f"line {err.lineno}: {type(err).__name__}: {err.msg}") from None
+    except Exception as err:  # noqa: BLE001 - the user's script: any error it raises is its own
+        lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == str(p)]
+        where = f"line {lines[-1]}: " if lines else ""
+        raise ValidationError(path, f"{where}{type(err).__name__}: {err}") from None
+    if "scene" not in namespace:
+        raise ValidationError(path, "a Python scene file must define a variable named 'scene'")
+    scene = namespace["scene"]
+    if not isinstance(scene, Scene):
+        raise ValidationError(path, f"'scene' must be a pem_physics Scene, got {type(scene).__name__}")
+    return scene
