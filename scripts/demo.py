@@ -341,7 +341,7 @@ def t_handle(ext, outdir: Path) -> dict:
 
 def hard_sphere_gas(ext, outdir: Path) -> dict:
     """500 hard spheres between the walls of a 2 m cube (η = 0.2), played from a PC2 point cache."""
-    gas = importlib.import_module(f"{ext.__name__}.pem_addon.gas")
+    gas_objects = importlib.import_module(f"{ext.__name__}.pem_addon.gas.objects")
     new_scene()
     scene = bpy.context.scene
     scene.render.fps = 24
@@ -356,7 +356,7 @@ def hard_sphere_gas(ext, outdir: Path) -> dict:
     bpy.ops.pem.gas_build(box=box.name, n=500, packing_fraction=0.2, temperature=1.0, seed=1, periodic=False)
     build_s = time.perf_counter() - t0
     obj = bpy.context.object
-    gas.set_material(obj, material("Spheres", (0.8, 0.22, 0.05, 1.0), roughness=0.35))
+    gas_objects.set_material(obj, material("Spheres", (0.8, 0.22, 0.05, 1.0), roughness=0.35))
     box.modifiers.new("Edges", "WIREFRAME").thickness = 0.02   # the box drawn as its edges
     set_material(box, material("Frame", (0.1, 0.1, 0.12, 1.0), metallic=0.5), smooth=False)
     stage(target=(0.0, 0.0, 0.9), distance=6.5, elevation_deg=22, azimuth_deg=-60, lens=45, ground_z=-0.01,

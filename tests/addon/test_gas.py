@@ -26,7 +26,8 @@ FRAMES = (5, 14)          # a start frame other than 0 or 1, so that the frame m
 @pytest.fixture(scope="module")
 def mods(pem, ext):  # noqa: F811
     return {name: importlib.import_module(f"{ext.__name__}.{name}") for name in (
-        "pem_addon.gas", "pem_physics.io.pc2", "pem_physics.io.gas_cache", "pem_physics.gas.edmd")}
+        "pem_addon.gas.build", "pem_addon.gas.objects", "pem_addon.gas.operators", "pem_physics.io.pc2",
+        "pem_physics.io.gas_cache", "pem_physics.gas.edmd")}
 
 
 def box_object(name="Cube", size=2.0, location=(0.4, -0.2, 1.0), rotation=(0.3, -0.2, 0.5), scale=(1.2, 1.0, 0.9)):
@@ -57,7 +58,7 @@ def data_fingerprint():
 
 
 def cache_files(mods):
-    folder, _ = mods["pem_addon.gas"].cache_folder()
+    folder, _ = mods["pem_addon.gas.build"].cache_folder()
     return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
 
 
@@ -186,18 +187,18 @@ def test_no_box_and_a_flat_box_are_named(mods):
 @pytest.mark.parametrize("where", ["write_pc2", "sphere_node_group", "interrupt"])
 def test_a_failure_while_creating_removes_everything(mods, monkeypatch, where):
     setup()
-    gas = mods["pem_addon.gas"]
+    objects = mods["pem_addon.gas.objects"]
     before, files = data_fingerprint(), cache_files(mods)
 
     def broken(*args, **kw):
         raise KeyboardInterrupt if where == "interrupt" else OSError("disk full")
 
     if where == "write_pc2":
-        monkeypatch.setattr(gas.pc2, "write_pc2", broken)
+        monkeypatch.setattr(objects.pc2, "write_pc2", broken)
     elif where == "sphere_node_group":
-        monkeypatch.setattr(gas, "sphere_node_group", broken)   # after the cache file was written
+        monkeypatch.setattr(objects, "sphere_node_group", broken)   # after the cache file was written
     else:
-        monkeypatch.setattr(gas.gas_cache, "frame_positions", broken)   # Ctrl-C during the run
+        monkeypatch.setattr(mods["pem_addon.gas.build"].gas_cache, "frame_positions", broken)   # Ctrl-C during the run
     if where == "interrupt":
         assert bpy.ops.pem.gas_build() == {"CANCELLED"}
     else:
@@ -233,7 +234,7 @@ def test_material_input_colours_the_spheres(mods):
     assert bpy.ops.pem.gas_build(n=30, frame_end=FRAMES[0] + 2) == {"FINISHED"}
     obj = the_gas()
     mat = bpy.data.materials.new("Blue")
-    mods["pem_addon.gas"].set_material(obj, mat)
+    mods["pem_addon.gas.objects"].set_material(obj, mat)
     # what renders: the evaluated instances (the spheres) carry the material
     bpy.context.scene.frame_set(FRAMES[0] + 1)
     dg = bpy.context.evaluated_depsgraph_get()
@@ -246,7 +247,7 @@ def test_material_input_colours_the_spheres(mods):
 
 def test_a_cache_too_big_is_refused_before_the_run(mods, monkeypatch):
     setup()
-    monkeypatch.setattr(mods["pem_addon.gas"], "MAX_CACHE_BYTES", 1000)
+    monkeypatch.setattr(mods["pem_addon.gas.build"], "MAX_CACHE_BYTES", 1000)
     before = data_fingerprint()
     with pytest.raises(RuntimeError, match=r"Gas box 'Cube': the cache of 40 particles over 10 frames would be"):
         bpy.ops.pem.gas_build()

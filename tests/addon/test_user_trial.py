@@ -463,12 +463,12 @@ def test_a_mesh_with_inward_normals_is_named(pem):  # noqa: F811
 
 def _gas_report(pem, box):  # noqa: F811
     """Build Hard-Sphere Gas (40 spheres, frames 1–4) in ``box`` through the operator; its INFO report."""
-    gas = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas")
+    operators = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas.operators")
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 4
     g = scene.pem_gas
     g.box, g.n, g.packing_fraction, g.seed, g.periodic = box, 40, 0.2, 3, False
-    op = _Op(gas.PEM_OT_gas_build, box="", properties=type("P", (), {"is_property_set": lambda self, n: False})())
+    op = _Op(operators.PEM_OT_gas_build, box="", properties=type("P", (), {"is_property_set": lambda self, n: False})())
     assert op.execute(bpy.context) == {"FINISHED"}
     (text,) = [t for k, t in op.reports if k == "INFO"]
     return text, bpy.context.object
@@ -504,7 +504,7 @@ def test_a_rebuilt_gas_leaves_no_stale_cache_and_its_spheres_have_a_colour(pem, 
     box, other = cube("Box", size=2.0, location=(0.0, 0.0, 0.0)), cube("Other", size=2.0, location=(5.0, 0.0, 0.0))
     if saved:
         bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "gas.blend"))
-    folder = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas").cache_folder()[0]
+    folder = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas.build").cache_folder()[0]
     foreign = os.path.join(folder, ("gas_" if saved else "") + "Box_Gas_0123abcd.pc2")  # another session's, unsaved
     if not saved:
         os.makedirs(folder, exist_ok=True)

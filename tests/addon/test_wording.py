@@ -120,8 +120,8 @@ def test_computed_values_show_in_the_scenes_units(mods):
 def test_the_gas_panel_lays_out_as_blenders(mods, ext):
     from .test_translation import _Layout
 
-    gas = importlib.import_module(f"{ext.__name__}.pem_addon.gas")
+    ui = importlib.import_module(f"{ext.__name__}.pem_addon.gas.ui")
     layout = _Layout()
     layout.use_property_split = False
-    gas.draw_gas(layout, bpy.context)
+    ui.draw_gas(layout, bpy.context)
     assert layout.use_property_split and not layout.use_property_decorate
