@@ -280,7 +280,7 @@ WALL_DISPLAY_SIZE = 1.0
 
 
 def _wall_object(w, unit: float, collection, surface: bool):
-    """A Wall object for a core StaticWall (import): a mesh that :func:`.contacts.wall_geometry` fits back to
+    """A Wall object for a core StaticWall (import): a mesh that :func:`.contacts.walls.wall_geometry` fits back to
     the same wall (plane: a square whose local +Z is the normal; sphere, cylinder along local Z, box)."""
     R = np.eye(3)
     if w.kind == "plane":

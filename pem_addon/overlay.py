@@ -10,7 +10,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from . import bodies, contacts, messages, units
+from . import bodies, messages, units
+from .contacts import overlay as contact_lines
 
 _handle = None
 
@@ -114,7 +115,7 @@ def geometry(context) -> dict:
     if sp.show_field_lines and fixed.any():
         out["field"] = field_lines(pos[fixed], mom[fixed])
     if sp.show_contacts:
-        out["contacts"] = contacts.overlay_segments(scene)
+        out["contacts"] = contact_lines.overlay_segments(scene)
     return out
 
 

@@ -22,8 +22,9 @@ from ..pem_physics.model import (
     Scene,
     Settings,
 )
-from . import contacts, motions
+from . import motions
 from .bodies import moves_by_itself, pem_objects, pivot_world
+from .contacts import pairs, shapes, walls
 from .frames import simulation_range, steps_per_frame
 from .meshes import BODY_TYPES, float32_tolerance, mass_properties, object_frame_scale
 from .messages import AddonError, object_message
@@ -149,8 +150,8 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
         S = object_frame_scale(obj, M, unit)
         offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
         dipoles = tuple(Dipole(S @ exact(d, "position") + offset, exact(d, "moment")) for d in p.dipoles)
-        kw = {"contacts": contacts.body_contacts(obj, M, S, offset, unit), "restitution": contacts.restitution_of(obj),
-              "contact_friction": contacts.contact_friction_of(obj)}
+        kw = {"contacts": shapes.body_contacts(obj, M, S, offset, unit), "restitution": pairs.restitution_of(obj),
+              "contact_friction": pairs.contact_friction_of(obj)}
         if role in ("pendulum", "free"):
             mp, _ = mass_properties(obj, context, M, notes)
             kw["mass_properties"] = mp.translated(offset)
@@ -196,7 +197,7 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
                  contact_friction=exact(sp, "contact_friction"), contact_model=sp.contact_model.lower(),
-                 walls=tuple(contacts.wall_of(o, unit, sp.contact_model == "SURFACE") for o in wall_objects))
+                 walls=tuple(walls.wall_of(o, unit, sp.contact_model == "SURFACE") for o in wall_objects))
     try:
         core = core.checked()
     except ValidationError as err:

@@ -6,7 +6,9 @@ import bpy
 
 from ..pem_physics import jit
 from ..pem_physics.engine import missing_package
-from . import bake, bodies, cache, contacts, frames, meshes, messages, motions
+from . import bake, bodies, cache, frames, meshes, messages, motions
+from .contacts import pairs
+from .contacts import ui as contacts_ui
 from .lists import draw_list
 from .props import method_name
 
@@ -55,7 +57,7 @@ def draw_object(layout, context, obj):
     layout.prop(p, "role")
     col = layout.column()
     if p.role == "WALL":
-        contacts.draw_object(layout, obj)
+        contacts_ui.draw_object(layout, obj)
         return
     if p.role == "PENDULUM":
         row = col.row()
@@ -134,7 +136,7 @@ def draw_object(layout, context, obj):
         else:
             for name in ("orbit_center", "orbit_r1", "orbit_r2", "orbit_omega", "orbit_phase"):
                 col.prop(p, name)
-    contacts.draw_object(layout, obj)
+    contacts_ui.draw_object(layout, obj)
     layout.label(text="Dipoles (object coordinates, A·m²)")
     d = draw_list(layout, p, "PEM_UL_dipoles", "dipoles", "active_dipole",
                   (("pem.dipole_add", "ADD"), ("pem.dipole_remove", "REMOVE"), ("pem.dipole_duplicate", "DUPLICATE")))
@@ -190,8 +192,8 @@ def draw_scene(layout, context):
     col.prop(sp, "contact_friction")
     if sp.contact_model == "SURFACE":     # a body that will never grip its table: say so before the bake
         for obj in bodies.pem_objects(context.scene):
-            if obj.pem.role != "WALL" and contacts.takes_contacts(obj):
-                for text, ok in contacts.pair_lines(context.scene, obj):
+            if obj.pem.role != "WALL" and pairs.takes_contacts(obj):
+                for text, ok in pairs.pair_lines(context.scene, obj):
                     if not ok:
                         col.label(text=f"'{obj.name}' {text[0].lower()}{text[1:]}", icon="ERROR")
     layout = outer

@@ -29,7 +29,7 @@ THETA = math.radians(30.0)
 @pytest.fixture
 def mods(pem, ext):  # noqa: F811
     out = dict(pem)
-    for name in ("pem_addon.contacts", "pem_addon.keyframes", "pem_physics.model.scene"):
+    for name in ("pem_addon.contacts.walls", "pem_addon.keyframes", "pem_physics.model.scene"):
         out[name] = importlib.import_module(f"{ext.__name__}.{name}")
     return out
 
@@ -297,7 +297,7 @@ def test_fit_contact_sphere_and_overlay(mods):
     on_ball = ends[np.linalg.norm(ends - np.array([1.0, 2.0, 3.0]), axis=1) < 1.0]
     np.testing.assert_allclose(np.linalg.norm(on_ball - np.array([1.0, 2.0, 3.0]), axis=1), 0.4, rtol=1e-5)
     assert len(geo) == 3 * 32 + 12  # three great circles of the ball (scaled), twelve box edges
-    wall = mods["pem_addon.contacts"].wall_of(box, 1.0)
+    wall = mods["pem_addon.contacts.walls"].wall_of(box, 1.0)
     assert wall.kind == "box" and wall.inside
     np.testing.assert_allclose(wall.half_sizes, (0.5, 0.5, 0.5), atol=1e-6)
     np.testing.assert_allclose(wall.center, (0.0, 0.0, -1.0), atol=1e-6)

@@ -27,7 +27,7 @@ MU = 0.25
 @pytest.fixture
 def mods(pem, ext):  # noqa: F811
     out = dict(pem)
-    for name in ("pem_addon.contacts", "pem_addon.keyframes", "pem_addon.ui", "pem_physics.model.scene",
+    for name in ("pem_addon.contacts.pairs", "pem_addon.keyframes", "pem_addon.ui", "pem_physics.model.scene",
                  "pem_physics.examples"):
         out[name] = importlib.import_module(f"{ext.__name__}.{name}")
     return out
@@ -137,7 +137,7 @@ def test_the_panel_shows_each_pairs_effective_friction_and_refuses_mixed_laws(mo
     is said in the bake's warnings."""
     from .test_translation import _Layout
 
-    contacts, ui = mods["pem_addon.contacts"], mods["pem_addon.ui"]
+    contacts, ui = mods["pem_addon.contacts.pairs"], mods["pem_addon.ui"]
     scene = surface_scene(frames=4)
     ball = make_ball()
     table = make_table()
