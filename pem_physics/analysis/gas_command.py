@@ -112,8 +112,10 @@ def load_gas_scene(source: str) -> dict:
     if set(doc) != {"gas"} or not isinstance(doc["gas"], dict):
         raise ValidationError(str(path), f"a gas scene has one table [gas], found {', '.join(doc) or 'nothing'}")
     cfg = dict(doc["gas"])
-    if isinstance(cfg.get("state"), str) and not Path(cfg["state"]).is_absolute():
-        cfg["state"] = str(path.parent / cfg["state"])  # relative to the scene file
+    if isinstance(cfg.get("state"), str):   # beside the scene file, as a motion table: a shared scene reads no other
+        from ..io.files import beside_scene
+
+        cfg["state"] = str(beside_scene(cfg["state"], path.parent, "gas.state", "saved state"))
     return cfg
 
 

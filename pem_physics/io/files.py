@@ -51,11 +51,29 @@ def read_input_text(path, what: str = "file", limit: int = MAX_TEXT_BYTES, error
         raise ValidationError(str(path), f"grew past {limit / 2**20:,.0f} MiB while read: is it the right file?")
     if b"\x00" in data:
         raise ValidationError(str(path), f"binary data (a NUL byte at {data.index(0)}), not text: is it a {what}?")
-    try:
-        return data.decode("utf-8", errors=errors)
+    try:   # utf-8-sig: a leading byte-order mark (Excel's CSV, Notepad) is not part of the text
+        return data.decode("utf-8-sig", errors=errors)
     except UnicodeDecodeError as err:
         raise ValidationError(str(path), f"not UTF-8 text ({err.reason} at byte {err.start}): is it a {what}?") \
             from None
+
+
+def beside_scene(name: str, root, key: str, what: str) -> Path:
+    """The file a scene file's ``key`` names, confined as a UDF's ``\\include`` is: a relative path inside
+    ``root`` (the scene file's folder), no ``..`` or link leading out; a :class:`ValidationError` naming ``key``
+    otherwise. (Whether it is a regular file of a sane size is the reader's check: :func:`checked_input`.)"""
+    root = Path(root)
+    if Path(name).is_absolute() or name.startswith(("\\", "~")):
+        raise ValidationError(key, f"{name!r}: a {what} names a file beside the scene file (a relative path inside "
+                                   f"{root}), not an absolute path; copy the file there")
+    p = root / name
+    try:
+        inside = p.resolve().is_relative_to(root.resolve())
+    except (OSError, ValueError):
+        inside = False
+    if not inside:
+        raise ValidationError(key, f"{name!r} is outside the scene file's folder ({root}); copy the file there")
+    return p
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)

@@ -48,7 +48,7 @@ from ..model.scene import (
     Settings,
     StaticWall,
 )
-from .files import read_input_text
+from .files import beside_scene, read_input_text
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_scene", "loads", "scene_from_dict", "euler_deg_orientation"]
 
@@ -647,17 +647,7 @@ def _table_file(value, path, base_dir):
     import csv
 
     name = _string(value, path)
-    root = Path(base_dir if base_dir is not None else Path.cwd())
-    if Path(name).is_absolute() or name.startswith(("\\", "~")):
-        raise ValidationError(path, f"{name!r}: a motion table names a file beside the scene file (a relative path "
-                                    f"inside {root}), not an absolute path; copy the table there")
-    p = root / name
-    try:
-        inside = p.resolve().is_relative_to(root.resolve())
-    except (OSError, ValueError):
-        inside = False
-    if not inside:
-        raise ValidationError(path, f"{name!r} is outside the scene file's folder ({root}); copy the table there")
+    p = beside_scene(name, base_dir if base_dir is not None else Path.cwd(), path, "motion table")
     text = read_input_text(p, "motion table")
     rows = list(csv.reader(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")))
     if not rows:

@@ -228,3 +228,16 @@ def test_a_saved_state_with_a_bad_field_is_refused_by_name(tmp_path, capsys, fie
     if message:
         assert message in err
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../elsewhere/gas.npz"])
+def test_a_scene_files_state_outside_its_folder_is_refused_unopened(tmp_path, capsys, name):
+    """A gas scene file's ``state`` names a file beside it, as a motion table does: an absolute path or a way out is
+    refused by name before anything is opened (a shared scene cannot probe the machine's files)."""
+    (tmp_path / "scenes").mkdir()
+    scene = tmp_path / "scenes" / "gas.toml"
+    scene.write_text(f'[gas]\nstate = "{name}"\n')
+    assert cli.main(["gas", str(scene), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "gas.state: " in err and ("absolute path" in err if name.startswith("/") else "outside" in err)
+    assert "root:" not in err and "Traceback" not in err

@@ -772,6 +772,17 @@ def test_a_motion_table_outside_the_scenes_folder_is_refused_unread(tmp_path, na
     assert ("absolute path" in err.value.message) if name.startswith(("/", "~")) else ("outside" in err.value.message)
 
 
+def test_a_motion_table_with_a_byte_order_mark_is_read(tmp_path):
+    """Excel and Notepad save CSV with a leading byte-order mark: the header is still the header, the run the same."""
+    write_tables(tmp_path)
+    scene = TABLE_SCENE.format(pivot='{ file = "pivot.csv" }', motion='{ kind = "tabulated", file = "rotor.csv" }')
+    plain = loads(scene, base_dir=tmp_path)
+    for name in ("pivot.csv", "rotor.csv"):
+        (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + (tmp_path / name).read_bytes())
+    marked = loads(scene, base_dir=tmp_path)
+    np.testing.assert_array_equal(simulate(marked).orientation, simulate(plain).orientation)
+
+
 def test_a_rejected_header_is_not_echoed(tmp_path):
     write_tables(tmp_path)
     (tmp_path / "private.csv").write_text("password=hunter2,x,y,z\n0,0,0,0\n")
