@@ -113,9 +113,28 @@ def cmd_inertia(args) -> int:
 
     if not (np.isfinite(args.scale) and args.scale > 0):
         raise ValidationError("--scale", f"expected a factor > 0 (mesh units to metres), got {args.scale!r}")
+    from .io.scenefile import MAX_MAGNITUDE as MAX_VALUE  # a scene file's bound on every number
+
+    for name, value in (("--density", args.density), ("--mass", args.mass)):
+        if value is not None and not (np.isfinite(value) and 0 < value <= MAX_VALUE):
+            raise ValidationError(name, f"expected a number > 0 and at most {MAX_VALUE:g} (SI), got {value!r}")
     V, F = load_mesh(args.mesh)
     V = V * args.scale
-    mp = mesh_mass_properties(V, F, density=args.density, mass=args.mass)
+    size = float(np.max(np.ptp(V, axis=0))) if len(V) else 0.0   # m across
+    # volume ~ size³, inertia ~ ρ·size⁵ (or m·size²): compared in logarithms, which do not overflow
+    big = np.log10(MAX_VALUE)
+    if size > 0 and (not np.isfinite(size) or 3 * np.log10(size) > big
+                     or (np.log10(args.mass) + 2 * np.log10(size) if args.mass else
+                         np.log10(args.density or 1.0) + 5 * np.log10(size)) > big):
+        raise ValidationError("--scale", f"the mesh would be {size:g} m across: its volume or inertia would pass "
+                                         f"{MAX_VALUE:g} (SI); check --scale (mesh units to metres)")
+    with np.errstate(over="ignore", invalid="ignore"):   # checked below, by name
+        mp = mesh_mass_properties(V, F, density=args.density, mass=args.mass)
+    size = [mp.mass, mp.volume or 0.0, *np.ravel(mp.center_of_mass), *np.ravel(mp.inertia)]
+    if not all(np.isfinite(size)) or max(abs(x) for x in size) > MAX_VALUE:
+        raise ValidationError(args.mesh, f"its mass properties at --scale {args.scale:g} and this density or mass "
+                                         f"pass {MAX_VALUE:g} (SI) or floating point's range: check --scale (mesh "
+                                         "units to metres), --density and --mass")
     from .model.mesh_parts import mesh_parts, overlapping_parts, self_intersects
 
     parts = mesh_parts(F, len(V))

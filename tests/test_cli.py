@@ -93,6 +93,21 @@ def test_inertia_json_matches_closed_form(tmp_path):
     np.testing.assert_allclose(out["principal_moments"], sorted(np.diag(out["inertia_about_center_of_mass"])))
 
 
+@pytest.mark.parametrize("args,says", [
+    (("--density", "1e308"), "--density: expected a number > 0 and at most 1e+100"),
+    (("--mass", "-2"), "--mass: expected a number > 0"),
+    (("--density", "1000", "--scale", "1e200"), "--scale: the mesh would be 6e+199 m across"),
+    (("--density", "1000", "--scale", "1e25"), "--scale: the mesh would be 6e+24 m across"),
+])
+def test_inertia_beyond_floating_points_range_names_the_option(tmp_path, args, says):
+    """A density or a scale whose mass properties overflow: one line naming the option, no numpy warnings, no
+    LinAlgError traceback."""
+    trimesh.creation.box(extents=(0.2, 0.4, 0.6)).export(tmp_path / "box.obj")
+    r = pem("inertia", tmp_path / "box.obj", *args)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "RuntimeWarning" not in r.stderr
+
+
 def test_inertia_open_mesh_is_a_clear_error(tmp_path):
     box = trimesh.creation.box()
     open_box = trimesh.Trimesh(box.vertices, box.faces[:-2], process=False)
