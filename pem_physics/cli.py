@@ -260,6 +260,8 @@ def cmd_basin(args) -> int:
         print(json.dumps(summary, indent=2))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
+    for line in summary["warnings"]:
+        print(f"warning: {line}", file=sys.stderr)
     for f in result.failures:
         print(f"simulation failed for grid points {f.start}–{f.stop - 1} (chunk {f.chunk}): {f.message}",
               file=sys.stderr)

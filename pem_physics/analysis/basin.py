@@ -171,6 +171,20 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
                        failures=run.failures, notes=list(run.notes or []))
 
 
+#: Share of a finished map's release points that never came to rest beyond which the map is said to say little.
+UNSETTLED_WARN = 0.5
+
+
+def unsettled_warnings(unsettled: int, members: int, t_end: float, complete: bool) -> list:
+    """What to tell of release points still moving at ``t_end`` (label −1): a map of mostly "never settled" cells
+    looks like a result but answers nothing."""
+    if not complete or members == 0 or unsettled <= UNSETTLED_WARN * members:
+        return []
+    share = "none" if unsettled == members else f"only {members - unsettled} of {members}"
+    return [f"{share} of the release points came to rest over a magnet by t_end = {t_end:g} s (label -1: still "
+            "moving): raise --t-end, or the scene's friction"]
+
+
 def _chunk(scene: Scene, xs: np.ndarray, method, t_end: float, start: int, stop: int, progress=None,
            stop_flag=None) -> dict:
     """Release points [start, stop) of the grid (row-major, x fastest): final bob (x, y) (n,2) m, speed (n,)
@@ -243,7 +257,8 @@ def _write_files(result: BasinResult, outdir: Path) -> dict:
     summary = {"grid": int(result.label.shape[0]), "t_end": result.t_end, "complete": result.complete,
                "wall_time_s": result.wall_time, "members": int(result.label.size), "counts": counts,
                "failures": [{"chunk": f.chunk, "grid_points": [f.start, f.stop - 1], "message": f.message}
-                            for f in result.failures], "resume_notes": result.notes}
+                            for f in result.failures], "resume_notes": result.notes,
+               "warnings": unsettled_warnings(counts["-1"], int(result.label.size), result.t_end, result.complete)}
     with atomic_open(outdir / "basin.json", "w") as fh:
         json.dump(summary, fh, indent=2)
     return summary

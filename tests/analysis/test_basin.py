@@ -75,3 +75,20 @@ def test_a_grid_beyond_the_bobs_reach_is_refused_not_clipped():
     sc = examples.three_magnet(friction=0.01)
     with pytest.raises(ValidationError, match=r"--extent: the grid's corners lie 14\.14 m .* arm is 0\.\d+ m long"):
         basin_map(sc, grid=4, extent=10.0)
+
+
+def test_a_map_of_points_still_moving_says_so(tmp_path, capsys):
+    """A finished map whose release points mostly never came to rest (t_end too short for the friction) is not
+    quietly a picture of -1 cells: the summary and stderr say so and what to change; an interrupted map, or one
+    that mostly settled, says nothing of it."""
+    from pem_physics.cli import main
+
+    res = basin_map(scene(), grid=3, extent=0.05, t_end=0.01)
+    assert res.complete and np.all(res.label == -1)   # 10 ms: nothing settles
+    assert "none of the release points came to rest" in write(res, tmp_path / "short")["warnings"][0]
+    assert write(basin_map(scene(), grid=3, extent=0.05, t_end=1.0, stop=lambda: True), tmp_path / "cut")[
+        "warnings"] == []
+    assert main(["basin", "example:three-magnet", "--grid", "3", "--t-end", "0.01", "--dt", "2e-3", "-q",
+                 "-o", str(tmp_path / "cli")]) == 0
+    assert "warning: none of the release points came to rest over a magnet by t_end = 0.01 s" in \
+        capsys.readouterr().err
