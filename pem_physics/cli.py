@@ -314,6 +314,7 @@ def cmd_sweep(args) -> int:
         if len(varying) != 2:
             raise ValidationError("--heatmap", f"a heat map needs exactly two parameters with several values; "
                                                f"{len(varying)} vary ({', '.join(varying) or 'none'})")
+    sweep.check_params(scene.checked(), params)   # a grid that does not fit the scene: refused before any folder
     output_folder(args.outdir, "sweep")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,

@@ -158,6 +158,10 @@ def check_params(scene: Scene, params: list[SweepParam]) -> None:
     """Raise a ValidationError naming the offending ``--param`` if the set does not fit ``scene`` (checked)."""
     if not params:
         raise ValidationError("--param", "give at least one parameter to sweep")
+    if scene.has_contacts or scene.contact_model == "surface":
+        raise ValidationError("scene", "has contacts (walls or contact spheres): sweep integrates its grid as one "
+                                       "ensemble, and a scene with contacts runs one member at a time; run each "
+                                       "value with `pem run` instead")
     seen: dict[str, SweepParam] = {}
     for p in params:
         if p.name in seen:

@@ -217,6 +217,17 @@ def test_components_of_one_vector_combine():
     check_params(examples.heavy_top().checked(), params("omega_body.1=0,1", "omega_body.3=100"))
 
 
+@pytest.mark.parametrize("name", ["newtons-cradle", "tippe-top"])
+def test_a_scene_with_contacts_is_refused_before_running_saying_what_to_do(tmp_path, capsys, name):
+    """sweep integrates its grid as one ensemble; contact scenes (impacts, a body on a table) run one member at a
+    time: refused naming the scene and the command that runs them, nothing written."""
+    code = main(["sweep", f"example:{name}", "-o", str(tmp_path / "out"), "--param", "friction=0,1e-4"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "scene: has contacts" in err and "run each value with `pem run` instead" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_rejects_a_bad_param_before_running(tmp_path, capsys):
     code = main(["sweep", "example:three-magnet", "-o", str(tmp_path / "out"), "--param", "frction=0:1e-4:3"])
     assert code == 2
