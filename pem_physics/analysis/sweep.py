@@ -133,9 +133,10 @@ def parse_param(text: str) -> SweepParam:
         items = spec.split(",")
         if any(not s.strip() for s in items):
             raise ValidationError(where, "empty item in the list of values")
-        values = np.array([_number(s, where, f"value {k}") for k, s in enumerate(items)])
+        values = np.array([_number(s, where, "the value" if len(items) == 1 else f"value #{k + 1}")
+                           for k, s in enumerate(items)])
     if name == "friction" and np.any(values < 0):
-        raise ValidationError(where, f"friction must be ≥ 0, got {values.min()!r}")
+        raise ValidationError(where, f"friction must be ≥ 0, got {float(values.min()):g}")
     return SweepParam(name, values, text)
 
 

@@ -185,10 +185,12 @@ def test_cli_writes_the_table(tmp_path, capsys):
     ("friction=0:1", "a range is start:stop:count (3 parts), got 2 parts"),
     ("friction=0:1:1", "count must be a whole number ≥ 2, got '1'"),
     ("friction=0:1:2.5", "count must be a whole number ≥ 2, got '2.5'"),
-    ("friction=a,b", "value 0 must be a number, got 'a'"),
+    ("friction=a,b", "value #1 must be a number, got 'a'"),
     ("friction=1,,2", "empty item"),
-    ("friction=-1e-3", "friction must be ≥ 0"),
-    ("field.z=nan", "must be finite"),
+    ("friction=-1e-3", "friction must be ≥ 0, got -0.001"),
+    ("friction=-1:1:3", "friction must be ≥ 0, got -1"),
+    ("field.z=nan", "the value must be finite, got 'nan'"),
+    ("field.z=0,inf", "value #2 must be finite, got 'inf'"),
 ])
 def test_bad_param_text_names_the_option(text, message):
     with pytest.raises(ValidationError) as info:
