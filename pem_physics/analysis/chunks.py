@@ -116,6 +116,8 @@ def _chunk_path(folder: Path, i: int) -> Path:
 
 def _prepare(folder: Path, run: dict, kind: str, task: Task, resume: bool) -> list:
     """Check or write the folder's manifest; returns notes for the user (a folder started afresh)."""
+    if folder.exists() and not folder.is_dir():
+        raise PemError(f"--chunk-dir {folder}: is a file, not a folder; name a folder for the chunk files")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -314,6 +314,12 @@ def _state_of(path: Path, data, GasState, Container):
         a = np.asarray(a)
         if a.dtype.kind not in "fiu" or not np.all(np.isfinite(a)):
             raise ValueError(f"{name}: expected finite numbers")
+    n, d = np.shape(x) if np.ndim(x) == 2 else (0, 0)
+    for name, shape in (("positions", (n, d)), ("velocities", (n, d)), ("radii", (n,)), ("masses", (n,)),
+                        ("box", (d,))):
+        got = np.shape(data[name] if name in ("radii", "masses", "box") else (x if name == "positions" else v))
+        if n == 0 or got != shape:
+            raise ValueError(f"{name}: shape {got}, expected {shape} (N particles in d dimensions, from positions)")
     if np.abs(v).max(initial=0.0) > MAX_STATE_SPEED:
         raise ValueError(f"velocities up to {np.abs(v).max():.3g}: at most {MAX_STATE_SPEED:g} (a temperature of "
                          "at most 1e100, as gas.temperature)")

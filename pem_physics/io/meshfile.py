@@ -56,8 +56,12 @@ def read_mesh(path, label: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         raise ValidationError(label, f"reading this file needs the optional package {package!r} (pip install "
                                      f"{package}), or save the mesh as OBJ or binary STL") from None
     except Exception as err:  # noqa: BLE001 - trimesh raises anything
-        raise ValidationError(label, f"not a mesh file trimesh can read ({type(err).__name__}); OBJ, STL, PLY and "
-                                     "OFF are read") from None
+        # the reader's own words may quote the file: only what kind of fault it was (an IndexError is a face that
+        # names a vertex the file does not have)
+        what = ("a face names a vertex the file does not have" if isinstance(err, IndexError) else
+                f"the reader stopped with {type(err).__name__}")
+        raise ValidationError(label, f"not a mesh file trimesh can read ({what}); OBJ, STL, PLY and OFF are read: "
+                                     "export the mesh again") from None
     faces, verts = getattr(mesh, "faces", None), getattr(mesh, "vertices", None)
     if faces is None or verts is None or len(faces) == 0:
         raise ValidationError(label, "the file holds no triangles: is it a mesh (OBJ, STL, PLY, OFF)?")

@@ -117,7 +117,8 @@ def verified(outdir, name: str, what: str = "output") -> Path:
     SHA-256 match; a :class:`ValidationError` naming the folder or file and what to do otherwise."""
     outdir = Path(outdir)
     if not outdir.is_dir():
-        raise ValidationError(str(outdir), f"no such folder (expected the folder of a {what})")
+        raise ValidationError(str(outdir), f"{'is a file, not a folder' if outdir.exists() else 'no such folder'} "
+                                           f"(expected the folder of a {what})")
     m = read_manifest(outdir)
     if m is None:
         raise ValidationError(str(outdir), f"no complete {what} here (no {MANIFEST}: the run that wrote this folder "

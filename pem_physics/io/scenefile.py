@@ -841,6 +841,8 @@ def _mesh_path(value, path, base_dir) -> Path:
         raise ValidationError(path, f"not a usable file name: {err}") from None
     if not ok:
         raise ValidationError(path, f"no such mesh file: {p}")
+    if p.is_dir():
+        raise ValidationError(path, f"{p} is a folder, not a mesh file: name the file ({', '.join(MESH_SUFFIXES)})")
     if p.suffix.lower() not in MESH_SUFFIXES:
         raise ValidationError(path, f"unknown mesh file type {p.suffix!r} (expected {', '.join(MESH_SUFFIXES)})")
     return p.resolve()

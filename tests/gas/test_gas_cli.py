@@ -206,7 +206,8 @@ def test_a_state_edited_after_its_run_is_refused(tmp_path, capsys):
     ("time", np.array("abc"), "time: expected a number, got 'abc'"),
     ("velocities", None, "velocities up to 1e+200: at most 1e+50"),
     ("positions", None, "positions: expected finite numbers"),
-    ("radii", np.array([0.1, 0.1]), None),
+    ("radii", np.array([0.1, 0.1]), "radii: shape (2,), expected (8,)"),
+    ("box", np.array([4.0, 4.0]), "box: shape (2,), expected (3,)"),
 ])
 def test_a_saved_state_with_a_bad_field_is_refused_by_name(tmp_path, capsys, field, value, message):
     """A state file of one's own with a field that is not a number, speeds whose squares overflow (the run would

@@ -127,7 +127,8 @@ def test_bytes_that_are_not_text_are_refused_by_name(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, says", [
     (b"\x00\x01garbage" * 200, "the file holds no triangles"),
-    (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n", "not a mesh file trimesh can read"),   # a face past the vertices
+    (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n",   # a face past the vertices
+     "not a mesh file trimesh can read (a face names a vertex the file does not have)"),
     (b"v 0 0 0\nv 1 0 0\nv 0 nan 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 4 2\nf 2 4 3\n", "vertex 3 is not a finite point"),
 ])
 def test_a_bad_mesh_file_is_a_message_naming_it(tmp_path, capsys, content, says):
@@ -339,3 +340,21 @@ def test_an_npz_that_inflates_a_thousand_fold_is_refused(tmp_path, capsys):
     assert (tmp_path / "bomb.npz").stat().st_size < 1_000_000
     assert cli_main(["gas", "-o", str(tmp_path / "o"), "--state", str(tmp_path / "bomb.npz"), "-q"]) == 2
     assert "bomb.npz: inflates" in capsys.readouterr().err
+
+
+def test_a_folder_or_a_file_where_the_other_is_expected_is_named_as_such(tmp_path, capsys):
+    """`plot` of a file, `--chunk-dir` that is a file, a mesh that is a folder: each says which it is, not "no such
+    folder", "File exists" or "unknown mesh file type ''"."""
+    (tmp_path / "afile.txt").write_text("mine")
+    (tmp_path / "meshes.obj").mkdir()
+    assert cli_main(["plot", str(tmp_path / "afile.txt")]) == 2
+    assert "afile.txt: is a file, not a folder (expected the folder of a" in capsys.readouterr().err
+    assert cli_main(["basin", "example:three-magnet", "--grid", "3", "--t-end", "0.01", "-q", "-o",
+                     str(tmp_path / "out"), "--chunk-dir", str(tmp_path / "afile.txt")]) == 2
+    assert "--chunk-dir " in (err := capsys.readouterr().err) and "is a file, not a folder" in err
+    scene = tmp_path / "s.toml"
+    scene.write_text('format = "pem-scene"\nversion = 1\n[[bodies]]\nname = "b"\nrole = "fixed"\n'
+                     '[[bodies.shapes]]\nkind = "mesh"\nfile = "meshes.obj"\ndensity = 1.0\n')
+    assert cli_main(["info", str(scene)]) == 2
+    assert "is a folder, not a mesh file" in capsys.readouterr().err
+    assert (tmp_path / "afile.txt").read_text() == "mine"
