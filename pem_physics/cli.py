@@ -466,6 +466,10 @@ def main(argv=None) -> int:
     ap = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = ap.parse_args(argv)
     term = _terminate_as_interrupt()
+    import warnings
+
+    shown = warnings.formatwarning   # a warning the core raises is a line for the user, not a line of our source
+    warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"
     try:
         return args.func(args)
     except KeyboardInterrupt:   # Ctrl-C or SIGTERM outside a run's own handling: while its outputs were written
@@ -497,5 +501,6 @@ def main(argv=None) -> int:
               "file?", file=sys.stderr)
         return 2
     finally:
+        warnings.formatwarning = shown
         if term is not None:
             signal.signal(signal.SIGTERM, term)

@@ -108,6 +108,15 @@ def test_inertia_beyond_floating_points_range_names_the_option(tmp_path, args, s
     assert "Traceback" not in r.stderr and "RuntimeWarning" not in r.stderr
 
 
+def test_a_core_warning_is_one_line_without_source(tmp_path):
+    """A warning the core raises (an inside-out mesh, flipped) reaches the user as one "warning:" line, not as
+    Python's file:line: Category plus a line of the package's source."""
+    (tmp_path / "tet.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 4 2\nf 1 3 4\nf 2 4 3\n")
+    r = pem("inertia", tmp_path / "tet.obj", "--density", "1")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == ["warning: mesh: normals point inwards (signed volume -0.166667); flipped"]
+
+
 def test_inertia_open_mesh_is_a_clear_error(tmp_path):
     box = trimesh.creation.box()
     open_box = trimesh.Trimesh(box.vertices, box.faces[:-2], process=False)
