@@ -459,6 +459,26 @@ def _terminate_as_interrupt():
         return None
 
 
+#: Scene paths an option of the command line sets: an error there names the option the user typed.
+OPTION_OF = {"settings.dt": "dt", "settings.t_end": "t_end", "settings.method": "method", "friction": "friction"}
+
+
+def _as_option(err: ValidationError, args) -> ValidationError:
+    """``err`` about a scene value that an option given on the command line set (``--dt`` for ``settings.dt``),
+    named by that option; a record interval that the typed ``--dt`` does not divide names ``--dt`` too."""
+    key = OPTION_OF.get(err.path)
+    if key is None and err.path == "settings.record_interval":
+        key = "dt"
+    value = getattr(args, key, None) if key else None
+    if value is None:
+        return err
+    option = "--" + key.replace("_", "-")
+    if err.path == "settings.record_interval":
+        return ValidationError(option, f"{value:g} s does not divide the scene's record interval "
+                                       f"(settings.record_interval {err.message}): choose a dt that does")
+    return ValidationError(f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}", err.message)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # the first word names the sub-command (no option takes effect before it); anything else — help, a
@@ -477,7 +497,7 @@ def main(argv=None) -> int:
               "(the next command into it finishes a publication that was cut short)", file=sys.stderr)
         return 130
     except ValidationError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_as_option(err, args)}", file=sys.stderr)
         return 2
     except SimulationError as err:
         print(f"simulation failed: {err}", file=sys.stderr)

@@ -108,6 +108,19 @@ def test_inertia_beyond_floating_points_range_names_the_option(tmp_path, args, s
     assert "Traceback" not in r.stderr and "RuntimeWarning" not in r.stderr
 
 
+@pytest.mark.parametrize("args,says", [
+    (("basin", "example:three-magnet", "--grid", "3", "--dt", "1"),
+     "error: --dt: 1 s does not divide the scene's record interval"),
+    (("run", "example:three-magnet", "--dt", "-1"), "error: --dt -1: expected a positive number"),
+    (("run", "example:three-magnet", "--t-end", "-2"), "error: --t-end -2: expected a number ≥ 0"),
+])
+def test_a_value_set_by_an_option_is_blamed_on_the_option(tmp_path, args, says):
+    """A scene value the command line set (--dt, --t-end) that the scene refuses names the option typed, not the
+    scene file's settings.dt or settings.record_interval; the scene's own values keep their names."""
+    r = pem(*args, "-o", tmp_path / "out")
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+
+
 def test_a_core_warning_is_one_line_without_source(tmp_path):
     """A warning the core raises (an inside-out mesh, flipped) reaches the user as one "warning:" line, not as
     Python's file:line: Category plus a line of the package's source."""
