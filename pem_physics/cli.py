@@ -512,7 +512,8 @@ def main(argv=None) -> int:
               "ended); files the command wrote are as it wrote them", file=sys.stderr)
         return 120
     except OSError as err:   # the disk filled, a folder vanished or lost its permissions while a run wrote
-        where = f"{err.filename}: " if err.filename else ""
+        folder = getattr(args, "outdir", None) or getattr(args, "pngdir", None)
+        where = f"{err.filename}: " if err.filename else (f"{folder}: " if folder else "")
         print(f"error: {where}{err.strerror or err} — this run's output set was not published; free space or fix "
               "the folder and run again", file=sys.stderr)
         return 1

@@ -247,6 +247,14 @@ def test_a_full_disk_during_a_run_is_a_message_and_the_previous_set_stays(tmp_pa
     assert "No space left on device" in err and "not published" in err and "Traceback" not in err
     assert files(tmp_path) == before
 
+    def full_unnamed(*args, **kw):   # a write through a file object: the error names no file
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(numpy, "savez", full_unnamed)
+    assert cli_main(["run", "example:pendulum", "-o", str(tmp_path), "--t-end", "0.1", "-q"]) == 1
+    assert f"error: {tmp_path}: No space left on device" in capsys.readouterr().err   # the folder, then
+    assert files(tmp_path) == before
+
 
 def test_a_scene_nested_beyond_reason_is_a_message(tmp_path, capsys):
     deep = tmp_path / "deep.toml"
