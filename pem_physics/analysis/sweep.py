@@ -371,7 +371,7 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     per_member_bytes = 16 * records * (50 * system.n_bodies + 7 * system.n_dipoles + 2)
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_member_bytes))
     names = [p.name for p in per_member]
-    warnings = _spin_warnings(base, system, values, settings.dt)
+    warnings = _spin_warnings(base, system, values, settings.dt) + _field_warnings(base, system, values, settings.dt)
     task = chunks.Task(_chunk, (base, names, values, record_interval, [c[0] for c in cols], magnets, settle_speed,
                                 settle_distance), N, chunk)
     t0 = time.perf_counter()
@@ -412,6 +412,20 @@ def _spin_warnings(base: Scene, system, values: dict, dt: float) -> list:
     return [f"dt = {dt:.3g} s is large for the spin at grid point {_point(k, values)} (|ω| = {w[k]:.3g} rad/s, "
             f"dt·ω = {dt * w[k]:.2g} rad per step): expect large errors there; try dt ≤ {MAX_STEP_PHASE / w[k]:.2g} s "
             "or a smaller range"]
+
+
+def _field_warnings(base: Scene, system, values: dict, dt: float) -> list:
+    """The step warning a run would give (:func:`~pem_physics.engine.checks.preflight`: the torques' fastest
+    frequency) at the grid point of the strongest swept field: a field of 10⁶ T swings a compass needle at
+    thousands of rad/s, which a run of that point says and a sweep must."""
+    if not any(k == "field" or k.startswith("field.") for k in values):
+        return []
+    from ..engine.checks import preflight
+
+    fields = np.asarray(members(base, system, values).field, float)   # (N, 3)
+    k = int(np.argmax(np.linalg.norm(fields, axis=-1)))
+    strongest = replace(base, field=fields[k]).checked()
+    return [f"at grid point {_point(k, values)}: {w}" for w in preflight(strongest, compile_system(strongest))]
 
 
 def _chunk(base: Scene, names: list, values: dict, record_interval: float, cols: list, magnets, settle_speed: float,

@@ -327,3 +327,21 @@ def test_a_spin_too_fast_for_the_step_is_said_as_a_run_says_it(tmp_path, capsys)
     rc = main(["sweep", str(path), "--param", "omega.z=0,1", "--t-end", str(4 * dt), "-o", str(tmp_path / "calm"),
                "-q"])
     assert rc == 0 and json.loads((tmp_path / "calm" / "sweep.json").read_text())["warnings"] == []
+
+
+def test_a_field_too_strong_for_the_step_is_said_as_a_run_says_it(tmp_path, capsys):
+    """field.x swept to 10⁶ T: a compass needle then swings at ~10⁵ rad/s, energies of 10¹¹ J; a run of that grid
+    point warns that dt is too large for its torques, so the sweep says the same, naming the grid point; a sweep of
+    ordinary fields says nothing."""
+    sc = examples.build("compass")
+    single = simulate(replace(sc, field=(1e6, 0.0, 0.0)), t_end=4 * sc.settings.dt)
+    assert any("is large for the fastest motion" in w for w in single.info["warnings"])
+    rc = main(["sweep", "example:compass", "--param", "field.x=1e-3,1e6", "--t-end", str(4 * sc.settings.dt),
+               "-o", str(tmp_path / "out"), "-q"])
+    assert rc == 0
+    assert "warning: at grid point 1 (field.x=1e+06): dt = " in capsys.readouterr().err
+    said = json.loads((tmp_path / "out" / "sweep.json").read_text())["warnings"]
+    assert len(said) == 1 and "is large for the fastest motion" in said[0]
+    rc = main(["sweep", "example:compass", "--param", "field.x=1e-3,2e-3", "--t-end", str(4 * sc.settings.dt),
+               "-o", str(tmp_path / "calm"), "-q"])
+    assert rc == 0 and json.loads((tmp_path / "calm" / "sweep.json").read_text())["warnings"] == []
