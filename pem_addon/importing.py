@@ -170,12 +170,7 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
             if isinstance(c, ContactRim):
                 item.kind = "RIM"
                 set_exact(item, "axis", tuple(np.asarray(c.axis, float)))
-        if body.restitution is not None:
-            p.use_restitution = True
-            set_exact(p, "restitution", body.restitution)
-        if body.contact_friction is not None:
-            p.use_contact_friction = True
-            set_exact(p, "contact_friction", body.contact_friction)
+        _own_contact_values(p, body.restitution, body.contact_friction)
         if body.role in ("pendulum", "free"):
             mp = body.resolved_mass_properties()
             p.inertia_source = "MANUAL"
@@ -311,12 +306,7 @@ def _wall_object(w, unit: float, collection, surface: bool):
     p = obj.pem
     p.enabled, p.role, p.wall_shape = True, "WALL", w.kind.upper()
     p.wall_inside = bool(w.inside)
-    if w.restitution is not None:
-        p.use_restitution = True
-        set_exact(p, "restitution", w.restitution)
-    if w.contact_friction is not None:
-        p.use_contact_friction = True
-        set_exact(p, "contact_friction", w.contact_friction)
+    _own_contact_values(p, w.restitution, w.contact_friction)
     if surface:
         p.friction_law = (w.friction_law or "coulomb").upper()
         if w.gliding_friction is not None:
@@ -366,3 +356,13 @@ def _adapt_frames(core: Scene, scene) -> None:
             break
     fps = scene.render.fps / scene.render.fps_base
     scene.frame_end = scene.frame_start + max(1, int(math.ceil(st.t_end * fps - 1e-9)))
+
+
+def _own_contact_values(p, restitution, contact_friction) -> None:
+    """A body's or wall's own restitution and friction μ (None: unset, the pair rule's other side applies)."""
+    if restitution is not None:
+        p.use_restitution = True
+        set_exact(p, "restitution", restitution)
+    if contact_friction is not None:
+        p.use_contact_friction = True
+        set_exact(p, "contact_friction", contact_friction)

@@ -247,7 +247,6 @@ def load_state(path) -> GasState:
     """A state from an npz file: a gas run's ``gas.npz`` (its exact final state, else its last record) or a
     file with ``positions`` (N, d), ``velocities`` (N, d), ``radii``, ``masses``, ``box`` (and optionally
     ``periodic``, ``time``)."""
-    from ..gas.state import Container, GasState
     from ..io.files import checked_npz
     from ..io.outset import read_manifest, verified
 
@@ -264,7 +263,7 @@ def load_state(path) -> GasState:
         raise _err("state", f"{path}: not a readable .npz file ({err})") from None
     with data:
         try:
-            return _state_of(path, data, GasState, Container)
+            return _state_of(path, data)
         except ValidationError:
             raise
         except (ValueError, TypeError, KeyError) as err:   # a field of the wrong type or shape
@@ -283,9 +282,10 @@ def _scalar(data, name: str) -> float:
 MAX_STATE_SPEED = 1e50
 
 
-def _state_of(path: Path, data, GasState, Container):
+def _state_of(path: Path, data) -> GasState:
     """:func:`load_state`'s GasState from the open npz ``data``; ValueError (or TypeError, KeyError) naming the
     field at fault."""
+    from ..gas.state import Container, GasState
     keys = set(data.files)
     need = {"radii", "masses", "box"}
     if not need <= keys:
