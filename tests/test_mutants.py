@@ -6,7 +6,12 @@ copy of pem_physics/ and runs the row's test selection against the copy in a sub
 The selection must FAIL; the un-mutated copy must PASS every selection (one run). A row whose source
 text no longer occurs exactly once fails, so the table cannot rot silently when the code changes.
 
-Run in CI once, in the numpy env (marked slow; ~2–3 min on 2 cores with -n 2). Script mode prints a table:
+A bug planted in a numba kernel is run as the kernel's Python source (NUMBA_DISABLE_JIT=1): the same statements
+the compiler translates, so the compiled-against-numpy tests see the same wrong numbers, without a cold compile of
+every kernel per planted copy (~160 s each on a slow 2-core machine, against ~20 s). That the compiled code equals
+its source is what the ordinary run of those tests checks.
+
+Run in CI once, in the core session (marked slow). Script mode prints a table:
 ``python tests/test_mutants.py [ID ...]``.
 """
 
@@ -37,7 +42,7 @@ class Mutant:
     physics: str       # what the bug breaks
     #: "numpy": the bug is in the reference code and its tests run with the compiled engine off
     #: (PEM_NUMBA=0), so they check the numpy path itself; "compiled": the bug is in a numba kernel and
-    #: the compiled-against-numpy tests must catch it.
+    #: the compiled-against-numpy tests must catch it (the kernels run as Python: module docstring).
     engine: str = "numpy"
 
 
@@ -294,21 +299,18 @@ def planted_copy(dest: Path, mutant: Mutant | None) -> Path:
     return dest
 
 
-def run_tests(code_root: Path, tests, stop_first: bool = True, engine: str = "numpy",
-              planted: bool = True) -> subprocess.CompletedProcess:
+def run_tests(code_root: Path, tests, stop_first: bool = True, engine: str = "numpy") -> subprocess.CompletedProcess:
     """pytest on ``tests`` (node ids) in a subprocess, importing pem_physics from code_root.
 
-    engine "numpy" turns the compiled engine off (PEM_NUMBA=0): the tests then run the numpy reference. A
-    ``planted`` copy compiles into a numba cache of its own; an unplanted one has the checkout's sources, so it
-    loads what the checkout compiled (numba's cache is keyed on the sources' digest, not on their folder).
+    engine "numpy" turns the compiled engine off (PEM_NUMBA=0): the tests then run the numpy reference.
+    engine "compiled" runs the compiled engine's kernels as their Python source (NUMBA_DISABLE_JIT=1, no build
+    made ahead of time), planted or not, so the unplanted run is the baseline of the planted ones.
     """
     env = dict(os.environ, PEM_CODE_ROOT=str(code_root), HYPOTHESIS_PROFILE="mutation",
                PEM_NUMBA="0" if engine == "numpy" else "1",
                PYTHONPATH=os.pathsep.join([str(code_root)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    if planted:
-        # a cache of its own, compiled without LLVM's optimisations: ~25 % less compiling, the same numbers (no
-        # optimisation level changes IEEE arithmetic without fastmath), and a planted copy's speed matters to no one
-        env.update(NUMBA_CACHE_DIR=str(code_root / "numba-cache"), NUMBA_OPT="0")
+    if engine == "compiled":
+        env.update(NUMBA_DISABLE_JIT="1", PEM_AOT="0")
     for var in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
         env.pop(var, None)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
@@ -336,7 +338,7 @@ def test_table_matches_the_source():
 @pytest.mark.parametrize("engine", ["numpy", "compiled"])
 def test_unmutated_copy_passes_every_selection(tmp_path, engine):
     selection = sorted({t for m in MUTANTS if m.engine == engine for t in m.tests})
-    proc = run_tests(planted_copy(tmp_path, None), selection, stop_first=False, engine=engine, planted=False)
+    proc = run_tests(planted_copy(tmp_path, None), selection, stop_first=False, engine=engine)
     assert proc.returncode == 0, summary(proc)
 
 
@@ -349,21 +351,23 @@ def test_planted_bug_is_caught(mutant, tmp_path):
 
 
 def main(ids) -> int:
-    """Script mode: plant each (or each named) mutant and print whether and by which test it is caught."""
+    """Script mode: the unplanted baseline of each engine, then each (or each named) mutant planted; prints whether
+    and by which test it is caught."""
     import tempfile
 
     rows = [m for m in MUTANTS if not ids or m.id in ids]
+    runs = [(None, engine) for engine in sorted({m.engine for m in rows})] + [(m, m.engine) for m in rows]
     bad = 0
-    for m in [None, *rows]:
+    for m, engine in runs:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            tests = sorted({t for r in rows for t in r.tests}) if m is None else m.tests
-            proc = run_tests(planted_copy(Path(tmp), m), tests, stop_first=m is not None,
-                             engine="numpy" if m is None else m.engine, planted=m is not None)
+            tests = sorted({t for r in rows if r.engine == engine for t in r.tests}) if m is None else m.tests
+            proc = run_tests(planted_copy(Path(tmp), m), tests, stop_first=m is not None, engine=engine)
             ok = proc.returncode == 0 if m is None else proc.returncode == 1
             bad += not ok
             failed = [ln.split(" - ")[0] for ln in proc.stdout.splitlines() if ln.startswith("FAILED")]
-            print(f"{'(none)' if m is None else m.id:40s} {'ok ' if ok else 'BAD'} {time.perf_counter() - t0:6.1f} s  "
+            name = f"(none, {engine})" if m is None else m.id
+            print(f"{name:40s} {'ok ' if ok else 'BAD'} {time.perf_counter() - t0:6.1f} s  "
                   f"{'passes' if m is None and ok else ', '.join(failed) or summary(proc)}", flush=True)
     return 1 if bad else 0
 
