@@ -59,6 +59,13 @@ def pytest_report_header(config):
         + (f" (NPY_DISABLE_CPU_FEATURES={off!r})" if off else "")]
 
 
+def splitting4_once(methods) -> list:
+    """A parametrize's ``methods``, splitting4 marked slow: it runs the same kernels as splitting2 with a longer table
+    of coefficients (three times the force evaluations), so outside the core's numpy-2 session, which runs every
+    mark, splitting2 stands for it."""
+    return [pytest.param(m, marks=pytest.mark.slow) if m == "splitting4" else m for m in methods]
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -238,16 +238,19 @@ def test_grazing_rates_match_finite_differences(walls, rng):
 
 # ---------------------------------------------------------------------------- compiled against numpy
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_newtons_cradle_matches_the_numpy_driver():
     fast, ref, tw = both(examples.newtons_cradle(t_end=2.0, dt=1e-3, **CRADLE), record_interval=2e-3)
     assert len(set(ref.events.t)) == 4  # one impact group every half period
     assert_same_run(fast, ref, tw)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_cradle_two_in_two_out_matches_the_numpy_driver():
     assert_same_run(*both(examples.newtons_cradle(raised=2, t_end=1.0, dt=1e-3, **CRADLE), record_interval=2e-3))
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_colliding_pendulums_match_the_numpy_driver():
     fast, ref, tw = both(examples.colliding_pendulums(t_end=3.0), record_interval=5e-3)
     assert len(ref.events) >= 3
@@ -261,6 +264,7 @@ def test_a_pendulum_striking_walls_matches_the_numpy_driver(walls):
     assert_same_run(fast, ref, tw)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_fixed_body_spheres_and_splitting2():
     scene = examples.newtons_cradle(n=2, t_end=1.0, dt=1e-3, **CRADLE)
     r, L = CRADLE["radius"], CRADLE["length"]
@@ -280,6 +284,7 @@ def rotating_field_pendulums():
     return scene
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_time_dependent_torques_in_the_kernels_impact_steps(monkeypatch):
     """A rotating field on a magnetised bob: the kernels' impact search starts its trial steps at its t_c (the
     torque is the field's there, as in numpy's), so the kernels take the impact steps themselves — no numpy impact
@@ -294,6 +299,7 @@ def test_time_dependent_torques_in_the_kernels_impact_steps(monkeypatch):
     assert calls == [] and np.array_equal(again.orientation, fast.orientation)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_time_dependent_trial_steps_of_the_numpy_impact_step_on_the_kernel(monkeypatch):
     """With the kernels' own impact steps off, each impact step is numpy's (contacts._advance_step), its Brent trial
     steps on the kernel from the trial's start time (Runner.step's t0) with the drivers' work carried: the same run."""
@@ -308,6 +314,7 @@ def test_time_dependent_trial_steps_of_the_numpy_impact_step_on_the_kernel(monke
     assert np.array_equal(again.orientation, fast.orientation)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_magnet_on_a_table_in_a_contact_scene():
     """A magnet keyed on a table (positions and orientations) beside magnetised colliding pendulums: the kernels
     step between impacts with the magnet where the table puts it and sum its work; the numpy driver takes the

@@ -97,6 +97,7 @@ def test_kernel_impact_steps_match_the_numpy_impact_steps_on_the_compiled_engine
     assert_same_run(fast, ref, tw, arrays=MARBLE_ARRAYS, base=base)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_the_kernel_takes_the_impact_steps(monkeypatch):
     """No numpy impact step for the cradle or the marble box; every impact step is numpy's with IMPACTS off."""
     calls = count_numpy_steps(monkeypatch)
@@ -116,6 +117,7 @@ def test_the_kernel_takes_the_impact_steps(monkeypatch):
                        base=base.events.t)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_full_event_buffer_is_flushed(monkeypatch):
     scene = examples.newtons_cradle(t_end=2.0, dt=1e-3, **CRADLE)
     ref = simulate(scene, record_interval=2e-3)
@@ -134,6 +136,7 @@ def test_a_full_event_buffer_is_flushed(monkeypatch):
     assert_same_run(tiny, ref, tw, base=base)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_impacts_with_friction_are_the_kernels_and_match(monkeypatch):
     scene = examples.colliding_pendulums(t_end=2.0)
     scene.contact_friction = 0.3
@@ -269,6 +272,7 @@ def test_a_ball_leaves_the_inside_of_a_loop_at_the_closed_form_angle_in_the_kern
     assert fast.energy_balance() < 1e-12
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_marbles_dropped_on_a_floor_rest_at_once_in_the_kernel_and_match(monkeypatch):
     """Nine marbles apart from each other dropped from different heights onto a floor with e = 0.3: they settle one
     after another and rest together (nine pairs held after each step), all in the kernel."""
@@ -349,6 +353,7 @@ def test_settling_and_lift_offs_that_do_not_fit_the_event_buffer_are_flushed_fir
     np.testing.assert_array_equal(small.position, ref.position)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_resting_magnets_are_held_in_the_kernel_and_match(monkeypatch):
     """The magnetic marbles snap together and rest on each other (a sphere pair held closed against the dipoles'
     attraction): the hold pushes them apart by the overlap, the dipole forces are evaluated again where the push
@@ -371,6 +376,7 @@ def test_resting_magnets_are_held_in_the_kernel_and_match(monkeypatch):
     assert abs(fast.energy_balance() - ref.energy_balance()) <= 10 * spread
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_magnet_coming_down_lifts_a_resting_ball_in_the_kernel(monkeypatch):
     """A magnet on a ball resting on the floor; another, coaxial and head to tail, is driven down at constant speed
     (the drivers do work): the kernels hold the ball — the forces and the drivers' power evaluated again after each

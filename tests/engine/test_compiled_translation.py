@@ -32,6 +32,8 @@ from pem_physics.model import Body, Dipole, RotatingField, Scene, Settings
 from pem_physics.model.inertia import Cuboid
 from pem_physics.model.scene import ContactSphere, StaticWall
 
+from conftest import splitting4_once
+
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
 
 #: The translation's own records, compared besides test_compiled's (relative to each array's largest magnitude).
@@ -127,7 +129,7 @@ def test_falling_magnet_follows_numpy_and_the_parabola(method):
     np.testing.assert_allclose(b.torque, 0.0, atol=1e-18)
 
 
-@pytest.mark.parametrize("method", ["splitting4", "splitting2"])
+@pytest.mark.parametrize("method", splitting4_once(["splitting4", "splitting2"]))
 def test_mixed_scene_follows_numpy(method):
     a, b, tw = both_free(mixed_scene(), method=method)
     assert a.steps == b.steps == 1000
@@ -135,6 +137,7 @@ def test_mixed_scene_follows_numpy(method):
     assert np.ptp(b.position[:, 1, 2]) > 0.1  # the free magnet flies
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_two_magnets_attract_like_numpy():
     """The magnetic marbles without contact spheres, released head to tail 4 cm apart: they accelerate towards
     each other (stopped at 2.1 cm, before they would meet and pass through the 1/r⁴ singularity)."""
@@ -165,6 +168,7 @@ def test_ensemble_of_translating_bodies_follows_numpy_and_its_single_runs():
 
 # ---------------------------------------------------------------------------- contacts
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_magnetic_marbles_match_the_numpy_driver():
     """Attraction, impacts with e = 0.5, then the marbles snap together (resting contact: numpy steps)."""
     fast, ref, tw = both_contacts(examples.build("magnetic-marbles"))
@@ -185,6 +189,7 @@ def test_bouncing_ball_runs_its_free_steps_on_the_kernels(monkeypatch):
     assert sum(steps) == fast.steps - len(at_start)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_bouncing_ball_comes_to_rest_like_the_numpy_driver():
     scene = examples.build("bouncing-ball")  # rests at ≈ 4.1 s: numpy steps from there
     # dropped off the origin: the contact points are compared relative to their size, which must not be 0
@@ -195,7 +200,7 @@ def test_bouncing_ball_comes_to_rest_like_the_numpy_driver():
 
 
 @pytest.mark.parametrize("rotating", [True, False], ids=["rotating field", "uniform field"])
-@pytest.mark.parametrize("method", ["splitting4", "splitting2"])
+@pytest.mark.parametrize("method", splitting4_once(["splitting4", "splitting2"]))
 def test_mixed_scene_with_contacts_matches_the_numpy_driver(rotating, method):
     """Pendulum, translating magnet, floor; a rotating field makes the torques time-dependent (Brent's trial
     steps numpy), a uniform one does not (trial steps on the kernel, compiled.Runner.step)."""

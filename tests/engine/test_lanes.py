@@ -126,6 +126,7 @@ def test_asymmetric_free_body_takes_every_drift_turn():
     assert_close(run(scene, "lanes", **kw), run(scene, "numpy", **kw), run(scene, "twins", **kw))
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_per_member_friction_and_field_equal_single_runs():
     """A sweep's ensemble (friction and field per member) in lanes against each member run alone in numpy."""
     scene = examples.three_magnet(dt=1e-3, t_end=0.3)

@@ -264,6 +264,7 @@ def captured(monkeypatch) -> list:
     examples.colliding_pendulums(t_end=3.0),
     examples.newtons_cradle(t_end=2.0, dt=1e-3, **CRADLE),
 ], ids=["colliding-pendulums", "cradle"])
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_merged_runs_match_the_one_step_a_call_run(monkeypatch, scene):
     arrays = captured(monkeypatch)
     merged = simulate(scene, record_interval=1e-2)

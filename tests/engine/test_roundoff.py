@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from test_compiled import ARRAYS, assert_close, magnet_pendulum, reference
 
+from conftest import splitting4_once
 from roundoff import DIRECTIONS, measure, nudge, pick, twins
 
 
@@ -39,7 +40,7 @@ def test_nudge_moves_one_ulp_either_way_the_same_for_the_same_value():
     assert nudge(x[3]) == ys[0][3]
 
 
-@pytest.mark.parametrize("method", ["splitting4", "splitting2", "pem-rk4"])
+@pytest.mark.parametrize("method", splitting4_once(["splitting4", "splitting2", "pem-rk4"]))
 def test_a_friction_coefficient_off_by_1e_6_relative_exceeds_the_bound(method):
     """test_compiled's "friction" scene (the loosest bound there: the kicks' (1 − e⁻ᶜʰ/λ)/c loses digits to
     cancellation, so an ulp of exp moves it ~1e-11) with c·(1 + 1e-6): orientations ~1e-7 off."""
@@ -51,6 +52,7 @@ def test_a_friction_coefficient_off_by_1e_6_relative_exceeds_the_bound(method):
     assert worst(bug, ref, tw) > 20  # measured 193 (splitting4), ~1e3 (splitting2), ~1e5 (pem-rk4)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_records_one_step_late_exceed_the_bound():
     """Every record taken one step late (an off-by-one in the step count): far outside the bound."""
     scene = magnet_pendulum(friction=3e-5)
@@ -61,6 +63,7 @@ def test_records_one_step_late_exceed_the_bound():
         assert err > 1e4 * b, k
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_the_bound_stays_near_rounding_for_a_regular_motion():
     """The magnet pendulum without friction over 1000 steps: every quantity's bound ≤ 1e-11 of its scale (the
     floor alone is 8.9e-13), and with friction ≤ 3e-9 (measured 1.8e-9: the cancellation above)."""

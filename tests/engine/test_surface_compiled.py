@@ -273,7 +273,8 @@ def test_a_table_scene_runs_compiled_by_default():
     assert out.stdout.split() == ["numpy"]
 
 
-@pytest.mark.parametrize("engine", ["numpy", pytest.param("compiled", marks=needs_numba)])
+@pytest.mark.parametrize("engine", [pytest.param("numpy", marks=pytest.mark.slow),  # a long run: once, on numpy 2
+                                    pytest.param("compiled", marks=needs_numba)])
 def test_every_joule_is_booked(engine):
     """The energy bookkeeping is exact: the free flight keeps the energy of a symmetric body exactly, each impulse's
     work J·(u⁻ + u⁺)/2 (and a couple's H·(ω⁻ + ω⁺)/2) is the kinetic energy it adds, and a step adds −(h/2)g·J₁ — so

@@ -86,6 +86,7 @@ def test_a_block_on_a_slope_slides_at_the_closed_form_or_holds(mu):
     assert np.max(np.abs((r.x - x0) @ n)) <= 1e-15                     # on the slope all along
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_dropped_spinning_block_settles_flat_without_gaining_energy():
     """A block dropped tilted and spinning (Coulomb μ = 0.5, plastic impacts) lands on corners, edges and faces:
     the energy never rises from record to record beyond round-off, no corner goes through the table, and it comes
@@ -126,6 +127,7 @@ def stemmed_tippe_top(factor):
     return sf, start_state(sf, np.array([0, 0, R]) - alpha * R * U[2], (0, 0, 0), spin * U[2], U)
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_tippe_top_reaching_its_stem_keeps_both_contacts_at_second_order():
     """Turning over at 1.5× the threshold, the stem touches while the ball does (two contacts at once, which used to
     stop the run); the energy never rises (gliding friction only takes), neither the ball nor the stem goes through
@@ -144,6 +146,7 @@ def test_a_tippe_top_reaching_its_stem_keeps_both_contacts_at_second_order():
     assert growth[1] <= growth[0] / 3 and growth[0] <= 1e-6 * r.energy[0]
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_tippe_top_spun_fast_rises_onto_its_stem():
     """At 5× the threshold the top hops on its ball, turns over, lands its stem (the ball letting go as it does)
     and rises on the stem towards upside down, spinning: it ends on the stem alone (the ball clear of the table),
@@ -258,6 +261,7 @@ def test_a_rocking_block_lands_on_its_other_edge_as_angular_momentum_says():
     assert np.max(np.abs(st.v - np.cross(w_after, d_new))) <= 1e-13      # it turns about the new edge
 
 
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_thrown_die_comes_to_rest_on_a_face():
     """The example die (pem_physics.examples.tumbling_die: a cube with rounded corners, thrown tumbling with e = 0.3,
     μ = 0.3), through simulate() as a scene: it lands on corners and edges, bounces and rolls over, never gaining
@@ -294,6 +298,7 @@ def test_a_thrown_die_comes_to_rest_on_a_face():
     ("pipe", 0.0, [-0.19335252723053187, -0.7673639667790964, 0.6113651467843225], 0.833650413609951,
      0.2349198923228098, [-11.206776631652568, 14.458047879194504, -18.785474803883645]),
 ])
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_dice_thrown_onto_tables_of_every_shape_never_gain_energy(table, e, axis, angle, v, w):
     """Throws that once went wrong (a contact left approaching after a frictional impact at another; an event
     exactly at a step's start; four corners coming to rest one at a time, each asked for the others' friction; a

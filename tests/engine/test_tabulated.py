@@ -145,6 +145,7 @@ def test_the_splitting_methods_and_dop853_sum_the_drivers_work_and_pems_schemes_
 
 
 @pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="dop853 needs scipy")
+@pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_dop853_integrates_the_drivers_work_with_the_state():
     """DOP853 carries W' = ∂V/∂t as one more state: its balance E − W is then its tolerance's (rtol 1e-10), and its
     W is the splitting's W (a second method) — every kind of driver at once (moving pivot, keyed magnet with
