@@ -28,7 +28,7 @@ from ..errors import ValidationError, join_path
 from ..model import inertia
 from ..model import validate as _validate
 from ..model.analytic import Oscillation, UniformRotation
-from ..model.motion import TabulatedMotion
+from ..model.motion import MIN_SAMPLES, TabulatedMotion
 from ..model.rotations import axis_angle_matrix
 from ..model.scene import (
     CONTACT_MODELS,
@@ -616,7 +616,8 @@ def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMot
         extra = [k for k in ("times", "positions", "orientations") if k in d]
         if extra:
             raise ValidationError(f"{path}.{extra[0]}", "give either file (a CSV table) or times and positions")
-        t, x, q = _table_file(d["file"], f"{path}.file", base_dir)
+        t, x, q, where = _table_file(d["file"], f"{path}.file", base_dir)
+        _check_times(t, u.T, where, "the rows")
     else:
         for key in ("times", "positions"):
             if key not in d:
@@ -628,6 +629,7 @@ def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMot
         if not isinstance(d["positions"], list):
             raise ValidationError(f"{path}.positions", f"expected a list of positions, got {_describe(d['positions'])}")
         x = np.array([_vector(v, f"{path}.positions[{i}]") for i, v in enumerate(d["positions"])]).reshape(-1, 3)
+        _check_times(t, u.T, lambda k: f"{path}.times" + ("" if k is None else f"[{k}]"), "the samples")
         q = None
         if "orientations" in d:
             if not isinstance(d["orientations"], list):
@@ -640,7 +642,8 @@ def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMot
 
 
 def _table_file(value, path, base_dir):
-    """(times (K,), positions (K,3), quaternions (K,4) or None) of a motion's CSV file, confined as a UDF's
+    """(times (K,), positions (K,3), quaternions (K,4) or None, where) of a motion's CSV file, in the scene's units;
+    ``where(k)`` names the file's line of sample k (the file itself for None). Confined as a UDF's
     ``\\include`` is: a relative path inside the scene file's folder (the working folder for a scene given as
     text), no ``..`` or link leading out, a regular file of a sane size; a rejected file's content is never
     echoed."""
@@ -649,24 +652,57 @@ def _table_file(value, path, base_dir):
     name = _string(value, path)
     p = beside_scene(name, base_dir if base_dir is not None else Path.cwd(), path, "motion table")
     text = read_input_text(p, "motion table")
-    rows = list(csv.reader(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")))
+    # (line number, cells) of each row; blank and comment lines skipped, so that errors name the file's own lines
+    rows = [(n, next(csv.reader([line]))) for n, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.lstrip().startswith("#")]
     if not rows:
         raise ValidationError(str(p), "empty: expected a header row t, x, y, z [, qw, qx, qy, qz] and one row a sample")
-    head = [c.strip().lower() for c in rows[0]]
+    line, first = rows[0]
+    head = [c.strip().lower() for c in first]
     if tuple(head) not in (TABLE_COLUMNS, TABLE_COLUMNS + TABLE_QUATERNION):
-        raise ValidationError(f"{p}:1", "the first row is not the header: expected t, x, y, z or t, x, y, z, qw, "
-                                        "qx, qy, qz")
-    out = np.empty((len(rows) - 1, len(head)))
-    for i, row in enumerate(rows[1:]):
+        raise ValidationError(f"{p}:{line}", "the first row is not the header: expected t, x, y, z or t, x, y, z, "
+                                             "qw, qx, qy, qz")
+    rows = rows[1:]
+    out = np.empty((len(rows), len(head)))
+    for i, (line, row) in enumerate(rows):
         if len(row) != len(head):
-            raise ValidationError(f"{p}:{i + 2}", f"{len(row)} values, expected {len(head)} ({', '.join(head)})")
+            raise ValidationError(f"{p}:{line}", f"{len(row)} values, expected {len(head)} ({', '.join(head)})")
         for j, cell in enumerate(row):
             try:
                 out[i, j] = float(cell)
             except ValueError:
-                raise ValidationError(f"{p}:{i + 2}", f"column {head[j]}: {cell.strip()[:24]!r} is not a "
-                                                      "number") from None
-    return out[:, 0], out[:, 1:4], (out[:, 4:8] if len(head) == 8 else None)
+                raise ValidationError(f"{p}:{line}", f"column {head[j]}: {cell.strip()[:24]!r} is not a "
+                                                     "number") from None
+            if not math.isfinite(out[i, j]):
+                raise ValidationError(f"{p}:{line}", f"column {head[j]}: {cell.strip()[:24]!r} is not a finite "
+                                                     "number: every sample needs a value")
+    lines = [line for line, _ in rows]
+    return (out[:, 0], out[:, 1:4], (out[:, 4:8] if len(head) == 8 else None),
+            lambda k: str(p) if k is None else f"{p}:{lines[k]}")
+
+
+#: The longest span of a motion table's times (s): its spline holds powers up to the third of a sample interval, so
+#: far beyond it the arithmetic overflows (and no run is that long).
+MAX_TABLE_SPAN = 1e100
+
+
+def _check_times(t: np.ndarray, seconds: float, where, rows: str) -> None:
+    """A motion table's times (K,) as written (``seconds`` each), before the model checks its samples: enough of
+    them, strictly increasing and within :data:`MAX_TABLE_SPAN`. Each error names the sample as ``where(k)`` (a
+    file's line, a list's index; the whole table for None) in the numbers written; ``rows``: the samples in the
+    user's words."""
+    if len(t) < MIN_SAMPLES:
+        raise ValidationError(where(None), f"{len(t)} sample(s): a table needs at least {MIN_SAMPLES} (the spline's "
+                                           "end slopes come from four samples); sample the motion more often")
+    step = np.diff(t)
+    if np.any(step <= 0):
+        k = int(np.argmax(step <= 0)) + 1
+        raise ValidationError(where(k), f"t = {float(t[k])!r} does not come after t = {float(t[k - 1])!r}: times "
+                                        f"must increase strictly (sort {rows}, drop repeated times)")
+    if (t[-1] - t[0]) * seconds > MAX_TABLE_SPAN:
+        raise ValidationError(where(len(t) - 1), f"t = {float(t[-1])!r}: the table spans more than "
+                                                 f"{MAX_TABLE_SPAN:g} s, beyond what its spline can hold; give times "
+                                                 "over the run, in the scene's time unit")
 
 
 def _mass_properties(d, path, u: Units) -> inertia.MassProperties:

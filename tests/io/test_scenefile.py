@@ -804,13 +804,27 @@ def test_a_rejected_header_is_not_echoed(tmp_path):
     ('{ file = "bad_header.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "bad_header.csv:1", "header"),
     ('{ file = "bad_cell.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "bad_cell.csv:3", "not a number"),
     ('{ file = "missing.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "missing.csv", "no such file"),
-    ('{ file = "pivot.csv" }', '{ kind = "tabulated", file = "short.csv" }', "bodies[1].motion.times", "at least 4"),
+    ('{ file = "pivot.csv" }', '{ kind = "tabulated", file = "short.csv" }', "short.csv", "at least 4"),
+    # a file's rows are named by the file's own lines (comments and blank lines counted), in the numbers written
+    ('{ file = "nan.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "nan.csv:5", "'nan' is not a finite"),
+    ('{ file = "repeated.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "repeated.csv:7",
+     "t = 0.05 does not come after t = 0.05: times must increase strictly (sort the rows"),
+    ('{ file = "long.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "long.csv:5", "spans more than 1e+100 s"),
+    ('{ times = [0, 0.05, 0.05, 0.2], positions = [[0, 0, 0.3], [0, 0, 0.3], [0, 0, 0.3], [0, 0, 0.3]] }',
+     '{ kind = "tabulated", file = "rotor.csv" }', "bodies[0].pivot_motion.times[2]",
+     "t = 0.05 does not come after t = 0.05: times must increase strictly (sort the samples"),
 ])
 def test_bad_motion_tables_name_the_item(tmp_path, pivot, motion, where, words):
     write_tables(tmp_path)
     (tmp_path / "bad_header.csv").write_text("time,x,y,z\n0,0,0,0\n")
     (tmp_path / "bad_cell.csv").write_text("t,x,y,z\n0,0,0,0\n0.1,0,zero,0\n")
     (tmp_path / "short.csv").write_text("t,x,y,z\n0,0,0,0\n0.5,0,0,0\n")
+    rows = "0,0,0,0.3\n0.05,0,0,0.3\n0.1,0,0,0.3\n0.2,0,0,0.3\n"
+    (tmp_path / "nan.csv").write_text("# shaken\n\nt,x,y,z\n" + rows.replace("0.05,0,0,0.3", "0.05,nan,0,0.3"))
+    (tmp_path / "repeated.csv").write_text("t,x,y,z\n# start\n0,0,0,0.3\n\n0.05,0,0,0.3\n# again\n0.05,0,0,0.3\n"
+                                           "0.2,0,0,0.3\n")
+    (tmp_path / "long.csv").write_text("t,x,y,z\n" + rows.replace("0.2,", "1e300,"))
     with pytest.raises(ValidationError) as err:
         simulate(loads(TABLE_SCENE.format(pivot=pivot, motion=motion), base_dir=tmp_path))
     assert err.value.path.endswith(where) and words in err.value.message, (err.value.path, err.value.message)
+    assert "np." not in err.value.message and "array(" not in err.value.message  # the user's numbers, not numpy's
