@@ -347,7 +347,20 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
         placement_tolerance=_get(doc, "placement_tolerance", "", lambda x, p: _number(x, p, u.L, nonnegative=True),
                                  default=0.0),
     )
+    _check_pair_names(scene)
     return scene.checked()
+
+
+def _check_pair_names(scene: Scene) -> None:
+    """Each ``pair_restitution`` entry's two names are a body's or a wall's: an error names the file's key
+    (``bodies[k]``) and the closest name when there is one (a misspelt wall)."""
+    names = [b.name for b in scene.bodies] + [w.name for w in scene.walls]
+    for i, pair in enumerate(scene.pair_restitution):
+        for k, n in enumerate(pair.names):
+            if n not in names:
+                close = difflib.get_close_matches(n, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f" (they are {', '.join(map(repr, names))})"
+                raise ValidationError(f"pair_restitution[{i}].bodies[{k}]", f"no body or wall is called {n!r}{hint}")
 
 
 def _restitution(value, path) -> float:

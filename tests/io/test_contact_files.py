@@ -145,7 +145,11 @@ mass_properties = {mass = 0.1, center_of_mass = [0, 0, -0.5], inertia = [[0, 0, 
     (BASE + "[[walls]]\nkind = \"plane\"\nname = \"bob\"\nnormal = [0, 0, 1]\n",
      r"^walls\[0\]\.name: 'bob' is already the name of a body or wall"),
     (BASE + "[[pair_restitution]]\nbodies = [\"bob\", \"nobody\"]\nrestitution = 0.5\n",
-     r"^pair_restitution\[0\]\.names\[1\]: no body or wall is called 'nobody'"),
+     r"^pair_restitution\[0\]\.bodies\[1\]: no body or wall is called 'nobody' \(they are 'bob'\)$"),
+    # the file's key (bodies, not the model's names), and a misspelt wall's closest name
+    (BASE + "[[walls]]\nkind = \"plane\"\nname = \"floor\"\nnormal = [0, 0, 1]\n"
+            "[[pair_restitution]]\nbodies = [\"flor\", \"bob\"]\nrestitution = 0.5\n",
+     r"^pair_restitution\[0\]\.bodies\[0\]: no body or wall is called 'flor'; did you mean 'floor'\?$"),
     (BASE + "[[pair_restitution]]\nbodies = [\"bob\"]\nrestitution = 0.5\n",
      r"^pair_restitution\[0\]\.bodies: expected two names"),
 ])
