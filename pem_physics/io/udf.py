@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -249,12 +250,19 @@ def _default(schema: Schema, t: tuple, array: bool):
     return {f.name: _default(schema, f.type, f.array) for f in t[1]}
 
 
+class UdfShortStructWarning(UserWarning):
+    """A UDF data block wrote a struct with fewer values than its schema's fields: the format gives the rest
+    defaults, which for a mass or a moment of inertia is seldom what was meant."""
+
+
 class _DataParser:
     def __init__(self, schema: Schema, cur: _Cursor, strict: bool = False):
         self.schema = schema
         self.cur = cur
         self.src = cur.src
         self.strict = strict
+        #: the structs written shorter than their schema: "file:line:col path (fields left out)"
+        self.short: list[str] = []
 
     def value(self, t: tuple, array: bool, path: str):
         cur = self.cur
@@ -286,6 +294,9 @@ class _DataParser:
             if self.strict and n < len(fields):
                 raise self.src.error(cur.toks[cur.i - 1][2], f"{path}: {n} of the schema's {len(fields)} fields given "
                                                               f"(missing {', '.join(f.name for f in fields[n:])})")
+            if n < len(fields):
+                self.short.append(f"{self.src.where(cur.toks[cur.i - 1][2])} {path or 'the block'} (no "
+                                  f"{', '.join(f.name for f in fields[n:])})")
             for f in fields[n:]:
                 out[f.name] = _default(self.schema, f.type, f.array)
             return out
@@ -383,6 +394,7 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
     records: list = []
     includes: list = []
     stack: list[tuple[str, int, int]] = []  # (section, content start, offset of \begin)
+    short: list[str] = []
     record_label = None
     pos = 0
     while True:
@@ -438,7 +450,9 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
             target_schema = header_schema if in_header else schema
             if not target_schema.fields:
                 raise src.error(begin_off, "data block before any schema (missing \\include of the def file?)")
-            block = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start())), strict).block()
+            parser = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start())), strict)
+            block = parser.block()
+            short += parser.short
             if in_header:
                 header.update(block)
             elif in_record:
@@ -447,6 +461,11 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
                 data.update(block)
     if stack:
         raise src.error(stack[-1][2], f"\\begin{{{stack[-1][0]}}} is never closed")
+    if short:
+        warnings.warn(UdfShortStructWarning(
+            f"{name}: {len(short)} struct(s) written shorter than the schema, the fields left out taking its "
+            f"defaults (0, empty, the first choice): {'; '.join(short[:3])}{' …' if len(short) > 3 else ''} — give "
+            "every field, or check that the file was not cut short"), stacklevel=2)
     return UdfDocument(Path(name) if base_dir is not None else None, schema, data, header, records, includes)
 
 

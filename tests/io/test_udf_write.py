@@ -9,6 +9,7 @@ committed fixtures (that the writer still writes them); hand-made bad scenes.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -22,7 +23,7 @@ from pem_physics.engine.simulate import simulate
 from pem_physics.engine.system import compile_system
 from pem_physics.errors import SimulationError, ValidationError
 from pem_physics.io.loading import load_scene
-from pem_physics.io.udf import parse_udf, read_udf
+from pem_physics.io.udf import UdfShortStructWarning, parse_udf, read_udf
 from pem_physics.io.udf_scene import _shape, _Units, scene_from_udf
 from pem_physics.io.udf_write import DEF_FILES, UNITS, VERSIONS, def_text, schema, udf_text, write_def, write_udf
 from pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
@@ -323,6 +324,21 @@ def test_written_file_is_complete_and_deterministic(tmp_path):
     with pytest.raises(ValidationError, match=r"unitParameter: 3 of the schema's 4 fields given \(missing ampere\)"):
         parse_udf('\\include {"pem1_3_def.udf"}\n\\begin{data}\nunitParameter:{1.0,1.0,1.0}\n\\end{data}\n',
                   "x.udf", base_dir=tmp_path / "a", strict=True)
+
+
+def test_a_struct_written_short_takes_defaults_and_says_so(tmp_path):
+    """The format gives the fields left out of a struct their defaults (as PEM reads it); a file read that way warns,
+    naming the line, the struct and the fields (a unit of ampere 0 is seldom meant); a whole file is silent."""
+    write_udf(FIXTURES["driven_orbit"].build(), tmp_path / "scene.udf", units="cgs")
+    text = '\\include {"pem1_3_def.udf"}\n\\begin{data}\nunitParameter:{1.0,1.0,1.0}\n\\end{data}\n'
+    with pytest.warns(UdfShortStructWarning) as seen:
+        doc = parse_udf(text, "x.udf", base_dir=tmp_path)
+    assert doc.data["unitParameter"]["ampere"] == 0.0
+    (message,) = [str(w.message) for w in seen]
+    assert re.search(r"x\.udf:3:\d+ unitParameter \(no ampere\)", message), message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_udf(tmp_path / "scene.udf")
 
 
 #: What udf_scene reads (body definitions and simulation settings): each path must be in the def and written.
