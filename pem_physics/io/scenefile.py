@@ -235,6 +235,11 @@ def _get(d: dict, key: str, path: str, read, default=_REQUIRED, expected: str = 
     return read(d[key], p)
 
 
+#: The largest |angle| of ``euler_deg`` (°): at 1e6° a double still holds the angle to ~1e-10°, far beyond it
+#: nothing of the fraction of a turn (at 1e17° the spacing of doubles is 16°).
+MAX_ANGLE_DEG = 1e6
+
+
 def euler_deg_orientation(angles_deg) -> np.ndarray:
     """Orientation U (rows = body axes in lab) of intrinsic Z-Y'-X'' angles (yaw, pitch, roll) in degrees.
 
@@ -265,7 +270,12 @@ def _orientation(d: dict, path: str) -> np.ndarray | None:
 
         return quat_to_orientation(q / norm)
     if key == "euler_deg":
-        return euler_deg_orientation(_vector(d[key], p))
+        angles = _vector(d[key], p)
+        for k, a in enumerate(angles):
+            if abs(a) > MAX_ANGLE_DEG:   # its fraction of a turn is rounding: the orientation would be arbitrary
+                raise ValidationError(f"{p}[{k}]", f"{float(a)!r}° is beyond ±{MAX_ANGLE_DEG:g}°, where rounding has "
+                                                   "lost the angle's fraction of a turn; give it within ±360°")
+        return euler_deg_orientation(angles)
     U = _matrix(d[key], p, 3)
     err = float(np.linalg.norm(U @ U.T - np.eye(3)))
     if not err <= 1e-6:

@@ -500,6 +500,12 @@ def test_orientation_forms_agree():
     scene = loads(_minimal(extra_body="euler_deg = [90.0, 0.0, 0.0]"))
     _close(scene.bodies[0].orientation[0], [0, 1, 0], "u1", atol=1e-15)
     assert "unit quaternion" in _error(_minimal(extra_body="quaternion = [1.0, 1.0, 0.0, 0.0]")).message
+    # a turn and a half is an angle; 1e17° is not one any more (doubles there are 16° apart)
+    _close(loads(_minimal(extra_body="euler_deg = [540.0, 0.0, 0.0]")).bodies[0].orientation[0], [-1, 0, 0], "u1",
+           atol=1e-15)
+    assert 1e17 + 8 == 1e17   # the spacing the bound is for
+    err = _error(_minimal(extra_body="euler_deg = [0.0, 1e17, 0.0]"))
+    assert err.path == "bodies[0].euler_deg[1]" and "within ±360°" in err.message, err
 
 
 def test_angular_velocity_body_frame():
