@@ -508,6 +508,21 @@ def test_orientation_forms_agree():
     assert err.path == "bodies[0].euler_deg[1]" and "within ±360°" in err.message, err
 
 
+def test_a_massless_moving_body_is_blamed_on_the_key_that_gives_its_mass():
+    """The model's check says ``mass``; the file has shapes or mass_properties.mass: the error names those."""
+    err = _error(_minimal(shape='{ kind = "sphere", radius = 0.1, mass = 0.0 }'))
+    assert err.path == "bodies[0].shapes" and "shapes add up to 0" in err.message, err
+    err = _error(_minimal(shape='{ kind = "sphere", radius = 0.1, density = 0.0 }'))
+    assert err.path == "bodies[0].shapes" and "density > 0" in err.message, err
+    text = _minimal().replace("shapes = [{ kind = \"sphere\", radius = 0.1, mass = 1.0 }]",
+                              "mass_properties = {mass = 0, center_of_mass = [0, 0, -0.5], inertia = [0, 0, 0]}")
+    err = _error(text)
+    assert err.path == "bodies[0].mass_properties.mass" and "positive mass" in err.message, err
+    # a massless fixed magnet beside the pendulum is fine: it does not move
+    loads(_minimal() + '[[bodies]]\nname = "base"\nrole = "fixed"\nshapes = [{ kind = "sphere", radius = 0.1, '
+                       'mass = 0.0 }]\n')
+
+
 def test_angular_velocity_body_frame():
     scene = loads(_minimal(extra_body="euler_deg = [90.0, 0.0, 0.0]\nangular_velocity_body = [2.0, 0.0, 0.0]"))
     _close(scene.bodies[0].angular_velocity, [0, 2, 0], "omega", atol=1e-15)
