@@ -373,15 +373,18 @@ def _check_pair_names(scene: Scene) -> None:
                 raise ValidationError(f"pair_restitution[{i}].bodies[{k}]", f"no body or wall is called {n!r}{hint}")
 
 
-def _check_mass(body: Body, path: str, key: str) -> None:
-    """A moving body's mass is positive, an error naming the file's key it comes from (``key``: its shapes or its
-    mass_properties), not the model's ``mass``."""
-    mass = body.resolved_mass_properties(path).mass
-    if not mass > 0:
-        fix = "give a shape a mass or a density > 0" if key == "shapes" else "give a mass > 0"
-        raise ValidationError(f"{path}.{key}", f"a {body.role} body needs a positive mass, "
-                                               f"{'its shapes add up to' if key == 'shapes' else 'got'} {mass:g}; "
-                                               f"{fix}")
+def _check_mass(role: str, path: str, shapes, mp) -> None:
+    """A moving body's mass (its ``mass_properties``, else its ``shapes``' sum) is positive; the error names the
+    file's key it comes from, not the model's ``mass``."""
+    if mp is not None:
+        if not mp.mass > 0:
+            raise ValidationError(f"{path}.mass_properties.mass", f"a {role} body needs a positive mass, got "
+                                                                  f"{mp.mass:g}; give a mass > 0")
+    elif shapes:
+        total = sum(s.mass_properties().mass for s in shapes)
+        if not total > 0:
+            raise ValidationError(f"{path}.shapes", f"a {role} body needs a positive mass, its shapes add up to "
+                                                    f"{total:g}; give a shape a mass or a density > 0")
 
 
 def _restitution(value, path) -> float:
@@ -550,8 +553,8 @@ def _body(d, path: str, index: int, u: Units, base_dir) -> Body:
         contact_friction=_get(d, "contact_friction", path, _contact_friction, default=None),
         translate=_get(d, "translate", path, _boolean, default=False),
         velocity=_get(d, "velocity", path, lambda x, p: _vector(x, p, u.velocity), default=np.zeros(3)))
-    if role in ("pendulum", "free") and (shapes or body.mass_properties is not None):
-        _check_mass(body, path, "mass_properties.mass" if body.mass_properties is not None else "shapes")
+    if role in ("pendulum", "free"):
+        _check_mass(role, path, shapes, body.mass_properties)
     if "translate" in d and role != "free":
         raise ValidationError(f"{path}.translate", f"only free bodies translate (role is {role!r})")
     if "velocity" in d and not body.translate:
