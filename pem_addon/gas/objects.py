@@ -188,13 +188,14 @@ def apply(plan: Plan, result: Result, context):
         if path is not None and os.path.exists(path):
             os.remove(path)
         raise
+    # deselect before removing: a removed object's view-layer entry dangles until the layer syncs, and
+    # touching it then crashes Blender (seen 1 in 5 under 5.0)
+    for other in context.view_layer.objects:
+        other.select_set(False)
     replaced = _remove_gases(plan.box_name, keep=obj)   # a rebuild replaces the box's gas: one object, its name
     if replaced:
         obj.name = replaced[0]
     result.removed = remove_stale_caches(plan)  # after the new object uses its own file
-    for other in context.view_layer.objects:
-        if other is not None:         # a replaced gas's entry until the view layer syncs
-            other.select_set(False)
     obj.select_set(True)
     context.view_layer.objects.active = obj
     return obj
