@@ -4,30 +4,25 @@
 the physics core as a sibling: ``from .. import pem_physics`` / ``from ..pem_physics import …``.
 That works wherever the root is imported as a package: installed as an extension
 (``bl_ext.user_default.pem_physics_pendulum``) or in the repository's bpy tests, which import
-the root under an alias package (see ``tests/blender/conftest.py``).
+the root under an alias package (see ``tests/addon/conftest.py``).
 
-Like Blender's bundled add-ons, this ``__init__`` registers nothing itself; it delegates to the
-``register``/``unregister`` of the submodules listed in ``_modules`` (each of those ends with
-``classes = (...)`` and ``register, unregister = bpy.utils.register_classes_factory(classes)``).
-:mod:`.keyframes` is a plain utility module with nothing to register. The core is imported by
-the modules that use it, not here, so the keyframe utilities work (and are tested) on their own.
+By feature, each with its properties, operators and panels: :mod:`.pendulum` (rigid bodies, their bake and
+cache), :mod:`.contacts` (contact spheres, rims, walls, pairs), :mod:`.gas` (hard-sphere gases). Shared by
+them, the adapters of one kind of thing each: :mod:`.bodies`, :mod:`.meshes` (geometry and mass properties),
+:mod:`.units`, :mod:`.keyframes` (writing and undoing keys), :mod:`.frames`, :mod:`.messages`, :mod:`.lists`,
+:mod:`.jobs` (modal runs on a thread), :mod:`.warmup`. A feature imports the shared modules and, for the
+pendulum, :mod:`.contacts`; nothing imports upwards (tests/test_layout.py holds it).
+
+Like Blender's bundled add-ons, this ``__init__`` registers nothing itself; it delegates to each feature's
+``register``/``unregister`` (whose modules end with ``classes = (...)`` and
+``register, unregister = bpy.utils.register_classes_factory(classes)``).
 """
 
 from ..pem_physics import jit
-from . import (
-    contacts,
-    gas,
-    keyframes,  # noqa: F401
-    operators,
-    overlay,
-    props,
-    timeline,
-    ui,
-    warmup,
-)
+from . import contacts, gas, pendulum, warmup
 
-# Submodules with register()/unregister(), in registration order.
-_modules = (props, operators, ui, overlay, timeline, gas, contacts)
+# Features with register()/unregister(), in registration order.
+_modules = (pendulum, gas, contacts)
 
 
 def _use_extension_cache_folder() -> None:

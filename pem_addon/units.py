@@ -113,7 +113,7 @@ def rotation_part(M: np.ndarray, name: str) -> np.ndarray:
 
 
 def initial_basis(obj) -> np.ndarray:
-    """The object's basis matrix as it is now: :func:`pem_addon.bake.prepare` reads the scene with every body
+    """The object's basis matrix as it is now: :func:`pem_addon.pendulum.bake.prepare` reads the scene with every body
     in its start pose (the scene's start frame, baked channels removed)."""
     return matrix(obj.matrix_basis)
 

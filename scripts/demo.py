@@ -258,7 +258,7 @@ def build_three_magnet(ext) -> list:
     """The three-magnet pendulum's objects in a new empty scene, mass properties computed; not baked.
     ``ext`` is the extension's root package (this checkout imported as one, or the installed extension)."""
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
-    importing = importlib.import_module(f"{ext.__name__}.pem_addon.importing")
+    importing = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.importing")
     new_scene()
     scene = bpy.context.scene
     scene.render.fps = 25
@@ -307,7 +307,7 @@ def three_magnet(ext, outdir: Path) -> dict:
 
 def t_handle(ext, outdir: Path) -> dict:
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
-    importing = importlib.import_module(f"{ext.__name__}.pem_addon.importing")
+    importing = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.importing")
     model = importlib.import_module(f"{ext.__name__}.pem_physics.model")
     new_scene()
     scene = bpy.context.scene

@@ -6,7 +6,7 @@
 01-scene.png            the three-magnet pendulum of the demo at its start frame (Cycles CPU)
 02-baked-motion.png     after Bake: one swing of the baked motion, seven frames in one picture (onion skin)
 03-timeline-baked.png   the Timeline's cache bar of a bake over frames 1–100, drawn offscreen by the add-on's
-04-timeline-outdated.png    own draw function (pem_addon/timeline.py), baked and outdated
+04-timeline-outdated.png    own draw function (pem_addon/pendulum/timeline.py), baked and outdated
 05-diagnostics.png      the image Plot Diagnostics makes of the bake ("PEM Diagnostics")
 
 The scene, stage, render settings and renders are scripts/demo.py's (imported, not copied).
@@ -94,7 +94,8 @@ def onion_skin(frames: list) -> np.ndarray:
 def timeline_strip(timeline, state: str) -> np.ndarray:
     """The Timeline's lower part as the add-on draws it: the frame grid of frames 1–100 (a line every 5 frames,
     brighter every 10) on the timeline's grey, and the cache bar of a bake over frames 1–100 in ``state``
-    (:func:`pem_addon.timeline.bar` and :func:`~pem_addon.timeline.draw_bar`), drawn offscreen and read back."""
+    (:func:`pem_addon.pendulum.timeline.bar` and :func:`~pem_addon.pendulum.timeline.draw_bar`), drawn offscreen
+    and read back."""
     import gpu
     from mathutils import Matrix
 
@@ -136,8 +137,8 @@ def main(argv=None):
     outdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     ext = demo.import_extension()
-    timeline = importlib.import_module(f"{ext.__name__}.pem_addon.timeline")
-    cache = importlib.import_module(f"{ext.__name__}.pem_addon.cache")
+    timeline = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.timeline")
+    cache = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.cache")
     written = []
 
     def done(path: Path):

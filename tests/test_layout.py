@@ -121,6 +121,29 @@ def test_no_import_cycles_in_the_addon():
     assert cycle is None, "import cycle: " + " → ".join(cycle)
 
 
+#: The add-on's features (packages) and the features each may import; the modules beside them are shared and
+#: import no feature (Bonsai's tool/ under its features, MolecularNodes' entities/<kind>/).
+ADDON_FEATURES = {"pendulum": {"contacts"}, "contacts": set(), "gas": set()}
+
+
+def test_the_addons_features_import_shared_modules_and_no_other_feature():
+    features = {p.parent.name for p in (ROOT / "pem_addon").glob("*/__init__.py")}
+    assert features == set(ADDON_FEATURES), "a new feature package: say in ADDON_FEATURES what it may import"
+    for path in sorted((ROOT / "pem_addon").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("").parts
+        mod = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+        mine = rel[1] if len(rel) > 2 else None        # None: a shared module (or the package's __init__)
+        if mod == "pem_addon":
+            continue                                   # registers the features
+        allowed = ({mine} | ADDON_FEATURES[mine]) if mine else set()
+        for target, line in imports(path, mod):
+            parts = target.split(".")
+            if parts[0] == "pem_addon" and len(parts) > 1 and parts[1] in ADDON_FEATURES:
+                assert parts[1] in allowed, f"{path.relative_to(ROOT)}:{line} imports {target}: " + (
+                    f"{mine} may import {sorted(allowed - {mine}) or 'no other feature'}" if mine
+                    else "a shared module imports no feature")
+
+
 def test_tests_mirror_the_packages():
     for pkg in PACKAGES:
         assert (PKG / pkg / "__init__.py").is_file()

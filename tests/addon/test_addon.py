@@ -29,8 +29,9 @@ def pem(ext):
     mods = {name: importlib.import_module(f"{ext.__name__}.{name}") for name in (
         "pem_physics", "pem_physics.model.inertia", "pem_physics.model", "pem_physics.engine.simulate",
         "pem_physics.io.bake", "pem_physics.io.scenefile", "pem_physics.io.scene_writer", "pem_physics.io.udf_scene",
-        "pem_addon.bake", "pem_addon.overlay", "pem_addon.messages", "pem_addon.units", "pem_addon.meshes",
-        "pem_addon.bodies", "pem_addon.importing", "pem_addon.operators", "pem_addon.jobs")}
+        "pem_addon.pendulum.bake", "pem_addon.pendulum.overlay", "pem_addon.messages", "pem_addon.units",
+        "pem_addon.meshes", "pem_addon.bodies", "pem_addon.pendulum.importing", "pem_addon.pendulum.operators",
+        "pem_addon.jobs")}
     yield mods
     addon.unregister()
 
@@ -145,7 +146,7 @@ def test_bake_runs_on_the_compiled_engine_when_numba_is_there_and_equals_the_num
     tests/roundoff.py); without numba the bake runs on numpy and both the status line and the panel say so."""
     compiled = importlib.import_module(f"{ext.__name__}.pem_physics.engine.compiled")
     jit = importlib.import_module(f"{ext.__name__}.pem_physics.jit")
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     obj, piv = pendulum_setup(omega=(0.3, 2.0, -0.4))
     plan = add_bake.prepare(bpy.context)
     fast = add_bake.run(plan)
@@ -281,8 +282,8 @@ def test_cancel_mid_bake_leaves_no_keys(pem):
         calls["n"] += 1
         return calls["n"] > 1
 
-    with pytest.raises(pem["pem_addon.bake"].AddonError, match="did not finish"):
-        pem["pem_addon.bake"].bake(bpy.context, stop=stop)
+    with pytest.raises(pem["pem_addon.pendulum.bake"].AddonError, match="did not finish"):
+        pem["pem_addon.pendulum.bake"].bake(bpy.context, stop=stop)
     assert fingerprint() == before and obj.animation_data is None
 
 
@@ -354,7 +355,7 @@ def test_plot_and_overlay(pem):
     img.pixels.foreach_get(px)
     assert (px.reshape(-1, 4)[:, :3] < 0.5).any()  # something was drawn
     bpy.context.scene.frame_set(1)
-    geo = pem["pem_addon.overlay"].geometry(bpy.context)
+    geo = pem["pem_addon.pendulum.overlay"].geometry(bpy.context)
     start = (np.array(obj.matrix_world) @ np.array([0, 0, -0.5, 1.0]))[:3]
     arrow = geo["dipoles"][0]
     np.testing.assert_allclose(arrow[0], start, atol=1e-6)

@@ -54,7 +54,7 @@ def evaluated_location(obj, t, fps, start=1):
 def test_the_bake_follows_an_animated_pivot_and_magnet_and_is_the_cli_run(pem, tmp_path):  # noqa: F811
     obj, piv, rotor = keyed_scene()
     scene = bpy.context.scene
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     plan = add_bake.prepare(bpy.context)
     assert scene.frame_current == 7
     body = plan.core.bodies[[b.name for b in plan.core.bodies].index(obj.name)]
@@ -85,7 +85,7 @@ def test_the_bake_follows_an_animated_pivot_and_magnet_and_is_the_cli_run(pem, t
 def test_the_baked_pendulum_hangs_from_the_moving_pivot_and_the_magnet_keeps_its_keys(pem):  # noqa: F811
     obj, piv, rotor = keyed_scene()
     scene = bpy.context.scene
-    keyframes = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+    keyframes = importlib.import_module(f"{pem['pem_addon.messages'].__package__}.keyframes")
 
     def rotor_keys():   # layered actions (5.0+) and the old API alike
         return [(fc.data_path, tuple(k.co)) for fcurves in keyframes.action_fcurve_collections(
@@ -134,7 +134,7 @@ def test_a_driver_expression_a_constraint_and_a_moving_parent_are_followed_like_
     m = p.dipoles.add()
     m.position, m.moment = (0.0, 0.0, 0.0), (0.3, 0.0, 0.0)
     scene.frame_set(1)
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     plan = add_bake.prepare(bpy.context)
     names = [b.name for b in plan.core.bodies]
     pivot_motion = plan.core.bodies[names.index(obj.name)].pivot_motion
@@ -162,7 +162,7 @@ def test_a_pivot_that_jumps_is_refused_in_blenders_words_and_nothing_is_baked(pe
     for frame, x in ((1, 0.0), (12, 0.0), (13, 0.05), (25, 0.05)):
         piv.location.x = x
         piv.keyframe_insert("location", frame=frame)
-    keyframes = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+    keyframes = importlib.import_module(f"{pem['pem_addon.messages'].__package__}.keyframes")
     for fcurves in keyframes.action_fcurve_collections(piv.animation_data.action):
         for fc in fcurves:
             for k in fc.keyframe_points:
@@ -281,8 +281,8 @@ def test_an_imported_table_becomes_keys_that_are_its_spline_and_the_bake_follows
     scene.frame_set(scene.frame_start)
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"} and bob.pem.baked
     ref = core.simulate(file_scene)
-    plan = pem["pem_addon.bake"].prepare(bpy.context)
-    baked = pem["pem_addon.bake"].run(plan)
+    plan = pem["pem_addon.pendulum.bake"].prepare(bpy.context)
+    baked = pem["pem_addon.pendulum.bake"].run(plan)
     i, j = np.nonzero(np.abs(baked.t[:, None] - ref.t[None, :]) < 1e-12)   # the records both runs have
     assert len(i) > 10
     # measured 1.2e-7 (orientations), 1e-8 m: the keys' single precision (6e-8 of each value), carried by the swing
@@ -290,7 +290,7 @@ def test_an_imported_table_becomes_keys_that_are_its_spline_and_the_bake_follows
     assert np.abs(baked.position[i] - ref.position[j]).max() < 1e-7
     # sub-frame samples that miss the table's times give another spline: 1.4e-5 off at two samples a frame
     scene.pem.motion_samples = 2
-    coarse = pem["pem_addon.bake"].run(pem["pem_addon.bake"].prepare(bpy.context))
+    coarse = pem["pem_addon.pendulum.bake"].run(pem["pem_addon.pendulum.bake"].prepare(bpy.context))
     assert np.abs(coarse.orientation[i] - ref.orientation[j]).max() > 1e-6
 
 

@@ -23,17 +23,17 @@ from .test_addon import cube, empty, pem, pendulum_setup  # noqa: E402, F401
 @pytest.fixture
 def mods(pem, ext):  # noqa: F811
     out = dict(pem)
-    for name in ("pem_addon.cache", "pem_addon.ui", "pem_addon.keyframes"):
+    for name in ("pem_addon.pendulum.cache", "pem_addon.pendulum.ui", "pem_addon.keyframes"):
         out[name] = importlib.import_module(f"{ext.__name__}.{name}")
     return out
 
 
 def state(mods):
-    return mods["pem_addon.cache"].state(bpy.context)
+    return mods["pem_addon.pendulum.cache"].state(bpy.context)
 
 
 def changes(mods):
-    return mods["pem_addon.cache"].changes(bpy.context)
+    return mods["pem_addon.pendulum.cache"].changes(bpy.context)
 
 
 def key_frames(mods, obj) -> np.ndarray:
@@ -301,7 +301,7 @@ def test_bake_all_bakes_every_scene_as_each_alone_and_delete_all_undoes_it(mods)
     assert copy != obj
     copy.pem.pivot_object = next(o for o in second.objects if o.type == "EMPTY")
     assert bpy.ops.pem.bake_all() == {"FINISHED"}
-    cache = mods["pem_addon.cache"]
+    cache = mods["pem_addon.pendulum.cache"]
     for scene in (first, second):
         with bpy.context.temp_override(scene=scene, view_layer=scene.view_layers[0]):
             assert cache.state(bpy.context) == "BAKED", scene.name
@@ -322,7 +322,7 @@ def test_bake_all_bakes_every_scene_as_each_alone_and_delete_all_undoes_it(mods)
 def test_bake_all_skips_scenes_already_baked(mods, ext):
     obj, piv = pendulum_setup()
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
-    ops = importlib.import_module(f"{ext.__name__}.pem_addon.operators")
+    ops = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.operators")
     assert ops.PEM_OT_bake_all._plans(None, bpy.context) == []  # nothing to do: baked and up to date
     bpy.context.scene.pem.substeps = 8                          # outdated: baked again
     assert [s.name for s, _ in ops.PEM_OT_bake_all._plans(None, bpy.context)] == [bpy.context.scene.name]
@@ -364,7 +364,7 @@ class _Layout:
 
 
 def test_the_cache_panel_shows_each_state_and_its_buttons(mods):
-    ui = mods["pem_addon.ui"]
+    ui = mods["pem_addon.pendulum.ui"]
     obj, piv = pendulum_setup()
 
     def draw():
@@ -390,7 +390,7 @@ def test_the_cache_panel_shows_each_state_and_its_buttons(mods):
 
 
 def test_settings_are_greyed_while_baked_and_laid_out_as_blenders(mods):
-    ui = mods["pem_addon.ui"]
+    ui = mods["pem_addon.pendulum.ui"]
     obj, piv = pendulum_setup()
 
     def draw(fn, *args):
@@ -433,7 +433,7 @@ def test_a_mass_typed_in_scene_units_reaches_the_core_in_kg(mods):
     p.mass = 2.0 / scale**3
     shown = bpy.utils.units.to_string("METRIC", "MASS", p.mass * scale**3)
     assert shown in ("2 kg", "2.0 kg", "2.000 kg") or shown.replace(" ", "").startswith("2kg"), shown
-    plan = mods["pem_addon.bake"].prepare(bpy.context)
+    plan = mods["pem_addon.pendulum.bake"].prepare(bpy.context)
     mass = plan.core.bodies[plan.objects.index(obj)].resolved_mass_properties().mass
     assert mass == pytest.approx(2.0, rel=1e-7)
 
@@ -442,7 +442,7 @@ def test_bake_all_from_the_button_runs_on_a_thread_and_applies_on_the_main_threa
     """The modal path (progress, Esc) bakes what the script path bakes."""
     from .test_cancel import _Context, _Event, _Recorder
 
-    ops = importlib.import_module(f"{ext.__name__}.pem_addon.operators")
+    ops = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.operators")
     obj, piv = pendulum_setup()
     assert bpy.ops.pem.bake_all() == {"FINISHED"}
     want = poses(obj, range(1, 26))

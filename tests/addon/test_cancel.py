@@ -12,7 +12,7 @@ from .test_addon import fingerprint, pem, pendulum_setup  # noqa: E402, F401
 
 
 def test_ctrl_c_during_the_run_cancels_and_changes_nothing(pem, monkeypatch):  # noqa: F811
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     obj, _ = pendulum_setup()
     before = fingerprint()
 
@@ -39,7 +39,7 @@ def test_ctrl_c_while_writing_keys_restores_everything(pem, ext, monkeypatch):  
 
 
 def test_an_object_deleted_while_the_bake_runs_is_noticed(pem):  # noqa: F811
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     obj, _ = pendulum_setup()
     plan = add_bake.prepare(bpy.context)
     assert add_bake.deleted_objects(plan) == []
@@ -48,7 +48,7 @@ def test_an_object_deleted_while_the_bake_runs_is_noticed(pem):  # noqa: F811
 
 
 def test_substeps_are_bounded_and_the_run_is_estimated(pem):  # noqa: F811
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     pendulum_setup()
     sp = bpy.context.scene.pem
     sp.substeps = 2**31 - 1  # kept as typed (no silent clamp), refused with the number (test_user_trial.py)
@@ -152,7 +152,7 @@ def _keyed_matrices(obj, frames):
 
 
 def test_the_modal_bake_applies_on_the_main_thread_what_a_script_bake_writes(pem):  # noqa: F811
-    ops = pem["pem_addon.operators"]
+    ops = pem["pem_addon.pendulum.operators"]
     obj, _ = pendulum_setup()
     wm, op = _Recorder(), _operator(ops)
     ctx = _Context(wm)
@@ -171,7 +171,7 @@ def test_the_modal_bake_applies_on_the_main_thread_what_a_script_bake_writes(pem
 
 
 def test_esc_in_the_modal_bake_changes_nothing(pem):  # noqa: F811
-    ops = pem["pem_addon.operators"]
+    ops = pem["pem_addon.pendulum.operators"]
     pendulum_setup()
     before = fingerprint()
     wm, op = _Recorder(), _operator(ops)
@@ -191,7 +191,7 @@ def test_esc_while_the_engine_compiles_returns_at_once_and_no_second_run_overlap
     build starts (their poll says why)."""
     import threading
 
-    ops, add_bake, jobs = pem["pem_addon.operators"], pem["pem_addon.bake"], pem["pem_addon.jobs"]
+    ops, add_bake, jobs = pem["pem_addon.pendulum.operators"], pem["pem_addon.pendulum.bake"], pem["pem_addon.jobs"]
     pendulum_setup()
     before = fingerprint()
     compiling, release = threading.Event(), threading.Event()
@@ -220,7 +220,7 @@ def test_esc_while_the_engine_compiles_returns_at_once_and_no_second_run_overlap
 
 
 def test_a_long_bake_asks_before_it_starts(pem):  # noqa: F811
-    add_bake, ops = pem["pem_addon.bake"], pem["pem_addon.operators"]
+    add_bake, ops = pem["pem_addon.pendulum.bake"], pem["pem_addon.pendulum.operators"]
     pendulum_setup()
     sp = bpy.context.scene.pem
     sp.last_steps, sp.last_wall_time = 10, 10.0      # 1 step/s measured here: the bake would take minutes
@@ -237,7 +237,7 @@ def test_a_long_bake_asks_before_it_starts(pem):  # noqa: F811
 
 
 def test_a_short_bake_starts_at_once_and_scripts_are_never_asked(pem):  # noqa: F811
-    add_bake, ops = pem["pem_addon.bake"], pem["pem_addon.operators"]
+    add_bake, ops = pem["pem_addon.pendulum.bake"], pem["pem_addon.pendulum.operators"]
     pendulum_setup()
     wm, op = _Recorder(), _operator(ops)
     steps, seconds, _ = add_bake.estimate(bpy.context)

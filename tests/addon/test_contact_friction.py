@@ -19,7 +19,7 @@ from .test_contacts import build_cradle  # noqa: E402
 
 @pytest.fixture
 def bake_mod(pem, ext):  # noqa: F811
-    return importlib.import_module(f"{ext.__name__}.pem_addon.bake")
+    return importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.bake")
 
 
 def _floor():

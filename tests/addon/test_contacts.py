@@ -244,7 +244,7 @@ def test_failed_or_cancelled_contact_bake_changes_nothing_and_clear_restores(mod
     scene, balls = build_cradle(n=3, frames=12)
     balls[1].keyframe_insert("location", frame=1)  # user animation on one ball
     before = fingerprint()
-    add_bake = mods["pem_addon.bake"]
+    add_bake = mods["pem_addon.pendulum.bake"]
     calls = {"n": 0}
 
     def stop():  # Esc at the first poll: the compiled engine polls once per call of its kernels (the first: 64 steps)
@@ -292,7 +292,7 @@ def test_fit_contact_sphere_and_overlay(mods):
     box = bpy.context.object
     box.pem.enabled, box.pem.role, box.pem.wall_shape, box.pem.wall_inside = True, "WALL", "BOX", True
     bpy.context.view_layer.update()
-    geo = mods["pem_addon.overlay"].geometry(bpy.context)["contacts"]
+    geo = mods["pem_addon.pendulum.overlay"].geometry(bpy.context)["contacts"]
     ends = geo.reshape(-1, 3)
     on_ball = ends[np.linalg.norm(ends - np.array([1.0, 2.0, 3.0]), axis=1) < 1.0]
     np.testing.assert_allclose(np.linalg.norm(on_ball - np.array([1.0, 2.0, 3.0]), axis=1), 0.4, rtol=1e-5)

@@ -81,7 +81,7 @@ def test_contact_spheres_add_and_remove(pem):  # noqa: F811
 
 
 def test_the_object_panel_draws_both_lists_and_the_selected_rows(pem, ext):  # noqa: F811
-    ui = importlib.import_module(f"{ext.__name__}.pem_addon.ui")
+    ui = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.ui")
     obj = _active_cube()
     obj.pem.role = "PENDULUM"
     bpy.ops.pem.dipole_add()

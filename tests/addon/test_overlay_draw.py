@@ -28,7 +28,7 @@ def gpu_context():
 
 @pytest.mark.parametrize("width", [2.0, 5.0])
 def test_overlay_lines_are_drawn_where_and_as_wide_as_asked(gpu_context, ext, monkeypatch, width):
-    overlay = importlib.import_module(f"{ext.__name__}.pem_addon.overlay")
+    overlay = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.overlay")
     monkeypatch.setattr(overlay, "LINE_WIDTH", width)
     W = H = 64
     px = draw_offscreen(W, H, lambda: overlay.draw_segments(

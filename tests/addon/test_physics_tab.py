@@ -16,7 +16,7 @@ from .test_lists import _Layout  # noqa: E402
 
 @pytest.fixture
 def ui(pem, ext):  # noqa: F811
-    return importlib.import_module(f"{ext.__name__}.pem_addon.ui")
+    return importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.ui")
 
 
 def _grid(ui, obj):

@@ -19,7 +19,7 @@ def ink(img, x0, x1, y0, y1) -> bool:
 
 
 def test_chart_has_numbered_axes_units_and_a_legend(pem, ext):  # noqa: F811
-    plot = importlib.import_module(f"{ext.__name__}.pem_addon.plotimage")
+    plot = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.plotimage")
     obj, _ = pendulum_setup()
     bpy.context.scene.pem.friction = 1e-3
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}

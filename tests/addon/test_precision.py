@@ -70,7 +70,7 @@ def test_bake_runs_the_files_own_numbers(pem, name, tol):  # noqa: F811
     """The bake's core run of an imported file equals the core's run of the file over its first second
     (single-precision values would put it ~1e-7 off from the first step)."""
     sf, sim = pem["pem_physics.io.scenefile"], pem["pem_physics.engine.simulate"]
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     path = SCENES / f"{name}.toml"
     assert bpy.ops.pem.import_scene(filepath=str(path)) == {"FINISHED"}
     scene = bpy.context.scene
@@ -94,7 +94,7 @@ def test_import_keeps_the_scenes_frame_rate_and_range_unless_asked(pem, tmp_path
     assert bpy.ops.pem.import_scene(filepath=str(SCENES / "three_magnet.toml")) == {"FINISHED"}
     assert (scene.render.fps, scene.frame_start, scene.frame_end) == (30, 1, 300)
     # dt = 1 ms does not divide a 30 fps frame: the run keeps it
-    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    plan = pem["pem_addon.pendulum.bake"].prepare(bpy.context)
     assert plan.core.settings.dt == 1e-3 and plan.core.settings.t_end >= 299 / 30
     out = tmp_path / "out.toml"
     assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
@@ -115,7 +115,7 @@ def test_a_dt_that_does_not_divide_the_frame_runs_as_such(pem, tmp_path):  # noq
     scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 25
     path = SCENES / "t_handle.toml"
     assert bpy.ops.pem.import_scene(filepath=str(path)) == {"FINISHED"}
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     plan = add_bake.prepare(bpy.context)
     assert plan.core.settings.dt == 1 / 32
     got = add_bake.run(plan)
@@ -123,7 +123,7 @@ def test_a_dt_that_does_not_divide_the_frame_runs_as_such(pem, tmp_path):  # noq
     np.testing.assert_allclose(got.orientation, ref.orientation, rtol=0, atol=1e-12)
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
     obj = next(o for o in scene.objects if o.pem.enabled and o.pem.role == "FREE")
-    kf = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+    kf = importlib.import_module(f"{pem['pem_addon.messages'].__package__}.keyframes")
     frames = [k.co[0] for k in next(fc for fcs in kf._slot_fcurve_collections(obj) for fc in fcs
                                     if fc.data_path == "rotation_quaternion").keyframe_points]
     np.testing.assert_allclose(np.diff(frames), 24 / 32, rtol=1e-6)  # a key per step: 0.75 frame apart
@@ -191,7 +191,7 @@ def test_a_bake_is_the_command_line_run_of_its_exported_scene(pem, tmp_path):  #
     scene.render.fps = 25
     obj.pem.dipoles.add().moment = (0.0, 0.0, 0.2)
     _magnet_below(obj, (0.0, 0.0, -0.08))
-    add_bake = pem["pem_addon.bake"]
+    add_bake = pem["pem_addon.pendulum.bake"]
     plan = add_bake.prepare(bpy.context)
     got = add_bake.run(plan)
     out = tmp_path / "typed.toml"

@@ -27,7 +27,7 @@ MU = 0.25
 @pytest.fixture
 def mods(pem, ext):  # noqa: F811
     out = dict(pem)
-    for name in ("pem_addon.contacts.pairs", "pem_addon.keyframes", "pem_addon.ui", "pem_physics.model.scene",
+    for name in ("pem_addon.contacts.pairs", "pem_addon.keyframes", "pem_addon.pendulum.ui", "pem_physics.model.scene",
                  "pem_physics.examples"):
         out[name] = importlib.import_module(f"{ext.__name__}.{name}")
     return out
@@ -137,7 +137,7 @@ def test_the_panel_shows_each_pairs_effective_friction_and_refuses_mixed_laws(mo
     is said in the bake's warnings."""
     from .test_translation import _Layout
 
-    contacts, ui = mods["pem_addon.contacts.pairs"], mods["pem_addon.ui"]
+    contacts, ui = mods["pem_addon.contacts.pairs"], mods["pem_addon.pendulum.ui"]
     scene = surface_scene(frames=4)
     ball = make_ball()
     table = make_table()
@@ -173,7 +173,7 @@ def test_the_panel_shows_each_pairs_effective_friction_and_refuses_mixed_laws(mo
         bpy.ops.pem.simulate_bake()
     assert fingerprint() == before
     ball.pem.use_contact_friction = False
-    core = mods["pem_addon.bake"].prepare(bpy.context).core
+    core = mods["pem_addon.pendulum.bake"].prepare(bpy.context).core
     assert core.walls[0].friction_law == "viscous" and core.walls[0].gliding_friction == 0.25
     assert core.walls[0].contact_friction is None
 
@@ -381,13 +381,13 @@ def test_a_table_bake_reports_progress_stops_when_asked_and_esc_changes_nothing(
     surface_scene(frames=48)                        # 768 steps: progress every 256
     make_ball()
     make_table()
-    add_bake = mods["pem_addon.bake"]
+    add_bake = mods["pem_addon.pendulum.bake"]
     plan = add_bake.prepare(bpy.context)
     seen = []
     traj = add_bake.run(plan, progress=seen.append, stop=lambda: len(seen) >= 1)
     assert not traj.complete and seen == [pytest.approx(1 / 3)] and traj.t[-1] < 0.75 * 48 / FPS
     before = fingerprint()
-    wm, op = _Recorder(), _operator(mods["pem_addon.operators"])
+    wm, op = _Recorder(), _operator(mods["pem_addon.pendulum.operators"])
     ctx = _Context(wm)
     assert op.invoke(ctx, None) == {"RUNNING_MODAL"}
     assert op.modal(ctx, _Event("ESC")) == {"CANCELLED"}

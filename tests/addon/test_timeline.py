@@ -18,7 +18,7 @@ from .offscreen import draw_offscreen  # noqa: E402
 
 @pytest.fixture
 def timeline(ext):
-    return importlib.import_module(f"{ext.__name__}.pem_addon.timeline")
+    return importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.timeline")
 
 
 def test_the_bar_spans_the_baked_frames_in_the_states_colour(timeline):

@@ -30,7 +30,7 @@ SUBSTEPS = 16     # 8 records a frame (scenes.record_plan)
 @pytest.fixture
 def mods(pem, ext):  # noqa: F811
     out = dict(pem)
-    for name in ("pem_addon.contacts", "pem_addon.keyframes", "pem_addon.ui", "pem_physics.model.scene"):
+    for name in ("pem_addon.contacts", "pem_addon.keyframes", "pem_addon.pendulum.ui", "pem_physics.model.scene"):
         out[name] = importlib.import_module(f"{ext.__name__}.{name}")
     return out
 
@@ -135,7 +135,7 @@ def test_dropped_ball_bounces_off_a_wall_plane_like_the_core_and_the_closed_form
     # it bounced: e = 0.5 ⇒ the first rebound rises e²·H
     t_top = t_hit + 0.5 * math.sqrt(2 * g * H) / g
     at(scene, 1 + t_top * FPS)
-    sag = mods["pem_addon.bake"].MAX_KEY_SAG * math.sqrt(0.6) * R_BALL  # straight keys cut the apex at most so
+    sag = mods["pem_addon.pendulum.bake"].MAX_KEY_SAG * math.sqrt(0.6) * R_BALL  # straight keys cut the apex at most so
     assert M(ball)[2, 3] == pytest.approx(R_BALL + 0.25 * H, abs=sag)
     # a key at the impact instant, between frames, with the ball touching the floor there
     f_hit = 1 + t_hit * FPS
@@ -175,7 +175,7 @@ def test_thrown_ball_follows_the_parabola_in_scene_units(mods):
 def test_a_small_fast_path_gets_sub_frame_keys_within_the_sag_bound(mods):
     """A marble in free fall: one key a frame would sag g·Δt²/8 = 2.1 mm off the parabola, a third of its radius;
     the bake keys it more densely, until the keyed path is within MAX_KEY_SAG of its size everywhere."""
-    add_bake = mods["pem_addon.bake"]
+    add_bake = mods["pem_addon.pendulum.bake"]
     scene = setup_scene(frames=6)
     r = 1.0 / 128
     ball = make_ball(location=(0.0, 0.0, 1.0), radius=r, contact=False)
@@ -194,7 +194,7 @@ def test_a_small_fast_path_gets_sub_frame_keys_within_the_sag_bound(mods):
 
 
 def test_path_sag_is_the_chord_distance_of_a_parabola(mods):
-    add_bake = mods["pem_addon.bake"]
+    add_bake = mods["pem_addon.pendulum.bake"]
     g, dt = 9.81, 1.0 / 192
     t = np.arange(0, 97) * dt
     x = np.stack([t, 0 * t, -g * t * t / 2], axis=1)
@@ -281,12 +281,12 @@ def test_clear_bake_puts_a_translated_ball_back(mods):
 def test_engine_line_and_estimate_for_translating_scenes(mods):
     """Translating bodies bake on the compiled engine where numba loads: the panel says so, and the estimate
     uses that engine's prior rate; a speed measured on numba is not promised to a bake that will run numpy."""
-    add_bake = mods["pem_addon.bake"]
+    add_bake = mods["pem_addon.pendulum.bake"]
     setup_scene(frames=24)
     ball = make_ball(translate=False, contact=False)
     sp = bpy.context.scene.pem
-    ui = mods["pem_addon.ui"]
-    jit = importlib.import_module(f"{ui.__name__.rsplit('.', 2)[0]}.pem_physics.jit")
+    ui = mods["pem_addon.pendulum.ui"]
+    jit = importlib.import_module(f"{ui.__name__.rsplit('.', 3)[0]}.pem_physics.jit")
     ball.pem.translate = True
     engine, reason = add_bake.expected_engine(bpy.context)
     assert (engine, reason) == (("numba", None) if jit.installed() else ("numpy", jit.unavailable_reason()))
@@ -332,7 +332,7 @@ class _Layout:
 
 
 def test_panel_shows_translate_velocity_and_contacts_for_free_bodies(mods):
-    ui = mods["pem_addon.ui"]
+    ui = mods["pem_addon.pendulum.ui"]
     ball = make_ball(translate=False, contact=False)
 
     def draw():
@@ -402,8 +402,8 @@ def test_export_import_round_trip_of_translate_and_velocity(mods, tmp_path):
 
 
 def test_engine_line_says_when_the_kernels_are_built_ahead_of_time(mods, monkeypatch):
-    ui = mods["pem_addon.ui"]
-    aot = importlib.import_module(f"{ui.__name__.rsplit('.', 2)[0]}.pem_physics.engine.aot")
+    ui = mods["pem_addon.pendulum.ui"]
+    aot = importlib.import_module(f"{ui.__name__.rsplit('.', 3)[0]}.pem_physics.engine.aot")
     # a build that loads, with the single-scene kernels (the extension's linux-x64 zip)
     monkeypatch.setattr(aot, "load", lambda *a: aot.Build({}, {}, dict.fromkeys(aot.ENTRIES, [])))
     layout = _Layout()

@@ -41,12 +41,12 @@ class _Op:
 
 
 def _ops(pem):  # noqa: F811
-    return pem["pem_addon.operators"]
+    return pem["pem_addon.pendulum.operators"]
 
 
 def mass_of(pem, obj) -> float:  # noqa: F811
     """The mass (kg) a bake of the scene would simulate for ``obj`` (read through the bake's own plan)."""
-    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    plan = pem["pem_addon.pendulum.bake"].prepare(bpy.context)
     return plan.core.bodies[plan.objects.index(obj)].resolved_mass_properties().mass
 
 
@@ -118,20 +118,20 @@ def test_values_typed_in_the_panel_reach_the_bake_and_the_export_as_typed(pem, t
                "moment": core.bodies[0].dipoles[0].moment[2]}
         assert got == expect
 
-    check(pem["pem_addon.bake"].prepare(bpy.context).core)
+    check(pem["pem_addon.pendulum.bake"].prepare(bpy.context).core)
     out = tmp_path / "typed.toml"
     assert bpy.ops.pem.export_scene(filepath=str(out)) == {"FINISHED"}
     assert "9.8100004196167" not in out.read_text() and "0.0010000000474974513" not in out.read_text()
     check(sf.load_scene(out))
     sp.use_scene_gravity = True                               # the scene's own gravity, (0, 0, −9.81) by default
-    assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
+    assert tuple(pem["pem_addon.pendulum.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
 
 
 # ------------------------------------------------------------------ 4. a dt that divides the frame puts keys on frames
 
 def _key_frames(pem, obj) -> dict:  # noqa: F811
     """{(data path, index): [frame of each key]} of the object's baked channels."""
-    kf = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.keyframes")
+    kf = importlib.import_module(f"{pem['pem_addon.messages'].__package__}.keyframes")
     return {(fc.data_path, fc.array_index): [k.co[0] for k in fc.keyframe_points]
             for fcs in kf._slot_fcurve_collections(obj) for fc in fcs}
 
@@ -143,7 +143,7 @@ def test_a_dt_that_divides_the_frame_puts_one_key_on_every_frame(pem, fps, dt, s
     scene = bpy.context.scene
     scene.render.fps, scene.frame_start, scene.frame_end = fps, 1, 26   # 26 frames
     scene.pem.step_mode, scene.pem.dt = "DT", dt
-    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    plan = pem["pem_addon.pendulum.bake"].prepare(bpy.context)
     assert plan.core.settings.dt == 1 / (fps * steps)                  # one frame / steps exactly
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
     keys = _key_frames(pem, obj)
@@ -186,7 +186,7 @@ def test_a_lamina_typed_to_three_digits_is_a_possible_inertia(pem):  # noqa: F81
 
 def test_dop853_without_scipy_is_named_in_the_panel_and_refused_before_the_bake(pem, ext, monkeypatch):  # noqa: F811
     integrators = importlib.import_module(f"{ext.__name__}.pem_physics.engine.integrators")
-    ui = importlib.import_module(f"{ext.__name__}.pem_addon.ui")
+    ui = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.ui")
     monkeypatch.setattr(integrators, "_installed", lambda package: package != "scipy",  # Blender's own Python
                         raising=False)
     pendulum_setup()
@@ -217,14 +217,14 @@ def test_the_scenes_gravity_checkbox_off_means_no_gravity(pem):  # noqa: F811
     scene = bpy.context.scene
     scene.use_gravity = False
     assert scene.pem.use_scene_gravity
-    assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, 0.0)
+    assert tuple(pem["pem_addon.pendulum.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, 0.0)
     M0 = M(obj)
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
     for f in (scene.frame_start, 13, scene.frame_end):     # no torque at all: it stays where it is
         scene.frame_set(f)
         np.testing.assert_allclose(M(obj), M0, atol=TOL, err_msg=f"frame {f}")
     scene.use_gravity = True
-    assert tuple(pem["pem_addon.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
+    assert tuple(pem["pem_addon.pendulum.bake"].prepare(bpy.context).core.gravity) == (0.0, 0.0, -9.81)
 
 
 # ------------------------------------------------------------------ 14. what an import replaces; animated pivots
@@ -253,7 +253,7 @@ def test_an_import_says_which_scene_settings_it_replaced_or_keeps_them(pem):  # 
 def test_an_animated_pivot_is_named_in_the_panel_and_followed(pem, how):  # noqa: F811
     obj, piv = pendulum_setup()
     scene = bpy.context.scene
-    ui = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.ui")
+    ui = importlib.import_module(f"{pem['pem_addon.pendulum.bake'].__package__}.ui")
 
     def panel():
         layout = _Layout()
@@ -327,7 +327,7 @@ def test_an_absurd_step_count_is_refused_with_the_number_and_the_fix(pem, mode, 
         assert sp.substeps == 2**31 - 1                 # not clamped silently to some bound
     match = rf"Scene 'Scene': {steps} integration steps .* more than the 1e\+09 a bake may take: {fix}"
     layout = _Layout()
-    ui = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.ui")
+    ui = importlib.import_module(f"{pem['pem_addon.pendulum.bake'].__package__}.ui")
     ui.draw_scene(layout, bpy.context)                  # the panel says so before the bake
     assert any(re.match(match, t) for t in layout.labels)
     before = fingerprint()
@@ -341,7 +341,7 @@ def test_substeps_beyond_the_slider_are_taken_as_typed(pem):  # noqa: F811
     sp = bpy.context.scene.pem
     sp.substeps = 10_000                                # above the slider's 256 and the old silent bound 4096
     assert sp.substeps == 10_000
-    assert pem["pem_addon.bake"].estimate(bpy.context)[0] == 24 * 10_000
+    assert pem["pem_addon.pendulum.bake"].estimate(bpy.context)[0] == 24 * 10_000
 
 
 # ------------------------------------------------------------------ 15. report texts; the legend
@@ -376,7 +376,7 @@ def test_reports_are_sentences_that_name_the_objects(pem, tmp_path):  # noqa: F8
 
 
 def test_the_plots_legend_sits_above_the_curves(pem, ext):  # noqa: F811
-    plot = importlib.import_module(f"{ext.__name__}.pem_addon.plotimage")
+    plot = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.plotimage")
     pendulum_setup()
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
     img, layout = plot.chart(bpy.context.scene["pem_diagnostics"].to_dict())
@@ -426,7 +426,7 @@ def test_overlapping_parts_of_one_mesh_are_named(pem):  # noqa: F811
             "unite them (Boolean modifier, Union) or move them apart")
     assert said == [note] and baked == [note]
     layout = _Layout()
-    importlib.import_module(f"{pem['pem_addon.bake'].__package__}.ui").draw_object(layout, bpy.context, twin)
+    importlib.import_module(f"{pem['pem_addon.pendulum.bake'].__package__}.ui").draw_object(layout, bpy.context, twin)
     assert note in layout.labels
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.context.scene.frame_end = 3
@@ -463,7 +463,7 @@ def test_a_mesh_with_inward_normals_is_named(pem):  # noqa: F811
 
 def _gas_report(pem, box):  # noqa: F811
     """Build Hard-Sphere Gas (40 spheres, frames 1–4) in ``box`` through the operator; its INFO report."""
-    operators = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas.operators")
+    operators = importlib.import_module(f"{pem['pem_addon.messages'].__package__}.gas.operators")
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 4
     g = scene.pem_gas
@@ -504,7 +504,7 @@ def test_a_rebuilt_gas_leaves_no_stale_cache_and_its_spheres_have_a_colour(pem, 
     box, other = cube("Box", size=2.0, location=(0.0, 0.0, 0.0)), cube("Other", size=2.0, location=(5.0, 0.0, 0.0))
     if saved:
         bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "gas.blend"))
-    folder = importlib.import_module(f"{pem['pem_addon.bake'].__package__}.gas.build").cache_folder()[0]
+    folder = importlib.import_module(f"{pem['pem_addon.messages'].__package__}.gas.build").cache_folder()[0]
     foreign = os.path.join(folder, ("gas_" if saved else "") + "Box_Gas_0123abcd.pc2")  # another session's, unsaved
     if not saved:
         os.makedirs(folder, exist_ok=True)
@@ -555,11 +555,11 @@ def test_the_step_warning_fires_when_the_measured_error_is_large_only(pem, ext, 
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
     scene = bpy.context.scene
     scene.render.fps, scene.frame_start, scene.frame_end = 24, 1, 25          # 1 s
-    pem["pem_addon.importing"].build_objects(examples.three_magnet(friction=2e-3, t_end=1.0), bpy.context)
+    pem["pem_addon.pendulum.importing"].build_objects(examples.three_magnet(friction=2e-3, t_end=1.0), bpy.context)
     sp = scene.pem
     sp.step_mode = mode
     setattr(sp, "substeps" if mode == "SUBSTEPS" else "dt", value)
-    plan = pem["pem_addon.bake"].prepare(bpy.context)
+    plan = pem["pem_addon.pendulum.bake"].prepare(bpy.context)
     error = _step_error(pem, plan.core, plan.core.settings.dt)
     assert (error > 1e-2) if warned else (error < 1e-6), error
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}

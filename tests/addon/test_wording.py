@@ -17,7 +17,7 @@ from .test_translation import key_frames  # noqa: E402
 @pytest.fixture
 def mods(pem, ext):  # noqa: F811
     out = dict(pem)
-    for name in ("pem_addon.ui", "pem_addon.keyframes", "pem_physics.engine.contact.surface"):
+    for name in ("pem_addon.pendulum.ui", "pem_addon.keyframes", "pem_physics.engine.contact.surface"):
         out[name] = importlib.import_module(f"{ext.__name__}.{name}")
     return out
 
@@ -61,7 +61,7 @@ def test_child_meshes_are_counted_in_words(mods):
         child = cube(location=(0.3 * (k + 1), 0.0, 0.0))
         child.parent = body
         layout = _Layout()
-        mods["pem_addon.ui"].draw_object(layout, bpy.context, body)
+        mods["pem_addon.pendulum.ui"].draw_object(layout, bpy.context, body)
         want = "Compound body: 1 child mesh included" if k == 0 else "Compound body: 2 child meshes included"
         assert want in layout.labels, layout.labels
 
@@ -89,7 +89,7 @@ def test_switching_to_a_time_step_keeps_keys_on_whole_frames_at_any_fps(mods, fp
     bpy.ops.pem.clear_bake()
     sp.dt = 0.001                                      # typed: kept, and the panel says where keys fall
     layout = _Layout()
-    mods["pem_addon.ui"].draw_scene(layout, bpy.context)
+    mods["pem_addon.pendulum.ui"].draw_scene(layout, bpy.context)
     said = [t for t in layout.labels if t.startswith("Keys fall between frames")]
     assert bool(said) != divides, said
 
@@ -108,7 +108,7 @@ def test_computed_values_show_in_the_scenes_units(mods):
 
     def labels():
         layout = _Layout()
-        mods["pem_addon.ui"].draw_object(layout, bpy.context, body)
+        mods["pem_addon.pendulum.ui"].draw_object(layout, bpy.context, body)
         return next(t for t in layout.labels if t.startswith("Mass:"))
 
     text = labels()

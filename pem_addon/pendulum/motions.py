@@ -14,12 +14,12 @@ import re
 
 import numpy as np
 
-from ..pem_physics.errors import ValidationError
-from ..pem_physics.model import TabulatedMotion
-from ..pem_physics.model.rotations import orientation_to_quat
-from .bodies import animated_pivot
-from .messages import AddonError
-from .units import matrix, rotation_part
+from ...pem_physics.errors import ValidationError
+from ...pem_physics.model import TabulatedMotion
+from ...pem_physics.model.rotations import orientation_to_quat
+from ..bodies import animated_pivot
+from ..messages import AddonError
+from ..units import matrix, rotation_part
 
 
 def animated_driver(obj) -> bool:

@@ -27,8 +27,8 @@ import json
 
 import bpy
 
-from . import bodies, keyframes, meshes, units
-from .frames import simulation_range
+from .. import bodies, keyframes, meshes, units
+from ..frames import simulation_range
 
 NOT_BAKED, BAKED, OUTDATED = "NOT_BAKED", "BAKED", "OUTDATED"
 

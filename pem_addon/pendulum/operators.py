@@ -7,11 +7,12 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..pem_physics.errors import PemError
-from . import bake, bodies, cache, importing, meshes, plotimage, scenes
-from .jobs import ModalJob
-from .lists import OnSelectedItem, RemoveSelectedItem, add_item
-from .messages import AddonError, plural
+from ...pem_physics.errors import PemError
+from .. import bodies, meshes
+from ..jobs import ModalJob
+from ..lists import OnSelectedItem, RemoveSelectedItem, add_item
+from ..messages import AddonError, plural
+from . import bake, cache, importing, plotimage, scenes
 
 
 def _report_bake(op, context, n: int) -> None:
@@ -321,7 +322,7 @@ class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
     filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
 
     def execute(self, context):
-        from ..pem_physics.io import scene_writer
+        from ...pem_physics.io import scene_writer
 
         try:
             core, _, _ = scenes.build_scene(context)
@@ -376,7 +377,7 @@ class PEM_OT_import_scene(bpy.types.Operator, _ImportBase):
     filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
 
     def load(self, path):
-        from ..pem_physics.io import scenefile
+        from ...pem_physics.io import scenefile
 
         return scenefile.load_scene(path)
 
@@ -390,7 +391,7 @@ class PEM_OT_import_udf(bpy.types.Operator, _ImportBase):
     filter_glob: StringProperty(default="*.udf", options={"HIDDEN"})
 
     def load(self, path):
-        from ..pem_physics.io import udf_scene
+        from ...pem_physics.io import udf_scene
 
         return udf_scene.load_scene(path)
 

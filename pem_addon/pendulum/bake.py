@@ -13,16 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pem_physics import simulate
-from ..pem_physics.engine import Trajectory, check_available, kernels_built, source_placement
-from ..pem_physics.engine import prepare as prepare_run
-from ..pem_physics.errors import PemError, SimulationError, ValidationError
-from ..pem_physics.io import bake as core_bake
-from ..pem_physics.model import TabulatedMotion
-from . import bodies, cache, keyframes, messages, scenes, units
-from .frames import simulation_range
-from .keyframes import BAKED_PROPS, restore_transform_state, transform_state
-from .messages import AddonError
+from ...pem_physics import simulate
+from ...pem_physics.engine import Trajectory, check_available, kernels_built, source_placement
+from ...pem_physics.engine import prepare as prepare_run
+from ...pem_physics.errors import PemError, SimulationError, ValidationError
+from ...pem_physics.io import bake as core_bake
+from ...pem_physics.model import TabulatedMotion
+from .. import bodies, keyframes, messages, units
+from ..frames import simulation_range
+from ..keyframes import BAKED_PROPS, restore_transform_state, transform_state
+from ..messages import AddonError
+from . import cache, scenes
 
 #: How the status line names the core's engines (Trajectory.info["engine"]).
 ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy",
@@ -356,7 +357,7 @@ def expected_engine(context) -> tuple[str, str | None]:
     """(engine a bake of the scene will run on, "numba" or "numpy"; why numpy, or None) from the panel's
     settings alone (cheap enough for a redraw; never raises): every scene runs compiled where numba loads
     (translating bodies and contacts included)."""
-    from ..pem_physics import jit
+    from ...pem_physics import jit
 
     if jit.installed() or ahead_of_time():
         return "numba", None

@@ -8,7 +8,7 @@ import math
 import bpy
 import numpy as np
 
-from ..pem_physics.model import (
+from ...pem_physics.model import (
     ConstantVelocity,
     ContactRim,
     Oscillation,
@@ -17,10 +17,10 @@ from ..pem_physics.model import (
     UniformRotation,
     inertia,
 )
-from . import keyframes
-from .frames import simulation_range, steps_per_frame
+from .. import keyframes
+from ..frames import simulation_range, steps_per_frame
+from ..units import set_exact, set_exact_world, unit_scale
 from .props import ROLE_TO_CORE
-from .units import set_exact, set_exact_world, unit_scale
 
 
 def _shape_mesh(shape):

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from ..pem_physics.errors import ValidationError
-from ..pem_physics.model import (
+from ...pem_physics.errors import ValidationError
+from ...pem_physics.model import (
     Body,
     ConstantVelocity,
     Dipole,
@@ -22,14 +22,14 @@ from ..pem_physics.model import (
     Scene,
     Settings,
 )
+from ..bodies import moves_by_itself, pem_objects, pivot_world
+from ..contacts import pairs, shapes, walls
+from ..frames import simulation_range, steps_per_frame
+from ..meshes import BODY_TYPES, float32_tolerance, mass_properties, object_frame_scale
+from ..messages import AddonError, object_message
+from ..units import exact, initial_world, rotation_part, typed, unit_scale
 from . import motions
-from .bodies import moves_by_itself, pem_objects, pivot_world
-from .contacts import pairs, shapes, walls
-from .frames import simulation_range, steps_per_frame
-from .meshes import BODY_TYPES, float32_tolerance, mass_properties, object_frame_scale
-from .messages import AddonError, object_message
 from .props import ROLE_TO_CORE, method_name
-from .units import exact, initial_world, rotation_part, typed, unit_scale
 
 #: Most integration steps a bake may take: ~40 min on the compiled engine (~4·10⁵ steps/s), weeks on numpy; a
 #: mistyped dt (10⁻¹² s) or substeps count (2³¹) asks for far more and is refused with the number.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from . import bodies, messages, units
-from .contacts import overlay as contact_lines
+from .. import bodies, messages, units
+from ..contacts import overlay as contact_lines
 
 _handle = None
 

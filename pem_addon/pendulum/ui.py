@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import bpy
 
-from ..pem_physics import jit
-from ..pem_physics.engine import missing_package
-from . import bake, bodies, cache, frames, meshes, messages, motions
-from .contacts import pairs
-from .contacts import ui as contacts_ui
-from .lists import draw_list
+from ...pem_physics import jit
+from ...pem_physics.engine import missing_package
+from .. import bodies, frames, meshes, messages
+from ..contacts import pairs
+from ..contacts import ui as contacts_ui
+from ..lists import draw_list
+from . import bake, cache, motions
 from .props import method_name
 
 

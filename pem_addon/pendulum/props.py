@@ -21,8 +21,8 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..pem_physics.model import DEFAULT_METHOD, METHODS, MU0
-from .frames import steps_per_frame
+from ...pem_physics.model import DEFAULT_METHOD, METHODS, MU0
+from ..frames import steps_per_frame
 
 ROLE_ITEMS = [
     ("PENDULUM", "Pendulum", "Rotates about a fixed pivot", "CON_PIVOT", 0),
@@ -251,7 +251,7 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
                              description="Frame on which the simulation starts")
     frame_end: IntProperty(name="End", default=250, min=-1048574, max=1048574,
                            description="Frame on which the simulation stops")
-    # --- the bake's record (pem_addon.cache): its inputs' fingerprint and the frames it covers
+    # --- the bake's record (pem_addon.pendulum.cache): its inputs' fingerprint and the frames it covers
     bake_inputs: StringProperty(name="Baked Inputs", description="Fingerprint of what the bake read (JSON)")
     bake_frame_start: IntProperty(name="Baked From", description="First frame of the bake")
     bake_frame_end: IntProperty(name="Baked To", description="Last frame of the bake")
