@@ -46,6 +46,39 @@ def bake_bench(keys: int) -> list:
     return rows
 
 
+#: Pythons with bpy and numba beside it (the ghost path runs on the compiled engine a user's bake runs on).
+GHOST_PYTHONS = (".venvs/nox/numpy1/bin/python",)
+
+
+def ghost_bench() -> dict | None:
+    """bench/bench_ghost.py in the first of :data:`GHOST_PYTHONS` there is (None without one)."""
+    for rel in GHOST_PYTHONS:
+        py = ROOT / rel
+        if not py.exists():
+            continue
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
+            path = fh.name
+        subprocess.run([str(py), str(ROOT / "bench" / "bench_ghost.py"), "--json", path], check=True,
+                       capture_output=True, text=True, cwd=ROOT / "bench")
+        out = json.loads(Path(path).read_text())
+        os.remove(path)
+        return out
+    return None
+
+
+def ghost_section(g) -> list:
+    if not g:
+        return []
+    return ["", "## The ghost path (`bench/bench_ghost.py`)", "",
+            f"The demo's three-magnet scene in Blender {g['blender']} (bpy wheel, numba beside it), "
+            f"{g['seconds_ahead']:g} s of path: a magnet moved {g['edits']} times; from each edit (the depsgraph's "
+            "update, which marks the path stale) to the new path (the bake's prepare and its run): "
+            f"**{g['edit_to_path_ms_median']:.0f} ms** median, {g['edit_to_path_ms_max']:.0f} ms the slowest "
+            f"(prepare and run {g['compute_ms_median']:.0f} ms). Goal (issue 47): ≤ {g['goal_ms']:.0f} ms — "
+            + ("met." if g["meets_goal"] else "not met: the run's own set-up (the scene's checks, the system, "
+                                              "the records) costs more than its 5,000 compiled steps.")]
+
+
 def cpu_model() -> str:
     for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
         if line.startswith("model name"):
@@ -110,8 +143,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
     ap.add_argument("--render-only", action="store_true", help="rewrite the report from docs/bench/results.json")
     ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas, contacts, "
-                                   "blender, build, records) into the existing results.json, the report saying which "
-                                   "and when")
+                                   "blender, build, records, ghost) into the existing results.json, the report "
+                                   "saying which and when")
     args = ap.parse_args(argv)
     quick = args.quick
     docs = ROOT / "docs"
@@ -148,9 +181,11 @@ def main(argv=None):
                 import bench_records
 
                 res["records"] = bench_records.main([])
+            elif name == "ghost":
+                res["ghost"] = ghost_bench()
             else:
                 raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts, blender, build, "
-                                 "records)")
+                                 "records, ghost)")
             res.setdefault("remeasured", {})[name] = (f"{time.strftime('%Y-%m-%d')}, "
                                                       f"{(time.perf_counter() - t0) / 60:.1f} min")
         write_json(raw, res, indent=1, default=str)
@@ -189,6 +224,7 @@ def main(argv=None):
         import bench_blender
 
         res["blender"] = bench_blender.main(["--versions", "5.2"] if quick else [])
+        res["ghost"] = ghost_bench()
         if not quick:
             import bench_build
 
@@ -569,6 +605,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += blender_section(res.get("blender"))
     L += build_section(res.get("build"))
     L += records_section(res.get("records"))
+    L += ghost_section(res.get("ghost"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

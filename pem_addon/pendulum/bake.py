@@ -54,6 +54,7 @@ class Plan:
     walls: list = None       # wall objects aligned with core.walls (to name them in the core's messages)
     inputs: dict = None      # the cache's fingerprint of what was read (cache.inputs), stored with the bake
     frame_end: int = 0       # the last frame the bake covers
+    prepared: object = None  # the core's checked run (engine.Run), executed by the first :func:`run`
 
 
 def prepare(context, frame_end: int | None = None) -> Plan:
@@ -96,18 +97,22 @@ def prepare(context, frame_end: int | None = None) -> Plan:
             for obj, state in now.items():
                 restore_transform_state(obj, state)
     try:  # meaningless scenes, wrong integrators, overlaps at the start …: refused before anything runs, on this
-        # thread, in the panel's words (the run itself prepares again on the bake's thread)
+        # thread, in the panel's words; the run executes this preparation
         check_available(core.settings.method)  # dop853 without scipy (Blender has none)
-        prepare_run(core)
+        prepared = prepare_run(core)
     except ValidationError as err:
         raise AddonError(messages.object_message(str(err), objects, walls)) from err
     return Plan(core, objects, worlds, fps, frame_start, units.unit_scale(scene),
-                scenes.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls, inputs, last)
+                scenes.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls, inputs, last, prepared)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
-    """The core run of ``plan``; a failure mid-run (SimulationError) in the panel's words."""
+    """The core run of ``plan`` (its preparation, the first time); a failure mid-run (SimulationError) in the
+    panel's words."""
+    prepared, plan.prepared = plan.prepared, None
     try:
+        if prepared is not None:
+            return prepared.execute(progress, stop)
         return simulate(plan.core, progress=progress, stop=stop)
     except SimulationError as err:
         raise AddonError(messages.object_message(str(err), plan.objects, plan.walls or [])) from err
@@ -210,7 +215,7 @@ def key_stride(plan: Plan, traj: Trajectory) -> int:
     return stride
 
 
-def _keys_for(plan: Plan, traj: Trajectory, stride: int):
+def keys_for(plan: Plan, traj: Trajectory, stride: int):
     """{object: (frames, basis matrices)} for every object that moves: keys at every ``stride``-th record,
     and at each impact instant (sub-frame keys with the pose there, so a strike is sharp at any frame rate).
     A translating body's keys follow its moving centre (``Trajectory.position``); a pendulum's and a turning
@@ -255,7 +260,7 @@ def checked_keys(plan: Plan, traj: Trajectory) -> dict:
     yet): what :func:`apply` writes. AddonError naming the object when a key cannot be written."""
     if not traj.complete:
         raise AddonError("The simulation did not finish; nothing was baked")
-    keys = _keys_for(plan, traj, key_stride(plan, traj))
+    keys = keys_for(plan, traj, key_stride(plan, traj))
     decomposed = {}
     for obj, (frames, basis) in keys.items():
         try:

@@ -1,5 +1,5 @@
 """Viewport overlay (gpu draw handler): dipole arrows, pivot markers, field lines of fixed magnets, contact
-spheres and walls.
+spheres and walls, the ghost path (:mod:`.ghost`).
 
 :func:`geometry` computes the line segments (world coordinates, BU) with numpy so it can be
 tested headless; :func:`_draw` only uploads them.
@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import bodies, messages, units
 from ..contacts import overlay as contact_lines
+from . import ghost
 
 _handle = None
 
@@ -19,6 +20,7 @@ DIPOLE_COLOR = (1.0, 0.35, 0.1, 1.0)
 PIVOT_COLOR = (0.1, 0.9, 0.9, 1.0)
 FIELD_COLOR = (0.55, 0.55, 1.0, 0.6)
 CONTACT_COLOR = (0.3, 1.0, 0.3, 0.8)
+GHOST_COLOR = (1.0, 0.85, 0.25, 0.9)
 LINE_WIDTH = 2.0   # pixels
 
 
@@ -88,11 +90,11 @@ def field_lines(pos, mom, seeds_per_dipole=8, steps=60, length=None):
 
 
 def geometry(context) -> dict:
-    """{"dipoles", "pivots", "field", "contacts": (k,2,3)} line segments in world coordinates (BU)."""
+    """{"dipoles", "pivots", "field", "contacts", "ghost": (k,2,3)} line segments in world coordinates (BU)."""
     scene = context.scene
     sp = scene.pem
     out = {"dipoles": np.empty((0, 2, 3)), "pivots": np.empty((0, 2, 3)), "field": np.empty((0, 2, 3)),
-           "contacts": np.empty((0, 2, 3))}
+           "contacts": np.empty((0, 2, 3)), "ghost": ghost.segments(scene)}
     unit = units.unit_scale(scene)
     pos, mom, fixed = dipoles_world(scene)
     if sp.show_dipoles and len(pos):
@@ -132,7 +134,7 @@ def draw_segments(geo: dict, viewport_size) -> None:
     shader.uniform_float("lineWidth", LINE_WIDTH)
     gpu.state.blend_set("ALPHA")
     for key, color in (("field", FIELD_COLOR), ("dipoles", DIPOLE_COLOR), ("pivots", PIVOT_COLOR),
-                       ("contacts", CONTACT_COLOR)):
+                       ("contacts", CONTACT_COLOR), ("ghost", GHOST_COLOR)):
         segs = geo.get(key, ())
         if len(segs):
             batch = batch_for_shader(shader, "LINES", {"pos": np.asarray(segs, np.float32).reshape(-1, 3).tolist()})

@@ -311,6 +311,13 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     show_field_lines: BoolProperty(name="Field Lines", default=False, update=_tag_redraw)
     arrow_scale: FloatProperty(name="Arrow Scale", default=0.1, min=0.0, unit="LENGTH",
                                description="Arrow length for a 1 A·m² moment", update=_tag_redraw)
+    show_ghost_path: BoolProperty(
+        name="Ghost Path", default=False, update=_tag_redraw,
+        description="While you move or edit a magnet, the pivot or a body, draw where each moving body goes in the "
+                    "next Ghost Seconds from the start pose (the simulation a bake would run)")
+    ghost_seconds: FloatProperty(name="Ghost Seconds", default=5.0, min=0.05, soft_max=30.0, precision=2,
+                                 description="How far ahead the ghost path goes, s (at most the simulation's "
+                                             "frame range)")
     # --- diagnostics of the last bake
     status: StringProperty(name="Status")
     last_method: StringProperty(name="Method")

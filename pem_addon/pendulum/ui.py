@@ -10,7 +10,7 @@ from .. import bodies, frames, meshes, messages
 from ..contacts import pairs
 from ..contacts import ui as contacts_ui
 from ..lists import draw_list
-from . import bake, cache, motions
+from . import bake, cache, ghost, motions
 from .props import method_name
 
 
@@ -216,6 +216,13 @@ def draw_scene(layout, context):
     row.prop(sp, "show_field_lines", toggle=True)
     row.prop(sp, "show_contacts", toggle=True)
     layout.prop(sp, "arrow_scale")
+    row = layout.row(heading="Ghost Path")
+    row.prop(sp, "show_ghost_path", text="")
+    sub = row.row()
+    sub.active = sp.show_ghost_path
+    sub.prop(sp, "ghost_seconds", text="Seconds")
+    if sp.show_ghost_path and ghost.error():
+        layout.label(text=ghost.error(), icon="ERROR")
 
 
 #: The state line's icon, as Blender's caches show theirs.

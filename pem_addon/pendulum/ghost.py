@@ -1,0 +1,144 @@
+"""The ghost path: where each moving body goes in the next few seconds, drawn while you edit the scene.
+
+Switched on (``Scene.pem.show_ghost_path``, itself an edit) and at every edit of what the simulation reads (a
+magnet, the pivot or a body moved, turned or typed, a dipole or a setting changed: the bake cache's fingerprint,
+:func:`.cache.inputs`), the path is marked stale at once, so a stale path is never drawn, and a new one is asked
+for on Blender's timer. The timer runs the simulation a bake would run, from the same start pose
+(:func:`.bake.prepare`), over ``Scene.pem.ghost_seconds`` (rounded up to a whole frame, at most the simulation's
+frame range), and keeps each moving body's path for the overlay (:mod:`.overlay`). Edits that come while one is
+computed coalesce into the next. Nothing in the scene changes (frame, transforms, keys).
+
+:func:`compute` is the direct call (tests, ``blender -b``: timers do not run there).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import bpy
+import numpy as np
+
+from ...pem_physics.errors import PemError
+from .. import messages
+from . import bake, cache
+
+#: The path's state: "paths" {object name: (N, 3) world points, BU}, "stale" (an edit since), "error" (why there is
+#: no path, in the panel's words), "seconds" (wall time of the last computation), "inputs" (what it was computed
+#: from: :func:`.cache.inputs` and the seconds), "computing" (its own frame changes are no edits).
+_state = {"paths": {}, "stale": False, "error": "", "seconds": 0.0, "computing": False, "inputs": None}
+
+
+def paths() -> dict:
+    """{object name: (N, 3) points in world coordinates, BU} of the last path; {} while stale."""
+    return {} if _state["stale"] else _state["paths"]
+
+
+def error() -> str:
+    """Why the last computation gave no path (the panel's words), or ""."""
+    return _state["error"]
+
+
+def seconds() -> float:
+    """Wall time (s) of the last computation, prepare and run."""
+    return _state["seconds"]
+
+
+def clear() -> None:
+    _state.update(paths={}, stale=False, error="", seconds=0.0, inputs=None)
+
+
+def _inputs(context) -> dict:
+    return {**cache.inputs(context), "ghost seconds": context.scene.pem.ghost_seconds}
+
+
+def _end_frame(scene) -> int:
+    sp = scene.pem
+    fps = scene.render.fps / scene.render.fps_base
+    start = scene.frame_start if sp.use_scene_range else sp.frame_start
+    return start + max(1, math.ceil(sp.ghost_seconds * fps - 1e-9))
+
+
+def compute(context) -> dict:
+    """Simulate the next ``ghost_seconds`` from the start pose and keep every moving body's path (its object's
+    origin, world BU, at every record and impact): {object name: (N, 3)}. A scene the bake would refuse gives no
+    path, and :func:`error` says why."""
+    t0 = time.perf_counter()
+    _state["computing"] = True
+    try:
+        plan = bake.prepare(context, frame_end=_end_frame(context.scene))
+        _state["inputs"] = {**plan.inputs, "ghost seconds": context.scene.pem.ghost_seconds}
+        traj = bake.run(plan)
+        keys = bake.keys_for(plan, traj, 1)
+        out = {}
+        for obj, P in zip(plan.objects, plan.parents):
+            if obj in keys and obj.pem.role in ("PENDULUM", "FREE"):
+                basis = keys[obj][1]
+                out[obj.name] = (P @ basis)[:, :3, 3]
+        _state.update(paths=out, error="")
+    except (messages.AddonError, PemError) as err:
+        _state.update(paths={}, error=bake.user_message(err), inputs=_inputs(context))
+    finally:
+        _state.update(stale=False, computing=False, seconds=time.perf_counter() - t0)
+    return _state["paths"]
+
+
+def segments(scene) -> np.ndarray:
+    """(K, 2, 3) line segments of the current paths (world BU); none while stale or switched off."""
+    if not scene.pem.show_ghost_path:
+        return np.empty((0, 2, 3))
+    segs = [np.stack([p[:-1], p[1:]], axis=1) for p in paths().values() if len(p) > 1]
+    return np.concatenate(segs) if segs else np.empty((0, 2, 3))
+
+
+def _redraw() -> None:
+    for window in getattr(bpy.context.window_manager, "windows", ()):
+        for area in window.screen.areas:
+            if area.type in ("VIEW_3D", "PROPERTIES"):
+                area.tag_redraw()
+
+
+def _recompute():
+    """The timer: one computation for every edit since the last."""
+    context = bpy.context
+    if context.scene is not None and context.scene.pem.show_ghost_path and _state["stale"]:
+        compute(context)
+        _redraw()
+    return None   # once
+
+
+@bpy.app.handlers.persistent
+def on_depsgraph_update(scene, depsgraph) -> None:
+    """An edit of what the simulation reads (the bake cache's fingerprint of it, :func:`.cache.inputs`, differs
+    from the path's): the path is stale now, and a new one is computed on the next timer tick."""
+    if _state["computing"] or not scene.pem.show_ghost_path or _state["stale"]:
+        return
+    if _state["inputs"] == _inputs(bpy.context):
+        return
+    _state["stale"] = True
+    if not bpy.app.timers.is_registered(_recompute):
+        bpy.app.timers.register(_recompute, first_interval=0.0)
+
+
+@bpy.app.handlers.persistent
+def forget(*_args) -> None:
+    """A file loaded: the old file's path goes."""
+    clear()
+
+
+_HANDLERS = ((bpy.app.handlers.depsgraph_update_post, on_depsgraph_update), (bpy.app.handlers.load_post, forget))
+
+
+def register():
+    for handlers, fn in _HANDLERS:
+        if fn not in handlers:
+            handlers.append(fn)
+
+
+def unregister():
+    for handlers, fn in _HANDLERS:
+        if fn in handlers:
+            handlers.remove(fn)
+    if bpy.app.timers.is_registered(_recompute):
+        bpy.app.timers.unregister(_recompute)
+    clear()

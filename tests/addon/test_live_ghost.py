@@ -1,0 +1,131 @@
+"""The ghost path (issue 47, item 2): where each moving body goes in the next seconds, from a direct call and
+through the depsgraph handler an edit fires; its geometry checked against closed forms, never against itself."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
+
+from .test_addon import pem  # noqa: E402, F401
+
+
+@pytest.fixture
+def ghost(pem, ext):  # noqa: F811
+    module = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.ghost")
+    module.clear()
+    yield module
+    module.clear()
+
+
+@pytest.fixture
+def overlay(pem, ext):  # noqa: F811
+    return importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.overlay")
+
+
+def thrown_cube(v0=(1.5, 0.0, 2.0), at=(0.1, 0.2, 0.3)):
+    """A free cube with Translate on, thrown at v0 (m/s) from ``at``; 25 fps, dt 1 ms, frames 1–101, a ghost of
+    0.4 s."""
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 25, 1, 101
+    scene.pem.step_mode, scene.pem.dt, scene.pem.ghost_seconds = "DT", 1e-3, 0.4
+    bpy.ops.mesh.primitive_cube_add(size=0.1, location=at)
+    cube = bpy.context.object
+    cube.name = "Thrown"
+    p = cube.pem
+    p.enabled, p.role, p.translate, p.density = True, "FREE", True, 1000.0
+    p.velocity = v0
+    p.angular_velocity = (0.0, 3.0, 1.0)
+    return cube
+
+
+def hanging_bob():
+    """A cube swinging on an empty 0.3 m above it, pushed sideways; a ghost of 0.4 s."""
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 25, 1, 101
+    scene.pem.ghost_seconds = 0.4
+    pivot = bpy.data.objects.new("Pivot", None)
+    scene.collection.objects.link(pivot)
+    pivot.location = (0.0, 0.0, 0.3)
+    bpy.ops.mesh.primitive_cube_add(size=0.1, location=(0.05, 0.0, 0.0))
+    bob = bpy.context.object
+    bob.name = "Bob"
+    p = bob.pem
+    p.enabled, p.pivot_object, p.density = True, pivot, 1000.0
+    p.angular_velocity = (0.0, 2.0, 1.0)
+    return bob, pivot
+
+
+def test_a_thrown_bodys_ghost_path_is_the_parabola_for_its_seconds(ghost):
+    cube = thrown_cube()
+    bpy.context.scene.pem.ghost_seconds = 1.5
+    x0 = np.array(cube.location, dtype=float)          # the float32 values Blender stores
+    v0 = np.array(cube.pem.velocity, dtype=float)
+    g = -np.array(bpy.context.scene.gravity, dtype=float)[2]
+    path = ghost.compute(bpy.context)["Thrown"]
+    t = (path[:, 0] - x0[0]) / v0[0]                     # time from the horizontal flight
+    assert t[0] == pytest.approx(0.0, abs=1e-7) and t[-1] == pytest.approx(38 / 25, abs=1e-6)  # whole frames
+    assert np.all(np.diff(t) > 0)
+    np.testing.assert_allclose(path[:, 1], x0[1], atol=1e-9)
+    np.testing.assert_allclose(path[:, 2], x0[2] + v0[2] * t - 0.5 * g * t**2, atol=1e-6)
+    assert len(path) >= 1.5 * 25                       # at least a point per frame
+    assert ghost.error() == ""
+
+
+def test_a_pendulums_ghost_path_keeps_its_distance_to_the_pivot(ghost):
+    bob, pivot = hanging_bob()
+    path = ghost.compute(bpy.context)["Bob"]
+    r = np.linalg.norm(path - np.array(pivot.location, dtype=float), axis=1)
+    r0 = np.linalg.norm(np.array(bob.location, dtype=float) - np.array(pivot.location, dtype=float))
+    np.testing.assert_allclose(r, r0, rtol=1e-12)
+    assert np.ptp(path, axis=0).max() > 0.01           # it swings
+
+
+def test_the_ghost_path_changes_nothing_in_the_scene(ghost):
+    bob, pivot = hanging_bob()
+    bpy.context.scene.frame_set(17)
+    before = [tuple(map(tuple, o.matrix_world)) for o in (bob, pivot)]
+    ghost.compute(bpy.context)
+    assert bpy.context.scene.frame_current == 17
+    assert [tuple(map(tuple, o.matrix_world)) for o in (bob, pivot)] == before
+    assert bob.animation_data is None and not bob.pem.baked
+
+
+def test_an_edit_hides_the_old_path_until_the_new_one_is_computed(ghost, overlay):
+    cube = thrown_cube()
+    scene = bpy.context.scene
+    scene.pem.show_ghost_path = True
+    ghost.compute(bpy.context)
+    assert len(overlay.geometry(bpy.context)["ghost"]) > 0
+    cube.location.x += 0.5                              # the user moves it
+    bpy.context.view_layer.update()                     # the depsgraph reports the edit
+    assert ghost.paths() == {} and len(overlay.geometry(bpy.context)["ghost"]) == 0
+    assert bpy.app.timers.is_registered(ghost._recompute)
+    bpy.app.timers.unregister(ghost._recompute)         # timers do not run headless: run it by hand
+    ghost._recompute()
+    path = ghost.paths()["Thrown"]
+    np.testing.assert_allclose(path[0], np.array(cube.location), atol=1e-7)
+    segs = overlay.geometry(bpy.context)["ghost"]
+    np.testing.assert_array_equal(segs[:, 0], path[:-1])
+    scene.pem.show_ghost_path = False
+    assert len(overlay.geometry(bpy.context)["ghost"]) == 0
+
+
+def test_edits_elsewhere_leave_the_path_alone(ghost):
+    thrown_cube()
+    bpy.context.scene.pem.show_ghost_path = True
+    ghost.compute(bpy.context)
+    bpy.ops.object.light_add(location=(3.0, 0.0, 2.0))  # not part of the simulation
+    bpy.context.object.location.x += 1.0
+    bpy.context.view_layer.update()
+    assert "Thrown" in ghost.paths()
+
+
+def test_a_scene_the_bake_refuses_gives_no_path_and_says_why(ghost):
+    cube = thrown_cube()
+    cube.pem.density = 0.0
+    assert ghost.compute(bpy.context) == {}
+    assert "Thrown" in ghost.error() and "ensity" in ghost.error()
