@@ -46,19 +46,19 @@ def bake_bench(keys: int) -> list:
     return rows
 
 
-#: Pythons with bpy and numba beside it (the ghost path runs on the compiled engine a user's bake runs on).
-GHOST_PYTHONS = (".venvs/nox/numpy1/bin/python",)
+#: Pythons with bpy and numba beside it (live physics runs on the compiled engine a user's bake runs on).
+LIVE_PYTHONS = (".venvs/nox/numpy1/bin/python",)
 
 
-def ghost_bench() -> dict | None:
-    """bench/bench_ghost.py in the first of :data:`GHOST_PYTHONS` there is (None without one)."""
-    for rel in GHOST_PYTHONS:
+def live_bench() -> dict | None:
+    """bench/bench_live.py in the first of :data:`LIVE_PYTHONS` there is (None without one)."""
+    for rel in LIVE_PYTHONS:
         py = ROOT / rel
         if not py.exists():
             continue
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
             path = fh.name
-        subprocess.run([str(py), str(ROOT / "bench" / "bench_ghost.py"), "--json", path], check=True,
+        subprocess.run([str(py), str(ROOT / "bench" / "bench_live.py"), "--json", path], check=True,
                        capture_output=True, text=True, cwd=ROOT / "bench")
         out = json.loads(Path(path).read_text())
         os.remove(path)
@@ -66,17 +66,23 @@ def ghost_bench() -> dict | None:
     return None
 
 
-def ghost_section(g) -> list:
+def live_section(g) -> list:
+    """The ghost path's latency and the basin map's time in Blender (bench/bench_live.py)."""
     if not g:
         return []
-    return ["", "## The ghost path (`bench/bench_ghost.py`)", "",
-            f"The demo's three-magnet scene in Blender {g['blender']} (bpy wheel, numba beside it), "
-            f"{g['seconds_ahead']:g} s of path: a magnet moved {g['edits']} times; from each edit (the depsgraph's "
-            "update, which marks the path stale) to the new path (the bake's prepare and its run): "
-            f"**{g['edit_to_path_ms_median']:.0f} ms** median, {g['edit_to_path_ms_max']:.0f} ms the slowest "
-            f"(prepare and run {g['compute_ms_median']:.0f} ms). Goal (issue 47): ≤ {g['goal_ms']:.0f} ms — "
-            + ("met." if g["meets_goal"] else "not met: the run's own set-up (the scene's checks, the system, "
-                                              "the records) costs more than its 5,000 compiled steps.")]
+    L = ["", "## Live physics in Blender (`bench/bench_live.py`)", "",
+         f"The ghost path: the demo's three-magnet scene in Blender {g['blender']} (bpy wheel, numba beside it), "
+         f"{g['seconds_ahead']:g} s of path: a magnet moved {g['edits']} times; from each edit (the depsgraph's "
+         "update, which marks the path stale) to the new path (the bake's prepare and its run): "
+         f"**{g['edit_to_path_ms_median']:.0f} ms** median, {g['edit_to_path_ms_max']:.0f} ms the slowest "
+         f"(prepare and run {g['compute_ms_median']:.0f} ms). Goal (issue 47): ≤ {g['goal_ms']:.0f} ms — "
+         + ("met." if g["meets_goal"] else "not met: the run's own set-up (the scene's checks, the system, the "
+                                           "records) costs more than its 5,000 compiled steps.")]
+    if g.get("basin_grid"):
+        L += ["", f"*Basin Map* of {g['basin_grid']} × {g['basin_grid']} release points over the scene's 8 s (the "
+              f"ensemble engine of `pem basin`), the whole operator: **{g['basin_s']:.1f} s**. Goal (issue 47): "
+              f"≤ {g['basin_goal_s']:.0f} s on 2 cores — " + ("met." if g["basin_meets_goal"] else "not met.")]
+    return L
 
 
 def cpu_model() -> str:
@@ -143,7 +149,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
     ap.add_argument("--render-only", action="store_true", help="rewrite the report from docs/bench/results.json")
     ap.add_argument("--only", help="re-measure these sections alone (comma-separated: engine, gas, contacts, "
-                                   "blender, build, records, ghost) into the existing results.json, the report "
+                                   "blender, build, records, live) into the existing results.json, the report "
                                    "saying which and when")
     args = ap.parse_args(argv)
     quick = args.quick
@@ -181,11 +187,11 @@ def main(argv=None):
                 import bench_records
 
                 res["records"] = bench_records.main([])
-            elif name == "ghost":
-                res["ghost"] = ghost_bench()
+            elif name == "live":
+                res["live"] = live_bench()
             else:
                 raise SystemExit(f"--only: unknown section {name!r} (engine, gas, contacts, blender, build, "
-                                 "records, ghost)")
+                                 "records, live)")
             res.setdefault("remeasured", {})[name] = (f"{time.strftime('%Y-%m-%d')}, "
                                                       f"{(time.perf_counter() - t0) / 60:.1f} min")
         write_json(raw, res, indent=1, default=str)
@@ -224,7 +230,7 @@ def main(argv=None):
         import bench_blender
 
         res["blender"] = bench_blender.main(["--versions", "5.2"] if quick else [])
-        res["ghost"] = ghost_bench()
+        res["live"] = live_bench()
         if not quick:
             import bench_build
 
@@ -605,7 +611,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += blender_section(res.get("blender"))
     L += build_section(res.get("build"))
     L += records_section(res.get("records"))
-    L += ghost_section(res.get("ghost"))
+    L += live_section(res.get("live"))
     L += ["", "## Three-magnet pendulum (damped), steps per second", "",
           "Peer: a plain numpy RK4 on (L, U) for one pendulum (`bench/bench_core.py`), "
           f"{peer:,.0f} steps/s here.", "", "| run | steps/s | ratio to peer |", "|---|---:|---:|"]

@@ -12,7 +12,7 @@ from .. import bodies, meshes
 from ..jobs import ModalJob
 from ..lists import OnSelectedItem, RemoveSelectedItem, add_item
 from ..messages import AddonError, plural
-from . import bake, cache, importing, plotimage, scenes
+from . import bake, basin, cache, importing, plotimage, scenes
 
 
 def _report_bake(op, context, n: int) -> None:
@@ -166,6 +166,55 @@ class PEM_OT_bake(ModalJob, bpy.types.Operator):
         except (PemError, ValueError, RuntimeError, ReferenceError) as err:
             return _fail(self, err)
         _report_bake(self, context, n)
+        return {"FINISHED"}
+
+
+class PEM_OT_basin_map(ModalJob, bpy.types.Operator):
+    """Compute which magnet the bob comes to rest over for every release point of a grid (what pem basin
+    computes), and show it as an image on a plane under the pendulum (Esc cancels and changes nothing)"""
+
+    bl_idname = "pem.basin_map"
+    bl_label = "Basin Map"
+    bl_options = {"REGISTER", "UNDO"}
+
+    job_label = "PEM: basin map"
+    cancel_message = "Basin map cancelled; nothing was changed"
+
+    def execute(self, context):
+        try:
+            plan = basin.prepare(context)
+            result = basin.run(plan)
+            return self._show(context, plan, result)
+        except (PemError, ValueError, RuntimeError) as err:
+            return _fail(self, err)
+
+    def invoke(self, context, event):
+        try:
+            self._plan = basin.prepare(context)
+        except PemError as err:
+            return _fail(self, err)
+        return self._start_job(context, lambda progress, stop: basin.run(self._plan, progress=progress, stop=stop))
+
+    def _job_done(self, context, result, error) -> set:
+        if error is not None:
+            return _fail(self, error)
+        if not result.complete:
+            self.report({"WARNING"}, self.cancel_message)
+            return {"CANCELLED"}
+        try:
+            return self._show(context, self._plan, result)
+        except (PemError, ValueError, RuntimeError, ReferenceError) as err:
+            return _fail(self, err)
+
+    def _show(self, context, plan, result) -> set:
+        basin.apply(plan, result, context)
+        n = result.label.size
+        settled = int((result.label >= 0).sum())
+        self.report({"INFO"}, f"Basin map: {result.label.shape[0]}² release points in {result.wall_time:.1f} s, "
+                              f"{settled} of {n} at rest over a magnet after {result.t_end:g} s")
+        for line in basin.core_basin.unsettled_warnings(n - settled, n, result.t_end, result.complete):
+            self.report({"WARNING"}, line.replace("label -1: still moving", "grey: still moving").replace(
+                "raise --t-end", "lengthen the simulation's frame range").replace("t_end = ", "the end, "))
         return {"FINISHED"}
 
 
@@ -423,7 +472,7 @@ def _menu_export(self, context):
     self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml)")
 
 
-classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_clear_bake, PEM_OT_bake_all,
+classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_basin_map, PEM_OT_clear_bake, PEM_OT_bake_all,
            PEM_OT_delete_all_bakes, PEM_OT_dipole_add,
            PEM_OT_dipole_remove, PEM_OT_dipole_duplicate, PEM_OT_export_scene, PEM_OT_import_scene,
            PEM_OT_import_udf, PEM_OT_plot)

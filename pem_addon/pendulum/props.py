@@ -315,6 +315,11 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
         name="Ghost Path", default=False, update=_tag_redraw,
         description="While you move or edit a magnet, the pivot or a body, draw where each moving body goes in the "
                     "next Ghost Seconds from the start pose (the simulation a bake would run)")
+    basin_grid: IntProperty(name="Grid", default=64, min=2, soft_max=256, max=4096,
+                            description="Release points per side of the basin map (grid × grid runs)")
+    basin_extent: FloatProperty(name="Extent", default=0.0, min=0.0, unit="LENGTH", precision=4,
+                                description="Half-width of the square of release points around the origin (0: "
+                                            "1.6 × the farthest magnet's distance, as pem basin)")
     ghost_seconds: FloatProperty(name="Ghost Seconds", default=5.0, min=0.05, soft_max=30.0, precision=2,
                                  description="How far ahead the ghost path goes, s (at most the simulation's "
                                              "frame range)")
