@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import bpy
+import mathutils
 import numpy as np
 
 from ...pem_physics.analysis import basin as core_basin
@@ -122,9 +123,11 @@ def _plane(result: core_basin.BasinResult, plan: BasinPlan, context, mat):
     x0, x1, y0, y1 = result.x[0], result.x[-1], result.y[0], result.y[-1]
     hx, hy = 0.5 * (x1 - x0) / (len(result.x) - 1), 0.5 * (y1 - y0) / (len(result.y) - 1)  # half a cell
     x0, x1, y0, y1 = x0 - hx, x1 + hx, y0 - hy, y1 + hy
-    low = min(float(np.asarray(b.position, float)[2]) for b in plan.core.bodies if b.role == "fixed")
-    z = low - BELOW * (x1 - x0)
-    V = np.array([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]]) / plan.unit
+    # under the magnets' lowest point (their meshes' bounding boxes, BU), a little lower still
+    low = min(min((o.matrix_world @ mathutils.Vector(c)).z for c in o.bound_box) for o in plan.magnets)
+    z = low - BELOW * (x1 - x0) / plan.unit
+    V = np.array([[x0, y0, 0.0], [x1, y0, 0.0], [x1, y1, 0.0], [x0, y1, 0.0]]) / plan.unit
+    V[:, 2] = z
     mesh = bpy.data.meshes.new(NAME)
     mesh.from_pydata(V.tolist(), [], [(0, 1, 2, 3)])
     uv = mesh.uv_layers.new(name="UVMap")
