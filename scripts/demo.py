@@ -7,8 +7,7 @@ Run with the bpy wheel's Python, in a venv without numba (scripts/demo.sh does t
     python scripts/demo.py [OUTDIR]        # default out/demo
 
 1. Three-magnet pendulum (pem_physics.examples.three_magnet, with friction): imported into Blender
-   as objects with pivots and dipoles, baked (Bake), its basin map (64² release points) on a plane under it,
-   saved, rendered (Cycles CPU).
+   as objects with pivots and dipoles, baked (Bake), saved, rendered (Cycles CPU).
 2. T-handle (Dzhanibekov): a T-shaped mesh whose inertia is computed from the mesh triangles in
    Blender, spun about its middle axis, baked, saved, rendered.
 3. Hard-sphere gas: 500 spheres in a box (Build Hard-Sphere Gas: a PC2 point cache on a point mesh,
@@ -285,11 +284,6 @@ def three_magnet(ext, outdir: Path) -> dict:
     t0 = time.perf_counter()
     bpy.ops.pem.simulate_bake()
     bake_s = time.perf_counter() - t0
-    # the basin map under the pendulum: where the bob comes to rest from every release point (Basin Map)
-    scene.pem.basin_grid = 64
-    t0 = time.perf_counter()
-    assert bpy.ops.pem.basin_map() == {"FINISHED"}
-    TIMES["basin map 64² (three-magnet)"] = time.perf_counter() - t0
     support = _support_bar(pivot=(0.0, 0.0, 0.3))
     set_material(support, material("Steel", (0.3, 0.3, 0.32, 1.0), metallic=0.8, roughness=0.35))
     stage(target=(0.0, 0.0, 0.13), distance=0.62, elevation_deg=18, azimuth_deg=-65, lens=40, ground_z=-0.012,
