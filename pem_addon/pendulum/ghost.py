@@ -25,7 +25,7 @@ from . import bake, cache
 
 #: The path's state: "paths" {object name: (N, 3) world points, BU}, "stale" (an edit since), "error" (why there is
 #: no path, in the panel's words), "seconds" (wall time of the last computation), "inputs" (what it was computed
-#: from: :func:`.cache.inputs` and the seconds), "computing" (its own frame changes are no edits).
+#: from: :func:`.cache.inputs` and the seconds), "computing" (its own frame changes are no edits), "scene" (whose).
 _state = {"paths": {}, "stale": False, "error": "", "seconds": 0.0, "computing": False, "inputs": None}
 
 
@@ -45,7 +45,7 @@ def seconds() -> float:
 
 
 def clear() -> None:
-    _state.update(paths={}, stale=False, error="", seconds=0.0, inputs=None)
+    _state.update(paths={}, stale=False, error="", seconds=0.0, inputs=None, scene=None)
 
 
 def _inputs(context) -> dict:
@@ -64,7 +64,7 @@ def compute(context) -> dict:
     origin, world BU, at every record and impact): {object name: (N, 3)}. A scene the bake would refuse gives no
     path, and :func:`error` says why."""
     t0 = time.perf_counter()
-    _state["computing"] = True
+    _state.update(computing=True, paths={}, error="", scene=context.scene.name)   # a failure leaves no old path
     try:
         plan = bake.prepare(context, frame_end=_end_frame(context.scene))
         _state["inputs"] = {**plan.inputs, "ghost seconds": context.scene.pem.ghost_seconds}
@@ -76,7 +76,7 @@ def compute(context) -> dict:
                 basis = keys[obj][1]
                 out[obj.name] = (P @ basis)[:, :3, 3]
         _state.update(paths=out, error="")
-    except (messages.AddonError, PemError) as err:
+    except (messages.AddonError, PemError, ValueError, RuntimeError) as err:   # the bake's refusals, said
         _state.update(paths={}, error=bake.user_message(err), inputs=_inputs(context))
     finally:
         _state.update(stale=False, computing=False, seconds=time.perf_counter() - t0)
@@ -85,7 +85,7 @@ def compute(context) -> dict:
 
 def segments(scene) -> np.ndarray:
     """(K, 2, 3) line segments of the current paths (world BU); none while stale or switched off."""
-    if not scene.pem.show_ghost_path:
+    if not scene.pem.show_ghost_path or _state.get("scene") != scene.name:
         return np.empty((0, 2, 3))
     segs = [np.stack([p[:-1], p[1:]], axis=1) for p in paths().values() if len(p) > 1]
     return np.concatenate(segs) if segs else np.empty((0, 2, 3))

@@ -129,3 +129,27 @@ def test_a_scene_the_bake_refuses_gives_no_path_and_says_why(ghost):
     cube.pem.density = 0.0
     assert ghost.compute(bpy.context) == {}
     assert "Thrown" in ghost.error() and "ensity" in ghost.error()
+
+
+def test_a_run_that_fails_leaves_no_old_path(ghost, monkeypatch):
+    thrown_cube()
+    bpy.context.scene.pem.show_ghost_path = True
+    assert ghost.compute(bpy.context)
+    bake = importlib.import_module(ghost.__name__.rpartition(".")[0] + ".bake")
+
+    def broken(plan, progress=None, stop=None):
+        raise RuntimeError("the engine broke")
+
+    monkeypatch.setattr(bake, "run", broken)
+    assert ghost.compute(bpy.context) == {} and ghost.paths() == {}
+    assert "the engine broke" in ghost.error()
+
+
+def test_the_path_shows_in_its_own_scene_only(ghost):
+    thrown_cube()
+    bpy.context.scene.pem.show_ghost_path = True
+    ghost.compute(bpy.context)
+    assert len(ghost.segments(bpy.context.scene)) > 0
+    other = bpy.data.scenes.new("Other")
+    other.pem.show_ghost_path = True
+    assert len(ghost.segments(other)) == 0
