@@ -1,11 +1,11 @@
 """The basin map on the floor: which magnet the bob comes to rest over, for every release point of a grid.
 
 The core's basin map (:func:`pem_physics.analysis.basin.basin_map`, what ``pem basin`` runs: the ensemble engine,
-every release point one member) of the scene a bake would run, over the simulation's frame range, shown as an
-image on a plane under the pendulum: each cell coloured like the magnet it settles over (the magnet's own colour,
-its material's or the object's, where the magnets differ; else the map's palette), dark grey where it has not
-come to rest. Three phases, as the bake: :func:`prepare` (reads the scene), :func:`run` (pure core, on a thread),
-:func:`apply` (the image and the plane, replaced as a whole on every new map).
+every release point one member) of the scene a bake would run, over the simulation's frame range (or the map's own
+*Seconds*), shown as an image on a plane under the pendulum: each cell coloured like the magnet it settles over
+(the magnet's own colour, its material's or the object's, where the magnets differ; else the map's palette), dark
+grey where it has not come to rest. Three phases, as the bake: :func:`prepare` (reads the scene), :func:`run` (pure
+core, on a thread), :func:`apply` (the image and the plane, replaced as a whole on every new map).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class BasinPlan:
     magnets: list    # the fixed magnets' objects, in the map's label order
     unit: float      # metres per Blender unit
     objects: list    # bpy objects aligned with core.bodies (to name them in messages)
+    t_end: float = None  # how long each release point runs, s (None: the simulation's frame range)
 
 
 def prepare(context) -> BasinPlan:
@@ -52,13 +53,15 @@ def prepare(context) -> BasinPlan:
     except ValidationError as err:
         raise messages.AddonError(f"Basin map: {str(err).replace('bodies: ', '')}") from err
     extent = sp.basin_extent * plan.unit if sp.basin_extent > 0 else None
-    return BasinPlan(plan.core, sp.basin_grid, extent, magnets, plan.unit, plan.objects)
+    t_end = sp.basin_seconds if sp.basin_seconds > 0 else None
+    return BasinPlan(plan.core, sp.basin_grid, extent, magnets, plan.unit, plan.objects, t_end)
 
 
 def run(plan: BasinPlan, progress=None, stop=None) -> core_basin.BasinResult:
     """The core's basin map of the plan (thread-safe; ``stop()`` ends it early, the result then incomplete)."""
     try:
-        return core_basin.basin_map(plan.core, grid=plan.grid, extent=plan.extent, progress=progress, stop=stop)
+        return core_basin.basin_map(plan.core, grid=plan.grid, extent=plan.extent, t_end=plan.t_end,
+                                    progress=progress, stop=stop)
     except ValidationError as err:
         text = str(err).replace("--extent", "Basin Extent").replace("--grid", "Basin Grid")
         raise messages.AddonError(f"Basin map: {messages.object_message(text, plan.objects, [])}") from err

@@ -35,7 +35,7 @@ NOT_BAKED, BAKED, OUTDATED = "NOT_BAKED", "BAKED", "OUTDATED"
 #: Scene properties that are not inputs of the simulation: overlay switches and the last bake's own record.
 _SCENE_SKIP = frozenset({
     "rna_type", "name", "show_contacts", "show_dipoles", "show_pivots", "show_field_lines", "arrow_scale",
-    "show_ghost_path", "ghost_seconds", "basin_grid", "basin_extent",
+    "show_ghost_path", "ghost_seconds", "basin_grid", "basin_extent", "basin_seconds",
     "status", "last_method", "last_engine", "last_steps", "last_wall_time", "last_energy_drift",
     "last_energy_error", "last_friction_loss", "last_warnings", "last_orthonormality", "last_energy",
     "bake_inputs", "bake_frame_start", "bake_frame_end",

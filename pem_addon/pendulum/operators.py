@@ -214,7 +214,7 @@ class PEM_OT_basin_map(ModalJob, bpy.types.Operator):
                               f"{settled} of {n} at rest over a magnet after {result.t_end:g} s")
         for line in basin.core_basin.unsettled_warnings(n - settled, n, result.t_end, result.complete):
             self.report({"WARNING"}, line.replace("label -1: still moving", "grey: still moving").replace(
-                "raise --t-end", "lengthen the simulation's frame range").replace("t_end = ", "the end, "))
+                "raise --t-end", "raise Seconds (or lengthen the frame range)").replace("t_end = ", "the end, "))
         return {"FINISHED"}
 
 

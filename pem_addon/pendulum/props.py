@@ -320,6 +320,9 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     basin_extent: FloatProperty(name="Extent", default=0.0, min=0.0, unit="LENGTH", precision=4,
                                 description="Half-width of the square of release points around the origin (0: "
                                             "1.6 × the farthest magnet's distance, as pem basin)")
+    basin_seconds: FloatProperty(name="Seconds", default=0.0, min=0.0, soft_max=120.0, precision=1,
+                                 description="How long each release point runs before it is classified, s (0: the "
+                                             "simulation's frame range; as pem basin --t-end)")
     ghost_seconds: FloatProperty(name="Ghost Seconds", default=5.0, min=0.05, soft_max=30.0, precision=2,
                                  description="How far ahead the ghost path goes, s (at most the simulation's "
                                              "frame range)")

@@ -220,6 +220,7 @@ def draw_scene(layout, context):
     row.operator("pem.basin_map", icon="IMAGE_DATA")
     row.prop(sp, "basin_grid")
     row.prop(sp, "basin_extent")
+    row.prop(sp, "basin_seconds")
     row = layout.row(heading="Ghost Path")
     row.prop(sp, "show_ghost_path", text="")
     sub = row.row()

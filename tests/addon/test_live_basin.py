@@ -41,11 +41,12 @@ def three_magnets(pem, colours=COLOURS):  # noqa: F811
     return objs, magnets
 
 
-def pem_basin(scene_file, outdir) -> dict:
+def pem_basin(scene_file, outdir, *options) -> dict:
     """``pem basin`` of a scene file, run as a user runs it (its own process); its basin.npz."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-m", "pem_physics", "basin", str(scene_file), "--grid", str(GRID),
-                           "-o", str(outdir), "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                           "-o", str(outdir), "-q", *options], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
     assert done.returncode == 0, done.stderr
     return dict(np.load(outdir / "basin.npz"))
 
@@ -66,12 +67,14 @@ def labels_of(img, colours) -> np.ndarray:
 
 def test_the_map_is_pem_basin_of_the_exported_scene_cell_for_cell(pem, basin, tmp_path):  # noqa: F811
     objs, magnets = three_magnets(pem)
+    bpy.context.scene.frame_end = 21            # 0.8 s of frames; the map runs its own Seconds
+    bpy.context.scene.pem.basin_seconds = 2.0
     assert bpy.ops.pem.basin_map() == {"FINISHED"}
     img = bpy.data.images[basin.NAME]
     assert tuple(img.size) == (GRID, GRID)
     ours = labels_of(img, COLOURS)
     assert bpy.ops.pem.export_scene(filepath=str(tmp_path / "scene.toml")) == {"FINISHED"}
-    theirs = pem_basin(tmp_path / "scene.toml", tmp_path / "basin")
+    theirs = pem_basin(tmp_path / "scene.toml", tmp_path / "basin", "--t-end", "2")
     # the command's labels are in its scene's order of fixed magnets: the exported file's, the same objects
     np.testing.assert_array_equal(ours, theirs["label"])
     assert len(set(ours.ravel())) > 1, "a map of one colour tests little: release points differ in where they rest"
