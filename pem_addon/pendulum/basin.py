@@ -26,6 +26,8 @@ NAME = "PEM Basin Map"
 #: How far under the lowest magnet the plane lies, as a share of the map's width.
 BELOW = 0.02
 UNSETTLED = (0.15, 0.15, 0.15)
+#: The core's basin options (``pem basin``'s), as the panel names them.
+OPTION_FIELDS = {"--extent": "Extent", "--grid": "Grid", "--t-end": "Seconds"}
 
 
 @dataclass
@@ -48,10 +50,10 @@ def prepare(context) -> BasinPlan:
     magnets = [by_name[b.name] for b in plan.core.bodies if b.role == "fixed" and b.dipoles]
     try:
         core_basin.bob_point(plan.core)
-        if not magnets:
-            raise ValidationError("bodies", "a basin map needs fixed magnets to settle over")
     except ValidationError as err:
-        raise messages.AddonError(f"Basin map: {str(err).replace('bodies: ', '')}") from err
+        raise messages.AddonError(f"Basin map: {err.message}") from err
+    if not magnets:
+        raise messages.AddonError("Basin map: the scene needs fixed magnets (with dipoles) to settle over")
     extent = sp.basin_extent * plan.unit if sp.basin_extent > 0 else None
     t_end = sp.basin_seconds if sp.basin_seconds > 0 else None
     return BasinPlan(plan.core, sp.basin_grid, extent, magnets, plan.unit, plan.objects, t_end)
@@ -62,9 +64,12 @@ def run(plan: BasinPlan, progress=None, stop=None) -> core_basin.BasinResult:
     try:
         return core_basin.basin_map(plan.core, grid=plan.grid, extent=plan.extent, t_end=plan.t_end,
                                     progress=progress, stop=stop)
-    except ValidationError as err:
-        text = str(err).replace("--extent", "Basin Extent").replace("--grid", "Basin Grid")
-        raise messages.AddonError(f"Basin map: {messages.object_message(text, plan.objects, [])}") from err
+    except ValidationError as err:   # the core names its command's options: the panel's fields instead
+        text = err.message
+        for option, field in OPTION_FIELDS.items():
+            text = text.replace(option, field)
+        said = messages.object_message(f"{OPTION_FIELDS.get(err.path, err.path)}: {text}", plan.objects, [])
+        raise messages.AddonError(f"Basin map: {said}") from err
 
 
 def _colour(obj):

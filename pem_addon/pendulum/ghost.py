@@ -21,6 +21,7 @@ import numpy as np
 
 from ...pem_physics.errors import PemError
 from .. import messages
+from ..frames import simulation_range
 from . import bake, cache
 
 #: The path's state: "paths" {object name: (N, 3) world points, BU}, "stale" (an edit since), "error" (why there is
@@ -53,10 +54,8 @@ def _inputs(context) -> dict:
 
 
 def _end_frame(scene) -> int:
-    sp = scene.pem
     fps = scene.render.fps / scene.render.fps_base
-    start = scene.frame_start if sp.use_scene_range else sp.frame_start
-    return start + max(1, math.ceil(sp.ghost_seconds * fps - 1e-9))
+    return simulation_range(scene)[0] + max(1, math.ceil(scene.pem.ghost_seconds * fps - 1e-9))
 
 
 def compute(context) -> dict:

@@ -112,3 +112,12 @@ def test_a_scene_without_magnets_is_refused_by_name(pem):  # noqa: F811
     with pytest.raises(RuntimeError, match="Basin map: .*fixed magnets"):
         bpy.ops.pem.basin_map()
     assert not bpy.data.images.get("PEM Basin Map")
+
+
+def test_an_extent_beyond_the_bobs_reach_is_refused_in_the_panels_words(pem):  # noqa: F811
+    three_magnets(pem)
+    bpy.context.scene.pem.basin_extent = 1.0        # the bob's arm is 0.285 m
+    with pytest.raises(RuntimeError, match="Basin map: Extent: .*lower Extent to at most") as err:
+        bpy.ops.pem.basin_map()
+    assert "--" not in str(err.value)
+    assert not bpy.data.images.get("PEM Basin Map")
