@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_compiled import ARRAYS, assert_close, rot, scenes
 from test_compiled import both as both_free
@@ -26,7 +26,7 @@ from test_compiled_contacts import ARRAYS as CONTACT_ARRAYS
 from test_compiled_contacts import assert_same_run
 from test_compiled_contacts import both as both_contacts
 
-from pem_physics import Ensemble, SimulationError, examples, simulate
+from pem_physics import Ensemble, SimulationError, ValidationError, examples, simulate
 from pem_physics.engine import compiled
 from pem_physics.model import Body, Dipole, RotatingField, Scene, Settings
 from pem_physics.model.inertia import Cuboid
@@ -245,6 +245,11 @@ def test_generated_translating_scenes_agree_with_numpy(scene, method):
             ref, fast, tw = both_free(scene, method=method)
     except SimulationError:
         return  # a blow-up in either engine (test_compiled checks that they are reported alike)
+    except ValidationError as e:
+        # tilted bodies side by side can start with their contact spheres overlapping: not a scene, the start
+        # check refuses it (tests/engine/test_contacts*.py test that refusal)
+        assume("overlap" not in e.message)
+        raise
     if ref.events is not None and len(ref.events):
         assert_same_run(fast, ref, tw, ARRAYS + TRANSLATION)
     else:
