@@ -82,10 +82,11 @@ def without_avx512(session: nox.Session, *args: str) -> None:
 
 @nox.session(python=PY311)
 def core(session):
-    """The core and its tests on numpy 2.x with numba (Python 3.11), every mark; then without AVX-512."""
+    """The core and its tests on numpy 2.x with numba (Python 3.11), every mark but the property tests that
+    ``hypothesis`` runs on the same numpy with fresh examples; then without AVX-512."""
     install(session, "core")
     # loadgroup: the builds made ahead of time on one worker (xdist_group "aot-build"), not one waiting on the other
-    pytest(session, "tests", "--ignore=tests/addon", "-n", "2", "--dist", "loadgroup")
+    pytest(session, "tests", "--ignore=tests/addon", "-m", "not hypothesis or slow", "-n", "2", "--dist", "loadgroup")
     without_avx512(session, "-n", "2")
 
 
@@ -141,7 +142,9 @@ def distributed(session):
 
 @nox.session(python=PY311)
 def hypothesis(session):
-    """The property tests with fresh random examples (at most 50 a test); HYPOTHESIS_SEED=N repeats a run."""
+    """The property tests (not the slow ones: ``core`` runs those) with fresh random examples, as many as the
+    repeatable run's, at most 50 a test; HYPOTHESIS_SEED=N repeats a run. Their repeatable examples run in
+    ``numpy1``."""
     install(session, "core")
     seed = os.environ.get("HYPOTHESIS_SEED") or str(int.from_bytes(os.urandom(4), "little"))
     session.log(f"hypothesis profile explore-ci, seed {seed}")

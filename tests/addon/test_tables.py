@@ -309,6 +309,7 @@ def test_refusals_name_the_object_and_leave_the_scene_as_it_was(mods):
                  r"moves 2")
 
 
+@pytest.mark.slow  # 8 s of a tippe top, baked and run on the numpy engine: under 4.2 and 5.2 (noxfile.py)
 def test_tippe_top_scene_file_imports_and_bakes_upside_down(mods, tmp_path):
     """The example's scene file, imported (the table with its gliding friction included) and baked: it ends
     upside down, as the core's run of the same file does."""
@@ -396,6 +397,7 @@ def test_a_table_bake_reports_progress_stops_when_asked_and_esc_changes_nothing(
     assert fingerprint() == before
 
 
+@pytest.mark.slow  # 3 s at 40 substeps a frame on the numpy engine: under 4.2 and 5.2 (noxfile.py)
 def test_a_tippe_top_with_a_stem_rises_onto_it_in_blender(mods):
     """The tippe top of the literature with a second contact sphere at its stem's tip (which used to abort the
     bake: "one contact at a time"), started leaning 126° and spun at 5× the inversion threshold on a gliding
@@ -433,6 +435,7 @@ def test_a_tippe_top_with_a_stem_rises_onto_it_in_blender(mods):
     assert ball[2] - R > 1e-3                                    # the ball clear of it
 
 
+@pytest.mark.slow  # 2 s at 80 substeps a frame on the numpy engine: under 4.2 and 5.2 (noxfile.py)
 def test_a_die_with_corner_spheres_tumbles_to_rest_on_a_face_in_blender(mods):
     """A 16 mm cube given a contact sphere in each corner by *Add Corner Spheres* (flush with its faces), thrown
     tumbling onto a table (e = 0.3, μ = 0.3): the bake comes to rest on a face — from the keyed world matrix alone:
