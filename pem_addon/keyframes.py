@@ -636,6 +636,13 @@ __all__ = ["AnimationSnapshot", "CREATED_MARK", "GROUP_NAME", "TRANSFORM_CHANNEL
 # ---------------------------------------------------------------------------------------------
 # Transform values of a bake's start pose (kept as JSON on the object).
 
+#: An object's custom property: its delta transforms hold a live pose (:mod:`.pendulum.live`), not its own values;
+#: what the bake's cache reads of the object takes them as :data:`IDENTITY_DELTAS` (:func:`own_transform_state`).
+LIVE_DELTAS = "pem_live_deltas"
+#: Delta transforms that move nothing (a live pose writes these three).
+IDENTITY_DELTAS = {"delta_location": (0.0, 0.0, 0.0), "delta_rotation_quaternion": (1.0, 0.0, 0.0, 0.0),
+                   "delta_rotation_euler": (0.0, 0.0, 0.0)}
+
 TRANSFORM_PROPS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale",
                    "delta_location", "delta_rotation_quaternion", "delta_rotation_euler", "delta_scale")
 
@@ -651,6 +658,33 @@ def transform_state(obj) -> str:
     state = {name: list(getattr(obj, name)) for name in TRANSFORM_PROPS}
     state["rotation_mode"] = obj.rotation_mode
     return json.dumps(state)
+
+
+def own_transform_state(obj) -> str:
+    """:func:`transform_state` with a live pose's deltas (:data:`LIVE_DELTAS`) read as the identity: the
+    object's own values."""
+    if not obj.get(LIVE_DELTAS):
+        return transform_state(obj)
+    state = json.loads(transform_state(obj))
+    state.update({name: list(zero) for name, zero in IDENTITY_DELTAS.items()})
+    return json.dumps(state)
+
+
+def clear_live_deltas(objects) -> None:
+    """Every object of ``objects`` whose deltas hold a live pose back in its start pose (deltas cleared, the mark
+    removed)."""
+    for obj in objects:
+        if obj.get(LIVE_DELTAS):
+            for name, zero in IDENTITY_DELTAS.items():
+                setattr(obj, name, zero)
+            del obj[LIVE_DELTAS]
+
+
+def own_value(obj, name: str) -> list:
+    """A transform value of the object's own (a live pose's delta read as the identity)."""
+    if obj.get(LIVE_DELTAS) and name in IDENTITY_DELTAS:
+        return list(IDENTITY_DELTAS[name])
+    return list(getattr(obj, name))
 
 
 def restore_transform_state(obj, text: str, names=TRANSFORM_PROPS) -> None:

@@ -35,7 +35,7 @@ NOT_BAKED, BAKED, OUTDATED = "NOT_BAKED", "BAKED", "OUTDATED"
 #: Scene properties that are not inputs of the simulation: overlay switches and the last bake's own record.
 _SCENE_SKIP = frozenset({
     "rna_type", "name", "show_contacts", "show_dipoles", "show_pivots", "show_field_lines", "arrow_scale",
-    "show_ghost_path", "ghost_seconds", "basin_grid", "basin_extent", "basin_seconds",
+    "show_ghost_path", "ghost_seconds", "live_playback", "basin_grid", "basin_extent", "basin_seconds",
     "status", "last_method", "last_engine", "last_steps", "last_wall_time", "last_energy_drift",
     "last_energy_error", "last_friction_loss", "last_warnings", "last_orthonormality", "last_energy",
     "bake_inputs", "bake_frame_start", "bake_frame_end",
@@ -140,7 +140,7 @@ def _still_channels(obj) -> list:
     driven = {(fc.data_path, fc.array_index) for fcs in keyframes._slot_fcurve_collections(obj) for fc in fcs}
     if anim is not None:
         driven |= {(d.data_path, d.array_index) for d in anim.drivers}
-    return [(path, i, float(x)) for path in _TRANSFORM for i, x in enumerate(getattr(obj, path))
+    return [(path, i, float(x)) for path in _TRANSFORM for i, x in enumerate(keyframes.own_value(obj, path))
             if (path, i) not in driven]
 
 
@@ -171,13 +171,13 @@ def _start_pose(obj, scene, frames) -> list:
     action = p.user_action if p.baked else (anim.action if anim is not None else None)
     own = _fcurves_digest_of(action, frames) if action is not None else []
     # a bake keys location and rotation only: the scale and the delta transforms are the object's own, now
-    unkeyed = [list(getattr(obj, name)) for name in _UNKEYED]
+    unkeyed = [keyframes.own_value(obj, name) for name in _UNKEYED]
     if p.baked and keyframes.edited_by_hand(obj, scene.frame_current + scene.frame_subframe):
-        return ["pose", keyframes.transform_state(obj), own, unkeyed]  # a re-bake starts here
+        return ["pose", keyframes.own_transform_state(obj), own, unkeyed]  # a re-bake starts here
     animated = _moves(action) if p.baked else keyframes.animates_transform(obj)
     if animated:  # its transform values follow the current frame: its keys say where it starts
         return ["pose", None, own]
-    return ["pose", p.pre_bake_state if p.baked else keyframes.transform_state(obj), own, unkeyed]
+    return ["pose", p.pre_bake_state if p.baked else keyframes.own_transform_state(obj), own, unkeyed]
 
 
 #: The transform values a bake never keys (:data:`.keyframes.BAKED_PROPS` are keyed).

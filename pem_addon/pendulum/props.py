@@ -23,6 +23,7 @@ from bpy.props import (
 
 from ...pem_physics.model import DEFAULT_METHOD, METHODS, MU0
 from ..frames import steps_per_frame
+from ..keyframes import clear_live_deltas
 
 ROLE_ITEMS = [
     ("PENDULUM", "Pendulum", "Rotates about a fixed pivot", "CON_PIVOT", 0),
@@ -72,6 +73,13 @@ def _tag_redraw(self, context):
         for area in screen.areas:
             if area.type == "VIEW_3D":
                 area.tag_redraw()
+
+
+def _live_switched(self, context):
+    """Live playback switched off: the bodies back in their start pose at once (the live cache goes at the next
+    frame change; on: the next update prepares one)."""
+    if not self.live_playback and context.scene is not None:
+        clear_live_deltas(context.scene.objects)
 
 
 class PEM_PG_dipole(bpy.types.PropertyGroup):
@@ -315,6 +323,11 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
         name="Ghost Path", default=False, update=_tag_redraw,
         description="While you move or edit a magnet, the pivot or a body, draw where each moving body goes in the "
                     "next Ghost Seconds from the start pose (the simulation a bake would run)")
+    live_playback: BoolProperty(
+        name="Simulate on Playback", default=False, update=_live_switched,
+        description="With nothing baked, play the simulation as the timeline plays: frames are simulated as they "
+                    "are reached and kept until an edit (the moving bodies' delta transforms hold the pose); a "
+                    "bake makes keys")
     basin_grid: IntProperty(name="Grid", default=64, min=2, soft_max=256, max=4096,
                             description="Release points per side of the basin map (grid × grid runs)")
     basin_extent: FloatProperty(name="Extent", default=0.0, min=0.0, unit="LENGTH", precision=4,

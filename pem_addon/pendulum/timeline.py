@@ -2,8 +2,8 @@
 
 Blender lets an add-on draw in an editor, not add a row to its cache display: a draw handler of the Dope Sheet
 editor in Timeline mode draws one bar along the bottom of the timeline over the frames the bake covers —
-opaque for a bake that is up to date, red for an outdated one (:mod:`.cache`) — and nothing when the scene is
-not baked or the timeline's *Cache* display is off.
+opaque for a bake that is up to date, red for an outdated one (:mod:`.cache`), pale over the frames live playback
+has simulated (:mod:`.live`) — and nothing otherwise or when the timeline's *Cache* display is off.
 
 :func:`bar` computes the rectangle (pixels) and colour with plain arithmetic, so it is tested headless;
 :func:`draw_bar` only uploads it.
@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import bpy
 
-from . import cache
+from . import cache, live
 
-#: Bar colours (RGBA): a baked cache in our overlay's magnet orange, an outdated one red.
+#: Bar colours (RGBA): a baked cache in our overlay's magnet orange, an outdated one red, the frames live playback
+#: has simulated (:mod:`.live`) paler, as Blender draws a cache that is not baked.
 BAKED_COLOR = (1.0, 0.55, 0.1, 0.9)
 OUTDATED_COLOR = (0.9, 0.15, 0.1, 0.9)
+LIVE_COLOR = (1.0, 0.55, 0.1, 0.35)
+#: The state :func:`bar` takes for frames simulated live.
+LIVE = "LIVE"
 #: Height of the bar and its distance from the bottom of the timeline, in pixels at UI scale 1 (Blender's cache
 #: rows are a few pixels high, above the scrollbar).
 BAR_HEIGHT = 4.0
@@ -34,7 +38,7 @@ def bar(state: str, frame_start: int, frame_end: int, to_x, ui_scale: float = 1.
     """
     if state == cache.NOT_BAKED or frame_end <= frame_start:
         return None
-    color = BAKED_COLOR if state == cache.BAKED else OUTDATED_COLOR
+    color = {cache.BAKED: BAKED_COLOR, LIVE: LIVE_COLOR}.get(state, OUTDATED_COLOR)
     y0 = BAR_BOTTOM * ui_scale
     return (float(to_x(frame_start)), y0, float(to_x(frame_end)), y0 + BAR_HEIGHT * ui_scale), color
 
@@ -61,12 +65,14 @@ def _draw():
     if (scene is None or region is None or space is None or getattr(space, "mode", None) != "TIMELINE"
             or not space.show_cache or not hasattr(scene, "pem")):
         return
+    to_x = lambda f: region.view2d.view_to_region(f, 0, clip=False)[0]  # noqa: E731
     if not cache.is_baked(scene):  # cheap: the fingerprints are only compared for a baked scene
-        return
-    sp = scene.pem
-    shown = bar(cache.state(context), sp.bake_frame_start, sp.bake_frame_end,
-                lambda f: region.view2d.view_to_region(f, 0, clip=False)[0],
-                context.preferences.system.ui_scale)
+        span = live.cached_frames(scene) if live.active(scene) else None
+        shown = None if span is None else bar(LIVE, *span, to_x, context.preferences.system.ui_scale)
+    else:
+        sp = scene.pem
+        shown = bar(cache.state(context), sp.bake_frame_start, sp.bake_frame_end, to_x,
+                    context.preferences.system.ui_scale)
     if shown is not None:
         draw_bar(*shown)
 

@@ -10,7 +10,7 @@ from .. import bodies, frames, meshes, messages
 from ..contacts import pairs
 from ..contacts import ui as contacts_ui
 from ..lists import draw_list
-from . import bake, cache, ghost, motions
+from . import bake, cache, ghost, live, motions
 from .props import method_name
 
 
@@ -251,6 +251,9 @@ def draw_cache(layout, context):
     box = layout.box()
     if state == cache.NOT_BAKED:
         box.label(text="Not baked", icon=STATE_ICONS[state])
+        box.prop(sp, "live_playback")
+        if sp.live_playback:
+            live_line(box, scene)
     else:
         frames = cache.baked_frames(scene)
         if state == cache.BAKED:
@@ -267,6 +270,19 @@ def draw_cache(layout, context):
     row = layout.row(align=True)
     row.operator("pem.bake_all", text="Bake All")
     row.operator("pem.delete_all_bakes", text="Delete All Bakes")
+
+
+def live_line(layout, scene) -> None:
+    """What live playback has simulated, or why it cannot."""
+    if live.error():
+        layout.label(text=live.error(), icon="ERROR")
+        return
+    span = live.cached_frames(scene)
+    if span is None:
+        layout.label(text="Simulated from the next frame change", icon="INFO")
+    else:
+        first, last = span
+        layout.label(text=f"Simulated live: frames {first}–{last} (kept until an edit)", icon="PLAY")
 
 
 def _method_line(layout, sp) -> None:
