@@ -62,6 +62,7 @@ def test_frames_played_live_are_the_bake_of_the_same_scene(live):
 def test_a_thrown_body_played_live_follows_the_parabola(live):
     cube = thrown_cube()
     scene = bpy.context.scene
+    scene.frame_end = 40
     x0 = np.array(cube.location, dtype=float)
     v0 = np.array(cube.pem.velocity, dtype=float)
     g = -np.array(scene.gravity, dtype=float)[2]
@@ -94,6 +95,7 @@ def test_jumping_back_reads_the_cache_and_jumping_ahead_simulates_up_to_the_fram
 def test_an_edit_frees_the_live_cache_and_the_next_frames_start_from_the_new_pose(live):
     cube = thrown_cube()
     scene = bpy.context.scene
+    scene.frame_end = 20
     switch_on(live)
     played(cube, range(1, 20))
     assert live.cached_frames(scene) is not None
@@ -112,6 +114,7 @@ def test_an_edit_frees_the_live_cache_and_the_next_frames_start_from_the_new_pos
 
 def test_frame_changes_are_no_edits_and_the_cache_stays_up_to_date(live, ext):
     cube = thrown_cube()
+    bpy.context.scene.frame_end = 30
     cache = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.cache")
     before = cache.inputs(bpy.context)
     switch_on(live)
