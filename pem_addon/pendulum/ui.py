@@ -278,7 +278,7 @@ def live_line(layout, scene) -> None:
         layout.label(text=live.error(), icon="ERROR")
         return
     span = live.cached_frames(scene)
-    if span is None:
+    if span is None or span[1] <= span[0]:
         layout.label(text="Simulated from the next frame change", icon="INFO")
     else:
         first, last = span
