@@ -47,8 +47,9 @@ def clear() -> None:
     _state.update(scene=None, plan=None, inputs=None, poses={}, last=0, error="", stale=False, seconds=0.0)
 
 
-def error() -> str:
-    return _state["error"]
+def error(scene=None) -> str:
+    """Why live playback shows nothing (the panel's words), or "": of ``scene`` when given."""
+    return _state["error"] if scene is None or _state["scene"] == scene.name else ""
 
 
 def cached_frames(scene) -> tuple[int, int] | None:

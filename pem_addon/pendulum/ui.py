@@ -274,8 +274,8 @@ def draw_cache(layout, context):
 
 def live_line(layout, scene) -> None:
     """What live playback has simulated, or why it cannot."""
-    if live.error():
-        layout.label(text=live.error(), icon="ERROR")
+    if live.error(scene):
+        layout.label(text=live.error(scene), icon="ERROR")
         return
     span = live.cached_frames(scene)
     if span is None or span[1] <= span[0]:

@@ -173,3 +173,30 @@ def test_the_timeline_shows_the_frames_simulated_live_paler_than_a_bake(live, ex
     rect, color = timeline.bar(timeline.LIVE, 1, 48, lambda f: 10.0 * f)
     assert (rect[0], rect[2]) == (10.0, 480.0)
     assert color == timeline.LIVE_COLOR and color[3] < timeline.BAKED_COLOR[3]
+
+
+def test_the_cache_panel_offers_live_playback_unbaked_and_says_what_it_simulated(live, ext):
+    from .test_cache import _Layout
+
+    ui = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.ui")
+
+    def draw():
+        layout = _Layout()
+        ui.draw_cache(layout, bpy.context)
+        return layout
+
+    bob, _ = hanging_bob()
+    scene = bpy.context.scene
+    layout = draw()
+    assert "live_playback" in [p[0] for p in layout.props] and not any("live" in t for t in layout.labels)
+    switch_on(live)
+    assert "Simulated from the next frame change" in draw().labels
+    played(bob, [5])
+    assert f"Simulated live: frames 1–{live.cached_frames(scene)[1]} (kept until an edit)" in draw().labels
+    scene.pem.live_playback = False                    # off: the live pose cleared
+    bob.delta_location = (0.0, 0.0, 0.01)             # the user's own delta: refused, said in the panel
+    scene.pem.live_playback = True
+    assert not live.prepare(bpy.context)
+    assert any(t.startswith("Object 'Bob' has delta transforms of its own") for t in draw().labels)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
+    assert "live_playback" not in [p[0] for p in draw().props]    # baked: its keys play
