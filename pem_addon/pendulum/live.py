@@ -1,12 +1,14 @@
 """Live playback: an unbaked scene simulated as the timeline plays, as Blender's Rigid Body World plays one.
 
 With *Simulate on Playback* on (``Scene.pem.live_playback``) and nothing baked, a frame change shows every moving
-body where the simulation puts it at that frame. The frames simulated so far are kept (the live cache); a frame
-past them is simulated from the start pose up to it, in runs that at least double the cached span (so playing
-forward costs at most twice one run over the range); a frame before them is read from the cache; the last
-frame holds past the range's end. An edit of what the simulation reads (the bake cache's fingerprint,
-:func:`.cache.inputs`) frees the live cache and puts every body back in its start pose until it is simulated
-again. A bake stays the way to make keys; a baked scene plays its keys.
+body where the simulation puts it at that frame. As soon as the scene is read, a thread simulates the whole range
+(:data:`BACKGROUND`; the compiled kernels release the GIL), so playback mostly reads frames already made; the
+frames simulated so far are kept (the live cache); a frame past them waits for the thread, or, without one, is
+simulated from the start pose up to it in runs that at least double the cached span (at most twice one run over
+the range); a frame before them is read from the cache; the last frame holds past the range's end. An edit of
+what the simulation reads (the bake cache's fingerprint, :func:`.cache.inputs`) stops the thread, frees the live
+cache and puts every body back in its start pose until it is simulated again. A bake stays the way to make keys;
+a baked scene plays its keys.
 
 The pose is written into the bodies' delta transforms, never into their own location and rotation: the start
 pose is untouched and every other part of the add-on reads it as before (:data:`..keyframes.LIVE_DELTAS` marks
@@ -22,6 +24,7 @@ handler only runs the core on the prepared scene and writes the deltas.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 
 import bpy
@@ -38,13 +41,33 @@ from . import bake, cache
 #: The live cache. "scene": whose; "plan": the prepared bake (:class:`.bake.Plan`) or None; "inputs": the
 #: fingerprint it was read with; "poses": {object name: (delta locations (K,3) BU, delta quaternions (K,4))}
 #: for frames start … "last"; "error": why there is none (the panel's words); "busy": inside prepare or a run
-#: (our own frame changes are no edits); "seconds": wall time of the last run.
+#: (our own frame changes are no edits); "seconds": wall time of the last run; "own": each moving object's own
+#: location and quaternion (what the deltas are taken from).
 _state = {"scene": None, "plan": None, "inputs": None, "poses": {}, "last": 0, "error": "", "busy": False,
-          "stale": False, "seconds": 0.0}
+          "stale": False, "seconds": 0.0, "own": {}}
+
+
+#: Simulate the whole range on a thread as soon as the scene is read (the compiled kernels release the GIL), so
+#: that playback reads frames already made and a frame past them waits only for the rest; off, a frame past the
+#: cache runs where it is asked for (the fallback when the thread's run fails).
+BACKGROUND = True
+
+#: The thread's run: "thread", "stop" (its Event), "result" ((generation, outcome) when it ended), "gen" (the
+#: current generation: a run started before a clear or an edit is ignored when it ends).
+_job = {"thread": None, "stop": None, "result": None, "gen": 0}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Named:
+    """An object's name where the core's run needs an object (keys, messages): no Blender data on the thread."""
+
+    name: str
 
 
 def clear() -> None:
-    _state.update(scene=None, plan=None, inputs=None, poses={}, last=0, error="", stale=False, seconds=0.0)
+    _stop_job()
+    _state.update(scene=None, plan=None, inputs=None, poses={}, last=0, error="", stale=False, seconds=0.0,
+                  own={})
 
 
 def error(scene=None) -> str:
@@ -96,41 +119,130 @@ def prepare(context) -> bool:
     try:
         plan = bake.prepare(context)
         plan.prepared = None   # the runs are of the cached span, not the whole range
-        _check(_moving(plan))
-        _state.update(plan=plan, inputs=plan.inputs, last=plan.frame_start)
+        moving = _moving(plan)
+        _check(moving)
+        own = {o.name: (np.array(o.location, dtype=float), np.array(_own_quaternion(o), dtype=float))
+               for o in moving}
+        _state.update(plan=plan, inputs=plan.inputs, last=plan.frame_start, own=own)
     except (messages.AddonError, PemError, ValueError, RuntimeError) as err:
         _state.update(plan=None, error=bake.user_message(err), inputs=cache.inputs(context))
         return False
     finally:
         _state["busy"] = False
-    show(scene, scene.frame_current)
+    if BACKGROUND:
+        _start_job()
+    show(scene, scene.frame_current, wait=False)   # the start pose until the thread has the frame
     return True
 
 
-def _run_to(target: int) -> None:
-    """Simulate from the start pose to frame ``target`` and keep every whole frame's pose."""
-    plan = _state["plan"]
-    t0 = time.perf_counter()
+def _part(plan, target: int):
+    """The plan of the run from the start frame to frame ``target``, naming its objects (no Blender data)."""
     core = plan.core
     t_end = (target - plan.frame_start) / plan.fps
-    part = dataclasses.replace(plan, core=dataclasses.replace(
-        core, settings=dataclasses.replace(core.settings, t_end=t_end)), prepared=None, frame_end=target)
-    wm = bpy.context.window_manager
-    wm.progress_begin(0, 100)
-    try:
-        traj = bake.run(part, progress=lambda f: wm.progress_update(int(100 * f)))
-    finally:
-        wm.progress_end()
+    return dataclasses.replace(
+        plan, core=dataclasses.replace(core, settings=dataclasses.replace(core.settings, t_end=t_end)),
+        prepared=None, frame_end=target, objects=[_Named(o.name) for o in plan.objects],
+        walls=[_Named(o.name) for o in plan.walls or []])
+
+
+def _poses(part, traj, own: dict) -> dict:
+    """{object name: (delta locations (K,3) BU, delta quaternions (K,4))} at every whole frame of ``traj`` (pure:
+    the thread's too); ``own``: each moving object's own location and quaternion."""
     if not traj.complete:
         raise messages.AddonError("The simulation stopped before the frame")
     poses = {}
     for obj, (frames, basis) in bake.keys_for(part, traj, part.per_frame).items():
         whole = np.abs(frames - np.round(frames)) < 1e-6   # the records at frames, not the impacts' own keys
         loc, q, _ = core_bake.decompose(basis[whole], name=f"Object '{obj.name}'")
-        own_loc = np.array(obj.location, dtype=float)
-        own_q = np.array(_own_quaternion(obj), dtype=float)
+        own_loc, own_q = own[obj.name]
         poses[obj.name] = (loc - own_loc, _times_inverse(q, own_q))
-    _state.update(poses=poses, last=target, seconds=time.perf_counter() - t0)
+    return poses
+
+
+def _run_to(target: int) -> None:
+    """Simulate from the start pose to frame ``target`` here (progress in the status bar) and keep every whole
+    frame's pose."""
+    t0 = time.perf_counter()
+    part = _part(_state["plan"], target)
+    wm = bpy.context.window_manager
+    wm.progress_begin(0, 100)
+    try:
+        traj = bake.run(part, progress=lambda f: wm.progress_update(int(100 * f)))
+    finally:
+        wm.progress_end()
+    _state.update(poses=_poses(part, traj, _state["own"]), last=target, seconds=time.perf_counter() - t0)
+
+
+def _start_job() -> None:
+    """Simulate the whole range on a thread; :func:`_adopt` takes its frames when it ends."""
+    _stop_job()
+    plan, own, gen, stop = _state["plan"], _state["own"], _job["gen"], threading.Event()
+    part = _part(plan, plan.frame_end)
+
+    def work():
+        t0 = time.perf_counter()
+        try:
+            traj = bake.run(part, stop=stop.is_set)
+            outcome = ("stopped",) if stop.is_set() else ("ok", _poses(part, traj, own), time.perf_counter() - t0)
+        except Exception as err:  # noqa: BLE001  (said in the panel by the main thread, as a bake's)
+            outcome = ("error", bake.user_message(err))
+        _job["result"] = (gen, outcome)
+
+    thread = threading.Thread(target=work, daemon=True, name="pem-live-playback")
+    _job.update(thread=thread, stop=stop, result=None)
+    thread.start()
+    if not bpy.app.background and not bpy.app.timers.is_registered(_adopt_timer):
+        bpy.app.timers.register(_adopt_timer, first_interval=0.05)
+
+
+def _stop_job() -> None:
+    """Tell a running thread to stop; whatever it ends with is ignored (a new generation)."""
+    if _job["stop"] is not None:
+        _job["stop"].set()
+    _job.update(thread=None, stop=None, result=None, gen=_job["gen"] + 1)
+
+
+def _adopt(wait: bool = False) -> bool:
+    """Take the thread's frames when it has ended (waiting for it if ``wait``); whether it still runs."""
+    thread = _job["thread"]
+    if thread is None:
+        return False
+    if wait:
+        thread.join()
+    if thread.is_alive():
+        return True
+    gen, outcome = _job["result"] or (None, ("stopped",))
+    _job.update(thread=None, stop=None, result=None)
+    if gen != _job["gen"] or _state["plan"] is None:
+        return False
+    if outcome[0] == "ok":
+        _state.update(poses=outcome[1], last=_state["plan"].frame_end, seconds=outcome[2])
+    elif outcome[0] == "error":
+        _state.update(plan=None, poses={}, error=outcome[1])
+    return False
+
+
+def _show_current() -> None:
+    scene = bpy.data.scenes.get(_state["scene"] or "")
+    if scene is not None and active(scene):
+        show(scene, scene.frame_current, wait=False)
+
+
+def wait() -> None:
+    """Wait for the thread's run, take its frames and show the current one (scripts, ``blender -b``, tests)."""
+    _adopt(wait=True)
+    _show_current()
+
+
+def _adopt_timer():
+    if _adopt():
+        return 0.1
+    _show_current()
+    for window in getattr(bpy.context.window_manager, "windows", ()):
+        for area in window.screen.areas:
+            if area.type in ("DOPESHEET_EDITOR", "PROPERTIES"):
+                area.tag_redraw()
+    return None
 
 
 def _own_quaternion(obj):
@@ -147,14 +259,21 @@ def _times_inverse(q: np.ndarray, u: np.ndarray) -> np.ndarray:
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
 
 
-def ensure(scene, frame: int) -> int | None:
-    """The live cache's index of ``frame`` (clamped to the range; simulated up to it first when past the cache),
-    or None when the scene has no live cache."""
+def ensure(scene, frame: int, wait: bool = True) -> int | None:
+    """The live cache's index of ``frame`` (clamped to the range; simulated up to it first when past the cache:
+    by the thread, waited for, or here), or None when the scene has no live cache (or, not ``wait``ing, while the
+    thread has not reached the frame)."""
     plan = _state["plan"]
     if plan is None or _state["scene"] != scene.name or _state["stale"]:
         return None
     start, end = plan.frame_start, plan.frame_end
     frame = min(max(frame, start), end)
+    if frame > _state["last"] and _job["thread"] is not None:
+        if not wait and _adopt():
+            return None
+        _adopt(wait=True)                   # the thread's run has the frame, or ends without it
+        if _state["plan"] is None:
+            return None
     if frame > _state["last"]:
         span = max(_state["last"] - start, round(plan.fps))
         _state["busy"] = True
@@ -168,9 +287,10 @@ def ensure(scene, frame: int) -> int | None:
     return frame - start
 
 
-def show(scene, frame: int) -> None:
-    """Put every moving body where the live cache has it at ``frame`` (its start pose when there is none)."""
-    k = ensure(scene, frame)
+def show(scene, frame: int, wait: bool = True) -> None:
+    """Put every moving body where the live cache has it at ``frame`` (its start pose when there is none, or
+    while the thread has not reached it and we are not to ``wait``)."""
+    k = ensure(scene, frame, wait)
     if k is None:
         release(scene)
         return
@@ -233,6 +353,7 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     if _state["scene"] == scene.name and _state["inputs"] == cache.inputs(bpy.context):
         return
     _state["stale"] = True
+    _stop_job()
     release(scene)
     _ask_prepare()
 
@@ -275,8 +396,9 @@ def unregister():
     for handlers, fn in _HANDLERS:
         if fn in handlers:
             handlers.remove(fn)
-    if bpy.app.timers.is_registered(_prepare_timer):
-        bpy.app.timers.unregister(_prepare_timer)
+    for timer in (_prepare_timer, _adopt_timer):
+        if bpy.app.timers.is_registered(timer):
+            bpy.app.timers.unregister(timer)
     for scene in bpy.data.scenes:
         release(scene)
     clear()

@@ -73,7 +73,43 @@ def test_a_thrown_body_played_live_follows_the_parabola(live):
     np.testing.assert_allclose(X, x0 + v0 * t[:, None] - 0.5 * g * np.outer(t * t, [0, 0, 1]), rtol=0, atol=2e-6)
 
 
-def test_jumping_back_reads_the_cache_and_jumping_ahead_simulates_up_to_the_frame(live):
+def test_the_whole_range_is_simulated_on_a_thread_as_soon_as_the_scene_is_read(live):
+    bob, _ = hanging_bob()
+    scene = bpy.context.scene
+    switch_on(live)                                                    # reading the scene starts the thread
+    live.wait()
+    assert live.cached_frames(scene) == (1, 101)                       # before any frame change
+    seconds = live._state["seconds"]
+    got = played(bob, range(1, 102))
+    assert live._state["seconds"] == seconds                           # every frame read, none simulated again
+    scene.frame_set(50)
+    switch_on(live)                                                    # read at frame 50: not waited for there,
+    live.wait()                                                        # shown when the thread's run is taken
+    bpy.context.view_layer.update()
+    np.testing.assert_array_equal(M(bob), got[49])
+    live.BACKGROUND = False
+    try:
+        switch_on(live)
+        np.testing.assert_array_equal(played(bob, range(1, 102)), got)  # the runs in the frame change: the same
+    finally:
+        live.BACKGROUND = True
+
+
+def test_an_edit_while_the_thread_runs_discards_its_frames(live):
+    cube = thrown_cube()
+    scene = bpy.context.scene
+    scene.frame_end = 20
+    switch_on(live)
+    old = live._job["gen"]
+    cube.location.x += 0.5                                             # an edit before the thread ends
+    bpy.context.view_layer.update()
+    assert live._job["gen"] > old and live.cached_frames(scene) is None
+    live.wait()                                                        # its frames are not taken
+    assert live.cached_frames(scene) is None and live._state["poses"] == {}
+
+
+def test_jumping_back_reads_the_cache_and_jumping_ahead_simulates_up_to_the_frame(live, monkeypatch):
+    monkeypatch.setattr(live, "BACKGROUND", False)                     # the runs in the frame change
     bob, _ = hanging_bob()
     scene = bpy.context.scene
     scene.frame_end = 250
