@@ -215,7 +215,7 @@ MUTANTS = [
            "a curved table's normal force without the curvature the sliding contact point follows"),
     Mutant("table-slope-work-unbooked", "engine/contact/surface.py",
            "wt1 -= 0.5 * h * float(self.g @ (J1 - float(J1 @ n) * n))", "wt1 -= 0.0",
-           ("tests/engine/test_surface_compiled.py::test_every_joule_is_booked[numpy]",),
+           ("tests/engine/test_surface_compiled.py::test_every_joule_is_booked[numpy-ball_up_a_slope]",),
            "a step's energy change misses −(h/2)g·J₁: a slide across a slope books friction work wrong"),
     Mutant("resume-manifest-unchecked", "analysis/chunks.py",
            "if differ or set(have) != set(want):", "if False:",

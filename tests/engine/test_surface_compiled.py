@@ -273,17 +273,17 @@ def test_a_table_scene_runs_compiled_by_default():
     assert out.stdout.split() == ["numpy"]
 
 
-@pytest.mark.parametrize("engine", [pytest.param("numpy", marks=pytest.mark.slow),  # a long run: once, on numpy 2
+@pytest.mark.parametrize("name", SCENES)
+@pytest.mark.parametrize("engine", [pytest.param("numpy", marks=pytest.mark.slow),  # long runs: once, on numpy 2
                                     pytest.param("compiled", marks=needs_numba)])
-def test_every_joule_is_booked(engine):
+def test_every_joule_is_booked(engine, name):
     """The energy bookkeeping is exact: the free flight keeps the energy of a symmetric body exactly, each impulse's
     work J·(u⁻ + u⁺)/2 (and a couple's H·(ω⁻ + ω⁺)/2) is the kinetic energy it adds, and a step adds −(h/2)g·J₁ — so
     E − E₀ less the friction's, the impacts' and the constraint's work is round-off in every scene (each body here is
     symmetric), whatever the step. The energy balance (without the constraint's share) is the integration error:
     round-off for a ball on a plane, second order otherwise (test_surface.py, test_surface_curved.py)."""
-    for name, make in SCENES.items():
-        s, st, t_end, dt, every = make()
-        r = sr.run(s, st, t_end, dt, every, engine=engine)
-        scale = np.max(np.abs(r.energy)) + s.energy_scale(st)
-        booked = r.energy - r.energy[0] - r.friction_work - r.impact_work - r.normal_work
-        assert np.max(np.abs(booked)) <= 1e-12 * scale, name
+    s, st, t_end, dt, every = SCENES[name]()
+    r = sr.run(s, st, t_end, dt, every, engine=engine)
+    scale = np.max(np.abs(r.energy)) + s.energy_scale(st)
+    booked = r.energy - r.energy[0] - r.friction_work - r.impact_work - r.normal_work
+    assert np.max(np.abs(booked)) <= 1e-12 * scale
