@@ -20,7 +20,7 @@ import bpy
 import numpy as np
 
 from ...pem_physics.errors import PemError
-from .. import messages
+from .. import handlers, messages
 from ..frames import simulation_range
 from . import bake, cache
 
@@ -129,15 +129,11 @@ _HANDLERS = ((bpy.app.handlers.depsgraph_update_post, on_depsgraph_update), (bpy
 
 
 def register():
-    for handlers, fn in _HANDLERS:
-        if fn not in handlers:
-            handlers.append(fn)
+    handlers.add(_HANDLERS)
 
 
 def unregister():
-    for handlers, fn in _HANDLERS:
-        if fn in handlers:
-            handlers.remove(fn)
+    handlers.remove(_HANDLERS)
     if bpy.app.timers.is_registered(_recompute):
         bpy.app.timers.unregister(_recompute)
     clear()

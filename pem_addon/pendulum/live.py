@@ -34,7 +34,7 @@ import numpy as np
 from ...pem_physics.errors import PemError
 from ...pem_physics.io import bake as core_bake
 from ...pem_physics.model import TabulatedMotion
-from .. import messages
+from .. import handlers, messages
 from ..keyframes import IDENTITY_DELTAS, LIVE_DELTAS, clear_live_deltas
 from . import bake, cache
 
@@ -387,15 +387,11 @@ _HANDLERS = ((bpy.app.handlers.frame_change_pre, on_frame_change),
 
 
 def register():
-    for handlers, fn in _HANDLERS:
-        if fn not in handlers:
-            handlers.append(fn)
+    handlers.add(_HANDLERS)
 
 
 def unregister():
-    for handlers, fn in _HANDLERS:
-        if fn in handlers:
-            handlers.remove(fn)
+    handlers.remove(_HANDLERS)
     for timer in (_prepare_timer, _adopt_timer):
         if bpy.app.timers.is_registered(timer):
             bpy.app.timers.unregister(timer)

@@ -6,7 +6,7 @@ import bpy
 
 from ...pem_physics import jit
 from ...pem_physics.engine import missing_package
-from .. import bodies, frames, meshes, messages
+from .. import bodies, frames, handlers, meshes, messages
 from ..contacts import pairs
 from ..contacts import ui as contacts_ui
 from ..lists import draw_list
@@ -454,15 +454,11 @@ _HANDLERS = ((bpy.app.handlers.depsgraph_update_post, meshes.on_depsgraph_update
 def register():
     _register()
     bpy.types.PHYSICS_PT_add.append(draw_physics_add)
-    for handlers, fn in _HANDLERS:
-        if fn not in handlers:
-            handlers.append(fn)
+    handlers.add(_HANDLERS)
 
 
 def unregister():
-    for handlers, fn in _HANDLERS:
-        if fn in handlers:
-            handlers.remove(fn)
+    handlers.remove(_HANDLERS)
     meshes.forget_mesh_digests()
     bpy.types.PHYSICS_PT_add.remove(draw_physics_add)
     _unregister()
