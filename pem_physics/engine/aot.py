@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import PemError
-from ..jit import cache_dir
+from ..jit import COMPILED_SOURCES, cache_dir
 
 try:  # the interpreter's own SHA-256 (3.11: _sha256, 3.12+: _sha2); hashlib loads OpenSSL first, ~4 ms of a ~0.25 s run
     from _sha256 import sha256
@@ -58,12 +58,9 @@ except ImportError:
 #: rows as text (``csv_rows``: :func:`pem_physics.ryu.format_rows`); the ensembles' lanes kernels
 #: (``lanes_splitting``, ``lanes_rk4``: :mod:`.lanes_kernels`, a range of blocks a call).
 ENTRIES = {"splitting": "_member_splitting", "pem": "_member_pem"}
-#: The kernels' source files and the probes that give their argument types: a build is keyed on them (:func:`key`).
-SOURCES = ("engine/kernels.py", "engine/kernel_flags.py", "engine/torque_kernels.py", "engine/step_kernels.py",
-           "engine/broad_kernels.py", "engine/impact_kernels.py", "engine/compiled.py", "engine/aot.py",
-           "engine/prebuild.py", "gas/edmd.py", "gas/edmd_kernels.py", "engine/contact/surface_kernels.py",
-           "engine/contact/surface_run_kernels.py", "engine/contact/surface_layout.py", "ryu.py", "engine/lanes.py",
-           "engine/lanes_kernels.py", "engine/lanes_layout.py")
+#: What a build is keyed on (:func:`key`): every file compiled code reads (:data:`pem_physics.jit.COMPILED_SOURCES`),
+#: this builder, the probes that give the entries' argument types and the runners that make those arguments.
+SOURCES = COMPILED_SOURCES + ("engine/aot.py", "engine/prebuild.py", "engine/compiled.py", "engine/lanes.py")
 
 
 def kernel(kind: str):
