@@ -106,9 +106,10 @@ def scene_gravity(scene) -> np.ndarray:
     return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
 
 
-def build_scene(context, notes: list | None = None, frame_end: int | None = None):
+def build_scene(context, notes: list | None = None, frame_end: int | None = None, check: bool = True):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
-    gets the warnings of :func:`mass_properties`; ``frame_end``: the run ends there (:func:`time_settings`)."""
+    gets the warnings of :func:`mass_properties`; ``frame_end``: the run ends there (:func:`time_settings`).
+    ``check``: validated here (``Scene.checked``); False for a caller whose core call checks it anyway."""
     scene = context.scene
     sp = scene.pem
     unit = unit_scale(scene)
@@ -198,6 +199,8 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                  settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
                  contact_friction=exact(sp, "contact_friction"), contact_model=sp.contact_model.lower(),
                  walls=tuple(walls.wall_of(o, unit, sp.contact_model == "SURFACE") for o in wall_objects))
+    if not check:
+        return core, objects, worlds
     try:
         core = core.checked()
     except ValidationError as err:
