@@ -8,7 +8,8 @@ for on Blender's timer. The timer runs the simulation a bake would run, from the
 frame range), and keeps each moving body's path for the overlay (:mod:`.overlay`). Edits that come while one is
 computed coalesce into the next. Nothing in the scene changes (frame, transforms, keys).
 
-:func:`compute` is the direct call (tests, ``blender -b``: timers do not run there).
+:func:`compute` is the direct call (tests, ``blender -b``: timers do not run there). :func:`to_curves` makes the
+path into curve objects, to render it or keep it (an overlay is neither rendered nor saved).
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ from . import bake, cache
 #: no path, in the panel's words), "seconds" (wall time of the last computation), "inputs" (what it was computed
 #: from: :func:`.cache.inputs` and the seconds), "computing" (its own frame changes are no edits), "scene" (whose).
 _state = {"paths": {}, "stale": False, "error": "", "seconds": 0.0, "computing": False, "inputs": None}
+#: RGBA of the path, in the overlay and on its curves.
+COLOR = (1.0, 0.85, 0.25, 0.9)
+#: The collection of the path's curves, and their material (a new export replaces the curves).
+CURVES = "PEM Ghost Paths"
+#: The curves' radius, as a share of the largest path's extent: thin, yet a pixel or more in a render that frames it.
+BEVEL = 0.008
 
 
 def paths() -> dict:
@@ -80,6 +87,62 @@ def compute(context) -> dict:
     finally:
         _state.update(stale=False, computing=False, seconds=time.perf_counter() - t0)
     return _state["paths"]
+
+
+def _fresh(context) -> bool:
+    return (not _state["stale"] and _state.get("scene") == context.scene.name and bool(_state["paths"])
+            and _state["inputs"] == _inputs(context))
+
+
+def _material():
+    mat = bpy.data.materials.get(CURVES) or bpy.data.materials.new(CURVES)
+    if mat.node_tree is None:   # Blender 4.x; from 5.0 every material has its node tree
+        mat.use_nodes = True
+    nodes = mat.node_tree.nodes
+    nodes.clear()
+    emit, out = nodes.new("ShaderNodeEmission"), nodes.new("ShaderNodeOutputMaterial")
+    emit.inputs["Color"].default_value = COLOR
+    emit.inputs["Strength"].default_value = 2.0
+    mat.node_tree.links.new(emit.outputs["Emission"], out.inputs["Surface"])
+    mat.diffuse_color = COLOR     # the viewport's Solid mode
+    return mat
+
+
+def to_curves(context) -> list:
+    """The ghost path as curve objects, one poly line per moving body through the path's points (world BU),
+    bevelled to show in a render, in the collection :data:`CURVES` (made and linked to the scene if missing); the
+    curves of an earlier export go. The path is computed first unless the one shown is of the scene as it is.
+    Raises AddonError, nothing changed, where there is no path (the panel's reason)."""
+    if not _fresh(context):
+        compute(context)
+    found = paths()
+    if not found:
+        raise messages.AddonError(f"Ghost path: {error() or 'no moving body (a pendulum or a free body) to draw'}")
+    scene = context.scene
+    coll = bpy.data.collections.get(CURVES) or bpy.data.collections.new(CURVES)
+    if coll.name not in scene.collection.children:
+        scene.collection.children.link(coll)
+    for obj in [o for o in coll.objects if "pem_ghost_of" in o]:
+        data = obj.data
+        bpy.data.objects.remove(obj)
+        if data is not None and data.users == 0:
+            bpy.data.curves.remove(data)
+    size = max(float(np.ptp(p, axis=0).max()) for p in found.values())
+    mat, made = _material(), []
+    for name, P in found.items():
+        curve = bpy.data.curves.new(f"{name} Ghost Path", "CURVE")
+        curve.dimensions, curve.bevel_depth = "3D", BEVEL * size
+        spline = curve.splines.new("POLY")
+        spline.points.add(len(P) - 1)
+        co = np.ones((len(P), 4))
+        co[:, :3] = P
+        spline.points.foreach_set("co", co.ravel())
+        curve.materials.append(mat)
+        obj = bpy.data.objects.new(curve.name, curve)
+        obj["pem_ghost_of"] = name
+        coll.objects.link(obj)
+        made.append(obj)
+    return made
 
 
 def segments(scene) -> np.ndarray:

@@ -12,7 +12,7 @@ from .. import bodies, meshes
 from ..jobs import ModalJob
 from ..lists import OnSelectedItem, RemoveSelectedItem, add_item
 from ..messages import AddonError, plural
-from . import bake, basin, cache, importing, plotimage, scenes
+from . import bake, basin, cache, ghost, importing, plotimage, scenes
 
 
 def _report_bake(op, context, n: int) -> None:
@@ -215,6 +215,24 @@ class PEM_OT_basin_map(ModalJob, bpy.types.Operator):
         for line in basin.core_basin.unsettled_warnings(n - settled, n, result.t_end, result.complete):
             self.report({"WARNING"}, line.replace("label -1: still moving", "grey: still moving").replace(
                 "raise --t-end", "raise Seconds (or lengthen the frame range)").replace("t_end = ", "the end, "))
+        return {"FINISHED"}
+
+
+class PEM_OT_ghost_path_to_curve(bpy.types.Operator):
+    """Make the ghost path into curves, one per moving body, that render and stay in the file (a new one replaces
+    the last)"""
+
+    bl_idname = "pem.ghost_path_to_curve"
+    bl_label = "Ghost Path to Curve"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        try:
+            made = ghost.to_curves(context)
+        except (PemError, ValueError, RuntimeError) as err:
+            return _fail(self, err)
+        self.report({"INFO"}, f"Ghost path: {plural(len(made), 'curve')} in '{ghost.CURVES}', "
+                              f"{context.scene.pem.ghost_seconds:g} s ahead")
         return {"FINISHED"}
 
 
@@ -472,10 +490,9 @@ def _menu_export(self, context):
     self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml)")
 
 
-classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_basin_map, PEM_OT_clear_bake, PEM_OT_bake_all,
-           PEM_OT_delete_all_bakes, PEM_OT_dipole_add,
-           PEM_OT_dipole_remove, PEM_OT_dipole_duplicate, PEM_OT_export_scene, PEM_OT_import_scene,
-           PEM_OT_import_udf, PEM_OT_plot)
+classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_basin_map, PEM_OT_ghost_path_to_curve,
+           PEM_OT_clear_bake, PEM_OT_bake_all, PEM_OT_delete_all_bakes, PEM_OT_dipole_add, PEM_OT_dipole_remove,
+           PEM_OT_dipole_duplicate, PEM_OT_export_scene, PEM_OT_import_scene, PEM_OT_import_udf, PEM_OT_plot)
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 
 

@@ -20,7 +20,7 @@ DIPOLE_COLOR = (1.0, 0.35, 0.1, 1.0)
 PIVOT_COLOR = (0.1, 0.9, 0.9, 1.0)
 FIELD_COLOR = (0.55, 0.55, 1.0, 0.6)
 CONTACT_COLOR = (0.3, 1.0, 0.3, 0.8)
-GHOST_COLOR = (1.0, 0.85, 0.25, 0.9)
+GHOST_COLOR = ghost.COLOR
 LINE_WIDTH = 2.0   # pixels
 
 

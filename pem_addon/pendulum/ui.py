@@ -226,6 +226,7 @@ def draw_scene(layout, context):
     sub = row.row()
     sub.active = sp.show_ghost_path
     sub.prop(sp, "ghost_seconds", text="Seconds")
+    sub.operator("pem.ghost_path_to_curve", text="", icon="OUTLINER_OB_CURVE")
     if sp.show_ghost_path and ghost.error():
         layout.label(text=ghost.error(), icon="ERROR")
 

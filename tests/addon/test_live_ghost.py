@@ -153,3 +153,48 @@ def test_the_path_shows_in_its_own_scene_only(ghost):
     other = bpy.data.scenes.new("Other")
     other.pem.show_ghost_path = True
     assert len(ghost.segments(other)) == 0
+
+
+def curves_of(ghost):
+    coll = bpy.data.collections.get(ghost.CURVES)
+    return {} if coll is None else {o["pem_ghost_of"]: o for o in coll.objects if "pem_ghost_of" in o}
+
+
+def test_the_ghost_path_made_into_a_curve_is_the_parabola(ghost):
+    """The curve a render shows: its points on x0 + v0 t − g t²/2 (the stored single-precision values), in world
+    space, bevelled, in the scene."""
+    cube = thrown_cube()
+    x0 = np.array(cube.location, dtype=float)
+    v0 = np.array(cube.pem.velocity, dtype=float)
+    g = -np.array(bpy.context.scene.gravity, dtype=float)[2]
+    assert bpy.ops.pem.ghost_path_to_curve() == {"FINISHED"}
+    curve = curves_of(ghost)["Thrown"]
+    assert curve.type == "CURVE" and curve.name in bpy.context.scene.objects
+    pts = np.array([p.co for p in curve.data.splines[0].points], dtype=float)[:, :3]
+    assert np.allclose(np.array(curve.matrix_world), np.eye(4))   # the points are world positions
+    world = pts
+    t = (world[:, 0] - x0[0]) / v0[0]
+    assert len(world) >= 0.4 * 25 and t[0] == pytest.approx(0.0, abs=1e-6)
+    np.testing.assert_allclose(world[:, 2], x0[2] + v0[2] * t - 0.5 * g * t**2, atol=1e-5)   # float32 points
+    assert curve.data.bevel_depth > 0 and curve.active_material.name == ghost.CURVES
+    assert not curve.pem.enabled   # a picture, not a body
+
+
+def test_a_new_curve_replaces_the_last_and_follows_the_edit(ghost):
+    cube = thrown_cube()
+    bpy.ops.pem.ghost_path_to_curve()
+    cube.pem.velocity = (0.0, 1.0, 2.0)   # the path is now of other inputs: computed again
+    bpy.ops.pem.ghost_path_to_curve()
+    curves = curves_of(ghost)
+    assert list(curves) == ["Thrown"] and len(bpy.data.collections[ghost.CURVES].objects) == 1
+    assert not [c for c in bpy.data.curves if c.name.startswith("Thrown Ghost Path.")]   # no stray copies
+    pts = np.array([p.co for p in curves["Thrown"].data.splines[0].points], dtype=float)[:, :3]
+    assert np.ptp(pts[:, 0]) < 1e-6 and np.ptp(pts[:, 1]) > 0.3   # along y now
+
+
+def test_no_path_makes_no_curve_and_says_why(ghost):
+    cube = thrown_cube()
+    cube.pem.density = 0.0
+    with pytest.raises(RuntimeError, match="ensity"):
+        bpy.ops.pem.ghost_path_to_curve()
+    assert ghost.CURVES not in bpy.data.collections
