@@ -13,13 +13,17 @@ from ...pem_physics.model import (
     ContactRim,
     Oscillation,
     Scene,
+    Settings,
     TabulatedMotion,
     UniformRotation,
     inertia,
 )
+from ...pem_physics.model.scene import pair_source, pair_value
 from .. import keyframes
+from ..bodies import pem_objects
 from ..frames import simulation_range, steps_per_frame
-from ..units import set_exact, set_exact_world, unit_scale
+from ..meshes import float32_tolerance
+from ..units import exact, initial_world, set_exact, set_exact_world, unit_scale
 from .props import ROLE_TO_CORE
 
 
@@ -119,12 +123,15 @@ def changed_settings(before: dict, after: dict) -> list:
 
 
 def build_objects(core: Scene, context, collection=None, adapt_scene: bool = False,
-                  replace_settings: bool = True) -> list:
+                  replace_settings: bool = True, notes: list | None = None) -> list:
     """Create Blender objects for a core scene (import): meshes, pivots, dipoles and, with ``replace_settings``,
     the scene's PEM settings (:data:`IMPORTED_SETTINGS`). Returns the objects.
 
     Mass properties are carried over exactly as the core resolves them (Inertia: Manual), so
-    a bake of the imported scene reproduces the core's run of the file.
+    a bake of the imported scene reproduces the core's run of the file. What the Blender scene has no place for is
+    not dropped silently: ``notes`` (a list) gets a warning for each such item, naming it, its value, what a bake
+    does instead and what to do (:func:`import_losses`). The rotating field's phase is carried over folded into
+    B1 and B2 (the same B(t)); a rotating field with ω = 0 is a uniform one, added to the file's uniform field.
     """
     core = core.checked()
     scene = context.scene
@@ -219,7 +226,111 @@ def build_objects(core: Scene, context, collection=None, adapt_scene: bool = Fal
         _adapt_frames(core, scene)
     if keyed:
         _key_motions(scene, keyed, unit, replace_settings)
+    if notes is not None:
+        names = {item.name: obj.name for item, obj in zip([*core.bodies, *core.walls], made)}
+        notes += import_losses(core, context, names, replace_settings)
     return made
+
+
+RUN_THE_FILE = "run the file with python -m pem_physics run"
+
+
+def _vec(x) -> str:
+    return "(" + ", ".join(f"{float(c):.6g}" for c in x) + ")"
+
+
+def _fields(core: Scene):
+    """(mode, uniform B (3,) T, rotating (b1, b2, ω) or None, the uniform B dropped (3,) or None) of the scene's
+    External Field for a core scene's fields: the rotating field's phase φ folded into B1 and B2 (b1 cos(ωt + φ) +
+    b2 sin(ωt + φ) = (b1 cos φ + b2 sin φ) cos ωt + (b2 cos φ − b1 sin φ) sin ωt), a rotating field with ω = 0 (or
+    B1 = B2 = 0) added to the uniform one. The uniform field is dropped only beside a field that does rotate: the
+    add-on holds either."""
+    uniform = np.asarray(core.field, float)
+    rf = core.rotating_field
+    if rf is None:
+        return ("UNIFORM" if np.any(uniform) else "NONE"), uniform, None, None
+    b1, b2, w, phi = np.asarray(rf.b1, float), np.asarray(rf.b2, float), float(rf.angular_velocity), float(rf.phase)
+    c, s = (1.0, 0.0) if phi == 0.0 else (math.cos(phi), math.sin(phi))
+    b1, b2 = (b1, b2) if phi == 0.0 else (b1 * c + b2 * s, b2 * c - b1 * s)
+    if w == 0.0 or not (np.any(b1) or np.any(b2)):      # it stands still: a uniform field
+        uniform = uniform + b1
+        return ("UNIFORM" if np.any(uniform) else "NONE"), uniform, None, None
+    return "ROTATING", uniform, (b1, b2, w), (uniform if np.any(uniform) else None)
+
+
+def import_losses(core: Scene, context, names: dict, replace_settings: bool = True) -> list:
+    """Warnings (sentences) for what an import of the checked core scene ``core`` cannot carry over into the
+    Blender scene, so that a bake of it would differ from ``python -m pem_physics run`` of the file: a uniform field
+    beside a rotating one, ``pair_restitution`` entries, dop853's rtol and atol, a placement tolerance larger than
+    the bake's. ``names``: each body's and wall's object name (an import may rename). Scene settings only with
+    ``replace_settings`` (else the scene keeps its own, by the user's choice)."""
+    scene = context.scene
+    head = f"Scene '{scene.name}': "
+    out = []
+    if replace_settings:
+        dropped = _fields(core)[3]
+        if dropped is not None:
+            out.append(head + f"the file's uniform field {_vec(dropped)} T is dropped: the External Field is uniform "
+                              "or rotating, not both, and the file has a rotating field too; a bake runs without the "
+                              f"uniform field ({RUN_THE_FILE} to include it)")
+        st, default = core.settings, Settings()
+        if st.method == "dop853":
+            lost = [f"{key} = {getattr(st, key):g}" for key in ("rtol", "atol")
+                    if getattr(st, key) != getattr(default, key)]
+            if lost:
+                many = len(lost) > 1
+                out.append(head + f"the file's dop853 tolerance{'s' if many else ''} {' and '.join(lost)} "
+                                  f"{'are' if many else 'is'} dropped: the add-on has no setting for "
+                                  f"{'them' if many else 'it'}, and a bake "
+                                  f"uses rtol = {default.rtol:g}, atol = {default.atol:g} ({RUN_THE_FILE} to use the "
+                                  "file's)")
+    out += _pair_losses(core, scene, names, head)
+    out += _placement_losses(core, context, head)
+    return out
+
+
+def _pair_losses(core: Scene, scene, names: dict, head: str) -> list:
+    """A warning for each ``pair_restitution`` entry whose e a bake would not give the pair: the add-on has no
+    per-pair restitution, only each object's own (:func:`~pem_physics.model.scene.pair_value`). An entry the pair
+    rule gives anyway, or for two items that never touch (two walls, a body without contacts), loses nothing."""
+    own = {b.name: b.restitution for b in core.bodies} | {w.name: w.restitution for w in core.walls}
+    touches = {b.name: "body" if b.contacts else None for b in core.bodies} | {w.name: "wall" for w in core.walls}
+    scene_e = exact(scene.pem, "restitution")
+    out = []
+    for pair in core.pair_restitution:
+        a, b = pair.names
+        if None in (touches[a], touches[b]) or touches[a] == touches[b] == "wall":
+            continue      # a body without contact spheres touches nothing; walls never touch each other
+        e_bake = pair_value(own[a], own[b], scene_e)
+        if e_bake == pair.restitution:
+            continue
+        oa, ob = f"Object '{names.get(a, a)}'", f"Object '{names.get(b, b)}'"
+        whose = {"both": "the smaller of their Own Restitution", "a": f"{oa}'s Own Restitution",
+                 "b": f"{ob}'s Own Restitution", "scene": "the scene's Restitution"}[pair_source(own[a], own[b])]
+        out.append(head + f"the file's restitution e = {pair.restitution:g} between {oa} and {ob} (pair_restitution) "
+                          "is dropped: the add-on has no restitution per pair, only each object's Own Restitution, "
+                          f"and a bake gives this pair e = {e_bake:g} ({whose}) (give the objects Own Restitution "
+                          f"{pair.restitution:g} where their other pairs allow it, or {RUN_THE_FILE} to include it)")
+    return out
+
+
+def _placement_losses(core: Scene, context, head: str) -> list:
+    """A warning when the file's placement tolerance (how far a body may start off a table and still start on it,
+    ``contact_model = "surface"``) is larger than a bake's, which is the single precision of the Blender scene's
+    positions (as :func:`.scenes.build_scene` reckons it: the farthest any PEM object reaches from the origin)."""
+    scene = context.scene
+    if scene.pem.contact_model != "SURFACE" or not core.placement_tolerance > 0:
+        return []
+    context.view_layer.update()        # the new objects' dimensions
+    objects = pem_objects(scene)
+    reach = max((np.abs(initial_world(o)[:3, 3]).max() + max(o.dimensions) for o in objects), default=0.0)
+    ours = float32_tolerance(unit_scale(scene) * reach)
+    if not core.placement_tolerance > ours:
+        return []
+    x = core.placement_tolerance
+    return [head + f"the file's placement tolerance {x:.3g} m is dropped: a bake takes the precision of this "
+                   f"scene's positions, {ours:.3g} m, so a body {ours:.3g} to {x:.3g} m off a table starts on it in "
+                   f"a run of the file but not in a bake (move it onto the table, or {RUN_THE_FILE})"]
 
 
 def _keys_of(motion, t_end: float, U0=None) -> TabulatedMotion:
@@ -322,17 +433,15 @@ def _apply_settings(core: Scene, scene) -> None:
     sp = scene.pem
     sp.use_scene_gravity = False
     set_exact(sp, "gravity", tuple(np.asarray(core.gravity, float)))
-    if core.rotating_field is not None:
-        sp.field_mode = "ROTATING"
-        rf = core.rotating_field
-        set_exact(sp, "field_b1", tuple(rf.b1))
-        set_exact(sp, "field_b2", tuple(rf.b2))
-        set_exact(sp, "field_omega", rf.angular_velocity)
-    elif np.any(core.field):
-        sp.field_mode = "UNIFORM"
-        set_exact(sp, "field", tuple(np.asarray(core.field, float)))
-    else:
-        sp.field_mode = "NONE"
+    mode, uniform, rotating, _ = _fields(core)   # a uniform field beside a rotating one: import_losses says so
+    sp.field_mode = mode
+    if rotating is not None:
+        b1, b2, w = rotating
+        set_exact(sp, "field_b1", tuple(b1))
+        set_exact(sp, "field_b2", tuple(b2))
+        set_exact(sp, "field_omega", w)
+    elif mode == "UNIFORM":
+        set_exact(sp, "field", tuple(uniform))
     set_exact(sp, "mu0", core.mu0)
     set_exact(sp, "restitution", core.restitution)
     set_exact(sp, "contact_friction", core.contact_friction)
