@@ -23,6 +23,12 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     start = "auto"           # "random", "lattice" or "auto"
     state = "prev/gas.npz"   # start from a saved state instead (n, dimension, η, box come from it)
 
+A run must be able to finish and its start must fit in doubles and memory: at most :data:`MAX_EVENTS` steps of the
+timestep method or (estimated) events of an event-driven run; a packing fraction whose box is at most
+:data:`MAX_BOX_DIAMETERS` a side and whose cell lists fit in memory. With ``state`` (or ``--state``) the options
+that the state fixes (``--n``, ``--dimension``, ``--packing-fraction``, ``--temperature``, ``--box``,
+``--cylinder-axis``, ``--cylinder-aspect``, ``--seed``, ``--start``) are refused unless they restate its value.
+
 Containers (``box`` "sphere", "cylinder"): hard walls, a random start; the packing fraction is counted
 on the container's whole volume ((4/3) π R_w³, π R_w² L), the box is its bounding box. The summary
 reports the container and the pressure on each wall from the momentum it took
@@ -72,9 +78,25 @@ MAX_TEMPERATURE = 1e100
 BYTES_PER_PARTICLE = 248
 #: Bytes a time block keeps (its edges, virial and collision counts as Python floats: 10⁸ blocks took 11.8 GB).
 BYTES_PER_BLOCK = 128
+#: Most steps of the timestep method, and most events (collisions, cell and wall crossings, estimated) of an
+#: event-driven run, a run may ask for: the ``run`` command's cap on steps (``MAX_STEPS``), far beyond any run that
+#: could finish (10¹² events are three weeks at the engine's 5 × 10⁵ collisions per second).
+MAX_EVENTS = 1e12
+#: Longest side, in particle diameters, of the box a packing fraction may imply: doubles resolve a position in it to
+#: about 1e-7 of a diameter (2.2e-16 × 1e9), and no less would do to find contacts.
+MAX_BOX_DIAMETERS = 1e9
+#: Bytes a cell of the event-driven engine's cell lists takes (its list head, an int64; cells are about a diameter
+#: wide, so a dilute gas has many: gas/edmd.py ``cell_grid``).
+BYTES_PER_CELL = 8
 
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
+
+#: Options that a saved state (``state``, ``--state``) fixes: its particles, their positions and velocities (hence
+#: the packing fraction and temperature, and no start to pick) and its box. Given with a state, each is refused
+#: unless it restates the state's own value (``n``, ``dimension``, ``box``, ``packing_fraction``, ``cylinder_axis``).
+STATE_FIXES = ("n", "dimension", "packing_fraction", "temperature", "box", "cylinder_axis", "cylinder_aspect",
+               "seed", "start")
 
 #: The built-in scene ``example:hard-sphere-gas`` (examples/scenes/hard_sphere_gas.toml holds the same).
 EXAMPLE = {"n": 4000, "dimension": 3, "packing_fraction": 0.25, "temperature": 1.0, "box": "periodic",
@@ -128,8 +150,69 @@ def _number(cfg, key, *, integer=False):
     return int(val) if integer else float(val)
 
 
-def check_config(cfg: dict) -> dict:
-    """The scene's values over :data:`DEFAULTS`, checked; every error names the item (``gas.KEY``)."""
+def _option(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def _refuse_overridden(given: dict, saved: GasState, box: str) -> None:
+    """Refuse (``gas.state``) the options in ``given`` (key → value typed on the command line) that the saved state
+    would override (:data:`STATE_FIXES`); one that restates the state's value is not overridden."""
+    same = {"n": saved.n, "dimension": saved.d, "box": box}
+    if saved.container.kind == "cylinder":
+        same["cylinder_axis"] = saved.container.axis
+    dropped = []
+    for key in OPTIONS:
+        value = given.get(key)
+        if key not in STATE_FIXES or value is None:
+            continue
+        if key in same and not isinstance(value, bool) and value == same[key]:
+            continue
+        if (key == "packing_fraction" and isinstance(value, float)
+                and math.isclose(value, saved.packing_fraction, rel_tol=1e-9)):
+            continue
+        dropped.append(_option(key))
+    if dropped:
+        raise _err("state", f"the saved state gives the gas its particles, their positions and velocities (hence N, "
+                            f"the dimension, packing fraction and temperature, no start to pick) and its box "
+                            f"({box}); drop {', '.join(dropped)}: with a state "
+                            f"{'it is' if len(dropped) == 1 else 'they are'} ignored")
+
+
+def _implied_box(n: int, eta: float, d: int, box: str, axis: int, aspect: float) -> np.ndarray:
+    """The box lengths (d,), in diameters, that n particles at packing fraction eta start in (``make_gas``'s: a cube,
+    or a sphere's or cylinder's bounding box; a lattice start's box differs by a few diameters); inf on overflow."""
+    vol = n * (math.pi / 6 if d == 3 else math.pi / 4) / eta   # balls of diameter 1
+    with np.errstate(over="ignore"):
+        if box == "sphere":
+            r = (vol / (math.pi * 4 / 3 if d == 3 else math.pi)) ** (1.0 / d)
+            return np.full(d, 2 * r)
+        if box == "cylinder":
+            r = (vol / (2 * math.pi * aspect)) ** (1.0 / 3.0)
+            sides = np.full(3, 2 * r)
+            sides[axis] *= aspect
+            return sides
+        return np.full(d, vol ** (1.0 / d))
+
+
+def _check_box(c: dict) -> None:
+    """Refuse a packing fraction (or cylinder aspect) whose box is longer than :data:`MAX_BOX_DIAMETERS` a side."""
+    n, d, eta = c["n"], c["dimension"], c["packing_fraction"]
+    side = float(_implied_box(n, eta, d, c["box"], c["cylinder_axis"], 1.0).max())
+    if not side <= MAX_BOX_DIAMETERS:
+        raise _err("packing_fraction", f"η = {eta:g} spreads {n:,} {'spheres' if d == 3 else 'disks'} over a box "
+                                       f"{side:.3g} diameters a side; at most {MAX_BOX_DIAMETERS:g} (doubles resolve "
+                                       f"positions there to about 1e-7 of a diameter): raise the packing fraction")
+    if c["box"] == "cylinder":
+        side = float(_implied_box(n, eta, d, "cylinder", c["cylinder_axis"], c["cylinder_aspect"]).max())
+        if not side <= MAX_BOX_DIAMETERS:
+            raise _err("cylinder_aspect", f"{c['cylinder_aspect']:g} makes the cylinder's box {side:.3g} diameters on "
+                                          f"its longest side; at most {MAX_BOX_DIAMETERS:g} (doubles resolve positions "
+                                          f"there to about 1e-7 of a diameter): choose an aspect nearer 1")
+
+
+def check_config(cfg: dict, given: dict | None = None) -> dict:
+    """The scene's values over :data:`DEFAULTS`, checked; every error names the item (``gas.KEY``). ``given``: the
+    values typed on the command line (key → value), which a saved state must not silently override."""
     from ..gas.state import LATTICE_MAX
 
     unknown = sorted(set(cfg) - set(DEFAULTS))
@@ -140,9 +223,9 @@ def check_config(cfg: dict) -> dict:
         if not Path(str(c["state"])).is_file():
             raise _err("state", f"no such file: {c['state']}")
         saved = load_state(c["state"])  # the start's size, dimension and box are the saved state's
-        c.update(n=saved.n, dimension=saved.d, packing_fraction=saved.packing_fraction,
-                 box="periodic" if saved.periodic else ("walls" if saved.container.kind == "box"
-                                                        else saved.container.kind))
+        box = "periodic" if saved.periodic else ("walls" if saved.container.kind == "box" else saved.container.kind)
+        _refuse_overridden(given or {}, saved, box)
+        c.update(n=saved.n, dimension=saved.d, packing_fraction=saved.packing_fraction, box=box)
     c["n"] = _number(c, "n", integer=True)
     if c["n"] < 1:
         raise _err("n", f"expected an integer >= 1, got {c['n']}")
@@ -154,6 +237,9 @@ def check_config(cfg: dict) -> dict:
     eta = _number(c, "packing_fraction")
     if not 0 < eta < top:
         raise _err("packing_fraction", f"expected 0 < η < {top:.2f}, got {eta:g}")
+    if eta < sys.float_info.min and c["state"] is None:
+        raise _err("packing_fraction", f"{eta:g} is below the smallest normal double ({sys.float_info.min:.3g}): the "
+                                       f"box it implies has no finite size; raise the packing fraction")
     c["packing_fraction"] = eta
     c["temperature"] = _number(c, "temperature")
     if not 0 < c["temperature"] <= MAX_TEMPERATURE:
@@ -169,6 +255,8 @@ def check_config(cfg: dict) -> dict:
     c["cylinder_aspect"] = _number(c, "cylinder_aspect")
     if not c["cylinder_aspect"] > 0:
         raise _err("cylinder_aspect", f"expected a length / diameter > 0, got {c['cylinder_aspect']:g}")
+    if c["state"] is None:
+        _check_box(c)
     c["restitution"] = _number(c, "restitution")
     if not 0 <= c["restitution"] <= 1:
         raise _err("restitution", f"expected 0 ≤ e ≤ 1, got {c['restitution']:g}")
@@ -188,9 +276,14 @@ def check_config(cfg: dict) -> dict:
             raise _err("gravity", f"expected a number g (along −axis {d - 1}) or a list of {d} numbers, got {g!r}")
         if not all(math.isfinite(x) for x in c["gravity"]):
             raise _err("gravity", f"expected finite numbers, got {c['gravity']}")
+        if any(c["gravity"]) and c["state"] is not None and c["box"] != "walls":   # a state keeps its box
+            raise _err("gravity", "needs hard walls in its direction"
+                       + (", and the saved state's box is periodic" if c["box"] == "periodic" else
+                          f" (not a curved container), and the saved state's is a {c['box']}")
+                       + " (a state keeps its box): this state cannot take gravity; drop gravity, or start from a "
+                         "state with walls")
         if any(c["gravity"]) and c["box"] == "periodic":
-            raise _err("gravity", "needs hard walls in its direction: set box = \"walls\""
-                       + (" (the saved state's box is periodic)" if c["state"] is not None else ""))
+            raise _err("gravity", "needs hard walls in its direction: set box = \"walls\"")
         if any(c["gravity"]) and c["box"] in ("sphere", "cylinder"):
             raise _err("gravity", f"not supported with box = \"{c['box']}\" (a curved container): use box = "
                                   f"\"walls\" or no gravity")
@@ -240,7 +333,60 @@ def check_config(cfg: dict) -> dict:
         budget.check(c["n"] * (BYTES_PER_PARTICLE + records * 2 * d * 8), "gas.n",
                      f"{c['n']:,} particles with {records:,} records of their positions and velocities",
                      "lower n, or record less often (record_interval)")
+        if c["method"] == "event" or c["restitution"] > 0:   # the timestep method compares with an event-driven run
+            sides = _implied_box(c["n"], eta, d, c["box"], c["cylinder_axis"], c["cylinder_aspect"])
+            cells = float(np.prod(np.maximum(np.floor(sides), 1.0)))
+            lists = ("the event-driven engine's cell lists" if c["method"] == "event" else
+                     "the cell lists of the event-driven run that counts the timestep method's missed collisions")
+            budget.check(cells * BYTES_PER_CELL, "gas.packing_fraction",
+                         f"η = {eta:g} spreads {c['n']:,} particles over {cells:.3g} cells of one diameter: {lists}",
+                         "raise the packing fraction (or use fewer particles)")
     return c
+
+
+def expected_events(state: GasState, duration: float, gravity=None) -> float:
+    """About how many events an event-driven run of ``duration`` from ``state`` takes: collisions at Enskog's rate
+    and crossings of the engine's cells (or walls), at the start's speeds (with gravity, those a fall across the box
+    gives too). An estimate to refuse runs that cannot finish (an inelastic gas cools, and takes fewer)."""
+    from ..gas import measure
+
+    n, d = state.n, state.d
+    m = float(np.mean(state.masses))
+    sig, sig_max = 2.0 * float(np.mean(state.radii)), 2.0 * float(np.max(state.radii))
+    T = measure.temperature(state)
+    if gravity is not None:
+        T += m * float(np.linalg.norm(gravity)) * float(np.max(state.box))
+    if not T > 0 or not duration > 0:
+        return 0.0
+    collisions = n / 2 * measure.enskog_collision_rate(min(state.packing_fraction, 0.9), d, T, m, sig)
+    nc = np.maximum(np.floor(state.box / sig_max), 1.0)   # the cells of gas/edmd.py's cell_grid
+    if state.periodic:
+        nc[nc < 3] = 1.0
+    crossings = n * math.sqrt(2 * T / (math.pi * m)) * float(np.sum(nc / state.box))
+    return duration * (collisions + crossings)
+
+
+def check_length(c: dict, state: GasState) -> None:
+    """Refuse (``gas.t_end``) a run from ``state`` that could not finish: more than :data:`MAX_EVENTS` steps of the
+    timestep method, or an event-driven run (the method's, or the one that counts the timestep method's missed
+    collisions) of more than :data:`MAX_EVENTS` events (:func:`expected_events`)."""
+    t = c["t_end"]
+    timestep = c["method"] == "timestep"
+    if timestep:
+        from ..gas.timestep import default_dt
+
+        dt = c["dt"] if c["dt"] is not None else default_dt(state)
+        if t / dt > MAX_EVENTS:
+            how = "" if c["dt"] is not None else f" (dt's default {dt:.3g}, 1/50 of σ / rms speed)"
+            raise _err("t_end", f"t_end / dt = {t / dt:.3g} steps of the timestep method{how}; at most "
+                                f"{MAX_EVENTS:g}: lower t_end (or raise dt)")
+        if c["restitution"] == 0:   # no event-driven run to compare with
+            return
+    events = expected_events(state, t, c["gravity"])
+    if events > MAX_EVENTS:
+        which = "the event-driven run that counts the timestep method's missed collisions: " if timestep else ""
+        raise _err("t_end", f"{t:g} would take about {events:.2g} events ({which}collisions at Enskog's rate and "
+                            f"cell crossings, at the start's speeds); at most {MAX_EVENTS:g}: lower t_end")
 
 
 def load_state(path) -> GasState:
@@ -278,6 +424,15 @@ def _scalar(data, name: str) -> float:
         raise ValueError(f"{name}: expected a number, got {np.asarray(data[name]).tolist()!r}") from None
 
 
+def _flag(data, name: str) -> bool:
+    """The true / false ``name`` of a saved state (a boolean, or the integer 0 or 1); ValueError naming it otherwise
+    (the text 'False' is not false)."""
+    a = np.asarray(data[name])
+    if a.shape == () and (a.dtype.kind == "b" or (a.dtype.kind in "iu" and int(a) in (0, 1))):
+        return bool(a)
+    raise ValueError(f"{name}: expected true or false (a boolean), got {a.tolist()!r}")
+
+
 #: Largest speed a saved state may hold: v² then stays within gas.temperature's bound (1e100).
 MAX_STATE_SPEED = 1e50
 
@@ -299,7 +454,7 @@ def _state_of(path: Path, data) -> GasState:
         t = _scalar(data, "time") if "time" in keys else 0.0
     else:
         raise _err("state", f"{path}: no positions and velocities")
-    periodic = bool(data["periodic"]) if "periodic" in keys else True
+    periodic = _flag(data, "periodic") if "periodic" in keys else True
     container = None
     if "container_kind" in keys:
         kind = str(data["container_kind"])
@@ -526,12 +681,14 @@ def cmd_gas(args) -> int:
     from ..io.outset import output_folder
 
     cfg = load_gas_scene(args.scene) if args.scene else {}
+    given = {}   # the options typed (their defaults are None)
     for opt, key in OPTIONS.items():
         val = getattr(args, opt)
         if val is not None:
-            cfg[key] = _parse_gravity(val) if key == "gravity" else val
-    c = check_config(cfg)
+            cfg[key] = given[key] = _parse_gravity(val) if key == "gravity" else val
+    c = check_config(cfg, given)
     state = initial_state(c)
+    check_length(c, state)
     output_folder(args.outdir, "gas")   # checked before the run, not after it
     bar = _Bar(state.time, state.time + c["t_end"], not args.quiet)
     # SIGTERM (kill, a job scheduler) stops the run as Ctrl-C does: the engines keep a valid partial result
