@@ -264,31 +264,7 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
         c["tc"] = _number(c, "tc")
         if c["tc"] < 0:
             raise _err("tc", f"expected a time >= 0, got {c['tc']:g}")
-    g = c["gravity"]
-    if g is not None:
-        if isinstance(g, (int, float)) and not isinstance(g, bool):
-            c["gravity"] = [0.0] * (d - 1) + [-float(g)]
-        elif isinstance(g, (list, tuple)) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in g):
-            if len(g) != d:
-                raise _err("gravity", f"expected {d} components (dimension {d}), got {len(g)}")
-            c["gravity"] = [float(x) for x in g]
-        else:
-            raise _err("gravity", f"expected a number g (along −axis {d - 1}) or a list of {d} numbers, got {g!r}")
-        if not all(math.isfinite(x) for x in c["gravity"]):
-            raise _err("gravity", f"expected finite numbers, got {c['gravity']}")
-        if any(c["gravity"]) and c["state"] is not None and c["box"] != "walls":   # a state keeps its box
-            raise _err("gravity", "needs hard walls in its direction"
-                       + (", and the saved state's box is periodic" if c["box"] == "periodic" else
-                          f" (not a curved container), and the saved state's is a {c['box']}")
-                       + " (a state keeps its box): this state cannot take gravity; drop gravity, or start from a "
-                         "state with walls")
-        if any(c["gravity"]) and c["box"] == "periodic":
-            raise _err("gravity", "needs hard walls in its direction: set box = \"walls\"")
-        if any(c["gravity"]) and c["box"] in ("sphere", "cylinder"):
-            raise _err("gravity", f"not supported with box = \"{c['box']}\" (a curved container): use box = "
-                                  f"\"walls\" or no gravity")
-        if c["method"] == "timestep" and any(c["gravity"]):
-            raise _err("gravity", "the timestep method has no gravity (use method = \"event\")")
+    _check_gravity(c, d)
     c["t_end"] = _number(c, "t_end")
     if c["t_end"] <= 0:
         raise _err("t_end", f"expected a duration > 0, got {c['t_end']:g}")
@@ -327,21 +303,57 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
     if c["start"] not in ("auto", "random", "lattice"):
         raise _err("start", f"expected 'auto', 'random' or 'lattice', got {c['start']!r}")
     if c["state"] is None:   # (a saved state brings its own N, checked when it is read)
-        from ..engine import budget
-
-        records = int(c["t_end"] / c["record_interval"]) + 2
-        budget.check(c["n"] * (BYTES_PER_PARTICLE + records * 2 * d * 8), "gas.n",
-                     f"{c['n']:,} particles with {records:,} records of their positions and velocities",
-                     "lower n, or record less often (record_interval)")
-        if c["method"] == "event" or c["restitution"] > 0:   # the timestep method compares with an event-driven run
-            sides = _implied_box(c["n"], eta, d, c["box"], c["cylinder_axis"], c["cylinder_aspect"])
-            cells = float(np.prod(np.maximum(np.floor(sides), 1.0)))
-            lists = ("the event-driven engine's cell lists" if c["method"] == "event" else
-                     "the cell lists of the event-driven run that counts the timestep method's missed collisions")
-            budget.check(cells * BYTES_PER_CELL, "gas.packing_fraction",
-                         f"η = {eta:g} spreads {c['n']:,} particles over {cells:.3g} cells of one diameter: {lists}",
-                         "raise the packing fraction (or use fewer particles)")
+        _check_memory(c, eta, d)
     return c
+
+
+def _check_gravity(c: dict, d: int) -> None:
+    """``gravity`` (a number g along −axis d−1, or d numbers) into c as a list, and what it needs of the box and
+    method."""
+    g = c["gravity"]
+    if g is not None:
+        if isinstance(g, (int, float)) and not isinstance(g, bool):
+            c["gravity"] = [0.0] * (d - 1) + [-float(g)]
+        elif isinstance(g, (list, tuple)) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in g):
+            if len(g) != d:
+                raise _err("gravity", f"expected {d} components (dimension {d}), got {len(g)}")
+            c["gravity"] = [float(x) for x in g]
+        else:
+            raise _err("gravity", f"expected a number g (along −axis {d - 1}) or a list of {d} numbers, got {g!r}")
+        if not all(math.isfinite(x) for x in c["gravity"]):
+            raise _err("gravity", f"expected finite numbers, got {c['gravity']}")
+        if any(c["gravity"]) and c["state"] is not None and c["box"] != "walls":   # a state keeps its box
+            raise _err("gravity", "needs hard walls in its direction"
+                       + (", and the saved state's box is periodic" if c["box"] == "periodic" else
+                          f" (not a curved container), and the saved state's is a {c['box']}")
+                       + " (a state keeps its box): this state cannot take gravity; drop gravity, or start from a "
+                         "state with walls")
+        if any(c["gravity"]) and c["box"] == "periodic":
+            raise _err("gravity", "needs hard walls in its direction: set box = \"walls\"")
+        if any(c["gravity"]) and c["box"] in ("sphere", "cylinder"):
+            raise _err("gravity", f"not supported with box = \"{c['box']}\" (a curved container): use box = "
+                                  f"\"walls\" or no gravity")
+        if c["method"] == "timestep" and any(c["gravity"]):
+            raise _err("gravity", "the timestep method has no gravity (use method = \"event\")")
+
+
+def _check_memory(c: dict, eta: float, d: int) -> None:
+    """What a new gas's run holds in memory — its particles and records, the event-driven engine's cell lists —
+    fits (:mod:`..engine.budget`), each refusal naming the key to lower."""
+    from ..engine import budget
+
+    records = int(c["t_end"] / c["record_interval"]) + 2
+    budget.check(c["n"] * (BYTES_PER_PARTICLE + records * 2 * d * 8), "gas.n",
+                 f"{c['n']:,} particles with {records:,} records of their positions and velocities",
+                 "lower n, or record less often (record_interval)")
+    if c["method"] == "event" or c["restitution"] > 0:   # the timestep method compares with an event-driven run
+        sides = _implied_box(c["n"], eta, d, c["box"], c["cylinder_axis"], c["cylinder_aspect"])
+        cells = float(np.prod(np.maximum(np.floor(sides), 1.0)))
+        lists = ("the event-driven engine's cell lists" if c["method"] == "event" else
+                 "the cell lists of the event-driven run that counts the timestep method's missed collisions")
+        budget.check(cells * BYTES_PER_CELL, "gas.packing_fraction",
+                     f"η = {eta:g} spreads {c['n']:,} particles over {cells:.3g} cells of one diameter: {lists}",
+                     "raise the packing fraction (or use fewer particles)")
 
 
 def expected_events(state: GasState, duration: float, gravity=None) -> float:
