@@ -418,14 +418,17 @@ class _ImportBase(ImportHelper):
 
     def execute(self, context):
         before = importing.settings_snapshot(context.scene)
+        notes = []   # what the Blender scene cannot hold, each by name
         try:
             core = self.load(self.filepath)
             objs = importing.build_objects(core, context, adapt_scene=self.adapt_scene,
-                                          replace_settings=self.replace_settings)
+                                          replace_settings=self.replace_settings, notes=notes)
         except (PemError, OSError) as err:
             return _fail(self, err)
         self.report({"INFO"}, f"Imported {plural(len(objs), 'body', 'bodies')} from {self.filepath}: "
                               + ", ".join(f"'{o.name}'" for o in objs))
+        for note in notes:
+            self.report({"WARNING"}, note)
         changed = importing.changed_settings(before, importing.settings_snapshot(context.scene))
         if changed:  # the scene's own settings are overwritten: say which
             self.report({"WARNING"}, f"Scene '{context.scene.name}': the import replaced these settings with the "

@@ -83,6 +83,17 @@ def test_a_uniform_field_beside_a_rotating_one_is_named_with_its_value(mods):
     assert import_core(mods, file_core, replace_settings=False)[1] == []
 
 
+def test_the_import_operator_reports_each_loss_as_a_warning(mods, ext):
+    """File ▸ Import ▸ PEM Scene shows what is dropped (its operator's execute, with a stand-in for the file)."""
+    file_core = replace(mods["pem_physics.examples"].compass_rotating(), field=(0.0, 0.0, 0.002))
+    ops = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.operators")
+    op = type("Op", (), {"reports": [], "report": lambda self, *a: self.reports.append(a), "filepath": "f.toml",
+                         "adapt_scene": False, "replace_settings": True, "load": lambda self, path: file_core})()
+    assert ops._ImportBase.execute(op, bpy.context) == {"FINISHED"}
+    warned = [text for kind, text in op.reports if kind == {"WARNING"}]
+    assert any(w.startswith("Scene 'Scene': the file's uniform field (0, 0, 0.002) T is dropped") for w in warned)
+
+
 def test_the_rotating_fields_phase_is_carried_into_b1_and_b2(mods):
     compass = mods["pem_physics.examples"].compass_rotating(t_end=0.2)
     file_core = replace(compass, rotating_field=replace(compass.rotating_field, phase=1.0),
