@@ -47,6 +47,7 @@ from ..model.scene import (
     Scene,
     Settings,
     StaticWall,
+    check_not_too_light,
 )
 from .files import beside_scene, read_input_text
 
@@ -380,11 +381,13 @@ def _check_mass(role: str, path: str, shapes, mp) -> None:
         if not mp.mass > 0:
             raise ValidationError(f"{path}.mass_properties.mass", f"a {role} body needs a positive mass, got "
                                                                   f"{mp.mass:g}; give a mass > 0")
+        check_not_too_light(mp.mass, f"{path}.mass_properties.mass")
     elif shapes:
         total = sum(s.mass_properties().mass for s in shapes)
         if not total > 0:
             raise ValidationError(f"{path}.shapes", f"a {role} body needs a positive mass, its shapes add up to "
                                                     f"{total:g}; give a shape a mass or a density > 0")
+        check_not_too_light(total, f"{path}.shapes")
 
 
 def _restitution(value, path) -> float:

@@ -335,6 +335,7 @@ class Body:
                 raise ValidationError(f"{path}.mass_properties.inertia", "expected a finite 3×3 tensor")
             if not np.allclose(I, I.T, rtol=1e-12, atol=1e-15 * max(1.0, float(np.abs(I).max()))):
                 raise ValidationError(f"{path}.mass_properties.inertia", "tensor is not symmetric")
+            inertia.check_physical(I, f"{path}.mass_properties.inertia")   # as a UDF's or the panel's tensor
             return mp
         if not self.shapes:
             raise ValidationError(f"{path}.shapes", f"a {self.role} body needs shapes or mass_properties")
@@ -403,11 +404,17 @@ class Body:
             mp = self.resolved_mass_properties(path)
             if not mp.mass > 0:
                 raise ValidationError(f"{path}.mass", f"a {self.role} body needs a positive mass, got {mp.mass}")
+            check_not_too_light(mp.mass, f"{path}.mass")
             I = np.asarray(mp.inertia_about(np.zeros(3)) if self.role == "pendulum" else mp.inertia, dtype=float)
             if not np.all(np.isfinite(I)):
                 raise ValidationError(f"{path}.inertia", "the inertia tensor is not finite (sizes or masses too large)")
-            if not np.max(np.linalg.eigvalsh(I)) > 0:
+            largest = np.max(np.linalg.eigvalsh(I))
+            if not largest > 0:
                 raise ValidationError(f"{path}.inertia", "the inertia tensor is zero: the body cannot rotate")
+            if largest < MIN_INERTIA:
+                raise ValidationError(f"{path}.inertia", f"its largest moment {largest:.3g} kg·m² is too small to "
+                                                         f"simulate (its angular accelerations overflow): give at "
+                                                         f"least {MIN_INERTIA:g} kg·m²")
         elif self.hinge is not None:
             raise ValidationError(f"{path}.hinge",
                                   f"only pendulum and free bodies can be hinged (role is {self.role!r})")
@@ -443,6 +450,13 @@ class Body:
 DRIVEN_MOTIONS = (ConstantVelocity, EllipticOrbit, Oscillation, UniformRotation, TabulatedMotion)
 
 
+def check_not_too_light(mass: float, path: str) -> None:
+    """Raise ValidationError at ``path`` for a moving body's positive mass (kg) below :data:`MIN_MASS`."""
+    if mass < MIN_MASS:
+        raise ValidationError(path, f"{mass:.3g} kg is too small to simulate (its accelerations overflow): give at "
+                                    f"least {MIN_MASS:g} kg")
+
+
 def _check_span(m: TabulatedMotion, settings: Settings, path: str) -> None:
     """A table must cover the run: from t = 0 to its last step (t_end rounded to whole steps of dt)."""
     if m.start > 0.0:
@@ -462,6 +476,9 @@ def _bad(path: str, message: str):
 
 #: Longest run a scene may ask for (guards integer conversions against absurd t_end / dt).
 MAX_STEPS = 1e12
+#: The lightest moving body and its smallest largest moment (kg, kg·m²): far below any physical body (an electron
+#: is 9e-31 kg), far above where a force over a mass overflows double precision (1e308).
+MIN_MASS, MIN_INERTIA = 1e-100, 1e-200
 
 
 @dataclass

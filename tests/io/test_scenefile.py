@@ -316,7 +316,8 @@ def bodies(draw, index: int, moving: bool):
     shape_list = tuple(draw(st.lists(shapes(), max_size=3)))
     if override:
         A = np.array(draw(st.lists(vec3, min_size=3, max_size=3)))
-        mp = MassProperties(draw(positive), draw(vec3), A @ A.T + 0.1 * np.eye(3))
+        S = A @ A.T + 0.05 * np.eye(3)   # a mass distribution's second moment: its inertia tr(S)·1 − S is a body's
+        mp = MassProperties(draw(positive), draw(vec3), np.trace(S) * np.eye(3) - S)
     elif moves:
         shape_list = (Sphere(draw(positive), mass=draw(positive), center=draw(vec3)),) + shape_list
     motion = None
@@ -506,6 +507,26 @@ def test_orientation_forms_agree():
     assert 1e17 + 8 == 1e17   # the spacing the bound is for
     err = _error(_minimal(extra_body="euler_deg = [0.0, 1e17, 0.0]"))
     assert err.path == "bodies[0].euler_deg[1]" and "within ±360°" in err.message, err
+
+
+def test_an_inertia_no_body_has_or_a_mass_too_small_to_simulate_is_refused():
+    """I1 + I2 < I3 ran (the UDF reader and the panel refused it); a mass of 1e-320 kg ended in numpy's LinAlgError
+    or in NaN trajectories marked complete."""
+    whole = 'shapes = [{ kind = "sphere", radius = 0.1, mass = 1.0 }]'
+
+    def given(mass, inertia):
+        return _minimal().replace(whole, f"mass_properties = {{mass = {mass}, center_of_mass = [0, 0, -0.5], "
+                                         f"inertia = {inertia}}}")
+
+    err = _error(given(1.0, "[1, 1, 5]"))
+    assert err.path == "bodies[0].mass_properties.inertia" and "triangle inequality" in err.message, err
+    loads(given(1.0, "[1, 1, 2]"))                       # a lamina: I1 + I2 = I3
+    for mass in ("1e-320", "1e-300", "1e-101"):
+        err = _error(given(mass, "[1e-310, 1e-310, 1e-310]"))
+        assert err.path == "bodies[0].mass_properties.mass" and "too small to simulate" in err.message, err
+    err = _error(_minimal(shape='{ kind = "sphere", radius = 0.1, mass = 1e-320 }'))
+    assert err.path.startswith("bodies[0].shapes") and "too small" in err.message, err
+    loads(given("9.1e-31", "[1e-60, 1e-60, 1e-60]"))     # an electron's mass: small, not too small
 
 
 def test_a_massless_moving_body_is_blamed_on_the_key_that_gives_its_mass():
