@@ -149,6 +149,9 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     budget.check(grid * grid * 40 + min(chunk, grid * grid) * budget.trajectory_record_bytes(1, 8) * 4, "--grid",
                  f"a {grid:,} × {grid:,} basin map", "lower --grid (or --chunk)")
     t_end = scene.settings.t_end if t_end is None else t_end
+    if not t_end > 0:   # every cell would be its release point, "at rest" or not: no map
+        raise ValidationError("--t-end", f"the bob must swing to find where it comes to rest: give --t-end > 0 s "
+                                         f"(got {t_end:g}; seconds to a minute, by the friction)")
     xs = np.linspace(-extent, extent, grid)
     E = grid * grid
     task = chunks.Task(_chunk, (scene, xs, method, t_end), E, chunk)

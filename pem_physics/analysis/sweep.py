@@ -356,6 +356,9 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     # re-orthonormalises orientations, so checking twice could change the last bits).
     checked = base.checked()
     settings = checked.settings
+    if not settings.t_end > 0:   # every member's outcome would be its start: no sweep
+        raise ValidationError("--t-end", f"the sweep's runs must take steps: give --t-end > 0 s (got "
+                                         f"{settings.t_end:g})")
     steps = settings.steps
     every = max(1, -(-steps // samples))  # ceil: at most `samples` intervals
     record_interval = every * settings.dt

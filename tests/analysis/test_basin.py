@@ -77,6 +77,16 @@ def test_a_grid_beyond_the_bobs_reach_is_refused_not_clipped():
         basin_map(sc, grid=4, extent=10.0)
 
 
+def test_a_map_of_no_time_is_refused():
+    """t_end = 0 mapped every release point as itself and called some "at rest": refused, naming --t-end."""
+    from pem_physics.errors import ValidationError
+
+    sc = examples.three_magnet(friction=0.01)
+    for scene, t_end in ((sc, 0.0), (replace(sc, settings=replace(sc.settings, t_end=0.0)), None)):
+        with pytest.raises(ValidationError, match=r"--t-end: the bob must swing .* give --t-end > 0 s"):
+            basin_map(scene, grid=3, t_end=t_end)
+
+
 def test_a_map_of_points_still_moving_says_so(tmp_path, capsys):
     """A finished map whose release points mostly never came to rest (t_end too short for the friction) is not
     quietly a picture of -1 cells: the summary and stderr say so and what to change; an interrupted map, or one

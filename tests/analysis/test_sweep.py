@@ -88,6 +88,12 @@ def test_sweep_members_equal_single_runs_of_the_changed_scene():
         assert out["t_final"][i] == one.t[-1] == 0.5 and out["completed"][i] == 1
 
 
+
+def test_a_sweep_of_no_time_is_refused():
+    """t_end = 0 gave every member's start as its outcome: refused, naming --t-end."""
+    with pytest.raises(ValidationError, match=r"--t-end: the sweep's runs must take steps"):
+        sweep(examples.three_magnet(), params("friction=2e-3,1e-2"), t_end=0.0)
+
 def test_release_points_match_scenes_built_at_that_release():
     # examples.three_magnet builds its pose independently of basin.release_orientations.
     scene = examples.three_magnet(friction=0.01, t_end=0.3, dt=2e-3)
