@@ -335,6 +335,8 @@ class _DataParser:
             if f is None:
                 known = ", ".join(sorted(self.schema.fields))
                 raise self.src.error(off, f"{name}: not a field of this file's schema (known: {known})")
+            if name in out:   # read as PEM would, the last value would win without a word
+                raise self.src.error(off, f"{name}: given twice in one data block; keep one")
             out[name] = self.value(f.type, f.array, name)
             cur.skip_separators()
         return out
@@ -453,12 +455,15 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
             parser = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start())), strict)
             block = parser.block()
             short += parser.short
-            if in_header:
-                header.update(block)
-            elif in_record:
+            if in_record:
                 records.append((record_label, block))
             else:
-                data.update(block)
+                into = header if in_header else data
+                again = sorted(set(block) & set(into))
+                if again:
+                    raise src.error(begin_off, f"{', '.join(again)}: given again in a second data block (the "
+                                               "first block's values would be replaced); keep one")
+                into.update(block)
     if stack:
         raise src.error(stack[-1][2], f"\\begin{{{stack[-1][0]}}} is never closed")
     if short:

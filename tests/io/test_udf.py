@@ -193,6 +193,16 @@ def test_error_bad_select(tmp_path):
         read_udf(tmp_path / "p.udf")
 
 
+def test_a_field_given_twice_is_refused_not_replaced(tmp_path):
+    """Read as before, the last value won without a word (a second simulation entry: 300 steps, not 5000)."""
+    with pytest.raises(UdfError, match=r"bad\.udf:4:1: unitParameter: given twice in one data block; keep one"):
+        parse(tmp_path, "unitParameter:{1,1,1,1}\nunitParameter:{2,1,1,1}")
+    p = tmp_path / "two.udf"
+    p.write_text(doc_text("unitParameter:{1,1,1,1}") + "\\begin{data}\nunitParameter:{2,1,1,1}\n\\end{data}\n")
+    with pytest.raises(UdfError, match=r"two\.udf:5:1: unitParameter: given again in a second data block"):
+        read_udf(p)
+
+
 def test_error_too_many_values_and_unknown_field(tmp_path):
     with pytest.raises(UdfError, match=r"unitParameter: more values than the schema's 4 fields"):
         parse(tmp_path, "unitParameter:{1,1,1,1,1}")
