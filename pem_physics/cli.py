@@ -21,6 +21,7 @@ import numpy as np
 
 from .analysis.sweep_parameters import PARAMETERS as SWEEP_PARAMETERS
 from .errors import PemError, SimulationError, ValidationError
+from .io import outset
 from .io.loading import load_mesh, load_scene
 from .io.outset import output_folder
 from .model.scene import METHODS
@@ -522,6 +523,7 @@ def main(argv=None) -> int:
               "file?", file=sys.stderr)
         return 2
     finally:
+        outset.take_back_empty()   # a folder made for outputs that never came
         warnings.formatwarning = shown
         if term is not None:
             signal.signal(signal.SIGTERM, term)

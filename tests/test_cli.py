@@ -151,6 +151,18 @@ def test_bad_scene_exit_code_and_message(tmp_path):
     assert r.returncode == 2 and "no such file" in r.stderr
 
 
+def test_a_refused_run_leaves_no_folder_it_made(tmp_path):
+    """`run … --dt -1 -o deep/a/b/c` made the four folders and left them empty; a folder that was there stays."""
+    scene = tmp_path / "s.toml"
+    scene.write_text((ROOT / "examples" / "scenes" / "three_magnet.toml").read_text(encoding="utf-8"))
+    r = pem("run", scene, "--dt", "-1", "-o", tmp_path / "deep" / "a" / "b" / "c")
+    assert r.returncode == 2 and "dt" in r.stderr
+    assert not (tmp_path / "deep").exists()
+    (tmp_path / "mine").mkdir()
+    r = pem("run", scene, "--dt", "-1", "-o", tmp_path / "mine" / "out")
+    assert r.returncode == 2 and (tmp_path / "mine").is_dir() and not (tmp_path / "mine" / "out").exists()
+
+
 @pytest.mark.parametrize("body,message", [
     ("scene = None\n", "'scene' must be a pem_physics Scene, got NoneType"),
     ("x = 1\nraise RuntimeError('my own check failed')\n", "line 2: RuntimeError: my own check failed"),

@@ -67,6 +67,21 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+#: The folders :func:`output_folder` created in this process, outermost first: a command refused or failed before
+#: it wrote takes back those still empty (:func:`take_back_empty`).
+_CREATED: list = []
+
+
+def take_back_empty() -> None:
+    """Remove the folders :func:`output_folder` created that are still empty, innermost first (the command line,
+    as a command ends: a refused command leaves no folder behind)."""
+    while _CREATED:
+        try:
+            _CREATED.pop().rmdir()   # only an empty folder goes
+        except OSError:
+            pass
+
+
 def output_folder(outdir, command: str | None = None) -> Path:
     """The output folder, created if missing; a clear :class:`ValidationError` for anything unusable, and, given
     the ``command`` about to write there, for a folder holding another command's set (never published over)."""
@@ -76,8 +91,10 @@ def output_folder(outdir, command: str | None = None) -> Path:
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise ValidationError(str(path), "exists and is not a folder: name a folder for the outputs")
+    missing = [p for p in (path, *path.parents) if not p.exists()]
     try:
         path.mkdir(parents=True, exist_ok=True)
+        _CREATED.extend(reversed(missing))
     except OSError as e:
         raise ValidationError(str(path), f"cannot create the output folder ({e.strerror or e}): "
                                          "name a folder you may write to") from None
