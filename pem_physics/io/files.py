@@ -58,6 +58,13 @@ def read_input_text(path, what: str = "file", limit: int = MAX_TEXT_BYTES, error
             from None
 
 
+def name_of_file(path) -> str:
+    """A scene's name from its file's (a file without a ``name`` of its own): the stem, control characters as
+    ``?`` and at most 200 characters, so that the name itself is never refused for a file name's sake."""
+    stem = "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in Path(path).stem)
+    return stem[:200] or "scene"
+
+
 def beside_scene(name: str, root, key: str, what: str) -> Path:
     """The file a scene file's ``key`` names, confined as a UDF's ``\\include`` is: a relative path inside
     ``root`` (the scene file's folder), no ``..`` or link leading out; a :class:`ValidationError` naming ``key``

@@ -49,7 +49,7 @@ from ..model.scene import (
     StaticWall,
     check_not_too_light,
 )
-from .files import beside_scene, read_input_text
+from .files import beside_scene, name_of_file, read_input_text
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_scene", "loads", "scene_from_dict", "euler_deg_orientation"]
 
@@ -292,7 +292,7 @@ def load_scene(path) -> Scene:
     """Read a TOML scene file (mesh files are looked up relative to its folder)."""
     p = Path(path)
     text = read_input_text(path, "scene file")
-    return loads(text, base_dir=p.resolve().parent, name=p.stem, source=str(path))
+    return loads(text, base_dir=p.resolve().parent, name=name_of_file(p), source=str(path))
 
 
 def loads(text: str, base_dir: Path | None = None, name: str = "scene", source: str = "") -> Scene:

@@ -33,6 +33,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..model import validate as v
 from ..model.scene import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
+from .files import name_of_file
 
 INTEGRATORS = {"4thOrderRungeKutta": "pem-rk4", "Euler": "pem-euler"}
 
@@ -285,8 +286,6 @@ def units_of(doc) -> tuple[float, float, float, float]:
 
 def load_scene(path) -> Scene:
     """Read a PEM UDF input file into a Scene."""
-    from pathlib import Path
-
     from .udf import read_udf
 
-    return scene_from_udf(read_udf(path), name=Path(path).stem)
+    return scene_from_udf(read_udf(path), name=name_of_file(path))

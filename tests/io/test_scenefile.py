@@ -268,7 +268,7 @@ def test_inline_mesh_round_trip():
 
 def test_strings_escaped():
     scene = examples.t_handle()
-    scene.name = 'tricky "name" \\ with\ttab, newline\n, ü and \x01'
+    scene.name = 'tricky "name" \\ with = [brackets], ü and a # hash'   # (control characters: refused by name)
     scene.bodies[0].name = "a.b = [c]"
     back = round_trip(scene)
     assert back.name == scene.name and back.bodies[0].name == "a.b = [c]"
@@ -348,7 +348,7 @@ def scenes(draw):
         settings=Settings(method=draw(st.sampled_from(METHODS)), dt=dt, t_end=dt * draw(st.integers(0, 1000)),
                           record_interval=draw(st.one_of(st.none(), st.integers(1, 20).map(lambda k: k * dt))),
                           rtol=draw(positive), atol=draw(positive)),
-        name=draw(st.text(min_size=1, max_size=20)))
+        name=draw(st.text(st.characters(blacklist_categories=("Cc",)), min_size=1, max_size=20)))
 
 
 @property_settings(60, suppress_health_check=[HealthCheck.too_slow])
@@ -527,6 +527,21 @@ def test_an_inertia_no_body_has_or_a_mass_too_small_to_simulate_is_refused():
     err = _error(_minimal(shape='{ kind = "sphere", radius = 0.1, mass = 1e-320 }'))
     assert err.path.startswith("bodies[0].shapes") and "too small" in err.message, err
     loads(given("9.1e-31", "[1e-60, 1e-60, 1e-60]"))     # an electron's mass: small, not too small
+
+
+@pytest.mark.parametrize("name, said", [("a\\u0000b", "control character"), ("x" * 5000, "5,000 characters"),
+                                        ("", "non-empty")])
+def test_a_scene_name_that_would_break_the_outputs_is_refused(name, said):
+    """Body and wall names were checked, the scene's was not: a NUL or 5,000 characters reached sweep.json."""
+    err = _error(_minimal(extra_top=f'name = "{name}"'))
+    assert err.path == "name" and said in err.message, err
+
+
+def test_a_file_without_a_name_takes_its_file_names_even_when_long(tmp_path):
+    """The name from a file's stem is made a valid name (at most 200 characters), not refused for the file's sake."""
+    path = tmp_path / ("a" * 240 + ".toml")
+    path.write_text(_minimal(), encoding="utf-8")
+    assert load_scene(path).name == "a" * 200
 
 
 def test_a_massless_moving_body_is_blamed_on_the_key_that_gives_its_mass():
