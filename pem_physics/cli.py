@@ -71,6 +71,9 @@ def cmd_run(args) -> int:
     from .io.output import write_outputs
 
     scene = load_scene(args.scene)
+    if args.method and scene.contact_model == "surface":
+        raise ValidationError("--method", f"{args.method} does not apply: a body on a table (contact_model = "
+                                          "\"surface\") runs the table's own second-order step; drop --method")
     output_folder(args.outdir, "run")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop):
         traj = simulate(scene, method=args.method, dt=args.dt, t_end=args.t_end,

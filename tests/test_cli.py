@@ -163,8 +163,16 @@ def test_a_refused_run_leaves_no_folder_it_made(tmp_path):
     assert r.returncode == 2 and (tmp_path / "mine").is_dir() and not (tmp_path / "mine" / "out").exists()
 
 
+def test_a_method_a_table_scene_would_ignore_is_refused(tmp_path):
+    """`run --method dop853` on a body on a table ran the table's own step and said surface in its summary."""
+    r = pem("run", ROOT / "examples" / "scenes" / "billiard_ball.toml", "--method", "dop853", "-o", tmp_path / "o")
+    assert r.returncode == 2 and "--method: dop853 does not apply: a body on a table" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("body,message", [
     ("scene = None\n", "'scene' must be a pem_physics Scene, got NoneType"),
+    ("x = 1\nraise SystemExit(0)\n", "line 2: the scene file called exit(0) before defining its scene"),
     ("x = 1\nraise RuntimeError('my own check failed')\n", "line 2: RuntimeError: my own check failed"),
     ("scene = (\n", "line 1: SyntaxError: "),
     ("import no_such_module_here\n", "line 1: ModuleNotFoundError: No module named 'no_such_module_here'"),

@@ -50,6 +50,12 @@ def _python_scene(path: str, p) -> object:
         raise
     except SyntaxError as err:
         raise ValidationError(path, f"line {err.lineno}: {type(err).__name__}: {err.msg}") from None
+    except SystemExit as err:   # exit() in the scene: it would end the command as if it had succeeded
+        lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == str(p)]
+        where = f"line {lines[-1]}: " if lines else ""
+        raise ValidationError(path, f"{where}the scene file called exit({'' if err.code is None else err.code!r}) "
+                                    "before defining its scene: a scene file defines 'scene' and does not exit") \
+            from None
     except Exception as err:  # noqa: BLE001 - the user's script: any error it raises is its own
         lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == str(p)]
         where = f"line {lines[-1]}: " if lines else ""
