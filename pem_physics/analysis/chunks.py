@@ -118,6 +118,10 @@ def _prepare(folder: Path, run: dict, kind: str, task: Task, resume: bool) -> li
     """Check or write the folder's manifest; returns notes for the user (a folder started afresh)."""
     if folder.exists() and not folder.is_dir():
         raise PemError(f"--chunk-dir {folder}: is a file, not a folder; name a folder for the chunk files")
+    if resume and not (folder / MANIFEST).is_file() and not any(folder.glob("chunk_*.npz")):
+        # resuming nothing would start afresh without a word (chunks without a manifest: named below)
+        raise PemError(f"--resume: {folder} holds no run to continue (no {MANIFEST} of an earlier run's chunks): "
+                       "name the --chunk-dir of the interrupted run, or drop --resume to start afresh")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:

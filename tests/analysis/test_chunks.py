@@ -173,7 +173,10 @@ def test_chunk_files_without_their_manifest_are_neither_taken_nor_removed(refere
     assert calls == [] and {p.name: p.read_bytes() for p in (tmp_path / "chunks").iterdir()} == before
     for p in (tmp_path / "chunks").iterdir():
         p.unlink()
-    assert main(args + ["--t-end", "0.3", "-o", str(tmp_path / "b"), "--resume"]) == 0
+    # nothing left to continue: --resume would start afresh without a word, so it is refused
+    assert main(args + ["--t-end", "0.3", "-o", str(tmp_path / "b"), "--resume"]) == 2
+    assert "--resume: " in capsys.readouterr().err and calls == []
+    assert main(args + ["--t-end", "0.3", "-o", str(tmp_path / "b")]) == 0
     assert len(calls) == 5   # every chunk computed
     with np.load(tmp_path / "b" / "basin.npz") as z:
         np.testing.assert_array_equal(z["label"], reference.label)   # the t_end = 0.3 map, not the 0.2 one
@@ -399,6 +402,16 @@ def test_cli_resume_after_ctrl_c_on_a_cluster(cluster, tmp_path, monkeypatch):
                      "--param", "friction=0:1e-3:8", "-o", str(tmp_path / "c")]) == 0
     assert (tmp_path / "b" / "sweep.csv").read_text() == (tmp_path / "c" / "sweep.csv").read_text()
     assert json.loads((tmp_path / "b" / "sweep.json").read_text())["complete"] is True
+
+
+def test_resume_with_nothing_to_continue_is_refused(tmp_path, monkeypatch):
+    """A missing or empty --chunk-dir, or a run's output folder, started afresh under --resume without a word."""
+    calls = counting_chunks(monkeypatch)
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "missing", tmp_path / "empty"):
+        with pytest.raises(PemError, match=r"--resume: .* holds no run to continue .* drop --resume to start afresh"):
+            small_map(chunk_dir=folder, resume=True)
+    assert calls == [] and not (tmp_path / "missing").exists() and not any((tmp_path / "empty").iterdir())
 
 
 def test_a_folder_where_a_chunk_belongs_is_refused_before_the_map(tmp_path, monkeypatch):
