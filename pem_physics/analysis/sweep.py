@@ -67,6 +67,7 @@ from ..engine.simulate import Ensemble, simulate
 from ..engine.system import compile_system
 from ..errors import SimulationError, ValidationError
 from ..io.files import atomic_open
+from ..io.scenefile import MAX_MAGNITUDE
 from ..model.scene import Scene
 from . import basin, chunks
 from .sweep_parameters import PARAMETERS
@@ -101,6 +102,8 @@ def _number(text: str, where: str, what: str) -> float:
         raise ValidationError(where, f"{what} must be a number, got {text!r}") from None
     if not math.isfinite(x):
         raise ValidationError(where, f"{what} must be finite, got {text!r}")
+    if abs(x) > MAX_MAGNITUDE:   # a scene file's bound on every number: beyond it sums overflow
+        raise ValidationError(where, f"{what} {x:g} is beyond ±{MAX_MAGNITUDE:g} (SI), as in a scene file")
     return x
 
 

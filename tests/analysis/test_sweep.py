@@ -197,6 +197,8 @@ def test_cli_writes_the_table(tmp_path, capsys):
     ("friction=-1:1:3", "friction must be ≥ 0, got -1"),
     ("field.z=nan", "the value must be finite, got 'nan'"),
     ("field.z=0,inf", "value #2 must be finite, got 'inf'"),
+    ("field.z=0,1e300", "value #2 1e+300 is beyond ±1e+100 (SI), as in a scene file"),   # NaN rows, numpy's noise
+    ("friction=0:1e101:3", "stop 1e+101 is beyond ±1e+100"),
 ])
 def test_bad_param_text_names_the_option(text, message):
     with pytest.raises(ValidationError) as info:
