@@ -680,6 +680,13 @@ def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMot
                           for i, v in enumerate(d["orientations"])]).reshape(-1, 4)
     if pivot and q is not None:
         raise ValidationError(f"{path}.orientations", "a pivot is a point: give its positions only")
+    if q is not None:   # as a body's own quaternion: unit length to 1e-3, not normalised from any length
+        norm = np.linalg.norm(q, axis=1)
+        off = np.flatnonzero(~(np.abs(norm - 1.0) <= 1e-3))
+        if off.size:
+            k = int(off[0])
+            at = where(k) if "file" in d else f"{path}.orientations[{k}]"
+            raise ValidationError(at, f"expected a unit quaternion (w, x, y, z), got length {norm[k]:.6g}")
     return TabulatedMotion(t * u.T, x * u.L, q)
 
 
@@ -766,6 +773,7 @@ def _mass_properties(d, path, u: Units) -> inertia.MassProperties:
     lam = np.linalg.eigvalsh(I)
     if lam[0] < -1e-9 * max(abs(lam[-1]), 1e-300):
         raise ValidationError(p, f"not a physical inertia tensor: negative principal moment {lam[0]:.6g}")
+    inertia.check_physical(I, p)   # I1 + I2 ≥ I3, as a UDF's or the panel's tensor
     return inertia.MassProperties(mass, com, I)
 
 

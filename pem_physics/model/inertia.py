@@ -105,13 +105,12 @@ def principal_axes(I) -> tuple[np.ndarray, np.ndarray]:
 PHYSICAL_RTOL = 1e-3
 
 
-def check_physical(I, path: str, atol: float = 0.0) -> None:
+def check_physical(I, path: str) -> None:
     """Raise ValidationError at ``path`` unless the symmetric tensor I (3,3, kg·m²) is a rigid body's: principal
     moments ≥ 0 and the triangle inequality I1 + I2 ≥ I3 (a body's mass lies off each axis), to
-    :data:`PHYSICAL_RTOL` of the trace or ``atol`` (kg·m²: the round-off of a tensor moved from another point).
-    A point mass (all zero) and a thin rod (0, I, I) pass."""
+    :data:`PHYSICAL_RTOL` of the trace. A point mass (all zero) and a thin rod (0, I, I) pass."""
     lam = principal_axes(I)[0]
-    tol = max(PHYSICAL_RTOL * float(np.sum(np.abs(lam))), atol)
+    tol = PHYSICAL_RTOL * max(float(np.sum(np.abs(lam))), 0.0)
     shown = ", ".join(f"{x:.4g}" for x in lam)
     if lam[0] < -tol:
         raise ValidationError(path, f"principal moments {shown} kg·m²: a negative moment of inertia, which no body "

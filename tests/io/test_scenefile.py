@@ -810,6 +810,25 @@ def test_tabulated_motions_read_from_csv_files_and_inline_alike(tmp_path):
     np.testing.assert_allclose(again.orientation, a.orientation, rtol=0, atol=1e-13)
 
 
+def test_a_motion_tables_quaternion_not_of_unit_length_is_refused_not_normalised(tmp_path):
+    """A table's orientation of length 2 or 100 was normalised without a word; a body's own must be unit to 1e-3."""
+    t = write_tables(tmp_path)
+    rows = (tmp_path / "rotor.csv").read_text().splitlines()
+    cells = rows[5].split(",")
+    rows[5] = ",".join(cells[:4] + [repr(2 * float(c)) for c in cells[4:]])     # sample 4 on line 6: length 2
+    (tmp_path / "rotor.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(ValidationError, match=r"rotor\.csv:6: expected a unit quaternion .* got length 2"):
+        loads(TABLE_SCENE.format(pivot='{ file = "pivot.csv" }', motion='{ kind = "tabulated", file = "rotor.csv" }'),
+              base_dir=tmp_path)
+    times = [float(x) for x in t]
+    quats = [[float(np.cos(2 * tk)), 0, 0, float(np.sin(2 * tk))] for tk in t]
+    quats[3] = [100.0 * c for c in quats[3]]
+    motion = (f'{{ kind = "tabulated", times = {times}, positions = {[[0.05, 0.0, -0.1]] * len(t)}, '
+              f'orientations = {quats} }}')
+    err = _error(TABLE_SCENE.format(pivot='{ file = "pivot.csv" }', motion=motion), base_dir=tmp_path)
+    assert err.path == "bodies[1].motion.orientations[3]" and "got length 100" in err.message, err
+
+
 @pytest.mark.parametrize("name", ["/etc/passwd", "../secretdir/secret.csv", "link.csv", "~/secret.csv"])
 def test_a_motion_table_outside_the_scenes_folder_is_refused_unread(tmp_path, name):
     """As a UDF's include: an absolute path, a way up or a link leading out is refused by name before anything is
