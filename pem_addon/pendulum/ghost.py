@@ -66,8 +66,8 @@ def _end_frame(scene) -> int:
 
 
 def compute(context) -> dict:
-    """Simulate the next ``ghost_seconds`` from the start pose and keep every moving body's path (its object's
-    origin, world BU, at every record and impact): {object name: (N, 3)}. A scene the bake would refuse gives no
+    """Simulate the next ``ghost_seconds`` from the start pose and keep every moving body's path (its centre of
+    mass, world BU, at every record and impact): {object name: (N, 3)}. A scene the bake would refuse gives no
     path, and :func:`error` says why."""
     t0 = time.perf_counter()
     _state.update(computing=True, paths={}, error="", scene=context.scene.name)   # a failure leaves no old path
@@ -77,10 +77,13 @@ def compute(context) -> dict:
         traj = bake.run(plan)
         keys = bake.keys_for(plan, traj, 1)
         out = {}
+        moving = {name: k for k, name in enumerate(traj.names)}
         for obj, P in zip(plan.objects, plan.parents):
             if obj in keys and obj.pem.role in ("PENDULUM", "FREE"):
-                basis = keys[obj][1]
-                out[obj.name] = (P @ basis)[:, :3, 3]
+                W = P @ keys[obj][1]   # (N, 4, 4) the object's world matrices, BU
+                # the body's centre of mass, not the object's origin (a pendulum's origin is often its pivot)
+                com = np.append(traj.center_of_mass[0, moving[obj.name]] / plan.unit, 1.0)
+                out[obj.name] = (W @ (np.linalg.inv(W[0]) @ com))[:, :3]
         _state.update(paths=out, error="")
     except (messages.AddonError, PemError, ValueError, RuntimeError) as err:   # the bake's refusals, said
         _state.update(paths={}, error=bake.user_message(err), inputs=_inputs(context))

@@ -84,6 +84,25 @@ def test_a_pendulums_ghost_path_keeps_its_distance_to_the_pivot(ghost):
     assert np.ptp(path, axis=0).max() > 0.01           # it swings
 
 
+def test_a_pendulum_whose_origin_is_its_pivot_draws_its_centre_of_masss_path(ghost, ext):
+    """An imported pendulum's object has its origin at the pivot: the path is its centre of mass's (which the
+    panel shows), at the centre of mass's distance from the pivot, not a point at the pivot."""
+    examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
+    importing = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.importing")
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 25, 1, 51
+    core = examples.three_magnet(friction=2e-3, t_end=2.0, dt=1e-3)
+    objs = importing.build_objects(core, bpy.context)
+    scene.pem.step_mode, scene.pem.dt, scene.pem.ghost_seconds = "DT", 1e-3, 1.0
+    bob = next(o for o in objs if o.pem.role == "PENDULUM")
+    pivot = np.array(bob.matrix_world.translation, dtype=float)
+    path = ghost.compute(bpy.context)[bob.name]
+    mp = core.checked().bodies[0].resolved_mass_properties()
+    arm = float(np.linalg.norm(mp.center_of_mass))     # m; the scene's unit is the metre
+    np.testing.assert_allclose(np.linalg.norm(path - pivot, axis=1), arm, rtol=1e-6)   # Blender's float32 pivot
+    assert np.ptp(path, axis=0).max() > 0.2 * arm       # it swings
+
+
 def test_the_ghost_path_changes_nothing_in_the_scene(ghost):
     bob, pivot = hanging_bob()
     bpy.context.scene.frame_set(17)
