@@ -8,7 +8,8 @@ Run with the bpy wheel's Python, in a venv without numba (scripts/demo.sh does t
 
 1. Three-magnet pendulum (pem_physics.examples.three_magnet, with friction): imported into Blender
    as objects with pivots and dipoles, played live (Simulate on Playback, nothing baked: the bob's pose at every
-   frame, compared with the bake's), baked (Bake), saved, rendered (Cycles CPU).
+   frame, compared with the bake's), baked (Bake), saved, rendered (Cycles CPU). Then, with more friction, its
+   ghost path (Ghost Path to Curve) and its basin map (Basin Map) under it, rendered from above.
 2. T-handle (Dzhanibekov): a T-shaped mesh whose inertia is computed from the mesh triangles in
    Blender, spun about its middle axis, baked, saved, rendered.
 3. Hard-sphere gas: 500 spheres in a box (Build Hard-Sphere Gas: a PC2 point cache on a point mesh,
@@ -255,15 +256,15 @@ def _support_bar(pivot):
     return bar
 
 
-def build_three_magnet(ext) -> list:
-    """The three-magnet pendulum's objects in a new empty scene, mass properties computed; not baked.
-    ``ext`` is the extension's root package (this checkout imported as one, or the installed extension)."""
+def build_three_magnet(ext, friction=2e-3) -> list:
+    """The three-magnet pendulum's objects in a new empty scene (pivot friction N·m·s), mass properties computed;
+    not baked. ``ext`` is the extension's root package (this checkout imported as one, or the installed extension)."""
     examples = importlib.import_module(f"{ext.__name__}.pem_physics.examples")
     importing = importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.importing")
     new_scene()
     scene = bpy.context.scene
     scene.render.fps = 25
-    core = examples.three_magnet(friction=2e-3, t_end=8.0, dt=1e-3)
+    core = examples.three_magnet(friction=friction, t_end=8.0, dt=1e-3)
     objs = importing.build_objects(core, bpy.context)
     scene.frame_start, scene.frame_end = 1, 1 + 8 * 25
     scene.pem.step_mode, scene.pem.dt = "DT", 1e-3
@@ -336,6 +337,41 @@ def three_magnet(ext, outdir: Path) -> dict:
             "energy_drift_relative": sp.last_energy_drift, "renders": [p.name for p in frames],
             "bob_magnet_at_end_xy": [round(x, 4) for x in magnet_end.xy],
             "nearest_fixed_magnet": nearest.name}
+
+
+def three_magnet_map(ext, outdir: Path) -> dict:
+    """The same pendulum with 7.5 times the friction, so that a release point comes to rest within seconds: its
+    ghost path (the next 5 s from the start pose) made into a curve, and the basin map (which magnet the bob ends
+    over, for every release point of a 48² grid over 10 s) on a plane under it; one frame rendered from above."""
+    objs = build_three_magnet(ext, friction=1.5e-2)
+    scene = bpy.context.scene
+    sp = scene.pem
+    sp.show_ghost_path, sp.ghost_seconds = True, 5.0
+    t0 = time.perf_counter()
+    bpy.ops.pem.ghost_path_to_curve()
+    TIMES["three-magnet ghost path"] = time.perf_counter() - t0
+    sp.basin_grid, sp.basin_seconds = 48, 10.0
+    t0 = time.perf_counter()
+    bpy.ops.pem.basin_map()
+    TIMES["three-magnet basin map 48²"] = time.perf_counter() - t0
+    plane = bpy.data.objects["PEM Basin Map"]
+    corners = np.array([plane.matrix_world @ v.co for v in plane.data.vertices])
+    pixels = np.array(plane.active_material.node_tree.nodes["Image Texture"].image.pixels[:]).reshape(48, 48, 4)
+    grey = np.all(np.abs(pixels[..., :3] - 0.15) < 1e-6, axis=-1)
+    support = _support_bar(pivot=(0.0, 0.0, 0.3))
+    set_material(support, material("Steel", (0.3, 0.3, 0.32, 1.0), metallic=0.8, roughness=0.35))
+    width = float(np.ptp(corners[:, 0]))
+    stage(target=(0.0, 0.0, float(corners[0, 2])), distance=2.1 * width, elevation_deg=62, azimuth_deg=-80, lens=40,
+          ground_z=float(corners[0, 2]) - 0.002, size=width)
+    render_settings()
+    save_blend(outdir / "three_magnet_map.blend")
+    frames = render_frames(outdir, "three_magnet_map", [1])
+    curve = next(o for o in bpy.data.collections["PEM Ghost Paths"].objects)
+    return {"ghost_path_points": len(curve.data.splines[0].points), "ghost_seconds": sp.ghost_seconds,
+            "basin_grid": 48, "basin_seconds": sp.basin_seconds, "basin_width_m": round(width, 4),
+            "at_rest_share": round(float(1.0 - grey.mean()), 3), "magnets": len([o for o in objs
+                                                                                  if o.pem.role == "FIXED"]),
+            "renders": [p.name for p in frames]}
 
 
 def t_handle(ext, outdir: Path) -> dict:
@@ -777,6 +813,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     ext = install_extension(outdir)
     summary = {"blender": bpy.app.version_string, "three_magnet": three_magnet(ext, outdir),
+               "three_magnet_map": three_magnet_map(ext, outdir),
                "t_handle": t_handle(ext, outdir), "gas": hard_sphere_gas(ext, outdir),
                "newtons_cradle": newtons_cradle(outdir), "kapitza": kapitza(outdir), "magnetic_gear": gear(outdir),
                "tippe_top": tippe_top(outdir), "rolling_coin": rolling_coin(outdir)}
