@@ -456,6 +456,26 @@ def check_not_too_light(mass: float, path: str) -> None:
                                     f"least {MIN_MASS:g} kg")
 
 
+#: The largest placement_tolerance, as a fraction of the smallest contact shape's radius: the tolerance is the
+#: round-off of stored positions (~10⁻⁷ of a scene's size); a tenth of a ball already starts it on a table it misses
+PLACEMENT_TOLERANCE_MAX = 0.1
+
+
+def _placement_tolerance(value, bodies: list) -> float:
+    """The validated ``placement_tolerance`` (m): ≥ 0, finite and below PLACEMENT_TOLERANCE_MAX of the smallest
+    contact shape's radius (a larger one would put a body that visibly misses a table on it)."""
+    tol = v.number(value, "placement_tolerance", nonnegative=True)
+    shapes = [(c.radius, f"bodies[{i}].contacts[{k}]") for i, b in enumerate(bodies) for k, c in enumerate(b.contacts)]
+    if shapes:
+        r, where = min(shapes)
+        if tol > PLACEMENT_TOLERANCE_MAX * r:
+            raise ValidationError("placement_tolerance", f"{tol:.6g} m is more than {PLACEMENT_TOLERANCE_MAX:g} of "
+                                  f"the smallest contact shape's radius ({where}, {r:.6g} m); it is the round-off of "
+                                  "the stored start positions (~1e-7 of the scene's size): lower it, or move the "
+                                  "body onto the table")
+    return tol
+
+
 def _check_span(m: TabulatedMotion, settings: Settings, path: str) -> None:
     """A table must cover the run: from t = 0 to its last step (t_end rounded to whole steps of dt)."""
     if m.start > 0.0:
@@ -646,5 +666,4 @@ class Scene:
             walls = [_checked_law(w, f"walls[{i}]") for i, w in enumerate(walls)]
         return dict(restitution=e, pair_restitution=tuple(pairs), walls=tuple(walls),
                     contact_friction=contact_friction_value(self.contact_friction, "contact_friction"),
-                    contact_model=model, placement_tolerance=v.number(self.placement_tolerance,
-                                                                      "placement_tolerance", nonnegative=True))
+                    contact_model=model, placement_tolerance=_placement_tolerance(self.placement_tolerance, bodies))

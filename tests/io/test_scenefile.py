@@ -537,6 +537,18 @@ def test_a_scene_name_that_would_break_the_outputs_is_refused(name, said):
     assert err.path == "name" and said in err.message, err
 
 
+@pytest.mark.parametrize("tolerance", ["1e90", "0.003"])
+def test_a_placement_tolerance_beyond_the_contact_shapes_is_refused(tolerance):
+    """placement_tolerance = 1e90 ran: a ball any distance above the table would start on it. It is a round-off
+    (~1e-7 of the scene's size), so it must stay below a tenth of the smallest contact radius (here 0.028575 m)."""
+    text = (SCENES / "billiard_ball.toml").read_text(encoding="utf-8")
+    err = _error(text.replace('contact_model = "surface"', f'contact_model = "surface"\nplacement_tolerance = '
+                                                               f'{tolerance}'), base_dir=SCENES)
+    assert err.path == "placement_tolerance" and "bodies[0].contacts[0]" in err.message, err
+    ok = loads(text.replace('contact_model = "surface"', 'contact_model = "surface"\nplacement_tolerance = 1e-6'))
+    assert ok.placement_tolerance == 1e-6
+
+
 def test_a_file_without_a_name_takes_its_file_names_even_when_long(tmp_path):
     """The name from a file's stem is made a valid name (at most 200 characters), not refused for the file's sake."""
     path = tmp_path / ("a" * 240 + ".toml")
