@@ -15,6 +15,10 @@ from ..errors import ValidationError
 #: Share of the available memory one run's arrays may take.
 SHARE = 0.5
 
+#: Bytes granted without reading the limits: reading them (the control group's files) takes ~0.5–1 ms, a tenth of
+#: a short run (the ghost path's), and a process that cannot take this much fails before any run anyway.
+SMALL = 16 * 2**20
+
 
 #: Where Linux mounts the control groups (a batch system's memory limit lives there), and where a process reads
 #: which group it is in.
@@ -119,7 +123,9 @@ def gib(n: float) -> str:
 
 def check(nbytes: float, path: str, what: str, fix: str) -> None:
     """Refuse (a :class:`ValidationError` on ``path``) when ``nbytes`` exceed :data:`SHARE` of what is available;
-    the message says what would need it and ``fix``."""
+    the message says what would need it and ``fix``. Requests up to :data:`SMALL` pass unchecked."""
+    if nbytes <= SMALL:
+        return
     avail = available_bytes()
     if nbytes > SHARE * avail:
         raise ValidationError(path, f"{what} would need ~{gib(nbytes)}, more than half the memory this process may "

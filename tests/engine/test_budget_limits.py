@@ -51,3 +51,15 @@ def test_a_control_groups_limit_bounds_what_a_run_may_take(tmp_path, monkeypatch
     monkeypatch.setattr(budget, "CGROUP_ROOT", str(root))
     monkeypatch.setattr(budget, "PROC_CGROUP", str(proc))
     assert budget.available_bytes() == 2 * GiB - GiB // 4
+
+
+def test_a_small_request_is_granted_without_reading_the_limits(monkeypatch):
+    """Up to budget.SMALL the limits are not read (a short run's set-up would otherwise spend a millisecond on the
+    control group's files); above it they are, and bind."""
+    read = []
+    monkeypatch.setattr(budget, "available_bytes", lambda: read.append(1) or 0)
+    budget.check(budget.SMALL, "--grid", "a map", "lower --grid")
+    assert read == []
+    with pytest.raises(ValidationError, match="--grid"):
+        budget.check(budget.SMALL + 1, "--grid", "a map", "lower --grid")
+    assert read == [1]
