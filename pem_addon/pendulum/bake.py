@@ -57,20 +57,22 @@ class Plan:
     prepared: object = None  # the core's checked run (engine.Run), executed by the first :func:`run`
 
 
-def prepare(context, frame_end: int | None = None) -> Plan:
+def prepare(context, frame_end: int | None = None, inputs: dict | None = None) -> Plan:
     """Read the scene in its start pose: every body as it is at the simulation's start frame with the baked
     channels removed — the same whatever the current frame. ``frame_end``: bake up to that frame only (*Bake to
     Current Frame*), else to the end of the simulation's range (:func:`.frames.simulation_range`).
 
     A baked object starts from its pose before the bake (its own animation, if it has one, evaluated at the
     start frame), or from where it was moved by hand after the bake (a re-bake then starts there). The
-    scene is left exactly as it was: current frame, transforms, assigned actions.
+    scene is left exactly as it was: current frame, transforms, assigned actions. ``inputs``: the scene's
+    :func:`.cache.inputs` where the caller has just taken them (the ghost path's update), else taken here.
     """
     scene = context.scene
     fps, dt, substeps, t_end, frame_start = scenes.time_settings(context, frame_end)
     last = simulation_range(scene)[1]
     last = last if frame_end is None else min(last, frame_end)
-    inputs = cache.inputs(context)  # before anything moves: what the panel compares with after the bake
+    if inputs is None:
+        inputs = cache.inputs(context)  # before anything moves: what the panel compares with after the bake
     objects = bodies.pem_objects(scene)
     walls = [o for o in objects if o.pem.role == "WALL"]  # core.walls, in their order
     frame, subframe = scene.frame_current, scene.frame_subframe

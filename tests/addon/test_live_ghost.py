@@ -133,6 +133,27 @@ def test_an_edit_hides_the_old_path_until_the_new_one_is_computed(ghost, overlay
     assert len(overlay.geometry(bpy.context)["ghost"]) == 0
 
 
+def test_edits_while_stale_coalesce_into_one_path_of_the_last(ghost, monkeypatch):
+    """Two edits before the timer runs: one computation, of the scene after the second, and the fingerprint the
+    second edit's update took is the path's (not taken again: reused, and the same as a fresh one)."""
+    cube = thrown_cube()
+    bpy.context.scene.pem.show_ghost_path = True
+    ghost.compute(bpy.context)
+    for dx in (0.5, 0.25):                              # dragged on: a second update while the path is stale
+        cube.location.x += dx
+        bpy.context.view_layer.update()
+    bpy.app.timers.unregister(ghost._recompute)
+    cache = importlib.import_module(ghost.__name__.rpartition(".")[0] + ".cache")
+    taken = []
+    monkeypatch.setattr(cache, "inputs", lambda context, real=cache.inputs: taken.append(1) or real(context))
+    ghost._recompute()
+    assert taken == []                                  # the update's fingerprint served
+    np.testing.assert_allclose(ghost.paths()["Thrown"][0], np.array(cube.location), atol=1e-7)
+    assert ghost._state["inputs"] == ghost._inputs(bpy.context)
+    bpy.context.view_layer.update()                     # no edit since: the path stays
+    assert "Thrown" in ghost.paths() and not bpy.app.timers.is_registered(ghost._recompute)
+
+
 def test_edits_elsewhere_leave_the_path_alone(ghost):
     thrown_cube()
     bpy.context.scene.pem.show_ghost_path = True
