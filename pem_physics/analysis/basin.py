@@ -106,6 +106,11 @@ def classify(final_xy: np.ndarray, speed: np.ndarray, magnets_xy: np.ndarray, se
     return np.where(settled, nearest, -1)
 
 
+#: The smallest spacing of release points, as a fraction of the arm: a few thousand double round-offs, so that
+#: neighbouring cells start from release angles that differ in their own digits, not in round-off
+MIN_SPACING = 1e-12
+
+
 def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: float | None = None,
               chunk: int = 4096, settle_speed: float = 1e-3, settle_distance: float | None = None,
               method: str | None = None, progress=None, stop=None, client=None, chunk_dir=None,
@@ -143,6 +148,15 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
         raise ValidationError("--extent", f"the grid's corners lie {far:.4g} m from the pivot axis; the bob's arm is "
                                           f"{arm:.4g} m long (it hangs below the pivot): lower --extent to at most "
                                           f"{most:.4g} m")
+    # release points closer than a double resolves at the arm's (and the pivot's) size are one point: no map
+    size = max(arm, float(np.linalg.norm(np.asarray(body.position, float)[:2])))
+    least = MIN_SPACING * size * (grid - 1) / 2.0
+    if extent < least:
+        gap = 2 * extent / (grid - 1)
+        raise ValidationError("--extent", f"{extent:.4g} m puts neighbouring release points {gap:.3g} m apart, below "
+                                          f"{MIN_SPACING:g} of the bob's arm ({arm:.4g} m) that doubles tell apart: "
+                                          f"every cell would be the same release; raise --extent to at least "
+                                          f"{least:.3g} m")
     from ..engine import budget
 
     # the map's cells (label, final x-y, speed: ~40 bytes a point) and one chunk's trajectories

@@ -77,6 +77,21 @@ def test_a_grid_beyond_the_bobs_reach_is_refused_not_clipped():
         basin_map(sc, grid=4, extent=10.0)
 
 
+@pytest.mark.parametrize("extent", [1e-300, 1e-14])
+def test_a_grid_finer_than_doubles_resolve_is_refused(extent):
+    """--extent 1e-300 mapped one release point grid² times (the spacing underflowed) and exited 0: refused, naming
+    --extent and the least half-width; 1e-9 m (still resolved at the 0.285 m arm) is accepted."""
+    from pem_physics import examples
+    from pem_physics.errors import ValidationError
+
+    sc = examples.three_magnet(friction=0.01)
+    with pytest.raises(ValidationError, match=r"--extent: .* below 1e-12 of the bob's arm .* raise --extent to at "
+                                              r"least 4\.\d+e-13 m"):
+        basin_map(sc, grid=4, extent=extent)
+    with pytest.raises(ValidationError, match="--t-end"):   # past the extent's checks
+        basin_map(sc, grid=4, extent=1e-9, t_end=0.0)
+
+
 def test_a_map_of_no_time_is_refused():
     """t_end = 0 mapped every release point as itself and called some "at rest": refused, naming --t-end."""
     from pem_physics.errors import ValidationError
