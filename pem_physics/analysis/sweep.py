@@ -182,6 +182,10 @@ def check_params(scene: Scene, params: list[SweepParam]) -> None:
         raise ValidationError("--param", f"the grid has {size} points; at most {MAX_MEMBERS} are allowed")
     moving = [b for b in scene.bodies if b.moving]
     for p in params:
+        if p.name.startswith("field") and not any(b.dipoles for b in moving):   # every member the same run
+            raise ValidationError(p.where, "no moving body of the scene carries a dipole: the field acts on nothing "
+                                           "and every value would give the same run; add dipoles or sweep another "
+                                           "parameter")
         if p.name == "field" and not np.any(scene.field):
             raise ValidationError(p.where, "the scene's field is zero, so it has no direction; "
                                            "sweep field.x, field.y or field.z instead")

@@ -214,6 +214,9 @@ def test_bad_param_text_names_the_option(text, message):
     ("compass", ["field=1e-3", "field.x=1e-3"], "--param field.x=1e-3", "cannot be combined"),
     ("heavy-top", ["omega.z=1", "omega_body.3=2"], "--param omega_body.3=2", "cannot be combined"),
     ("three-magnet", ["release.x=0.3"], "--param release.x=0.3", "the bob's arm is 0.285 m long"),
+    # a field on a scene without a moving dipole: every member the same run, exit 0 (a swept field acts on nothing)
+    ("heavy-top", ["field.x=0,1"], "--param field.x=0,1", "no moving body of the scene carries a dipole"),
+    ("t-handle", ["friction=0,1", "field=1"], "--param field=1", "the field acts on nothing"),
 ])
 def test_params_that_do_not_fit_the_scene_name_the_option(scene, texts, where, message):
     with pytest.raises(ValidationError) as info:
