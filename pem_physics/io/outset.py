@@ -23,6 +23,7 @@ changes.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -89,13 +90,20 @@ def output_folder(outdir, command: str | None = None) -> Path:
     if not str(text).strip():
         raise ValidationError("-o/--outdir", "empty: name the output folder")
     path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise ValidationError(str(path), "exists and is not a folder: name a folder for the outputs")
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    try:
+    try:   # exists() itself raises for a name the file system cannot hold
+        if path.exists() and not path.is_dir():
+            raise ValidationError(str(path), "exists and is not a folder: name a folder for the outputs")
+        missing = [p for p in (path, *path.parents) if not p.exists()]
         path.mkdir(parents=True, exist_ok=True)
         _CREATED.extend(reversed(missing))
     except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            shown = text if len(text) <= 60 else f"{text[:40]}…{text[-16:]}"
+            longest = max(len(os.fsencode(n)) for n in path.parts)
+            what = f"a name in it is {longest:,} bytes" if longest > 255 else \
+                f"it is {len(os.fsencode(text)):,} bytes"
+            raise ValidationError("-o", f"{shown!r}: {what}, longer than the file system allows: name a shorter "
+                                        "folder") from None
         raise ValidationError(str(path), f"cannot create the output folder ({e.strerror or e}): "
                                          "name a folder you may write to") from None
     if not os.access(path, os.W_OK | os.X_OK):
