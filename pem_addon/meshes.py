@@ -17,7 +17,7 @@ from ..pem_physics.model import (
     mesh_parts,
 )
 from .messages import AddonError
-from .units import exact, initial_world, matrix, rotation_part, unit_scale
+from .units import affine_inverse, exact, initial_world, matrix, rotation_part, unit_scale
 
 #: Object types that can be PEM bodies or walls: meshes (exact inertia), other geometry (an analytic primitive
 #: fitted to the bounding box, or typed inertia) and empties (typed inertia: a point magnet, a pivot body).
@@ -81,7 +81,7 @@ def _body_meshes(obj, depsgraph) -> list:
     out = [(obj, *mesh_triangles(obj, depsgraph))]
     parts = compound_parts(obj)
     if parts:
-        inv = np.linalg.inv(matrix(obj.matrix_world))
+        inv = affine_inverse(matrix(obj.matrix_world))
         for child in parts:
             Vc, Fc = mesh_triangles(child, depsgraph)
             A = inv @ matrix(child.matrix_world)

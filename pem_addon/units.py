@@ -30,6 +30,24 @@ def matrix(m) -> np.ndarray:
     return np.array([list(row) for row in m], dtype=float)
 
 
+def affine_inverse(M: np.ndarray) -> np.ndarray:
+    """The inverse of affine matrices M (…, 4, 4) (last row 0 0 0 1): the 3×3 part by its adjugate over its
+    determinant, the translation −A⁻¹t. Not np.linalg.inv: LAPACK's threaded solve for a 4×4 can take
+    milliseconds where its threads must wake (numpy 1.26's OpenBLAS on a busy machine), 100× this whole
+    function. Raises numpy's LinAlgError for a singular matrix (a zero scale), as np.linalg.inv does."""
+    M = np.asarray(M, dtype=float)
+    A, t = M[..., :3, :3], M[..., :3, 3]
+    C = np.cross(A[..., [1, 2, 0], :], A[..., [2, 0, 1], :])   # row j: a_(j+1) × a_(j+2), column j of det·A⁻¹
+    det = np.einsum("...i,...i->...", A[..., 0, :], C[..., 0, :])
+    if not np.all(np.isfinite(det) & (det != 0.0)):
+        raise np.linalg.LinAlgError("Singular matrix")
+    out = np.zeros_like(M)
+    out[..., :3, :3] = np.swapaxes(C, -1, -2) / det[..., None, None]
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", out[..., :3, :3], t)
+    out[..., 3, 3] = 1.0
+    return out
+
+
 # ------------------------------------------------------------------------------------------ double precision
 # Blender stores float properties and object transforms in single precision. Import keeps the exact
 # (double) value beside each one it sets — an ID property ``pem_exact_<name>`` — and every read for the
@@ -120,7 +138,7 @@ def initial_basis(obj) -> np.ndarray:
 
 def parent_world(obj) -> np.ndarray:
     """P_w with world = P_w · basis (parent world × parent inverse, or identity)."""
-    return matrix(obj.matrix_world) @ np.linalg.inv(matrix(obj.matrix_basis))
+    return matrix(obj.matrix_world) @ affine_inverse(matrix(obj.matrix_basis))
 
 
 def initial_world(obj) -> np.ndarray:

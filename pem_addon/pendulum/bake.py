@@ -254,7 +254,7 @@ def keys_for(plan: Plan, traj: Trajectory, stride: int):
                 W[i] = A @ M0
         else:
             continue
-        out[obj] = (frames, np.linalg.inv(P) @ W)
+        out[obj] = (frames, units.affine_inverse(P) @ W)
     return out
 
 

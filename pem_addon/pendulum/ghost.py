@@ -21,7 +21,7 @@ import bpy
 import numpy as np
 
 from ...pem_physics.errors import PemError
-from .. import handlers, messages
+from .. import handlers, messages, units
 from ..frames import simulation_range
 from . import bake, cache
 
@@ -87,7 +87,7 @@ def compute(context, edited: dict | None = None) -> dict:
                 W = P @ keys[obj][1]   # (N, 4, 4) the object's world matrices, BU
                 # the body's centre of mass, not the object's origin (a pendulum's origin is often its pivot)
                 com = np.append(traj.center_of_mass[0, moving[obj.name]] / plan.unit, 1.0)
-                out[obj.name] = (W @ (np.linalg.inv(W[0]) @ com))[:, :3]
+                out[obj.name] = (W @ (units.affine_inverse(W[0]) @ com))[:, :3]
         _state.update(paths=out, error="")
     except (messages.AddonError, PemError, ValueError, RuntimeError) as err:   # the bake's refusals, said
         _state.update(paths={}, error=bake.user_message(err), inputs=_inputs(context))

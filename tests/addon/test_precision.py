@@ -206,3 +206,25 @@ def test_a_bake_is_the_command_line_run_of_its_exported_scene(pem, tmp_path):  #
     np.testing.assert_array_equal(ref["t"], got.t)
     np.testing.assert_allclose(ref["orientation"], got.orientation, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ref["omega"], got.omega, rtol=0, atol=1e-12 * max(1.0, np.abs(got.omega).max()))
+
+
+def test_the_affine_inverse_is_the_inverse_to_round_off(pem):  # noqa: F811
+    """units.affine_inverse (the add-on's poses; not LAPACK, whose threaded solve can take milliseconds for a 4×4):
+    M·M⁻¹ = I to round-off of the matrix's condition, for rotated, sheared, scaled and translated matrices, one
+    and stacked; a zero scale is numpy's LinAlgError, as np.linalg.inv's."""
+    units = importlib.import_module(f"{pem['pem_addon.messages'].__package__}.units")
+    rng = np.random.default_rng(7)
+    M = np.zeros((50, 4, 4))
+    M[:, :3, :3] = rng.normal(size=(50, 3, 3)) * 10.0 ** rng.uniform(-3, 3, size=(50, 1, 1))
+    M[:, :3, 3] = rng.normal(scale=100.0, size=(50, 3))
+    M[:, 3, 3] = 1.0
+    inv = units.affine_inverse(M)
+    for m, v in zip(M, inv):
+        scale = np.linalg.cond(m) * (1.0 + np.abs(m[:3, 3]).max())    # the translation's column: |t| times
+        np.testing.assert_allclose(m @ v, np.eye(4), rtol=0, atol=16 * np.finfo(float).eps * scale)
+        np.testing.assert_array_equal(units.affine_inverse(m), v)
+        np.testing.assert_array_equal(v[3], [0.0, 0.0, 0.0, 1.0])
+    flat = M[0].copy()
+    flat[:3, 2] = 0.0                                           # scale 0 along z
+    with pytest.raises(np.linalg.LinAlgError):
+        units.affine_inverse(flat)
