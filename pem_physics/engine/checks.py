@@ -5,7 +5,9 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
 - **errors** (:class:`~pem_physics.errors.ValidationError`, naming the items): dipoles of two
   bodies at one point (closer than :data:`COINCIDENT` m: the force between them is infinite), and a
   moving body with no moment of inertia about its pivot (mass at the pivot or a zero tensor: any
-  torque would turn it infinitely fast);
+  torque would turn it infinitely fast), and a body whose start spin or torques turn it so fast that
+  resolving t_end would take more than :data:`MAX_RESOLVED_STEPS` steps (an input beyond a physical range,
+  such as a dipole moment of 1e100, which no dt fixes);
 - **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a step too large for the fastest
   motion. The fastest angular frequency is estimated at the start from the spin |ω₀| and from the
   torques' stiffness: each moving body is turned by ±ε about the three lab axes, the torque's change
@@ -65,7 +67,7 @@ def preflight(scene, system: System) -> list:
                                   f"{system.names[b]!r} has no moment of inertia about its pivot (its mass sits at "
                                   "the pivot, or the inertia tensor is zero): it cannot be turned")
     _coincident(scene, system)
-    return _step_warnings(system, scene.settings.dt)
+    return _step_warnings(scene, system, scene.settings.dt, scene.settings.t_end)
 
 
 def _coincident(scene, system: System) -> None:
@@ -91,14 +93,22 @@ def _coincident(scene, system: System) -> None:
 
 
 def fastest_frequency(system: System, eps: float = 1e-4) -> float:
-    """Estimated largest angular frequency (rad/s) at the start: spin and torque stiffness (module docstring).
+    """Estimated largest angular frequency (rad/s) at the start: spin and torque stiffness (module docstring)."""
+    spin, stiff = body_frequencies(system, eps)
+    return float(max(spin.max(initial=0.0), stiff.max(initial=0.0)))
+
+
+def body_frequencies(system: System, eps: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+    """Each moving body's spin |ω₀| (B,) and the angular frequency (B,) rad/s its torques' (forces') stiffness
+    gives at the start (module docstring); inf where a torque or force is not finite.
 
     A body's stiffness is its own torque's (force's) change as it alone turns (moves). Where no two moving bodies
     carry dipoles, nothing couples them: a body's torque is the same sum whatever the others' poses, so every body
     turns at once in 6 probes of the scene, not 6 per body — 6·B probes of B bodies would grow as B² (a box of
     1000 marbles: 6000 copies of the scene, ~0.4 GB)."""
     B = system.n_bodies
-    w = float(np.max(np.linalg.norm(system.omega0, axis=-1), initial=0.0))
+    spin = np.linalg.norm(system.omega0, axis=-1).reshape(B)
+    w = np.zeros(B)
     coupled = system.bodies_coupled
     probes = 6 * B if coupled else 6
 
@@ -113,7 +123,8 @@ def fastest_frequency(system: System, eps: float = 1e-4) -> float:
             for s in range(2):
                 e = probe(b, k, s)
                 U[e, b] = U[e, b] @ turns[k][s].T  # rows (body axes in lab) turned by R
-    T = evaluate(system, system.kin_body, U, 0.0).torque  # (probes, B, 3)
+    with np.errstate(all="ignore"):   # absurd inputs overflow here: they are named by the caller, not numpy
+        T = evaluate(system, system.kin_body, U, 0.0).torque  # (probes, B, 3)
     if system.any_translating:
         # translating bodies also oscillate in position: ω ≈ √(‖∂F/∂x‖ / M), x moved by ±eps·(1 cm) per lab axis
         h = 1e-2 * eps
@@ -122,22 +133,28 @@ def fastest_frequency(system: System, eps: float = 1e-4) -> float:
             for k in range(3):
                 X[probe(b, k, 0), b, k] += h
                 X[probe(b, k, 1), b, k] -= h
-        F = evaluate(system, system.kin_body, np.repeat(system.U0[None], probes, axis=0), 0.0, X=X).force
-        for b in np.flatnonzero(system.translating):
-            K = np.stack([(F[probe(b, k, 0), b] - F[probe(b, k, 1), b]) / (2 * h) for k in range(3)], axis=1)
-            w = max(w, float(np.sqrt(np.linalg.norm(K, 2) / system.mass[b])))
+        with np.errstate(all="ignore"):
+            F = evaluate(system, system.kin_body, np.repeat(system.U0[None], probes, axis=0), 0.0, X=X).force
+            for b in np.flatnonzero(system.translating):
+                K = np.stack([(F[probe(b, k, 0), b] - F[probe(b, k, 1), b]) / (2 * h) for k in range(3)], axis=1)
+                w[b] = np.sqrt(np.linalg.norm(K, 2) / system.mass[b]) if np.isfinite(K).all() else np.inf
     for b in range(B):
-        K = np.stack([(T[probe(b, k, 0), b] - T[probe(b, k, 1), b]) / (2 * eps) for k in range(3)], axis=1)
-        if system.hinged[b]:
+        with np.errstate(all="ignore"):
+            K = np.stack([(T[probe(b, k, 0), b] - T[probe(b, k, 1), b]) / (2 * eps) for k in range(3)], axis=1)
+        if not np.isfinite(K).all():
+            w[b] = np.inf
+        elif system.hinged[b]:
             a = system.hinge_axis[b]
             inert = float(system.hinge_inertia(system.U0[None])[0, b])
             if inert > 0:
-                w = max(w, float(np.sqrt(abs(float(a @ K @ a)) / inert)))
+                w[b] = max(w[b], float(np.sqrt(abs(float(a @ K @ a)) / inert)))
         elif K.any():  # no torque changes (a free marble): no oscillation to add
             U0 = system.U0[b]
             inv_lab = U0.T @ system.kin_body.inv_inertia[b] @ U0  # I⁺ in lab axes: ω = Uᵀ I⁺ U L
-            w = max(w, float(np.sqrt(np.abs(np.linalg.eigvals(inv_lab @ K)).max())))
-    return w
+            with np.errstate(all="ignore"):
+                M = inv_lab @ K
+            w[b] = max(w[b], float(np.sqrt(np.abs(np.linalg.eigvals(M)).max()))) if np.isfinite(M).all() else np.inf
+    return spin, w
 
 
 #: Above this many dipole pairs × probes the stiffness is not probed (the spin alone is used): the probe
@@ -145,19 +162,51 @@ def fastest_frequency(system: System, eps: float = 1e-4) -> float:
 MAX_PROBE_PAIRS = 1 << 20
 
 
-def _step_warnings(system: System, dt: float) -> list:
+#: Above this many steps of dt·ω = MAX_STEP_PHASE a run's end, t_end, no longer tells its steps apart in doubles
+#: (t_end/dt > 10¹⁵ ≈ 2⁵⁰): the motion is beyond a physical range, and no dt fixes it
+MAX_RESOLVED_STEPS = 1e15
+
+
+def _step_warnings(scene, system: System, dt: float, t_end: float) -> list:
     if system.n_bodies == 0:
         return []
     D, S = system.n_dipoles, len(system.src_pos)
     if 6 * system.n_bodies * D * (D + S) > MAX_PROBE_PAIRS:
-        w = float(np.max(np.linalg.norm(system.omega0, axis=-1), initial=0.0))
+        spin, stiff = np.linalg.norm(system.omega0, axis=-1).reshape(-1), np.zeros(system.n_bodies)
     else:
-        w = fastest_frequency(system)
+        spin, stiff = body_frequencies(system)
+    _check_physical(scene, spin, stiff, t_end)
+    w = float(max(spin.max(), stiff.max()))
     if dt * w > MAX_STEP_PHASE:
         return [f"dt = {dt:.3g} s is large for the fastest motion at the start (≈ {w:.3g} rad/s from the spin and "
                 f"the torques, dt·ω = {dt * w:.2g} rad per step): expect large errors; try dt ≤ "
                 f"{MAX_STEP_PHASE / w:.2g} s"]
     return []
+
+
+def _check_physical(scene, spin: np.ndarray, stiff: np.ndarray, t_end: float) -> None:
+    """Refuse a body whose start spin or torques turn it so fast that resolving t_end would take more than
+    MAX_RESOLVED_STEPS steps: an absurd input (an angular velocity or a dipole moment of 1e100), not a step
+    too large; the error names the body and the input, where the run would otherwise blow up blaming dt."""
+    moving = [i for i, b in enumerate(scene.bodies) if b.moving]
+    span = max(float(t_end), 0.0)
+    for b in range(len(spin)):
+        w = max(float(spin[b]), float(stiff[b]))
+        if not w * span > MAX_RESOLVED_STEPS * MAX_STEP_PHASE:
+            continue
+        i = moving[b]
+        name = scene.bodies[i].name
+        steps = "no finite number of" if not np.isfinite(w) else f"{span * w / MAX_STEP_PHASE:.2g}"
+        if spin[b] >= stiff[b]:
+            raise ValidationError(f"bodies[{i}].angular_velocity",
+                                  f"{name!r} starts spinning at {spin[b]:.3g} rad/s: resolving t_end = {span:g} s "
+                                  f"would take {steps} steps, beyond what doubles tell apart; the input is beyond a "
+                                  "physical range, not the step: give a physical angular velocity")
+        raise ValidationError(f"bodies[{i}]", f"the torques (or forces) on {name!r} at the start turn it at "
+                              f"{'an infinite rate' if not np.isfinite(w) else f'≈ {w:.3g} rad/s'}: resolving "
+                              f"t_end = {span:g} s would take {steps} steps, beyond what doubles tell apart; the "
+                              "input is beyond a physical range, not the step: check the dipole moments, field and "
+                              "masses")
 
 
 def friction_work(t: np.ndarray, omega: np.ndarray, friction) -> np.ndarray:

@@ -54,6 +54,29 @@ def test_a_magnet_1_mm_from_the_bob_warns_before_and_after():
     assert any(w.startswith("energy balance off by") for w in warnings), warnings
 
 
+def _preflight(scene):
+    from pem_physics.engine.system import compile_system
+
+    scene = scene.checked()
+    return checks.preflight(scene, compile_system(scene))
+
+
+def test_an_absurd_spin_or_moment_is_named_not_blamed_on_dt():
+    """An angular velocity or a dipole moment of 1e100 (inside a scene file's ±1e100) ran into overflow and a
+    "try a smaller dt" / dt ≤ 5e-101 s: refused before the run naming the body and the input; 1e4 rad/s warns."""
+    top = examples.heavy_top(t_end=0.01)
+    spun = replace(top, bodies=[replace(top.bodies[0], angular_velocity=(0.0, 0.0, 1e100))])
+    with pytest.raises(ValidationError, match=r"bodies\[0\]\.angular_velocity: 'top' starts spinning at 1e\+100 "
+                                              r"rad/s.*beyond a physical range, not the step"):
+        _preflight(spun)
+    magnets = examples.three_magnet(t_end=0.01)
+    bob = replace(magnets.bodies[0], dipoles=(replace(magnets.bodies[0].dipoles[0], moment=(0.0, 0.0, -1e100)),))
+    with pytest.raises(ValidationError, match=r"bodies\[0\]: the torques .* on 'bob' .*check the dipole moments"):
+        _preflight(replace(magnets, bodies=[bob] + list(magnets.bodies[1:])))
+    fast = replace(top, bodies=[replace(top.bodies[0], angular_velocity=(0.0, 0.0, 1e4))])
+    assert [w[:40] for w in _preflight(fast)] == ["dt = 0.0002 s is large for the fastest m"]
+
+
 @pytest.mark.parametrize("name", sorted(examples.BUILDERS))
 def test_the_examples_pass_clean(name):
     scene = examples.build(name)
