@@ -342,3 +342,28 @@ def test_progress_and_stop_work_with_contacts(monkeypatch):
     # stop() is polled after every step: the step after the third record ends the run with a partial record
     assert not traj.complete and seen == pytest.approx([0.1, 0.2, 0.3])
     np.testing.assert_allclose(traj.t, [0.0, 1e-3, 2e-3, 3e-3, 4e-3], rtol=1e-15)
+
+
+def test_contact_messages_name_both_sides_a_wall_by_its_name():
+    """The chatter error said "a resting contact between pendulums" whatever chattered (a pendulum on a wall too),
+    and an impulse error called every fixed side 'wall' (a fixed body too): each names the actual two sides."""
+    from pem_physics.engine.contact import driver
+    from pem_physics.engine.contact.impulses import Contact, ContactBody, resolve_contacts
+    from pem_physics.engine.contact.model import ContactModel
+    from pem_physics.errors import SimulationError
+
+    scene = examples.newtons_cradle(n=1)
+    scene.walls = (StaticWall(kind="plane", name="stop", point=(0.0125, 0.0, 0.0), normal=(-1.0, 0.0, 0.0)),)
+    scene.bodies.append(Body(name="post", role="fixed", position=(-0.2, 0.0, 0.06),
+                             contacts=(ContactSphere((0.0, 0.0, 0.0), 0.01),)))
+    scene = scene.checked()
+    model = ContactModel(scene, compile_system(scene))
+    said = driver.chatter_message(model, [model.n_sphere_pairs, 0], 1.0)
+    assert "the contacts of 'ball1' and 'post'; 'ball1' and wall 'stop' chatter" in said, said
+    assert "between pendulums" not in said
+    # a pendulum with no inverse inertia, approaching a fixed side: named by the name the driver passes
+    ball = ContactBody("pendulum", np.inf, np.zeros(3), np.zeros((3, 3)), np.zeros(3), np.array([0.0, 1.0, 0.0]),
+                       "ball1")
+    touch = Contact(0, None, np.array([0.0, 0.0, -1.0]), np.array([1.0, 0.0, 0.0]))
+    with pytest.raises(SimulationError, match="contact 'ball1'–'post': no effective mass"):
+        resolve_contacts([ball], [touch], fixed_names=["post"])

@@ -176,6 +176,12 @@ def _contact_bodies(model: ContactModel, state, contacts) -> dict:
     return out
 
 
+def _fixed_names(model: ContactModel, pairs, contacts) -> list:
+    """The name of each contact's fixed side (a wall's or a fixed body's; None where both sides move), for
+    :func:`~.impulses.resolve_contacts`' messages."""
+    return [model.other_name(p, ct.i) if ct.j is None else None for p, ct in zip(pairs, contacts)]
+
+
 def _kinetic(state) -> float:
     """Kinetic energy (J) of the one-member state: rotation ½ω·L plus translation |p|²/2M."""
     P = state.P[0]
@@ -242,7 +248,7 @@ def _resolve(model: ContactModel, state, t: float, log: EventLog) -> int:
                 ct.e = 0.0
                 settle.append(p)
     E0 = _kinetic(state)
-    applied = resolve_contacts(bodies, contacts)
+    applied = resolve_contacts(bodies, contacts, fixed_names=_fixed_names(model, touch, contacts))
     total: dict = {}
     for k, J in applied:
         total[k] = total.get(k, 0.0) + J
@@ -316,7 +322,8 @@ def _hold(model: ContactModel, state) -> tuple[float, list]:
         ct = model.contact(p, X, float(g[p]))
         ct.e = 0.0
         contacts.append(ct)
-    for k, J in resolve_contacts(_contact_bodies(model, state, contacts), contacts):
+    for k, J in resolve_contacts(_contact_bodies(model, state, contacts), contacts,
+                                 fixed_names=_fixed_names(model, held, contacts)):
         _apply(model, state, contacts[k], J, C)
     state.T = state._torque(state.t)  # the closing kick's torque and force, at the corrected positions
     return E0 - _energy(state), lifted
@@ -351,6 +358,7 @@ def _advance_step(model: ContactModel, state, t_end: float, log: EventLog, _step
             _log(model, log, t_end, "lift-off", p, ct, np.zeros(3), U, C)
         return trial
 
+    hit: list = []
     for _ in range(MAX_EVENTS_PER_STEP):
         tc = state.t
         g0 = _gaps_of(model, state)  # before g1: the memo holds the previous step's end, this step's start
@@ -387,9 +395,17 @@ def _advance_step(model: ContactModel, state, t_end: float, log: EventLog, _step
                 return keep(trial, held)
             trial = _step(state, t_end - t_hit)
             return keep(trial, _hold(model, trial))
-    raise SimulationError(f"more than {MAX_EVENTS_PER_STEP} impacts within one step before t = {t_end:.6g} s: "
-                          "the contacts chatter (a resting contact between pendulums, not modelled); try e closer to 1",
-                          time=t_end)
+    raise SimulationError(chatter_message(model, hit, t_end), time=t_end)
+
+
+def chatter_message(model: ContactModel, pairs, t_end: float) -> str:
+    """The error of a step that kept finding impacts: the pairs (indices) hit last, named by their two sides
+    (a body and a wall, or two bodies), and what to change."""
+    names = sorted({model.pair_names(int(p)) for p in pairs})
+    which = "; ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "") if names else "?"
+    return (f"more than {MAX_EVENTS_PER_STEP} impacts within one step before t = {t_end:.6g} s: the contacts of "
+            f"{which} chatter (a contact pressed closed that only a translating body can rest on; not modelled for "
+            "pendulums): try e closer to 1")
 
 
 #: |h10(s)| = s(1 − s)² and |h11(s)| = s²(1 − s), the weights of the end rates in the cubic Hermite

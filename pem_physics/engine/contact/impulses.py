@@ -211,15 +211,17 @@ class Contact:
 
 
 def resolve_contacts(bodies: list, contacts: list, tol: float | None = None,
-                     max_sweeps: int = 100_000) -> list[tuple[int, np.ndarray]]:
+                     max_sweeps: int = 100_000, fixed_names=None) -> list[tuple[int, np.ndarray]]:
     """Resolve simultaneous contacts pairwise, in list order, sweeping until no pair approaches.
 
     ``bodies``: ContactBody list (updated in place); ``contacts``: :class:`Contact` list. A pair
     approaches when n·v_rel < −tol (m/s; default 1e-12 × the largest contact-point speed at the
-    start). Returns (contact index, J) for every impulse applied, in order.
+    start). ``fixed_names``: each contact's fixed side's name (j = None: a wall or a fixed body), for
+    messages. Returns (contact index, J) for every impulse applied, in order.
     """
-    fixed = ContactBody.fixed("wall")
-    side2 = [fixed if ct.j is None else bodies[ct.j] for ct in contacts]
+    names = list(fixed_names) if fixed_names is not None else [None] * len(contacts)
+    side2 = [ContactBody.fixed(names[k] or "a wall or fixed body") if ct.j is None else bodies[ct.j]
+             for k, ct in enumerate(contacts)]
     if tol is None:
         speeds = [np.linalg.norm(bodies[ct.i].velocity_at(ct.point)) for ct in contacts]
         speeds += [np.linalg.norm(s.velocity_at(ct.point)) for s, ct in zip(side2, contacts)]
@@ -235,5 +237,6 @@ def resolve_contacts(bodies: list, contacts: list, tol: float | None = None,
                 hit = True
         if not hit:
             return log
-    raise SimulationError(f"simultaneous contacts not resolved after {max_sweeps} sweeps "
-                          f"({len(contacts)} contacts, {len(log)} impulses)")
+    pairs = sorted({f"{bodies[ct.i].name!r}–{side2[k].name!r}" for k, ct in enumerate(contacts)})
+    raise SimulationError(f"simultaneous contacts not resolved after {max_sweeps} sweeps ({len(contacts)} "
+                          f"contacts: {', '.join(pairs[:4])}{' …' if len(pairs) > 4 else ''}; {len(log)} impulses)")

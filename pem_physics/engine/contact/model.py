@@ -256,6 +256,13 @@ class ContactModel:
             return self.labels[a], self.labels[b]
         return self.labels[a], f"walls[{b}]"
 
+    def pair_names(self, p: int) -> str:
+        """Pair p's two sides for a message: "'a' and 'b'" (two bodies' spheres) or "'a' and wall 'w'"."""
+        a, b = self.pairs[p]
+        if p < self.n_sphere_pairs:
+            return f"{self.names[a]!r} and {self.names[b]!r}"
+        return f"{self.names[a]!r} and wall {self.wall_names[b]!r}"
+
     def check_start(self, U: np.ndarray, C: np.ndarray | None = None) -> None:
         """Raise a ValidationError naming both items when spheres overlap each other or a wall at t = 0."""
         g = self.gaps(U, C)
