@@ -57,7 +57,7 @@ class Plan:
     prepared: object = None  # the core's checked run (engine.Run), executed by the first :func:`run`
 
 
-def prepare(context, frame_end: int | None = None, inputs: dict | None = None) -> Plan:
+def prepare(context, frame_end: int | None = None, inputs: dict | None = None, records_cap: int = 8) -> Plan:
     """Read the scene in its start pose: every body as it is at the simulation's start frame with the baked
     channels removed — the same whatever the current frame. ``frame_end``: bake up to that frame only (*Bake to
     Current Frame*), else to the end of the simulation's range (:func:`.frames.simulation_range`).
@@ -66,6 +66,7 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None) -
     start frame), or from where it was moved by hand after the bake (a re-bake then starts there). The
     scene is left exactly as it was: current frame, transforms, assigned actions. ``inputs``: the scene's
     :func:`.cache.inputs` where the caller has just taken them (the ghost path's update), else taken here.
+    ``records_cap``: records a frame at most (:func:`.scenes.record_plan`; keys need up to 8).
     """
     scene = context.scene
     fps, dt, substeps, t_end, frame_start = scenes.time_settings(context, frame_end)
@@ -92,7 +93,7 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None) -
             scene.frame_set(frame_start)
             notes = []
             # checked once, by the core's prepare below (a second Scene.checked cost ~10 % of a ghost path)
-            core, objects, worlds = scenes.build_scene(context, notes, frame_end, check=False)
+            core, objects, worlds = scenes.build_scene(context, notes, frame_end, check=False, records_cap=records_cap)
             parents = [units.parent_world(obj) for obj in objects]  # evaluated: world and basis agree here
         finally:
             stack.close()
@@ -106,7 +107,8 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None) -
     except ValidationError as err:
         raise AddonError(messages.object_message(str(err), objects, walls)) from err
     return Plan(prepared.scene, objects, worlds, fps, frame_start, units.unit_scale(scene),
-                scenes.record_plan(fps, dt, substeps)[1], moved, parents, notes, walls, inputs, last, prepared)
+                scenes.record_plan(fps, dt, substeps, records_cap)[1], moved, parents, notes, walls, inputs, last,
+                prepared)
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:

@@ -91,12 +91,12 @@ def time_settings(context, frame_end: int | None = None):
     return fps, dt, substeps, T, start
 
 
-def record_plan(fps: float, dt: float, substeps: int) -> tuple[int, int]:
-    """(steps between records, records per frame for key_stride): up to 8 records a frame (a power of two
+def record_plan(fps: float, dt: float, substeps: int, cap: int = 8) -> tuple[int, int]:
+    """(steps between records, records per frame for key_stride): up to ``cap`` records a frame (a power of two
     dividing the substeps) when dt divides the frame time; else a record every whole number of steps
     that fits in a frame (at least every step), each record a key."""
     if substeps >= 1:
-        per_frame = sample_rate(substeps)
+        per_frame = sample_rate(substeps, cap)
         return substeps // per_frame, per_frame
     return max(1, int(math.floor(1.0 / (fps * dt) + 1e-9))), 1
 
@@ -106,10 +106,12 @@ def scene_gravity(scene) -> np.ndarray:
     return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
 
 
-def build_scene(context, notes: list | None = None, frame_end: int | None = None, check: bool = True):
+def build_scene(context, notes: list | None = None, frame_end: int | None = None, check: bool = True,
+                records_cap: int = 8):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
     gets the warnings of :func:`mass_properties`; ``frame_end``: the run ends there (:func:`time_settings`).
-    ``check``: validated here (``Scene.checked``); False for a caller whose core call checks it anyway."""
+    ``check``: validated here (``Scene.checked``); False for a caller whose core call checks it anyway.
+    ``records_cap``: at most that many records a frame (:func:`record_plan`)."""
     scene = context.scene
     sp = scene.pem
     unit = unit_scale(scene)
@@ -187,7 +189,7 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
     field = exact(sp, "field") if sp.field_mode == "UNIFORM" else np.zeros(3)
     rotating = (RotatingField(exact(sp, "field_b1"), exact(sp, "field_b2"), exact(sp, "field_omega"))
                 if sp.field_mode == "ROTATING" else None)
-    every, _ = record_plan(fps, dt, substeps)
+    every, _ = record_plan(fps, dt, substeps, records_cap)
     settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end, record_interval=dt * every)
     # start positions are as precise as Blender stores them (single precision): a body meant to touch a table
     # starts on it (the size: the farthest any body or wall reaches from the origin)
