@@ -483,6 +483,28 @@ def _as_option(err: ValidationError, args) -> ValidationError:
     return ValidationError(f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}", err.message)
 
 
+#: numpy's floating-point warnings ("overflow encountered in exp", "invalid value encountered in multiply", …)
+_ARITHMETIC = ("overflow encountered", "underflow encountered", "invalid value encountered", "divide by zero")
+
+
+def _arithmetic_once(show):
+    """``warnings.showwarning`` that turns numpy's floating-point RuntimeWarnings into one line for the user, the
+    first time (the error or warning that follows names the cause), and passes every other warning to ``show``."""
+    said = []
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if not (issubclass(category, RuntimeWarning) and any(a in text for a in _ARITHMETIC)):
+            return show(message, category, filename, lineno, file, line)
+        if not said:
+            said.append(text)
+            print(f"warning: the arithmetic left the range of doubles (numpy: {text}): an input far outside a "
+                  "physical range, or a step far too large; the results past it are not to be trusted",
+                  file=sys.stderr)
+
+    return showwarning
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # the first word names the sub-command (no option takes effect before it); anything else — help, a
@@ -494,6 +516,8 @@ def main(argv=None) -> int:
 
     shown = warnings.formatwarning   # a warning the core raises is a line for the user, not a line of our source
     warnings.formatwarning = lambda message, *_args, **_kw: f"warning: {message}\n"
+    show = warnings.showwarning
+    warnings.showwarning = _arithmetic_once(show)
     try:
         return args.func(args)
     except KeyboardInterrupt:   # Ctrl-C or SIGTERM outside a run's own handling: while its outputs were written
@@ -528,5 +552,6 @@ def main(argv=None) -> int:
     finally:
         outset.take_back_empty()   # a folder made for outputs that never came
         warnings.formatwarning = shown
+        warnings.showwarning = show
         if term is not None:
             signal.signal(signal.SIGTERM, term)

@@ -311,3 +311,29 @@ def test_ctrl_c_while_the_outputs_are_written_ends_in_one_line(tmp_path, monkeyp
     monkeypatch.undo()
     assert read_manifest(out)["files"] == before["files"]
     assert not [p for p in out.iterdir() if p.name.startswith(".pem-staging")]
+
+
+def test_numpys_arithmetic_warnings_reach_the_user_as_one_line(tmp_path, monkeypatch, capsys):
+    """Raw "overflow encountered in exp" / "invalid value encountered in multiply" lines leaked, several a run
+    (friction = 1e90, a dipole of 1e100, a marble at 1e100 m/s: each now refused by preflight); whatever still
+    overflows is said once, in one line that says what it means."""
+    from pem_physics import cli
+
+    def overflowing(args):
+        with np.errstate(all="warn"):
+            np.exp(np.array([1000.0]))
+            np.array([np.inf]) * 0.0
+            np.exp(np.array([2000.0]))
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_run", overflowing)
+    assert cli.main(["run", "example:pendulum", "-o", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: the arithmetic left the range of doubles (numpy: overflow encountered in exp): an input far outside "
+        "a physical range, or a step far too large; the results past it are not to be trusted"]
+    scene = (ROOT / "examples" / "scenes" / "heavy_top.toml").read_text(encoding="utf-8")
+    (tmp_path / "f.toml").write_text(scene.replace("gravity = [", "friction = 1e90\ngravity = ["), encoding="utf-8")
+    monkeypatch.undo()
+    assert cli.main(["run", str(tmp_path / "f.toml"), "-o", str(tmp_path / "f"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: friction: 1e+90 N·m·s stops 'top'") and "encountered" not in err, err

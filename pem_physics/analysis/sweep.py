@@ -381,7 +381,10 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     per_member_bytes = 16 * records * (50 * system.n_bodies + 7 * system.n_dipoles + 2)
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_member_bytes))
     names = [p.name for p in per_member]
-    warnings = _spin_warnings(base, system, values, settings.dt) + _field_warnings(base, system, values, settings.dt)
+    where = {p.name: p.where for p in params}
+    _friction_check(base, values, where)
+    warnings = (_spin_warnings(base, system, values, settings.dt, settings.t_end, where)
+                + _field_warnings(base, system, values, where))
     task = chunks.Task(_chunk, (base, names, values, record_interval, [c[0] for c in cols], magnets, settle_speed,
                                 settle_distance), N, chunk)
     t0 = time.perf_counter()
@@ -408,15 +411,43 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
                        notes=list(run.notes or []), warnings=warnings)
 
 
-def _spin_warnings(base: Scene, system, values: dict, dt: float) -> list:
+def _beyond(where: dict, names, k: int, values: dict, said: str) -> ValidationError:
+    """A refusal ``said`` at grid point k (an input beyond a physical range), named by the swept ``names``'
+    --param texts (``where``: name → text)."""
+    texts = [where[n] for n in names if n in where]
+    return ValidationError(" and ".join(texts) or "--param", f"at grid point {_point(k, values)}: {said}")
+
+
+def _friction_check(base: Scene, values: dict, where: dict) -> None:
+    """Refuse a swept friction beyond a physical range (:func:`~pem_physics.engine.checks.preflight` at the
+    largest value: c = 1e90 N·m·s overflowed the splitting's sub-steps with numpy's warnings)."""
+    if "friction" not in values:
+        return
+    from ..engine.checks import preflight
+
+    k = int(np.argmax(values["friction"]))
+    strongest = replace(base, friction=float(values["friction"][k])).checked()
+    try:
+        preflight(strongest, compile_system(strongest))
+    except ValidationError as err:
+        raise _beyond(where, ["friction"], k, values, f"{err.path}: {err.message}") from None
+
+
+def _spin_warnings(base: Scene, system, values: dict, dt: float, t_end: float, where: dict) -> list:
     """The step warning a run would give (:func:`~pem_physics.engine.checks.preflight`), for the grid point with
-    the fastest start spin: a swept ω of 10¹² rad/s makes energies of 10²⁰ J, which a run says and a sweep must."""
+    the fastest start spin: a swept ω of 10¹² rad/s makes energies of 10²⁰ J, which a run says and a sweep must;
+    one too fast for doubles to resolve over t_end (10¹⁰⁰ rad/s) is refused, as a run refuses it."""
     if not any(k.startswith("omega") for k in values):
         return []
-    from ..engine.checks import MAX_STEP_PHASE
+    from ..engine.checks import MAX_RESOLVED_STEPS, MAX_STEP_PHASE
 
     w = np.linalg.norm(np.asarray(members(base, system, values).angular_velocity), axis=-1).max(axis=-1)   # (N,)
     k = int(np.argmax(w))
+    if w[k] * t_end > MAX_RESOLVED_STEPS * MAX_STEP_PHASE:
+        raise _beyond(where, [n for n in values if n.startswith("omega")], k, values,
+                      f"a start spin of {w[k]:.3g} rad/s would take {t_end * w[k] / MAX_STEP_PHASE:.2g} steps over "
+                      f"t_end = {t_end:g} s, beyond what doubles tell apart: beyond a physical range; sweep a smaller "
+                      "range")
     if not dt * w[k] > MAX_STEP_PHASE:
         return []
     return [f"dt = {dt:.3g} s is large for the spin at grid point {_point(k, values)} (|ω| = {w[k]:.3g} rad/s, "
@@ -424,7 +455,7 @@ def _spin_warnings(base: Scene, system, values: dict, dt: float) -> list:
             "or a smaller range"]
 
 
-def _field_warnings(base: Scene, system, values: dict, dt: float) -> list:
+def _field_warnings(base: Scene, system, values: dict, where: dict) -> list:
     """The step warning a run would give (:func:`~pem_physics.engine.checks.preflight`: the torques' fastest
     frequency) at the grid point of the strongest swept field: a field of 10⁶ T swings a compass needle at
     thousands of rad/s, which a run of that point says and a sweep must."""
@@ -435,7 +466,12 @@ def _field_warnings(base: Scene, system, values: dict, dt: float) -> list:
     fields = np.asarray(members(base, system, values).field, float)   # (N, 3)
     k = int(np.argmax(np.linalg.norm(fields, axis=-1)))
     strongest = replace(base, field=fields[k]).checked()
-    return [f"at grid point {_point(k, values)}: {w}" for w in preflight(strongest, compile_system(strongest))]
+    try:
+        said = preflight(strongest, compile_system(strongest))
+    except ValidationError as err:   # a field beyond a physical range
+        raise _beyond(where, [n for n in values if n.startswith("field")], k, values,
+                      f"{err.path}: {err.message}") from None
+    return [f"at grid point {_point(k, values)}: {w}" for w in said]
 
 
 def _chunk(base: Scene, names: list, values: dict, record_interval: float, cols: list, magnets, settle_speed: float,

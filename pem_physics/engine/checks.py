@@ -40,6 +40,8 @@ from .torques import evaluate
 
 #: Dipoles of different bodies closer than this (m) are at one point.
 COINCIDENT = 1e-9
+#: m/s: no start velocity of a translating body reaches it (this is classical mechanics)
+SPEED_OF_LIGHT = 299_792_458.0
 #: Largest dt·ω (rad per step) that passes without a warning.
 MAX_STEP_PHASE = 0.5
 #: Largest |E + W − E₀| / scale that passes without a warning.
@@ -66,6 +68,12 @@ def preflight(scene, system: System) -> list:
             raise ValidationError(f"bodies[{moving_idx[b]}].mass_properties",
                                   f"{system.names[b]!r} has no moment of inertia about its pivot (its mass sits at "
                                   "the pivot, or the inertia tensor is zero): it cannot be turned")
+    for i, body in enumerate(scene.bodies):   # a classical engine: a speed past light's is an absurd input
+        speed = float(np.linalg.norm(body.velocity)) if body.moving and body.translate else 0.0
+        if speed >= SPEED_OF_LIGHT:
+            raise ValidationError(f"bodies[{i}].velocity", f"{body.name!r} starts at {speed:.3g} m/s, faster than "
+                                  f"light ({SPEED_OF_LIGHT:.9g} m/s): beyond a physical range; give a physical "
+                                  "velocity (SI units: m/s)")
     _coincident(scene, system)
     return _step_warnings(scene, system, scene.settings.dt, scene.settings.t_end)
 
@@ -176,6 +184,7 @@ def _step_warnings(scene, system: System, dt: float, t_end: float) -> list:
     else:
         spin, stiff = body_frequencies(system)
     _check_physical(scene, spin, stiff, t_end)
+    _check_damping(scene, system, t_end)
     w = float(max(spin.max(), stiff.max()))
     if dt * w > MAX_STEP_PHASE:
         return [f"dt = {dt:.3g} s is large for the fastest motion at the start (≈ {w:.3g} rad/s from the spin and "
@@ -207,6 +216,27 @@ def _check_physical(scene, spin: np.ndarray, stiff: np.ndarray, t_end: float) ->
                               f"t_end = {span:g} s would take {steps} steps, beyond what doubles tell apart; the "
                               "input is beyond a physical range, not the step: check the dipole moments, field and "
                               "masses")
+
+
+def _check_damping(scene, system: System, t_end: float) -> None:
+    """Refuse a pivot friction c whose damping rate c/I (1/s, I the body's least moment about its pivot, or its
+    hinge's) stops a body within t_end/MAX_RESOLVED_STEPS: beyond a physical range (c = 1e90 N·m·s), which
+    overflowed the splitting's backward sub-steps and blamed dt."""
+    if not system.friction > 0 or not t_end > 0:
+        return
+    moving = [i for i, b in enumerate(scene.bodies) if b.moving]
+    for b in range(system.n_bodies):
+        if system.hinged[b]:
+            inert = float(system.hinge_inertia(system.U0[None])[0, b])
+            inv = 1.0 / inert if inert > 0 else 0.0
+        else:
+            inv = float(np.max(system.inv_moments[b]))
+        rate = system.friction * inv
+        if rate * t_end > MAX_RESOLVED_STEPS * MAX_STEP_PHASE:
+            raise ValidationError("friction", f"{system.friction:g} N·m·s stops {scene.bodies[moving[b]].name!r} "
+                                  f"within {1 / rate:.3g} s (its moment of inertia about the pivot / c), less than "
+                                  f"doubles tell apart over t_end = {t_end:g} s: beyond a physical range, not the "
+                                  "step; give a physical pivot friction")
 
 
 def friction_work(t: np.ndarray, omega: np.ndarray, friction) -> np.ndarray:

@@ -225,6 +225,18 @@ def test_params_that_do_not_fit_the_scene_name_the_option(scene, texts, where, m
     assert message in info.value.message
 
 
+@pytest.mark.parametrize("text, message", [
+    ("friction=0,1e90", "at grid point 1 (friction=1e+90): friction: 1e+90 N·m·s stops 'top'"),
+    ("omega.z=0,1e100", "at grid point 1 (omega.z=1e+100): a start spin of 1e+100 rad/s would take"),
+])
+def test_a_swept_value_beyond_a_physical_range_is_refused_by_its_param(text, message):
+    """friction=0,1e90 ran into numpy's overflow warnings and "try a smaller dt"; omega.z=1e100 warned "dt ≤
+    5e-101 s": refused before any member runs, naming the --param and the grid point, as a run refuses them."""
+    with pytest.raises(ValidationError) as info:
+        sweep(examples.heavy_top(t_end=0.01), params(text))
+    assert info.value.path == f"--param {text}" and message in info.value.message, info.value
+
+
 def test_components_of_one_vector_combine():
     check_params(examples.three_magnet().checked(), params("field.x=0,1e-3", "field.z=1e-3", "friction=0"))
     check_params(examples.heavy_top().checked(), params("omega_body.1=0,1", "omega_body.3=100"))

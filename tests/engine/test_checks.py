@@ -77,6 +77,20 @@ def test_an_absurd_spin_or_moment_is_named_not_blamed_on_dt():
     assert [w[:40] for w in _preflight(fast)] == ["dt = 0.0002 s is large for the fastest m"]
 
 
+def test_an_absurd_friction_or_speed_is_named_not_blamed_on_dt():
+    """friction = 1e90 N·m·s overflowed splitting4's backward sub-steps (numpy's "overflow encountered in exp",
+    then "try a smaller dt"); a marble at 1e100 m/s went to "divide by zero" and the same: refused by name."""
+    top = examples.heavy_top(t_end=0.01)
+    with pytest.raises(ValidationError, match=r"friction: 1e\+90 N·m·s stops 'top' within .* beyond a physical range"):
+        _preflight(replace(top, friction=1e90))
+    assert _preflight(replace(top, friction=1e-3)) == []
+    marbles = examples.magnetic_marbles(t_end=0.01)
+    fast = replace(marbles, bodies=[replace(marbles.bodies[0], velocity=(1e100, 0.0, 0.0))] + marbles.bodies[1:])
+    with pytest.raises(ValidationError, match=r"bodies\[0\]\.velocity: 'marble1' starts at 1e\+100 m/s, faster "
+                                              r"than light \(299792458 m/s\)"):
+        _preflight(fast)
+
+
 @pytest.mark.parametrize("name", sorted(examples.BUILDERS))
 def test_the_examples_pass_clean(name):
     scene = examples.build(name)
