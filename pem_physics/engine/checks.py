@@ -8,7 +8,8 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
   torque would turn it infinitely fast), and a body whose start spin or torques turn it so fast that
   resolving t_end would take more than :data:`MAX_RESOLVED_STEPS` steps (an input beyond a physical range,
   such as a dipole moment of 1e100, which no dt fixes);
-- **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a step too large for the fastest
+- **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a hinged body's start spin across its
+  hinge axis (the hinge drops it, as PEM does), and a step too large for the fastest
   motion. The fastest angular frequency is estimated at the start from the spin |ω₀| and from the
   torques' stiffness: each moving body is turned by ±ε about the three lab axes, the torque's change
   gives K (N·m/rad, ∂T/∂θ), and small oscillations θ̈ = I⁺K θ (I⁺ the pseudo-inverse of the inertia
@@ -40,6 +41,10 @@ from .torques import evaluate
 
 #: Dipoles of different bodies closer than this (m) are at one point.
 COINCIDENT = 1e-9
+#: A hinged body's start spin across its axis beyond this share of |ω| (plus HINGE_SPIN_ATOL rad/s) is a spin the
+#: hinge drops, said; below it, the round-off of a rotated axis and spin stored in single precision (8 float32 ε)
+HINGE_SPIN_RTOL = 8 * 2.0**-23
+HINGE_SPIN_ATOL = 1e-12
 #: m/s: no start velocity of a translating body reaches it (this is classical mechanics)
 SPEED_OF_LIGHT = 299_792_458.0
 #: Largest dt·ω (rad per step) that passes without a warning.
@@ -75,7 +80,25 @@ def preflight(scene, system: System) -> list:
                                   f"light ({SPEED_OF_LIGHT:.9g} m/s): beyond a physical range; give a physical "
                                   "velocity (SI units: m/s)")
     _coincident(scene, system)
-    return _step_warnings(scene, system, scene.settings.dt, scene.settings.t_end)
+    return _hinge_warnings(scene) + _step_warnings(scene, system, scene.settings.dt, scene.settings.t_end)
+
+
+def _hinge_warnings(scene) -> list:
+    """A warning per hinged body whose start angular velocity (lab) has a part across its hinge axis beyond
+    :data:`HINGE_SPIN_RTOL` of |ω|: the hinge keeps only ω·a (as PEM does), so that part is dropped unseen. Below it
+    is the round-off of an axis and a spin stored in single precision (a Blender scene's), not a spin."""
+    out = []
+    for i, body in enumerate(scene.bodies):
+        if not body.moving or body.hinge is None:
+            continue
+        a = np.asarray(body.hinge, float)
+        w = np.asarray(body.angular_velocity, float)
+        across = float(np.linalg.norm(w - (w @ a) * a))
+        if across > HINGE_SPIN_RTOL * float(np.linalg.norm(w)) + HINGE_SPIN_ATOL:
+            out.append(f"bodies[{i}] ({body.name!r}): its start angular velocity has {across:.3g} rad/s across its "
+                       f"hinge axis, which the hinge drops (it turns at {float(w @ a):.6g} rad/s about the axis): "
+                       "give an angular velocity along the hinge")
+    return out
 
 
 def _coincident(scene, system: System) -> None:
