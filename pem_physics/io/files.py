@@ -58,11 +58,12 @@ def read_input_text(path, what: str = "file", limit: int = MAX_TEXT_BYTES, error
             from None
 
 
-def name_of_file(path) -> str:
-    """A scene's name from its file's (a file without a ``name`` of its own): the stem, control characters as
-    ``?`` and at most 200 characters, so that the name itself is never refused for a file name's sake."""
+def name_of_file(path, default: str = "scene") -> str:
+    """A scene's (or a mesh shape's) name from its file's (one without a ``name`` of its own): the stem, control
+    characters as ``?`` and at most 200 characters, so that the name itself is never refused for a file name's
+    sake; ``default`` for an empty stem."""
     stem = "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in Path(path).stem)
-    return stem[:200] or "scene"
+    return stem[:200] or default
 
 
 def beside_scene(name: str, root, key: str, what: str) -> Path:

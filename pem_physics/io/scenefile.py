@@ -891,13 +891,13 @@ def _mesh(d, path, u: Units, base_dir, mass, density):
         file = _mesh_path(d["file"], f"{path}.file", base_dir)
         V, F = _read_mesh_file(file, f"{path}.file")
         where = f"{path}.file"
-        name = file.stem
+        name = name_of_file(file, "mesh")   # a display name from a file name, made a valid one
     else:
         if "faces" not in d:
             raise ValidationError(f"{path}.faces", "missing; inline vertices need faces (arrays of vertex indices)")
         V, F = _inline_mesh(d["vertices"], d["faces"], path)
         where, name, file = path, "mesh", None
-    name = _get(d, "name", path, _string, default=name)
+    name = _get(d, "name", path, _validate.name, default=name)   # as body and scene names: it reaches files
     with np.errstate(over="ignore", invalid="ignore"):
         V = (V * factor) @ R.T + offset
     if not np.all(np.abs(V) <= MAX_MAGNITUDE):

@@ -350,6 +350,9 @@ class Body:
         """A copy with every value validated and converted to numpy arrays."""
         v.name(self.name, f"{path}.name")
         v.choice(self.role, f"{path}.role", ROLES)
+        for i, shape in enumerate(self.shapes):   # a mesh's name reaches files (the scene writer, add-on objects)
+            if getattr(shape, "name", None) is not None:
+                v.name(shape.name, f"{path}.shapes[{i}].name")
         if not isinstance(self.translate, (bool, np.bool_)):
             raise ValidationError(f"{path}.translate", f"expected true or false, got {self.translate!r}")
         if self.translate and self.role != "free":

@@ -304,7 +304,8 @@ def shapes(draw):
         return PointMass(mass=mass, center=center)
     V, F = examples.box_mesh(draw(st.tuples(positive, positive, positive)), center)
     V = V @ draw(orientations())
-    return Mesh(V, F, **{draw(st.sampled_from(["mass", "density"])): mass}, name=draw(st.text(min_size=1, max_size=8)))
+    name = draw(st.text(st.characters(blacklist_categories=("Cc",)), min_size=1, max_size=8))   # as body names
+    return Mesh(V, F, **{draw(st.sampled_from(["mass", "density"])): mass}, name=name)
 
 
 @st.composite
@@ -547,6 +548,30 @@ def test_a_placement_tolerance_beyond_the_contact_shapes_is_refused(tolerance):
     assert err.path == "placement_tolerance" and "bodies[0].contacts[0]" in err.message, err
     ok = loads(text.replace('contact_model = "surface"', 'contact_model = "surface"\nplacement_tolerance = 1e-6'))
     assert ok.placement_tolerance == 1e-6
+
+
+_TETRA = ('kind = "mesh", density = 1000.0, vertices = [[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]], '
+          'faces = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]')
+
+
+@pytest.mark.parametrize("name, said", [("a\\u001b[31mred", "control character"), ("n\\u0000", "control character"),
+                                        ("x" * 5000, "5,000 characters"), ("", "non-empty")])
+def test_a_mesh_shape_name_that_would_break_the_outputs_is_refused(name, said):
+    """A mesh shape's name (written back by the scene writer, an object's name in Blender) was any string: ESC, NUL
+    or 5,000 characters passed. Checked as body and scene names are, naming the key."""
+    err = _error(_minimal(shape=f'{{ {_TETRA}, name = "{name}" }}'))
+    assert err.path == "bodies[0].shapes[0].name" and said in err.message, err
+
+
+def test_a_mesh_files_name_lends_a_valid_shape_name(tmp_path):
+    """A mesh file's stem names its shape: control characters become '?' and at most 200 characters are kept,
+    so a file is never refused for its name's sake."""
+    stem = "br\x1bick" + "k" * 240
+    shutil.copy(SCENES / "meshes" / "brick.obj", tmp_path / f"{stem}.obj")
+    escaped = stem.replace("\x1b", "\\u001b")   # TOML's escape of ESC
+    shape = f'{{ kind = "mesh", file = "{escaped}.obj", density = 1000.0 }}'
+    name = loads(_minimal(shape=shape), base_dir=tmp_path).bodies[0].shapes[0].name
+    assert name == ("br?ick" + "k" * 240)[:200]
 
 
 def test_a_file_without_a_name_takes_its_file_names_even_when_long(tmp_path):
