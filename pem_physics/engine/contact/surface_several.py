@@ -79,9 +79,23 @@ def _unit(v) -> np.ndarray:
 
 def coupling(surface, W, rho_i, rho_j) -> np.ndarray:
     """K_ij (3,3) kg⁻¹: the acceleration of contact point i (lever arm ρ_i) per force at contact point j."""
-    Si = np.array([[0.0, -rho_i[2], rho_i[1]], [rho_i[2], 0.0, -rho_i[0]], [-rho_i[1], rho_i[0], 0.0]])
-    Sj = np.array([[0.0, -rho_j[2], rho_j[1]], [rho_j[2], 0.0, -rho_j[0]], [-rho_j[1], rho_j[0], 0.0]])
-    return np.eye(3) / surface.body.mass - Si @ W @ Sj
+    return couplings(surface, W, [rho_i], [rho_j])[0, 0]
+
+
+def _skew(r) -> np.ndarray:
+    """[ρ]× (k,3,3) of lever arms ρ (k,3)."""
+    r = np.asarray(r, dtype=float)
+    S = np.zeros((len(r), 3, 3))
+    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -r[:, 2], r[:, 1], -r[:, 0]
+    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = r[:, 2], -r[:, 1], r[:, 0]
+    return S
+
+
+def couplings(surface, W, rho_i, rho_j) -> np.ndarray:
+    """K (ki,kj,3,3) kg⁻¹ of :func:`coupling` for every pair of lever arms ρ_i (ki,3), ρ_j (kj,3): in one pass, as
+    the several contacts' solves take them (a pair at a time, small arrays' overheads were most of a step)."""
+    SW = _skew(rho_i) @ W
+    return np.eye(3) / surface.body.mass - SW[:, None] @ _skew(rho_j)[None]
 
 
 def friction_vector(surface, st, slip, u, n) -> np.ndarray:
@@ -119,12 +133,18 @@ def solve(surface, W, cs, modes, D, a, c=None, share=None) -> list:
     rolling contacts' tangential parts weighted by them (the least Σ|F_t,j|²/share_j: a contact that carries
     more takes more of the friction)."""
     rows, cols, scale = [], [], []
+    k = len(cs)
+    R, C = np.zeros((k, 3, 3)), np.zeros((k, 3, 3))     # each contact's rows and columns, a sliding one's padded
+    keep = np.zeros((k, 3), bool)
     for i, (ci, mode) in enumerate(zip(cs, modes)):
         rows.append(ci.n[None] if mode == SLIDING else np.eye(3))
         cols.append(D[i][:, None] if mode == SLIDING else _frame(ci.n))
         scale.append([1.0] if mode == SLIDING else [1.0] + 2 * [1.0 if share is None else np.sqrt(share[i])])
-    A = np.block([[rows[i] @ coupling(surface, W, cs[i].rho, cs[j].rho) @ cols[j] for j in range(len(cs))]
-                  for i in range(len(cs))])
+        R[i, :len(rows[i])], C[i, :, :cols[i].shape[1]] = rows[i], cols[i]
+        keep[i, :len(rows[i])] = True
+    B = R[:, None] @ couplings(surface, W, [c.rho for c in cs], [c.rho for c in cs]) @ C[None]   # (k,k,3,3)
+    keep = keep.ravel()
+    A = B.transpose(0, 2, 1, 3).reshape(3 * k, 3 * k)[keep][:, keep]
     b = np.concatenate([(0.0 if c is None or modes[i] != SLIDING else c[i]) - rows[i] @ a[i]
                         for i in range(len(cs))])
     S = np.concatenate(scale)
@@ -218,8 +238,8 @@ def step(surface, st, h: float):
         gaps = np.array([surface.gap(k, x1, Q1, st.t + h) for k, _, _ in acts])
         return gaps, J, x1, v1, L1, Q1
 
-    G = h * np.array([[float(ci.n @ coupling(surface, W, ci.rho, cj.rho) @ D1[j]) for j, cj in enumerate(cs)]
-                      for ci in cs])
+    rhos = [c.rho for c in cs]
+    G = h * np.einsum("ia,ijab,jb->ij", np.array([c.n for c in cs]), couplings(surface, W, rhos, rhos), np.array(D1))
     lam = np.array([0.5 * h * float(Fi @ ci.n) for ci, Fi in zip(cs, F)])
     best = land(lam)
     for _ in range(ITERATIONS):
@@ -277,9 +297,10 @@ def _gliding_kicks(surface, W, cs, modes, ua, J):
     """The second kicks J_i = λ_i (n_i − μ u⁺_i,t) of gliding slides, implicit in the slips after them (u⁺): a
     fixed-point iteration from the explicit kicks ``J``."""
     mu = surface.table.mu
+    rhos = [c.rho for c in cs]
+    K = couplings(surface, W, rhos, rhos)
     for _ in range(ITERATIONS):
-        after = [u + sum(coupling(surface, W, ci.rho, cj.rho) @ Jj for cj, Jj in zip(cs, J))
-                 for ci, u in zip(cs, ua)]
+        after = [u + sum(K[i, j] @ Jj for j, Jj in enumerate(J)) for i, u in enumerate(ua)]
         D = [ci.n - mu * (up - (up @ ci.n) * ci.n) for ci, up in zip(cs, after)]
         J_new = solve(surface, W, cs, modes, D, ua)
         change = max(float(np.linalg.norm(a - b)) for a, b in zip(J_new, J))
