@@ -80,6 +80,7 @@ frictionless.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -285,13 +286,74 @@ class Touch(NamedTuple):
     curv: float
 
 
-class Surface:
-    """A body, a table and gravity g (3,) m/s²: the state functions and the step of this module."""
+def _box_faces(box: Box) -> tuple:
+    """An inside box's six faces: points (6,3) m on them, unit normals (6,3) into the box, and their names (+x, −x,
+    +y, … in the box's axes)."""
+    points, normals, names = [], [], []
+    for i, axis in enumerate("xyz"):
+        for s in (1.0, -1.0):
+            points.append(box.centre + s * box.h[i] * box.R[i])
+            normals.append(-s * box.R[i])
+            names.append(f"{'+' if s > 0 else '−'}{axis}")
+    return np.array(points), np.array(normals), names
 
-    def __init__(self, body: TableBody, table: Table, gravity=(0.0, 0.0, -9.81)):
-        self.body = body
+
+def _per_face(body: TableBody, names: list, table: str) -> TableBody:
+    """``body`` with each shape once per face of a box (shape j: the whole body's shape j // 6 against face j % 6)."""
+    out = copy.copy(body)
+    idx = np.repeat(np.arange(len(body.r)), len(names))
+    for attr in ("b", "r", "rim_axis", "rim", "rim_e1"):
+        setattr(out, attr, getattr(body, attr)[idx])
+    out.shape_name = lambda j: f"{body.shape_name(j // len(names))} (on the {names[j % len(names)]} face of {table!r})"
+    return out
+
+
+class Surface:
+    """A body, a table and gravity g (3,) m/s²: the state functions and the step of this module.
+
+    A tray (an inside :class:`~.walls.Box`) is taken as its six faces (``by_face``): each shape of the body is
+    here once per face, shape j the body's shape j // 6 against face j % 6's plane, so that a shape in an edge or a
+    corner of the box holds a contact with each face it touches (:mod:`.surface_several`). :attr:`whole` is the
+    same surface with one contact a shape (the nearest face's), as the compiled kernel takes it."""
+
+    def __init__(self, body: TableBody, table: Table, gravity=(0.0, 0.0, -9.81), by_face: bool = True):
         self.table = table
         self.g = _vector(gravity, "gravity")
+        #: a tray's faces (points (6,3), inward normals (6,3), names), or None
+        self.faces = None
+        #: this surface with one contact a shape (itself, but for a tray)
+        self.whole = self
+        wall = table.wall
+        if by_face and isinstance(wall, Box) and wall.inside:
+            self.whole = Surface(body, table, gravity, by_face=False)
+            self.faces = _box_faces(wall)
+            body = _per_face(body, self.faces[2], table.name)
+        self.body = body
+
+    def plane(self, k: int):
+        """(point (3,), unit normal (3,) towards the allowed side) m of the plane shape k stands on: the table's, or
+        its face's on a tray; None on a curved table."""
+        if self.faces is not None:
+            f = k % len(self.faces[2])
+            return self.faces[0][f], self.faces[1][f]
+        return (self.table.point, self.table.normal) if self.table.flat else None
+
+    def on_faces(self, k: int, x, Q) -> int:
+        """The whole body's shape k (:attr:`whole`'s) as this surface's: on a tray its copy against the nearest face
+        of the box at x, Q; else k (and −1 stays −1)."""
+        if self.faces is None or k < 0:
+            return k
+        F = len(self.faces[2])
+        return F * k + int(np.argmin([self.gap(F * k + f, x, Q) for f in range(F)]))
+
+    def whole_shape(self, k: int) -> int:
+        """This surface's shape k as the whole body's (:attr:`whole`'s): on a tray k // 6; else k."""
+        return k if self.faces is None or k < 0 else k // len(self.faces[2])
+
+    def normal_of(self, k: int, x, Q) -> np.ndarray:
+        """The table's unit normal (3,) towards the allowed side where shape k of the body at x, Q meets it."""
+        plane = self.plane(k)
+        return plane[1] if plane is not None else self.normal_at(x + self.body.b[k] @ Q)
 
     # --- geometry and kinematics -------------------------------------------------------------------
     def W(self, Q) -> np.ndarray:
@@ -303,13 +365,14 @@ class Surface:
         (sphere: m = n; rim of lab axis a: m = n − (n·a)a, |m| the sine of its tilt) and that point P (lab, m)."""
         body = self.body
         C = x + body.b[k] @ Q
+        plane = self.plane(k)
         if not body.rim[k]:
-            n = self.normal_at(C, t)
+            n = self.normal_at(C, t) if plane is None else plane[1]
             return C, n, C - body.r[k] * n
-        if not self.table.flat:
+        if plane is None:
             C, d, dp, P, gf, H = self._rim_point(k, x, Q, t)
             return C, -gf / np.linalg.norm(gf), P
-        n = self.table.normal
+        n = plane[1]
         a = body.rim_axis[k] @ Q
         m = n - (n @ a) * a
         s = float(np.linalg.norm(m))
@@ -367,8 +430,9 @@ class Surface:
     def gap(self, k: int, x, Q, t: float | None = None) -> float:
         """Shape k's gap (m, positive apart): n·(P − q) on a plane; a sphere's −f(C) − r on a curved wall (f its
         signed distance); a rim's −f(P) at its deepest point P (:meth:`_rim_point`)."""
-        if self.table.flat:
-            return float((self.lowest(k, x, Q, t)[2] - self.table.point) @ self.table.normal)
+        plane = self.plane(k)
+        if plane is not None:
+            return float((self.lowest(k, x, Q, t)[2] - plane[0]) @ plane[1])
         if self.body.rim[k]:
             return -self.table.wall.value(self._rim_point(k, x, Q, t)[3])
         return -self.table.wall.value(x + self.body.b[k] @ Q) - float(self.body.r[k])
@@ -380,7 +444,8 @@ class Surface:
     def contact(self, st: State, k: int | None = None) -> Touch:
         """The :class:`Touch` of shape k (default: the touching one)."""
         k = st.shape if k is None else k
-        if self.body.rim[k] and not self.table.flat:
+        plane = self.plane(k)
+        if self.body.rim[k] and plane is None:
             return self._rim_touch(st, k)
         C, m, P = self.lowest(k, st.x, st.Q, st.t)
         rho = P - st.x
@@ -388,8 +453,8 @@ class Surface:
         w = W @ st.L
         u = st.v + _cross(w, rho)
         moving = _cross(w, C - st.x)
-        n, curv = (m, 0.0) if not self.body.rim[k] else (self.table.normal, 0.0)
-        if not self.table.flat:
+        n, curv = (m, 0.0) if not self.body.rim[k] else (plane[1], 0.0)
+        if plane is None:
             # n = −∇f(C) turns as the centre moves: ṅ = −H Ċ (H the wall's Hessian, Ċ = v + ω × (C − x)), so the
             # contact point P = C − r n moves by Ṗ = Ċ + r H Ċ, and keeping n·u = 0 needs n·u̇ = (H Ċ)·u
             HdC = self.table.wall.hessian(C) @ (st.v + moving)
@@ -397,7 +462,7 @@ class Surface:
             curv = float(HdC @ u)
         if self.body.rim[k]:
             # d = −m/|m| with m = n − (n·a)a and ȧ = ω × a: ḋ = −(ṁ − (ṁ·m̂)m̂)/|m|
-            n = self.table.normal
+            n = plane[1]
             a = self.body.rim_axis[k] @ st.Q
             da = _cross(w, a)
             dm = -(n @ da) * a - (n @ a) * da
@@ -706,13 +771,9 @@ class Surface:
         if err <= SPLIT_RTOL * scale:
             return s, wn, wf
         if depth >= MAX_SPLITS:
-            k = self.in_a_corner(st)
-            if k >= 0:
-                raise SimulationError(f"{self.body.name!r}: {self.body.shape_name(k)} touches two faces of "
-                                      f"{self.table.name!r} at once at t = {st.t:.9g} s (an inside box's edge or "
-                                      "corner): a shape holds one contact with the table; make the box larger or "
-                                      "its corners rounder (a sphere or cylinder wall)", time=st.t,
-                                      body=self.body.name)
+            corner = self.corner_error(st)
+            if corner is not None:
+                raise corner
             raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: the contact changes faster than a "
                                   f"step of {h:.3g} s can follow at t = {st.t:.9g} s (energy off by {err:.3g} J); "
                                   "lower dt", time=st.t, body=self.body.name)
@@ -720,11 +781,25 @@ class Surface:
         b, wn2, wf2 = self.advance(a, st.t + h - a.t, depth + 1, scale)
         return b, wn1 + wn2, wf1 + wf2
 
+    def corner_error(self, st: State):
+        """The SimulationError to raise, instead of blaming dt, for a run that fails with a shape in an inside box's
+        edge or corner where this model does not hold it (one contact a shape; by face, Coulomb friction), or None."""
+        k = self.whole.in_a_corner(st)
+        if k < 0 or (self.faces is not None and self.table.friction != "coulomb"):
+            return None
+        why = ("a shape holds one contact with the table" if self.faces is None else
+               "its two contacts are not resolved with Coulomb friction yet (they are with gliding friction)")
+        fix = "" if self.faces is None else ", or give it gliding friction"
+        return SimulationError(f"{self.body.name!r}: {self.whole.body.shape_name(k)} touches two faces of "
+                               f"{self.table.name!r} at once at t = {st.t:.9g} s (an inside box's edge or corner): "
+                               f"{why}; make the box larger or its corners rounder (a sphere or cylinder wall){fix}",
+                               time=st.t, body=self.body.name)
+
     def in_a_corner(self, st: State) -> int:
         """A shape of a body in a container box (an inside Box table) whose sphere reaches two of its faces — an edge
         or a corner of the box (within a thousandth of its radius), where one shape would need two contacts — or −1."""
         wall = self.table.wall
-        if not isinstance(wall, Box) or not wall.inside:
+        if not isinstance(wall, Box) or not wall.inside or self.faces is not None:   # by face: a contact each
             return -1
         for k in range(len(self.body.r)):
             y = np.abs(wall.R @ (st.x + self.body.b[k] @ st.Q - wall.centre))

@@ -111,8 +111,8 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0,
                               f"starts {-g[worst]:.6g} m inside {surface.table.name!r}: raise the body by that much")
     if abs(g[worst]) <= snap:
         # along the normal at the shape: a plane's, or a curved table's (its gap is a distance along it)
-        st.x = x - g[worst] * surface.lowest(worst, x, Q, t)[1] if not surface.table.flat else \
-            x - g[worst] * surface.table.normal
+        plane = surface.plane(worst)
+        st.x = x - g[worst] * (surface.lowest(worst, x, Q, t)[1] if plane is None else plane[1])
         g = surface.gaps(st.x, Q)
     touching = [k for k in range(len(g)) if g[k] <= max(TOUCH_RTOL * body.r[k], tolerance)]
     if len(touching) > 1:
@@ -314,6 +314,9 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
             P = surface.lowest(k, st.x, st.Q, st.t)[2]
             events.append(Event(st.t, label, k, J, P, st.x.copy(), st.Q.copy()))
         else:
+            corner = surface.corner_error(st)
+            if corner is not None:
+                raise corner
             raise SimulationError(f"{surface.body.name!r}: more than {MAX_EVENTS_PER_STEP} contact changes within "
                                   f"one step at t = {st.t:.9g} s (chatter); take a shorter step", time=st.t,
                                   body=surface.body.name)
@@ -428,8 +431,10 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     if state.extra:             # several shapes touch: the numpy reference's (surface_several)
         return run_numpy(surface, state, t_end, dt, every, progress, stop)
     kernel, kernels = found
-    M = model_arrays(surface)
-    s = state_vector(state)
+    M = model_arrays(surface.whole)           # one contact a shape (a tray: the nearest face's)
+    whole = state.copy()
+    whole.shape = surface.whole_shape(state.shape)
+    s = state_vector(whole)
     # a call of no steps first: numba compiles (first use) or loads its cache here, timed apart from the run
     t_load = _time.perf_counter()
     kernel(M, s.copy(), np.zeros(3), 0, 0, 0, float(state.t), float(dt), 1, np.zeros((1, lay.NSTATE + 4)), 0,
@@ -478,30 +483,41 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
             status, rc1, ec1 = kernel(M, s1, works1, i, i_fail - 1, n_steps, t0, float(dt), every, R, rc, E, ec,
                                       info)
             if status == lay.OK:
-                return _handed_over(surface, R[:rc1], E[:ec1], state_of(s1), (t0, i_fail - 1, tuple(works1)),
+                st1 = state_of(s1)
+                st1.shape = surface.on_faces(st1.shape, st1.x, st1.Q)
+                return _handed_over(surface, R[:rc1], E[:ec1], st1, (t0, i_fail - 1, tuple(works1)),
                                     t_end, dt, every, progress, stop, kernels, load_s)
         if status != lay.OK:
             return run_numpy(surface, state, t_end, dt, every, progress, stop)
         s, works, rc, ec, i = s1, works1, rc1, ec1, i1
-    return _compiled_run(R[:rc], E[:ec], state_of(s), complete, kernels, load_s)
+    final = state_of(s)
+    final.shape = surface.on_faces(final.shape, final.x, final.Q)
+    return _compiled_run(surface, R[:rc], E[:ec], final, complete, kernels, load_s)
 
 
-def _compiled_run(R, E, final: State, complete: bool, kernels: str, load_s: float) -> Run:
-    """The :class:`Run` of a compiled run's records R and events E."""
-    events = [Event(float(e[0]), lay.EVENT_KINDS[int(e[1])], int(e[2]), e[3:6].copy(), e[6:9].copy(), e[9:12].copy(),
-                    e[12:21].reshape(3, 3).copy()) for e in E]
+def _compiled_run(surface: Surface, R, E, final: State, complete: bool, kernels: str, load_s: float) -> Run:
+    """The :class:`Run` of a compiled run's records R and events E (their shapes the whole body's: on a tray, each
+    taken as its copy against the face it touches, :meth:`.Surface.on_faces`)."""
+    events = []
+    for e in E:
+        x, Q = e[9:12].copy(), e[12:21].reshape(3, 3).copy()
+        events.append(Event(float(e[0]), lay.EVENT_KINDS[int(e[1])], surface.on_faces(int(e[2]), x, Q), e[3:6].copy(),
+                            e[6:9].copy(), x, Q))
     x, v, L = (R[:, k:k + 3].copy() for k in (lay.S_X, lay.S_V, lay.S_L))
+    Q = R[:, lay.S_Q:lay.S_Q + 9].reshape(-1, 3, 3).copy()
     energy, wf, wi, wn = (R[:, lay.NSTATE + k].copy() for k in range(4))
-    return Run(R[:, lay.S_T].copy(), x, v, L, R[:, lay.S_Q:lay.S_Q + 9].reshape(-1, 3, 3).copy(),
-               np.array([MODES[int(m)] for m in R[:, lay.S_MODE]]), R[:, lay.S_SHAPE].astype(int), energy, wf, wi, wn,
-               events, final, complete, "numba", kernels, load_s)
+    shape = R[:, lay.S_SHAPE].astype(int)
+    if surface.faces is not None:
+        shape = np.array([surface.on_faces(int(k), xr, Qr) for k, xr, Qr in zip(shape, x, Q)], dtype=int)
+    return Run(R[:, lay.S_T].copy(), x, v, L, Q, np.array([MODES[int(m)] for m in R[:, lay.S_MODE]]), shape, energy,
+               wf, wi, wn, events, final, complete, "numba", kernels, load_s)
 
 
 def _handed_over(surface: Surface, R, E, st: State, resume: tuple, t_end: float, dt: float, every: int, progress,
                  stop, kernels: str, load_s: float) -> Run:
     """A run compiled up to a step and the numpy reference's from there (:func:`run_numpy` with ``resume``): one
     :class:`Run`, ``engine`` "numba+numpy"."""
-    a = _compiled_run(R, E, st, True, kernels, load_s)
+    a = _compiled_run(surface, R, E, st, True, kernels, load_s)
     b = run_numpy(surface, st, t_end, dt, every, progress, stop, resume=resume)
     keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "friction_work", "impact_work", "normal_work")
     joined = {k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in keys}

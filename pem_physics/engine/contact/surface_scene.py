@@ -181,7 +181,7 @@ def simulate(scene, progress=None, stop=None) -> dict:
         log.kind.append(ev.kind)
         log.impulse.append(np.array(ev.impulse, float))
         log.point.append(np.array(ev.point, float))
-        log.normal.append(surface.normal_at(ev.x + body.b[ev.shape] @ ev.Q).copy())
+        log.normal.append(surface.normal_of(ev.shape, ev.x, ev.Q).copy())
         log.orientation.append((body.axes.T @ ev.Q)[None])
         log.position.append(np.array(ev.x, float)[None])
     loss = 0.0 - (run.friction_work + run.impact_work)    # (0 − x: no "−0.0" in a summary)
