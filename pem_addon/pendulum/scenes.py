@@ -14,6 +14,7 @@ import numpy as np
 
 from ...pem_physics.errors import ValidationError
 from ...pem_physics.model import (
+    PLACEMENT_TOLERANCE_MAX,
     Body,
     ConstantVelocity,
     Dipole,
@@ -192,11 +193,14 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
     every, _ = record_plan(fps, dt, substeps, records_cap)
     settings = Settings(method=method_name(sp.method), dt=dt, t_end=t_end, record_interval=dt * every)
     # start positions are as precise as Blender stores them (single precision): a body meant to touch a table
-    # starts on it (the size: the farthest any body or wall reaches from the origin)
+    # starts on it (the size: the farthest any body or wall reaches from the origin) — at most half what the core
+    # takes (a share of the smallest contact shape): a floor of a kilometre must not refuse a marble
     reach = max((np.abs(initial_world(o)[:3, 3]).max() + max(o.dimensions) for o in objects + wall_objects),
                 default=0.0)
+    tolerance = min([float32_tolerance(unit * reach)]
+                    + [0.5 * PLACEMENT_TOLERANCE_MAX * c.radius for b in bodies for c in b.contacts])
     core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
-                 placement_tolerance=float32_tolerance(unit * reach),
+                 placement_tolerance=tolerance,
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
                  contact_friction=exact(sp, "contact_friction"), contact_model=sp.contact_model.lower(),

@@ -19,6 +19,7 @@ from .scene import (
     DEFAULT_METHOD,
     METHODS,
     MU0,
+    PLACEMENT_TOLERANCE_MAX,
     Body,
     ConstantVelocity,
     ContactRim,
@@ -33,6 +34,6 @@ from .scene import (
 )
 
 __all__ = ["Body", "ConstantVelocity", "ContactRim", "ContactSphere",
-           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0", "Oscillation",
+           "DEFAULT_METHOD", "Dipole", "EllipticOrbit", "METHODS", "MU0", "Oscillation", "PLACEMENT_TOLERANCE_MAX",
            "PairRestitution", "RotatingField", "Scene", "Settings", "StaticWall", "TabulatedMotion",
            "UniformRotation"]

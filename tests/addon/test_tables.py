@@ -130,6 +130,18 @@ def test_billiard_ball_slides_then_rolls_in_blender(mods, tmp_path):
         np.testing.assert_allclose(M(ball), expect[i * rec_per_frame], atol=1e-6, err_msg=f"frame {f}")
 
 
+def test_a_ball_on_a_floor_of_kilometres_bakes(mods):
+    """The start tolerance follows Blender's single precision of the scene's reach, at most half what the core
+    takes for the smallest contact sphere: a 20 km floor under a 3 cm ball bakes (its reach's tolerance, 1 cm, is
+    beyond the tenth of the ball the core takes, and a user cannot set it), the ball sliding on it."""
+    surface_scene(frames=6)
+    ball = make_ball()
+    make_table().scale = (5000.0, 5000.0, 1.0)        # 4 m × 5000: 20 km across
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    bpy.context.scene.frame_set(6)
+    assert M(ball)[2, 3] == pytest.approx(R, abs=1e-6)
+
+
 def test_the_panel_shows_each_pairs_effective_friction_and_refuses_mixed_laws(mods):
     """The object panel lists the e and μ each pair takes, and whose (the pair rule: both set → the smaller, one →
     it, none → the scene's); a pair that will never grip, or mixes the gliding law with a Coulomb μ, is flagged;
