@@ -36,6 +36,10 @@ args=("$@")
 [[ "${1:-}" == quick ]] && args=(-s quick quick-blender "${@:2}")
 # uv finds the interpreters noxfile.interpreter names; it never downloads one (no network but the registries)
 export UV_PYTHON_DOWNLOADS=never
+# bytecode is written (into the command's own venvs under .venvs/ and its copy of the tree): with
+# PYTHONDONTWRITEBYTECODE set, each of the run's hundreds of Python processes compiled numpy, scipy, numba and bpy's
+# modules from source again (~1-2 s of CPU each)
+unset PYTHONDONTWRITEBYTECODE
 status=0
 PATH="$tools:$PATH" "$tools/nox" -f "$copy/noxfile.py" --envdir "$root/.venvs/nox" --no-color "${args[@]}" || status=$?
 echo "=== all sessions: $(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s, exit $status"
