@@ -80,7 +80,12 @@ def preflight(scene, system: System) -> list:
                                   f"light ({SPEED_OF_LIGHT:.9g} m/s): beyond a physical range; give a physical "
                                   "velocity (SI units: m/s)")
     _coincident(scene, system)
-    return _hinge_warnings(scene) + _step_warnings(scene, system, scene.settings.dt, scene.settings.t_end)
+    if system.n_bodies == 0:
+        return _hinge_warnings(scene)
+    spin, stiff = _frequencies(system)
+    _check_physical(scene, spin, stiff, scene.settings.t_end)
+    _check_damping(scene, system, scene.settings.t_end)
+    return _hinge_warnings(scene) + _step_warnings(spin, stiff, scene.settings.dt)
 
 
 def _hinge_warnings(scene) -> list:
@@ -198,16 +203,17 @@ MAX_PROBE_PAIRS = 1 << 20
 MAX_RESOLVED_STEPS = 1e15
 
 
-def _step_warnings(scene, system: System, dt: float, t_end: float) -> list:
-    if system.n_bodies == 0:
-        return []
+def _frequencies(system: System) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`body_frequencies`, or the spins alone (stiffness 0) where probing would cost more than
+    MAX_PROBE_PAIRS."""
     D, S = system.n_dipoles, len(system.src_pos)
     if 6 * system.n_bodies * D * (D + S) > MAX_PROBE_PAIRS:
-        spin, stiff = np.linalg.norm(system.omega0, axis=-1).reshape(-1), np.zeros(system.n_bodies)
-    else:
-        spin, stiff = body_frequencies(system)
-    _check_physical(scene, spin, stiff, t_end)
-    _check_damping(scene, system, t_end)
+        return np.linalg.norm(system.omega0, axis=-1).reshape(-1), np.zeros(system.n_bodies)
+    return body_frequencies(system)
+
+
+def _step_warnings(spin: np.ndarray, stiff: np.ndarray, dt: float) -> list:
+    """The warning of a step dt (s) too large for the fastest of the bodies' spins and stiffness frequencies (rad/s)."""
     w = float(max(spin.max(), stiff.max()))
     if dt * w > MAX_STEP_PHASE:
         return [f"dt = {dt:.3g} s is large for the fastest motion at the start (≈ {w:.3g} rad/s from the spin and "

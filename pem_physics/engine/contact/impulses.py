@@ -45,9 +45,12 @@ KINDS = ("free", "pendulum", "fixed")
 
 
 def skew(r) -> np.ndarray:
-    """[r]× (3,3): skew(r) @ x == r × x."""
-    x, y, z = np.asarray(r, float)
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    """[r]× (…,3,3) of vectors r (…,3): skew(r) @ x == r × x."""
+    r = np.asarray(r, float)
+    S = np.zeros(r.shape + (3,))
+    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -r[..., 2], r[..., 1], -r[..., 0]
+    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = r[..., 2], -r[..., 1], r[..., 0]
+    return S
 
 
 def hinge_inverse_inertia(I, axis) -> np.ndarray:

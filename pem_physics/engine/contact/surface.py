@@ -90,7 +90,7 @@ from ...errors import SimulationError, ValidationError
 from ..integrators import free_turn, free_turn_plan
 from ..system import principal_frame
 from . import surface_several
-from .impulses import check_restitution
+from .impulses import check_restitution, skew
 from .surface_common import (  # noqa: F401  (MODES, SLIDING: the modes, kept with the model that has them)
     _EPS,
     APART,
@@ -488,7 +488,7 @@ class Surface:
 
     def K(self, W, rho) -> np.ndarray:
         """Effective inverse mass (3,3) at the lever arm ρ."""
-        S = np.array([[0.0, -rho[2], rho[1]], [rho[2], 0.0, -rho[0]], [-rho[1], rho[0], 0.0]])
+        S = skew(rho)
         return np.eye(3) / self.body.mass - S @ W @ S
 
     def speed_scale(self, st: State) -> float:
@@ -572,7 +572,7 @@ class Surface:
             groups.append(((n,), tb.spin_resistance, wn * n))
             held.append(not spins)
             free.append(-tb.spin_resistance * np.sign(wn) * n if spins else np.zeros(3))
-        S = np.array([[0.0, -rho[2], rho[1]], [rho[2], 0.0, -rho[0]], [-rho[1], rho[0], 0.0]])
+        S = skew(rho)
         for _ in range(2 * len(groups) + 2):
             r_free = sum((f for f, hd in zip(free, held) if not hd), np.zeros(3))
             axes = [e for g, hd in zip(groups, held) if hd for e in g[0]]

@@ -40,6 +40,7 @@ import numpy as np
 
 from ...errors import SimulationError
 from ..integrators import free_turn
+from .impulses import skew
 from .surface_common import _EPS, APART, ROLLING, SLIDING, SLIP_RTOL, cross
 
 #: Newton iterations at most for the first kick's normal impulses, and fixed-point ones for gliding friction.
@@ -82,20 +83,11 @@ def coupling(surface, W, rho_i, rho_j) -> np.ndarray:
     return couplings(surface, W, [rho_i], [rho_j])[0, 0]
 
 
-def _skew(r) -> np.ndarray:
-    """[ρ]× (k,3,3) of lever arms ρ (k,3)."""
-    r = np.asarray(r, dtype=float)
-    S = np.zeros((len(r), 3, 3))
-    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -r[:, 2], r[:, 1], -r[:, 0]
-    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = r[:, 2], -r[:, 1], r[:, 0]
-    return S
-
-
 def couplings(surface, W, rho_i, rho_j) -> np.ndarray:
     """K (ki,kj,3,3) kg⁻¹ of :func:`coupling` for every pair of lever arms ρ_i (ki,3), ρ_j (kj,3): in one pass, as
     the several contacts' solves take them (a pair at a time, small arrays' overheads were most of a step)."""
-    SW = _skew(rho_i) @ W
-    return np.eye(3) / surface.body.mass - SW[:, None] @ _skew(rho_j)[None]
+    SW = skew(rho_i) @ W
+    return np.eye(3) / surface.body.mass - SW[:, None] @ skew(rho_j)[None]
 
 
 def friction_vector(surface, st, slip, u, n) -> np.ndarray:
