@@ -25,7 +25,8 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
 
 A run must be able to finish and its start must fit in doubles and memory: at most :data:`MAX_EVENTS` steps of the
 timestep method or (estimated) events of an event-driven run; a packing fraction whose box is at most
-:data:`MAX_BOX_DIAMETERS` a side and whose cell lists fit in memory. With ``state`` (or ``--state``) the options
+:data:`MAX_BOX_DIAMETERS` a side and whose cell lists fit in memory; a gravity whose fall across the box gives a
+particle at most :data:`MAX_GRAVITY_ENERGY` k_B T. With ``state`` (or ``--state``) the options
 that the state fixes (``--n``, ``--dimension``, ``--packing-fraction``, ``--temperature``, ``--box``,
 ``--cylinder-axis``, ``--cylinder-aspect``, ``--seed``, ``--start``) are refused unless they restate its value.
 
@@ -88,6 +89,11 @@ MAX_BOX_DIAMETERS = 1e9
 #: Bytes a cell of the event-driven engine's cell lists takes (its list head, an int64; cells are about a diameter
 #: wide, so a dilute gas has many: gas/edmd.py ``cell_grid``).
 BYTES_PER_CELL = 8
+
+#: Most energy, in k_B T, a fall across the box's longest side L may give a particle (m |g| L / k_B T): beyond it the
+#: fall's speed √(2 |g| L) is over 1e15 thermal speeds √(k_B T / m) and the fall lasts under 1e-15 time units, lost
+#: in round-off (2.2e-16) of the speeds and times (the start's temperature and the run's times would mean nothing).
+MAX_GRAVITY_ENERGY = 1e30
 
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
@@ -219,6 +225,7 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
     if unknown:
         raise _err(unknown[0], f"unknown key; the keys are {', '.join(DEFAULTS)}")
     c = {**DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
+    saved = None
     if c["state"] is not None:
         if not Path(str(c["state"])).is_file():
             raise _err("state", f"no such file: {c['state']}")
@@ -265,6 +272,7 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
         if c["tc"] < 0:
             raise _err("tc", f"expected a time >= 0, got {c['tc']:g}")
     _check_gravity(c, d)
+    _check_gravity_strength(c, saved)
     c["t_end"] = _number(c, "t_end")
     if c["t_end"] <= 0:
         raise _err("t_end", f"expected a duration > 0, got {c['t_end']:g}")
@@ -335,6 +343,30 @@ def _check_gravity(c: dict, d: int) -> None:
                                   f"\"walls\" or no gravity")
         if c["method"] == "timestep" and any(c["gravity"]):
             raise _err("gravity", "the timestep method has no gravity (use method = \"event\")")
+
+
+def _check_gravity_strength(c: dict, saved: GasState | None) -> None:
+    """Refuse (``gas.gravity``) a gravity whose fall across the box gives a particle more than
+    :data:`MAX_GRAVITY_ENERGY` k_B T (the new gas's box, temperature and unit mass, or the saved state's)."""
+    g = float(np.linalg.norm(c["gravity"])) if c["gravity"] is not None else 0.0
+    if g == 0.0:
+        return
+    if saved is None:
+        side = float(_implied_box(c["n"], c["packing_fraction"], c["dimension"], c["box"], c["cylinder_axis"],
+                                  c["cylinder_aspect"]).max())
+        m, kt, whose = 1.0, c["temperature"], "the temperature"
+    else:
+        from ..gas import measure
+
+        side, m, kt = float(np.max(saved.box)), float(np.mean(saved.masses)), measure.temperature(saved)
+        whose = "the saved state's temperature"
+        if not kt > 0:   # a state at rest: the fall gives the only speed scale (the run's length is checked apart)
+            return
+    ratio = m * g * side / kt
+    if not ratio <= MAX_GRAVITY_ENERGY:
+        raise _err("gravity", f"|g| = {g:g} gives a particle falling across the box (side {side:.3g}) {ratio:.3g} "
+                              f"k_B T at {whose} {kt:g}; at most {MAX_GRAVITY_ENERGY:g} k_B T (beyond it the "
+                              f"thermal speeds and the fall's time are lost in round-off): lower gravity")
 
 
 def _check_memory(c: dict, eta: float, d: int) -> None:

@@ -106,6 +106,23 @@ def test_gravity_on_a_periodic_state_says_the_state_cannot_take_it(tmp_path, cap
                "--gravity", "1", "--t-end", "1") == 130
 
 
+def test_absurd_gravity_is_refused_by_name_not_blamed_on_the_run_or_the_start(tmp_path, capsys):
+    """g = 1e90 was refused as a t_end too long (or a start that found no room): the cause is the gravity, whose fall
+    across the box gives a particle 3.5e90 k_B T, far past what doubles resolve beside the thermal speeds."""
+    err = refused(capsys, tmp_path / "o", "--box", "walls", "--n", "20", "--gravity", "1e90")
+    assert err.startswith("error: gas.gravity: |g| = 1e+90 gives a particle falling across the box")
+    assert "at most 1e+30 k_B T" in err and "lower gravity" in err and "t_end" not in err
+    scene = tmp_path / "heavy.toml"   # a scene file's gravity, a vector
+    scene.write_text('[gas]\nn = 20\nbox = "walls"\ngravity = [0.0, 0.0, -1e90]\n')
+    assert "gas.gravity: |g| = 1e+90" in refused(capsys, tmp_path / "o", str(scene))
+    state = write_state(tmp_path / "w.npz", periodic=np.array(False))   # a saved state's box and temperature
+    err = refused(capsys, tmp_path / "o", "--state", str(state), "--gravity", "1e90", "--t-end", "1")
+    assert "gas.gravity: |g| = 1e+90" in err and "the saved state's temperature" in err
+    # strong gravity that doubles resolve is the run's (its length is checked apart)
+    assert gas(tmp_path / "o", "--box", "walls", "--n", "20", "--gravity", "1e3", "--t-end", "1") == 130
+    assert gas(tmp_path / "o", "--state", str(state), "--gravity", "1e3", "--t-end", "1") == 130
+
+
 @pytest.mark.parametrize("value", [np.array("False"), np.array([True, False]), np.array(0.5)])
 def test_a_saved_states_periodic_field_must_be_a_boolean(tmp_path, capsys, value):
     state = write_state(tmp_path / "s.npz", periodic=value)
