@@ -290,7 +290,7 @@ def test_an_animated_pivot_is_named_in_the_panel_and_followed(pem, how):  # noqa
 
 def test_contact_warnings_name_the_objects(pem):  # noqa: F811
     """A ball hung at 30° leaning on a wall (touching, at rest): gravity presses it on without an impact, which
-    the core warns about by path (bodies[0].contacts[0] and walls[0]); the panel and report name the objects."""
+    the core warns about by the body's and the wall's names; the panel and report name the objects."""
     from .test_contacts import R_BALL, THETA, Z_PIVOT, L, _ball, _empty, _scene_setup
 
     _scene_setup(frames=6)
@@ -307,7 +307,7 @@ def test_contact_warnings_name_the_objects(pem):  # noqa: F811
     said = [text for kind, text in op.reports if kind == "WARNING"]
     pressing = [t for t in said if "press on each other" in t]
     assert len(pressing) == 1 and pressing[0].startswith(
-        "Object 'Ball' contact sphere #0 and Object 'Wall' (wall) press on each other without an impact from t = ")
+        "Object 'Ball' and wall 'Wall' press on each other without an impact from t = ")
     assert "bodies[" not in bpy.context.scene.pem.last_warnings and "walls[" not in bpy.context.scene.pem.last_warnings
     assert ball.pem.baked
 

@@ -367,3 +367,19 @@ def test_contact_messages_name_both_sides_a_wall_by_its_name():
     touch = Contact(0, None, np.array([0.0, 0.0, -1.0]), np.array([1.0, 0.0, 0.0]))
     with pytest.raises(SimulationError, match="contact 'ball1'–'post': no effective mass"):
         resolve_contacts([ball], [touch], fixed_names=["post"])
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_a_contact_pressed_without_an_impact_is_warned_of_by_the_bodies_names(engine, monkeypatch):
+    """A ball hung at 30° leaning on a wall: gravity presses it on without an impact. The warning named the contact
+    labels (``bodies[0].contacts[0] and walls[0]``); it names the body and the wall as the scene calls them."""
+    if engine == "numpy":
+        monkeypatch.setattr(compiled, "ENABLED", False)
+    L, r = CRADLE["length"], CRADLE["radius"]
+    scene = examples.newtons_cradle(n=1, t_end=0.02, dt=1e-3, **CRADLE)
+    x = -L * np.sin(np.radians(CRADLE["angle_deg"])) + r   # the wall's face where the raised ball's side is
+    scene.walls = (StaticWall(kind="plane", name="stop", point=(x, 0.0, 0.0), normal=(-1.0, 0.0, 0.0)),)
+    said = [w for w in simulate(scene).info["warnings"] if "press on each other" in w]
+    assert len(said) == 1 and said[0].startswith("'ball1' and wall 'stop' press on each other without an impact "
+                                                 "from t = "), said
+    assert "bodies[" not in said[0] and "walls[" not in said[0]

@@ -589,10 +589,12 @@ def _hermite_min(g0: float, g1: float, r0: float, r1: float, h: float):
 
 
 def _persistent(model: ContactModel, pairs, t: float) -> None:
-    la, lb = model.pair_label(pairs[0])
-    text = (f"{la} and {lb} press on each other without an impact from t = {t:.6g} s (a resting or sliding "
+    """Warn, once a pair of sides, that pair ``pairs[0]`` presses closed without an impact: named by its two sides
+    (two bodies, or a body and a wall, as :func:`chatter_message` names them)."""
+    names = model.pair_names(int(pairs[0]))
+    text = (f"{names} press on each other without an impact from t = {t:.6g} s (a resting or sliding "
             "contact, not modelled yet): let through")
-    if not any(w.startswith(f"{la} and {lb} press") for w in model.warnings):
+    if not any(w.startswith(f"{names} press") for w in model.warnings):
         model.warnings.append(text)
 
 
