@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pem_physics.engine.contact.particles import Ball, simulate_particles
+from pem_physics.engine.contact.particles import Ball, Event, ParticleSim, simulate_particles
 from pem_physics.engine.contact.walls import Cylinder, Plane, UserWall
-from pem_physics.errors import ValidationError
+from pem_physics.errors import SimulationError, ValidationError
 
 from budget import property_settings
 
@@ -122,6 +122,23 @@ def test_bad_input_is_named():
         simulate_particles([Ball("a", 1, 0.5, [0, 0, 1], [0, 0, 0], restitution=-0.1)], [floor])
     with pytest.raises(ValidationError, match=r"pair_restitution\[a, floor\]"):
         simulate_particles([Ball("a", 1, 0.5, [0, 0, 1], [0, 0, 0])], [floor], pair_restitution={("a", "floor"): 2})
+
+
+def test_spheres_resting_on_each_other_are_named_when_the_events_run_out():
+    """A sphere dropped onto another resting on the floor: with e < 1 they come to rest on each other, which is not
+    modelled, and their impacts repeat until max_events. The error named no pair; it names the two spheres (or, with
+    no sphere pair among the last events, the sphere and the wall that keep striking)."""
+    floor = Plane([0, 0, 0], [0, 0, 1], "floor")
+    balls = [Ball("bottom", 1, 0.5, [0, 0, 0.5], [0, 0, 0]), Ball("top", 1, 0.5, [0, 0, 1.6], [0, 0, 0])]
+    with pytest.raises(SimulationError, match=r"^more than 300 events by t = \S+ s: spheres 'bottom' and 'top' keep "
+                                              r"striking each other \(\d+ of the last 301 events\): they rest on each "
+                                              r"other.*\(lower t_end\)"):
+        simulate_particles(balls, [floor], t_end=5.0, restitution=0.5, max_events=300)
+    sim = ParticleSim([Ball("ball", 1, 0.5, [0, 0, 0.5], [0, 0, 0])], [floor], max_events=3)
+    sim.events = [Event(0.1 * k, "impact", ("ball",), "floor") for k in range(3)]
+    with pytest.raises(SimulationError, match=r"^more than 3 events by t = 0 s: sphere 'ball' keeps striking wall "
+                                              r"'floor' \(4 of the last 4 events\)"):
+        sim._log("impact", ("ball",), "floor")
 
 
 @pytest.mark.parametrize("e1, e2, scene_e, e", [

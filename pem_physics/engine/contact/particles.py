@@ -39,11 +39,12 @@ Restitution: per pair ``pair_restitution[(a, b)]`` (sphere or wall names, either
 pair rule of :func:`~pem_physics.model.scene.pair_value` on the spheres' own ``restitution`` (the scene's where
 neither sets one). Sphere–sphere
 contacts are impacts only: spheres resting on each other under a steady force are not modelled
-(an ``max_events`` guard stops such runs with an error).
+(a ``max_events`` guard stops such runs with an error naming the two spheres).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -303,8 +304,26 @@ class ParticleSim:
     def _log(self, kind, bodies, wall=None, J=None):
         self.events.append(Event(self.t, kind, tuple(bodies), wall, np.zeros(3) if J is None else np.asarray(J)))
         if len(self.events) > self.max_events:
-            raise SimulationError(f"more than {self.max_events} events by t = {self.t:g} s (resting sphere–sphere "
-                                  "contact is not modelled)", time=self.t)
+            raise SimulationError(self._too_many_events(), time=self.t)
+
+    def _too_many_events(self, window: int = 1000) -> str:
+        """The error of a run past ``max_events``: the pair whose impacts fill the last ``window`` events (two
+        spheres first: resting on each other, they strike without end; else a sphere and a wall), by name."""
+        recent = self.events[-window:]
+        spheres = Counter(e.bodies for e in recent if e.kind == "impact" and len(e.bodies) == 2)
+        walled = Counter((e.bodies[0], e.wall) for e in recent if e.kind == "impact" and e.wall is not None)
+        head = f"more than {self.max_events} events by t = {self.t:g} s"
+        if spheres:
+            (a, b), k = spheres.most_common(1)[0]
+            return (f"{head}: spheres {a!r} and {b!r} keep striking each other ({k} of the last {len(recent)} "
+                    "events): they rest on each other, and resting sphere–sphere contact is not modelled; end the "
+                    "run before they settle (lower t_end), or keep them apart")
+        if walled:
+            (a, w), k = walled.most_common(1)[0]
+            return (f"{head}: sphere {a!r} keeps striking wall {w!r} ({k} of the last {len(recent)} events): end "
+                    "the run earlier (lower t_end), or raise max_events")
+        return (f"{head} (no impacts among the last {len(recent)}): end the run earlier (lower t_end), or raise "
+                "max_events")
 
     def _resolve(self):
         """Impulses for every touching, approaching pair at the current time; then modes."""
