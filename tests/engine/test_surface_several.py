@@ -361,10 +361,39 @@ def test_a_die_slides_into_a_trays_corner_and_rests_on_its_floor_and_wall():
     np.testing.assert_allclose(sum(F), -sf.body.mass * sf.g, rtol=0, atol=1e-12 * sf.body.mass * G)
 
 
-def test_a_trays_corner_with_coulomb_friction_is_named_not_blamed_on_dt():
-    """Coulomb friction in the corner (the case the model does not resolve yet): the run stops naming the sphere, the
-    two faces and the fixes, not asking for a smaller dt."""
-    sf, st, _, _ = die_in_a_tilted_tray(0.1, "coulomb")
+def test_a_die_slides_into_a_trays_corner_with_coulomb_friction_and_leans_on_the_wall_without_friction():
+    """Coulomb μ = 0.1 on the tilted tray (tan 0.3 = 0.31 > μ: the die slides): it reaches the wall at the closed-form
+    time of a block sliding down a slope, √(2d / g(sin β − μ cos β)), and rests in the corner, every contact stuck,
+    at half a side from the floor and the wall. At rest no friction is needed (the floor's normal forces carry
+    Mg cos β, the wall's Mg sin β), and the wall's contacts are given none: an even split of the statically
+    indeterminate forces asked each of them for friction three times its normal force, and the run stopped."""
+    mu, beta, d = 0.1, 0.3, 0.005
+    sf, st, R, half = die_in_a_tilted_tray(mu, "coulomb")
+    r = run(sf, st, 0.3, 1e-3, every=10)
+    assert r.complete and np.max(np.diff(r.energy)) <= 1e-13 * abs(r.energy).max() and gaps_of(sf, r).min() >= -1e-15
+    wall = [e for e in r.events if e.kind.startswith("impact") and "−x face" in sf.body.shape_name(e.shape)]
+    assert wall[0].t == pytest.approx(np.sqrt(2 * d / (G * (np.sin(beta) - mu * np.cos(beta)))), rel=1e-12)
+    np.testing.assert_allclose(R @ r.x[-1], [-(0.03 - half), 0.0, -(0.03 - half)], rtol=0, atol=1e-12)
+    assert np.linalg.norm(r.v[-1]) <= 1e-12
+    acts = several.active(r.final)
+    assert {m for _, m, _ in acts} == {ROLLING} and len(acts) == 8       # four corners on the floor, four on the wall
+    F = several.forces(sf, r.final, acts)
+    normal = {"−x": 0.0, "−z": 0.0}
+    for (k, _, _), Fk in zip(acts, F):
+        n = sf.contact(r.final, k).n
+        N, Ft = float(Fk @ n), np.linalg.norm(Fk - (Fk @ n) * n)
+        assert N > 0 and Ft <= 1e-5 * N                                  # no friction beyond the weighting's 1e-6
+        normal[sf.body.shape_name(k).split("on the ")[1].split(" face")[0]] += N
+    Mg = sf.body.mass * G
+    assert normal["−z"] == pytest.approx(Mg * np.cos(beta), rel=1e-5)
+    assert normal["−x"] == pytest.approx(Mg * np.sin(beta), rel=1e-5)
+
+
+def test_a_shape_in_a_corner_of_a_tray_not_taken_face_by_face_is_named_not_blamed_on_dt():
+    """With one contact a shape (by_face=False: the compiled kernel's view) a sphere in the tray's corner cannot be
+    held: the run stops naming the sphere, the two faces and the fixes, not asking for a smaller dt."""
+    sf, st, R, _ = die_in_a_tilted_tray(0.3, "viscous")
+    whole = sf.whole
     with pytest.raises(SimulationError, match=r"'die': contact sphere #\d touches two faces of 'tray' at once .*"
-                                              r"make the box larger or its corners rounder .*gliding friction"):
-        run(sf, st, 0.6, 1e-3, every=10)
+                                              r"take the box face by face, make it larger or its corners rounder"):
+        run(whole, start_state(whole, st.x, (0, 0, 0), (0, 0, 0), R), 0.6, 1e-3, every=10, engine="numpy")

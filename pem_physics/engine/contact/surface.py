@@ -783,16 +783,15 @@ class Surface:
 
     def corner_error(self, st: State):
         """The SimulationError to raise, instead of blaming dt, for a run that fails with a shape in an inside box's
-        edge or corner where this model does not hold it (one contact a shape; by face, Coulomb friction), or None."""
+        edge or corner where this model does not hold it (one contact a shape: a Surface made with by_face=False),
+        or None."""
         k = self.whole.in_a_corner(st)
-        if k < 0 or (self.faces is not None and self.table.friction != "coulomb"):
+        if k < 0 or self.faces is not None:
             return None
-        why = ("a shape holds one contact with the table" if self.faces is None else
-               "its two contacts are not resolved with Coulomb friction yet (they are with gliding friction)")
-        fix = "" if self.faces is None else ", or give it gliding friction"
-        return SimulationError(f"{self.body.name!r}: {self.whole.body.shape_name(k)} touches two faces of "
+        return SimulationError(f"{self.body.name!r}: {self.body.shape_name(k)} touches two faces of "
                                f"{self.table.name!r} at once at t = {st.t:.9g} s (an inside box's edge or corner): "
-                               f"{why}; make the box larger or its corners rounder (a sphere or cylinder wall){fix}",
+                               "a shape holds one contact with the table here (by_face=False); take the box face by "
+                               "face, make it larger or its corners rounder (a sphere or cylinder wall)",
                                time=st.t, body=self.body.name)
 
     def in_a_corner(self, st: State) -> int:

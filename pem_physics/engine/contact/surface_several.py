@@ -48,6 +48,12 @@ ITERATIONS = 60
 #: Slips that friction stops within SIMULTANEOUS·dt of another contact's stick stop with it (a block or die
 #: coming to rest stops its corners together; one at a time, each would be asked for the others' friction).
 SIMULTANEOUS = 1e-3
+#: Where several rolling contacts' forces are statically indeterminate and the even split leaves one outside its
+#: friction cone, the split with friction weighted 1/FRICTION_LAST² is tried: the normal forces carry what they can,
+#: friction the rest. A die at rest in a tilted tray's corner stands on the floor and leans on the wall with no
+#: friction at all; the even split asked each wall contact for friction three times its normal force (μ = 0.1), and
+#: its stick and slip took turns without end.
+FRICTION_LAST = 1e-3
 #: Conditions whose singular values fall below RCOND of the largest are taken as dependent: four corners on a
 #: curved table are independent only through its curvature, and solving for that last freedom turns round-off in
 #: the right-hand side into impulses without bound.
@@ -122,8 +128,9 @@ def solve(surface, W, cs, modes, D, a, c=None, share=None) -> list:
     their touches, ``modes`` their states, ``D`` each sliding contact's direction (3,), ``a`` [(3,)] the contact
     points' velocities or accelerations without the table, ``c`` [float] the sliding contacts' normal targets
     (default zero). Where the conditions leave the split open, the least norm; with ``share`` [float ≥ 0] the
-    rolling contacts' tangential parts weighted by them (the least Σ|F_t,j|²/share_j: a contact that carries
-    more takes more of the friction)."""
+    rolling contacts' tangential parts weighted by them (the least Σ|F_n,j|² + Σ|F_t,j|²/share_j: a contact that
+    carries more takes more of the friction; shares ≪ 1 leave friction to where the normal forces cannot do
+    without it)."""
     rows, cols, scale = [], [], []
     k = len(cs)
     R, C = np.zeros((k, 3, 3)), np.zeros((k, 3, 3))     # each contact's rows and columns, a sliding one's padded
@@ -156,7 +163,8 @@ def forces(surface, st, acts=None, cs=None) -> list:
     the acceleration-level conditions of their states (a normal force that comes out negative is a lift-off).
     Several rolling contacts share the friction in proportion to their normal forces (:func:`solve`'s ``share``,
     from the least-norm split, twice): a block held on a slope by four corners needs μ ≥ tan β at each, as it
-    does in all."""
+    does in all. Where that split leaves a contact outside its cone, the normal forces carry what they can and
+    friction the rest (``share`` × FRICTION_LAST², :func:`_friction_last`): a die leaning on a wall needs none."""
     acts = active(st) if acts is None else acts
     cs = [surface.contact(st, k) for k, _, _ in acts] if cs is None else cs
     _refuse_resistance(surface, st)
@@ -168,12 +176,29 @@ def forces(surface, st, acts=None, cs=None) -> list:
     curv = [ci.curv for ci in cs]
     F = solve(surface, W, cs, modes, D, a0, curv)
     if sum(m == ROLLING for m in modes) > 1:
-        for _ in range(2):
-            N = np.array([max(float(Fi @ ci.n), 0.0) for Fi, ci in zip(F, cs)])
-            if not N.max() > 0:
-                break
-            F = solve(surface, W, cs, modes, D, a0, curv, share=N / N.max())
+        F = _shared(surface, W, cs, modes, D, a0, curv, F, 1.0)
+        if _outside_cones(surface, cs, modes, F):
+            last = _shared(surface, W, cs, modes, D, a0, curv, F, FRICTION_LAST ** 2)
+            F = F if _outside_cones(surface, cs, modes, last) else last
     return F
+
+
+def _shared(surface, W, cs, modes, D, a0, curv, F, weight: float) -> list:
+    """The rolling contacts' friction shared in proportion to the normal forces (of F, then of each split; twice),
+    the shares times ``weight``."""
+    for _ in range(2):
+        N = np.array([max(float(Fi @ ci.n), 0.0) for Fi, ci in zip(F, cs)])
+        if not N.max() > 0:
+            break
+        F = solve(surface, W, cs, modes, D, a0, curv, share=weight * N / N.max())
+    return F
+
+
+def _outside_cones(surface, cs, modes, F) -> bool:
+    """Whether a rolling contact of forces F pulls or needs more friction than μN."""
+    mu = surface.table.mu
+    return any(m == ROLLING and (Fi @ ci.n <= 0 or np.linalg.norm(Fi - (Fi @ ci.n) * ci.n) > mu * float(Fi @ ci.n))
+               for Fi, ci, m in zip(F, cs, modes))
 
 
 def _push(surface, st, cs, J) -> None:
