@@ -160,10 +160,10 @@ def lint(session):
 
 @nox.session(python=PY311)
 def quick(session):
-    """The inner loop, first half: the core on numpy 2 without the slow marks (scripts/test.sh quick runs it and
-    ``quick-blender``)."""
+    """The inner loop, first half: the core on numpy 2 without the slow and heavy marks (scripts/test.sh quick runs
+    it and ``quick-blender``)."""
     install(session, "core")
-    pytest(session, "tests", "--ignore=tests/addon", "-m", "not slow", "-n", "2")
+    pytest(session, "tests", "--ignore=tests/addon", "-m", "not slow and not heavy", "-n", "2")
 
 
 @nox.session(name="quick-blender", python=PY313)

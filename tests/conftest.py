@@ -66,6 +66,37 @@ def splitting4_once(methods) -> list:
     return [pytest.param(m, marks=pytest.mark.slow) if m == "splitting4" else m for m in methods]
 
 
+#: What the quick command (noxfile's ``quick``: the inner loop) leaves out by the mark ``heavy``: tests of over ~5 s
+#: on a slow 2-core machine (pytest --durations) whose cost is a numpy reference run over many scenes or steps, each
+#: with lighter kin that stay — {test function: the parts of the parameter ids that are heavy (("",): every one)}.
+#: The full matrix runs them as before, on numpy 2 and 1.26 and without AVX-512 (where they can fail differently).
+HEAVY = {
+    "test_compiled_engine_follows_numpy_for_1000_steps": ("pem-rk4",),        # splitting2 and Euler stay
+    "test_generated_scenes_agree_with_numpy": ("",),
+    "test_generated_translating_scenes_agree_with_numpy": ("",),
+    "test_generated_ensembles_agree_with_the_member_engine": ("",),
+    "test_ensemble_of_translating_bodies_follows_numpy_and_its_single_runs": ("",),
+    "test_compiled_run_is_the_numpy_reference": ("coin_in_a_pipe", "marble_to_rest_in_a_bowl"),
+    "test_a_pendulum_striking_walls_matches_the_numpy_driver": ("box", "sphere"),  # the plane, the cylinder stay
+    "test_the_cell_search_finds_the_first_overlap_of_all_pairs": ("-True",),
+    "test_python_path_matches_numpy": ("three magnets, friction", "field, no friction"),
+    "test_a_vanishing_friction_gives_the_frictionless_run": ("numpy-True",),
+    "test_lanes_match_numpy_and_the_member_engine": ("splitting4",),
+    "test_falling_magnet_follows_numpy_and_the_parabola": ("splitting4",),
+    "test_per_member_friction_and_field": ("splitting4",),
+    "test_a_friction_coefficient_off_by_1e_6_relative_exceeds_the_bound": ("pem-rk4",),
+    "test_the_examples_pass_clean": ("tumbling-die",),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark :data:`HEAVY`'s tests ``heavy``."""
+    for item in items:
+        name = getattr(item, "originalname", item.name)
+        if any(part in item.name[len(name):] for part in HEAVY.get(name, ())):
+            item.add_marker(pytest.mark.heavy)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
