@@ -11,7 +11,8 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     cylinder_axis = 2        # box = "cylinder": the axis (0, 1, 2) it lies along, closed by the box faces
     cylinder_aspect = 1.0    # box = "cylinder": length / diameter
     restitution = 1.0        # e of pair collisions (walls stay mirrors)
-    tc = 1e-5                # TC model time against inelastic collapse (default: picked when e < 1)
+    tc = 1e-5                # TC model time against inelastic collapse (default: picked when e < 1; 0, off, is
+                             # refused with e < 1: the event-driven run would stall in the collapse)
     gravity = 1.0            # g along −axis d−1 (a number) or a vector [gx, gy(, gz)]; needs box = "walls"
                              # (a sphere or cylinder container refuses gravity)
     t_end = 100.0            # time units σ √(m / k_B T)
@@ -297,6 +298,11 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
         from ..gas.state import STICKY
 
         raise _err("restitution", STICKY.removeprefix("restitution = 0: "))
+    if c["method"] == "event" and c["tc"] == 0 and c["restitution"] < 1:
+        raise _err("tc", f"0 turns the TC model off, and inelastic spheres (restitution {c['restitution']:g} < 1) "
+                         f"then collapse: an event-driven run stalls on ever more collisions in a cluster while its "
+                         f"time stops; use a small tc > 0 (e.g. 1e-4, or leave tc out: the default is 1e-4 σ / rms "
+                         f"speed) or method = \"timestep\"")
     if c["method"] == "timestep" and c["box"] in ("sphere", "cylinder"):
         raise _err("method", f"the timestep method has no {c['box']} container (use method = \"event\")")
     if c["dt"] is not None:

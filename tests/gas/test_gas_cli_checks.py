@@ -1,0 +1,56 @@
+"""The ``gas`` command's checks of options that a run would otherwise take in silence or hang on: the TC model's
+time (off with inelastic spheres, or longer than the time between collisions), options of the other method, a
+saved state named by its folder, a cylinder too flat or too thin for its particles; and the guard that stops an
+event-driven run whose simulated time no longer advances.
+
+Refusals run the command with the run replaced (``run_gas``, as tests/gas/test_gas_cli_limits.py): a refusal comes
+before it (exit code 2); a command that passes every check ends in the replacement's Ctrl-C (exit code 130)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pem_physics import cli
+from pem_physics.analysis import gas_command
+
+
+@pytest.fixture
+def no_run(monkeypatch):
+    """The run starting: Ctrl-C (exit code 130, nothing written) — a refused command returns 2 before it."""
+    def started(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gas_command, "run_gas", started)
+
+
+def gas(out, *args):
+    return cli.main(["gas", *args, "-o", str(out), "-q"])
+
+
+def refused(capsys, out, *args) -> str:
+    """The command's one line on stderr, after checking it was refused (exit code 2, no traceback, no output)."""
+    capsys.readouterr()
+    assert gas(out, *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists() or not any(out.iterdir())
+    return err
+
+
+INELASTIC = ("--n", "300", "-d", "2", "--packing-fraction", "0.3", "--restitution", "0.1")
+
+
+# --- the TC model's time -----------------------------------------------------------------------------------------
+
+def test_tc_0_with_inelastic_spheres_is_refused_as_e_0_is_not_left_to_stall(tmp_path, capsys, no_run):
+    """--tc 0 --restitution 0.1 hung: the collapse stopped the simulated time at t = 0.469 while the collisions grew
+    by hundreds of millions (the e = 0 refusal's stall, with the TC model turned off)."""
+    err = refused(capsys, tmp_path / "o", *INELASTIC, "--tc", "0", "--t-end", "50")
+    assert err.startswith("error: gas.tc: 0 turns the TC model off") and "restitution 0.1 < 1" in err
+    assert "stalls" in err and "use a small tc > 0" in err and 'method = "timestep"' in err
+    scene = tmp_path / "off.toml"
+    scene.write_text('[gas]\nn = 50\nrestitution = 0.5\ntc = 0.0\n')
+    assert "gas.tc: 0 turns the TC model off" in refused(capsys, tmp_path / "o", str(scene))
+    # elastic spheres need no TC model (0 is its value for them), and a small tc > 0 guards inelastic ones
+    assert gas(tmp_path / "o", "--n", "50", "--tc", "0") == 130
+    assert gas(tmp_path / "o", *INELASTIC, "--tc", "1e-4") == 130
