@@ -59,6 +59,7 @@ import io
 import json
 import math
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -95,6 +96,14 @@ BYTES_PER_CELL = 8
 #: fall's speed √(2 |g| L) is over 1e15 thermal speeds √(k_B T / m) and the fall lasts under 1e-15 time units, lost
 #: in round-off (2.2e-16) of the speeds and times (the start's temperature and the run's times would mean nothing).
 MAX_GRAVITY_ENERGY = 1e30
+
+#: Wall-clock seconds an event-driven run may go on while its simulated time advances by less than
+#: :data:`STALL_FRACTION` of the run before the command stops it as stalled (:class:`_StallGuard`): inelastic collapse
+#: (a cluster's collisions pile up at one instant, e.g. with the TC model off) stops the time for good while the
+#: collisions grow by millions a second. A run that advanced that slowly would take over 10¹⁰ s (300 years) to end.
+STALL_SECONDS = 10.0
+#: See :data:`STALL_SECONDS`.
+STALL_FRACTION = 1e-9
 
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
@@ -570,9 +579,33 @@ def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasR
     else:
         from ..gas import edmd
 
+        guard = _StallGuard(progress, state.time, t_end)
         run = edmd.run(state, t_end, restitution=c["restitution"], blocks=c["blocks"], gravity=gravity,
-                       tc=c["tc"], record_interval=c["record_interval"], progress=progress)
+                       tc=c["tc"], record_interval=c["record_interval"], progress=guard)
+        extra["stalled"] = guard.stalled
     return run, extra
+
+
+class _StallGuard:
+    """The progress callback of an event-driven run (fed its simulated time after each chunk of events, about 0.2 s
+    of wall time; passed on to ``progress``) that stops the run as Ctrl-C does — the engine keeps a valid partial
+    result — when the time has advanced by at most :data:`STALL_FRACTION` of the run (t0 … t1) over
+    :data:`STALL_SECONDS` of wall time; ``stalled`` is then the time it stuck at (else None)."""
+
+    def __init__(self, progress, t0: float, t1: float):
+        self.progress, self.step = progress, (t1 - t0) * STALL_FRACTION
+        self.mark: tuple[float, float] | None = None   # (simulated, wall) time when the time last advanced a step
+        self.stalled: float | None = None
+
+    def __call__(self, t: float) -> None:
+        now = time.perf_counter()
+        if self.mark is None or t - self.mark[0] > self.step:
+            self.mark = (t, now)
+        elif now - self.mark[1] > STALL_SECONDS:
+            self.stalled = t
+            raise KeyboardInterrupt
+        if self.progress is not None:
+            self.progress(t)
 
 
 def summarize(run: GasRun, c: dict, extra: dict) -> dict:
@@ -598,6 +631,8 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
            "collisions_per_s": run.n_collisions / run.info["wall_time"] if run.info.get("wall_time") else None,
            "temperature": measure.temperature(st), "records": 0 if run.records is None else len(run.records)}
     notes = []
+    if extra.get("stalled") is not None:
+        notes.append(stall_message(run, extra["stalled"]))
     if c["method"] == "timestep":
         out["dt"] = run.info.get("dt")
         out["missed_collisions"] = missed = extra.get("missed_collisions")
@@ -631,6 +666,14 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
             out["wall_pressure_ideal_gas"] = _finite(w.ideal)
     out["notes"] = notes
     return out
+
+
+def stall_message(run: GasRun, t: float) -> str:
+    """What a run stopped by :class:`_StallGuard` at time t says (summary.json's notes, the command's last line)."""
+    cause = (f"inelastic collapse: raise tc (the TC model's time, {run.tc:g}) or the restitution"
+             if run.restitution < 1 else "spheres pressed together: check the start")
+    return (f"the event-driven run stalled at t = {t:.10g}: {run.n_collisions:,} collisions, and its time advanced "
+            f"by at most {STALL_FRACTION:g} of the run over {STALL_SECONDS:g} s of wall time ({cause})")
 
 
 def _finite(x):
@@ -757,6 +800,10 @@ def cmd_gas(args) -> int:
         print(json.dumps(summary, indent=2))
     for line in run.info.get("warnings", []):
         print(f"warning: {line}", file=sys.stderr)
+    if extra.get("stalled") is not None:
+        print(f"simulation failed: {stall_message(run, extra['stalled'])}; partial results written to {args.outdir}",
+              file=sys.stderr)
+        return 1
     if not run.complete:
         print(f"interrupted at t = {run.t_end:g}; partial results written to {args.outdir}", file=sys.stderr)
         return 130

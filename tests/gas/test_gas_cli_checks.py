@@ -8,6 +8,9 @@ before it (exit code 2); a command that passes every check ends in the replaceme
 
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
 
 from pem_physics import cli
@@ -54,3 +57,55 @@ def test_tc_0_with_inelastic_spheres_is_refused_as_e_0_is_not_left_to_stall(tmp_
     # elastic spheres need no TC model (0 is its value for them), and a small tc > 0 guards inelastic ones
     assert gas(tmp_path / "o", "--n", "50", "--tc", "0") == 130
     assert gas(tmp_path / "o", *INELASTIC, "--tc", "1e-4") == 130
+
+
+# --- the guard against a run whose time stops -------------------------------------------------------------------
+
+def collapsing(monkeypatch):
+    """A checked config that collapses (the TC model off, as tc = 0 did before check_config refused it), the guard's
+    window shortened to 0.5 s; and a backstop progress callback that stops the run after 30 s of wall time."""
+    from pem_physics.gas import edmd
+
+    if not edmd.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(gas_command, "STALL_SECONDS", 0.5, raising=False)   # (none before the guard)
+    c = gas_command.check_config({"n": 300, "dimension": 2, "packing_fraction": 0.3, "restitution": 0.1,
+                                  "t_end": 50.0})
+    c["tc"] = 0.0
+    start = time.perf_counter()
+
+    def backstop(t):
+        if time.perf_counter() - start > 30:
+            raise KeyboardInterrupt
+
+    return c, backstop
+
+
+def test_an_event_run_whose_time_stops_is_stopped_with_a_valid_partial_result(monkeypatch):
+    """Without the TC model 300 inelastic disks collapse at t = 0.469: the run made millions of collisions a second
+    there and never ended. The command's progress callback stops it once its time stands still."""
+    c, backstop = collapsing(monkeypatch)
+    state = gas_command.initial_state(c)
+    t0 = time.perf_counter()
+    run, extra = gas_command.run_gas(c, state, progress=backstop)
+    assert extra["stalled"] == pytest.approx(0.4694, abs=1e-3) and time.perf_counter() - t0 < 25
+    assert not run.complete and run.t_end == extra["stalled"] and run.n_collisions > 10_000
+    message = gas_command.stall_message(run, extra["stalled"])
+    assert "stalled at t = 0.469" in message and "inelastic collapse: raise tc" in message
+    # an ordinary run is not stopped
+    c["tc"] = None
+    run, extra = gas_command.run_gas(c, state)
+    assert run.complete and extra["stalled"] is None
+
+
+def test_the_command_says_the_run_stalled_and_writes_its_partial_result(tmp_path, capsys, monkeypatch):
+    c, backstop = collapsing(monkeypatch)
+    monkeypatch.setattr(gas_command, "check_config", lambda cfg, given=None: dict(c))
+    monkeypatch.setattr(gas_command, "_Bar", lambda t0, t1, enabled: backstop)
+    backstop.close = lambda: None
+    assert gas(tmp_path, "--t-end", "50") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("simulation failed: the event-driven run stalled at t = 0.469")
+    assert "partial results written to" in err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] is False and any("stalled at t = 0.469" in note for note in summary["notes"])
