@@ -12,7 +12,8 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     cylinder_aspect = 1.0    # box = "cylinder": length / diameter
     restitution = 1.0        # e of pair collisions (walls stay mirrors)
     tc = 1e-5                # TC model time against inelastic collapse (default: picked when e < 1; 0, off, is
-                             # refused with e < 1: the event-driven run would stall in the collapse)
+                             # refused with e < 1: the event-driven run would stall in the collapse; keep it
+                             # well below the mean free time: a warning from 1/100 of it, refused from 1×)
     gravity = 1.0            # g along −axis d−1 (a number) or a vector [gx, gy(, gz)]; needs box = "walls"
                              # (a sphere or cylinder container refuses gravity)
     t_end = 100.0            # time units σ √(m / k_B T)
@@ -104,6 +105,12 @@ MAX_GRAVITY_ENERGY = 1e30
 STALL_SECONDS = 10.0
 #: See :data:`STALL_SECONDS`.
 STALL_FRACTION = 1e-9
+
+#: Fraction of the mean free time τ from which the TC model's time t_c draws a warning (:func:`check_tc`): a collision
+#: within t_c of either partner's last one is elastic, about 1 − e^(−2 t_c / τ) of them (2 % at t_c = τ / 100). The
+#: model is the run's (Luding & McNamara) for t_c ≪ τ; a t_c of τ or more (given, not the default) is refused: 86 %
+#: or more of the collisions elastic, the restitution in effect switched off.
+TC_WARN_FRACTION = 0.01
 
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
@@ -448,6 +455,34 @@ def check_length(c: dict, state: GasState) -> None:
                             f"cell crossings, at the start's speeds); at most {MAX_EVENTS:g}: lower t_end")
 
 
+def check_tc(c: dict, state: GasState) -> str | None:
+    """Refuse (``gas.tc``) an event-driven inelastic run whose TC model time t_c (given) is at least the mean free
+    time τ at the start (Enskog's collision rate); a warning (the line to print) when t_c (given or the default) is
+    at least :data:`TC_WARN_FRACTION` of τ; else None. The gas cools, so τ only grows in a run: the start is the
+    worst case (but under gravity the floor's denser layer collides more often than the mean packing fraction says)."""
+    from ..gas import measure
+    from ..gas.state import default_tc
+
+    if c["method"] != "event" or not 0 < c["restitution"] < 1:
+        return None
+    g = None if c["gravity"] is None else np.asarray(c["gravity"], dtype=np.float64)
+    tc, default = default_tc(state, c["restitution"], g, c["tc"]), default_tc(state, c["restitution"], g, None)
+    sig = 2.0 * float(np.mean(state.radii))
+    rate = measure.enskog_collision_rate(min(state.packing_fraction, 0.9), state.d, measure.temperature(state),
+                                         float(np.mean(state.masses)), sig)
+    if not (rate > 0 and tc * rate >= TC_WARN_FRACTION):
+        return None
+    tau, elastic = 1.0 / rate, -math.expm1(-2.0 * tc * rate)
+    text = (f"{tc:.3g}{'' if c['tc'] is not None else ' (its default)'} is {tc / tau:.3g} × the mean free time "
+            f"{tau:.3g} (Enskog's, at the start): in the TC model a collision within tc of either partner's last one "
+            f"is elastic, some {elastic:.0%} or more of them here (more where clusters recollide)")
+    fix = f"use a tc well below {tau:.3g}" + (f" (leave tc out: the default is {default:.3g})"
+                                             if c["tc"] is not None and default * rate < TC_WARN_FRACTION else "")
+    if c["tc"] is not None and tc >= tau:
+        raise _err("tc", f"{text}, so restitution {c['restitution']:g} is in effect switched off; {fix}")
+    return f"gas.tc: {text}, weakening restitution {c['restitution']:g}: {fix}"
+
+
 def load_state(path) -> GasState:
     """A state from an npz file: a gas run's ``gas.npz`` (its exact final state, else its last record) or a
     file with ``positions`` (N, d), ``velocities`` (N, d), ``radii``, ``masses``, ``box`` (and optionally
@@ -644,6 +679,8 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
     notes = []
     if extra.get("stalled") is not None:
         notes.append(stall_message(run, extra["stalled"]))
+    if extra.get("tc_warning"):
+        notes.append(extra["tc_warning"])
     if c["method"] == "timestep":
         out["dt"] = run.info.get("dt")
         out["missed_collisions"] = missed = extra.get("missed_collisions")
@@ -795,12 +832,16 @@ def cmd_gas(args) -> int:
     c = check_config(cfg, given)
     state = initial_state(c)
     check_length(c, state)
+    tc_warning = check_tc(c, state)
+    if tc_warning:
+        print(f"warning: {tc_warning}", file=sys.stderr)
     output_folder(args.outdir, "gas")   # checked before the run, not after it
     bar = _Bar(state.time, state.time + c["t_end"], not args.quiet)
     # SIGTERM (kill, a job scheduler) stops the run as Ctrl-C does: the engines keep a valid partial result
     old_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         run, extra = run_gas(c, state, progress=bar)
+        extra["tc_warning"] = tc_warning
     except KeyboardInterrupt:   # before the engines could catch it: while numba compiled them, say
         print("interrupted before the run started (the engine was being set up or compiled); nothing was written",
               file=sys.stderr)

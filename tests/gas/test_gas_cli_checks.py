@@ -144,3 +144,31 @@ def test_the_timestep_methods_comparison_with_inelastic_spheres_ends(tmp_path, d
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["method"] == "timestep" and summary["complete"] is True
     assert isinstance(summary["missed_collisions"], int) and abs(summary["missed_collisions"]) < summary["collisions"]
+
+
+def test_a_tc_as_long_as_the_mean_free_time_is_refused_and_a_tenth_of_it_warned_of(tmp_path, capsys, no_run):
+    """--tc 1e9 --restitution 0.1 ended at T = 0.73 (0.095 with the default tc) in the same ~1560 collisions: every
+    collision after a particle's first was elastic, the restitution switched off without a word."""
+    err = refused(capsys, tmp_path / "o", *INELASTIC, "--t-end", "5", "--tc", "1e9")
+    assert err.startswith("error: gas.tc: 1e+09 is 2.4e+09 × the mean free time 0.417 (Enskog's, at the start)")
+    assert "restitution 0.1 is in effect switched off" in err and "use a tc well below 0.417" in err
+    assert "the default is 7.07e-05" in err
+    # a tc of a tenth of it is the user's to choose, with a warning; the default (1e-4 σ / rms speed) is far below
+    assert gas(tmp_path / "o", *INELASTIC, "--t-end", "5", "--tc", "0.05") == 130
+    err = capsys.readouterr().err
+    assert err.startswith("warning: gas.tc: 0.05 is 0.12 × the mean free time 0.417") and "some 21% or more" in err
+    assert gas(tmp_path / "o", *INELASTIC, "--t-end", "5") == 130
+    assert "warning" not in capsys.readouterr().err
+    # elastic spheres have no TC model to spoil
+    assert gas(tmp_path / "o", "--n", "300", "-d", "2", "--packing-fraction", "0.3", "--tc", "1e9") == 130
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_the_tc_warning_goes_into_the_summary(tmp_path, capsys):
+    from pem_physics.gas import edmd
+
+    if not edmd.available():
+        pytest.skip("numba is not installed")
+    assert gas(tmp_path, *INELASTIC, "--t-end", "0.5", "--tc", "0.05") == 0
+    notes = json.loads((tmp_path / "summary.json").read_text())["notes"]
+    assert any(note.startswith("gas.tc: 0.05 is 0.12 × the mean free time") for note in notes)
