@@ -321,6 +321,10 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
                          f"speed) or method = \"timestep\"")
     if c["method"] == "timestep" and c["box"] in ("sphere", "cylinder"):
         raise _err("method", f"the timestep method has no {c['box']} container (use method = \"event\")")
+    if c["dt"] is not None and c["method"] == "event":
+        raise _err("dt", "applies to method = \"timestep\" only: the event-driven method has no step (each "
+                         "collision happens at its exact time, records every record_interval); drop dt, or set "
+                         "method = \"timestep\"")
     if c["dt"] is not None:
         c["dt"] = _number(c, "dt")
         if c["dt"] <= 0:

@@ -172,3 +172,16 @@ def test_the_tc_warning_goes_into_the_summary(tmp_path, capsys):
     assert gas(tmp_path, *INELASTIC, "--t-end", "0.5", "--tc", "0.05") == 0
     notes = json.loads((tmp_path / "summary.json").read_text())["notes"]
     assert any(note.startswith("gas.tc: 0.05 is 0.12 × the mean free time") for note in notes)
+
+
+# --- options of the other method ----------------------------------------------------------------------------------
+
+def test_dt_with_the_event_driven_method_is_refused_not_ignored(tmp_path, capsys, no_run):
+    """--dt 0.01 (a scene's dt) was taken and ignored by the event-driven method, which has no step."""
+    err = refused(capsys, tmp_path / "o", "--n", "50", "--dt", "0.01")
+    assert err.startswith('error: gas.dt: applies to method = "timestep" only: the event-driven method has no step')
+    assert 'drop dt, or set method = "timestep"' in err
+    scene = tmp_path / "stepped.toml"
+    scene.write_text('[gas]\nn = 50\nmethod = "event"\ndt = 0.01\n')
+    assert 'gas.dt: applies to method = "timestep" only' in refused(capsys, tmp_path / "o", str(scene))
+    assert gas(tmp_path / "o", "--n", "50", "--dt", "0.01", "--method", "timestep") == 130
