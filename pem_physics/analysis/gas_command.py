@@ -11,9 +11,9 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     cylinder_axis = 2        # box = "cylinder": the axis (0, 1, 2) it lies along, closed by the box faces
     cylinder_aspect = 1.0    # box = "cylinder": length / diameter
     restitution = 1.0        # e of pair collisions (walls stay mirrors)
-    tc = 1e-5                # TC model time against inelastic collapse (default: picked when e < 1; 0, off, is
-                             # refused with e < 1: the event-driven run would stall in the collapse; keep it
-                             # well below the mean free time: a warning from 1/100 of it, refused from 1×)
+    tc = 1e-5                # event only: TC model time against inelastic collapse (default: picked when e < 1;
+                             # 0, off, is refused with e < 1: the event-driven run would stall in the collapse;
+                             # keep it well below the mean free time: a warning from 1/100 of it, refused from 1×)
     gravity = 1.0            # g along −axis d−1 (a number) or a vector [gx, gy(, gz)]; needs box = "walls"
                              # (a sphere or cylinder container refuses gravity)
     t_end = 100.0            # time units σ √(m / k_B T)
@@ -321,6 +321,9 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
                          f"speed) or method = \"timestep\"")
     if c["method"] == "timestep" and c["box"] in ("sphere", "cylinder"):
         raise _err("method", f"the timestep method has no {c['box']} container (use method = \"event\")")
+    if c["tc"] is not None and c["method"] == "timestep":
+        raise _err("tc", "applies to method = \"event\" only: the timestep method has no TC model (its inelastic "
+                         "collisions all take the restitution); drop tc, or set method = \"event\"")
     if c["dt"] is not None and c["method"] == "event":
         raise _err("dt", "applies to method = \"timestep\" only: the event-driven method has no step (each "
                          "collision happens at its exact time, records every record_interval); drop dt, or set "

@@ -185,3 +185,11 @@ def test_dt_with_the_event_driven_method_is_refused_not_ignored(tmp_path, capsys
     scene.write_text('[gas]\nn = 50\nmethod = "event"\ndt = 0.01\n')
     assert 'gas.dt: applies to method = "timestep" only' in refused(capsys, tmp_path / "o", str(scene))
     assert gas(tmp_path / "o", "--n", "50", "--dt", "0.01", "--method", "timestep") == 130
+
+
+def test_tc_with_the_timestep_method_is_refused_not_ignored(tmp_path, capsys, no_run):
+    """--tc with --method timestep was taken and ignored: the fixed-step method has no TC model."""
+    err = refused(capsys, tmp_path / "o", *INELASTIC, "--method", "timestep", "--tc", "1e-4")
+    assert err.startswith('error: gas.tc: applies to method = "event" only: the timestep method has no TC model')
+    assert 'drop tc, or set method = "event"' in err
+    assert gas(tmp_path / "o", *INELASTIC, "--method", "timestep") == 130
