@@ -23,7 +23,8 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     dt = 0.01                # timestep only (default: 1/50 of σ / rms speed)
     seed = 1
     start = "auto"           # "random", "lattice" or "auto"
-    state = "prev/gas.npz"   # start from a saved state instead (n, dimension, η, box come from it)
+    state = "prev/gas.npz"   # start from a saved state instead (n, dimension, η, box come from it); a gas run's
+                             # output folder ("prev") stands for its gas.npz
 
 A run must be able to finish and its start must fit in doubles and memory: at most :data:`MAX_EVENTS` steps of the
 timestep method or (estimated) events of an event-driven run; a packing fraction whose box is at most
@@ -233,6 +234,20 @@ def _check_box(c: dict) -> None:
                                           f"there to about 1e-7 of a diameter): choose an aspect nearer 1")
 
 
+def _state_file(path: Path) -> str:
+    """The saved state ``state`` names: a file, or a gas run's output folder (its gas.npz)."""
+    if path.is_dir():
+        if (path / "gas.npz").is_file():
+            return str(path / "gas.npz")
+        others = sorted(p.name for p in path.glob("*.npz"))[:3]
+        raise _err("state", f"{path} is a folder without a gas.npz (a gas run's output)"
+                            + (f"; it holds {', '.join(others)}" if others else "")
+                            + ": name the saved state's .npz file, or a gas run's output folder")
+    if not path.is_file():
+        raise _err("state", f"no such file: {path}")
+    return str(path)
+
+
 def check_config(cfg: dict, given: dict | None = None) -> dict:
     """The scene's values over :data:`DEFAULTS`, checked; every error names the item (``gas.KEY``). ``given``: the
     values typed on the command line (key → value), which a saved state must not silently override."""
@@ -244,8 +259,7 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
     c = {**DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
     saved = None
     if c["state"] is not None:
-        if not Path(str(c["state"])).is_file():
-            raise _err("state", f"no such file: {c['state']}")
+        c["state"] = _state_file(Path(str(c["state"])))
         saved = load_state(c["state"])  # the start's size, dimension and box are the saved state's
         box = "periodic" if saved.periodic else ("walls" if saved.container.kind == "box" else saved.container.kind)
         _refuse_overridden(given or {}, saved, box)
@@ -895,6 +909,7 @@ def add_gas_command(sub) -> None:
     p.add_argument("--dt", type=float, help="step of the timestep method")
     p.add_argument("--seed", type=int)
     p.add_argument("--start", choices=("auto", "random", "lattice"), help="start configuration")
-    p.add_argument("--state", help="start from a saved state (a gas run's gas.npz or an npz of arrays)")
+    p.add_argument("--state", help="start from a saved state (a gas run's gas.npz or output folder, or an npz of "
+                                   "arrays)")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_gas)

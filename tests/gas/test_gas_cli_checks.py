@@ -193,3 +193,26 @@ def test_tc_with_the_timestep_method_is_refused_not_ignored(tmp_path, capsys, no
     assert err.startswith('error: gas.tc: applies to method = "event" only: the timestep method has no TC model')
     assert 'drop tc, or set method = "event"' in err
     assert gas(tmp_path / "o", *INELASTIC, "--method", "timestep") == 130
+
+
+# --- a saved state named by its folder ----------------------------------------------------------------------------
+
+def test_a_gas_runs_output_folder_stands_for_its_gas_npz(tmp_path, capsys):
+    """--state out/first (the folder a run wrote) said "no such file: out/first"."""
+    first = tmp_path / "first"
+    assert gas(first, "--n", "20", "--box", "walls", "--t-end", "0.05") == 0
+    c = gas_command.check_config({"state": str(first), "t_end": 1.0})
+    assert c["state"] == str(first / "gas.npz") and c["n"] == 20 and c["box"] == "walls"
+    second = tmp_path / "second"
+    assert gas(second, "--state", str(first), "--t-end", "0.05") == 0
+    assert json.loads((second / "summary.json").read_text())["t_start"] == pytest.approx(0.05)
+    scene = tmp_path / "next.toml"   # a scene file's state: the folder beside it
+    scene.write_text('[gas]\nstate = "first"\nt_end = 0.05\n')
+    assert gas(tmp_path / "third", str(scene)) == 0
+    # a folder without one is named as a folder, with the .npz files it holds
+    (tmp_path / "other").mkdir()
+    err = refused(capsys, tmp_path / "o", "--state", str(tmp_path / "other"))
+    assert f"gas.state: {tmp_path / 'other'} is a folder without a gas.npz (a gas run's output)" in err
+    assert "name the saved state's .npz file" in err and "no such file" not in err
+    (tmp_path / "other" / "mine.npz").write_bytes(b"")
+    assert "it holds mine.npz: name" in refused(capsys, tmp_path / "o", "--state", str(tmp_path / "other"))
