@@ -9,7 +9,8 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     temperature = 1.0        # k_B T, energy units (σ = m = k_B = 1 by default)
     box = "periodic"         # or "walls" (hard mirrors), "sphere" or "cylinder" (hard containers)
     cylinder_axis = 2        # box = "cylinder": the axis (0, 1, 2) it lies along, closed by the box faces
-    cylinder_aspect = 1.0    # box = "cylinder": length / diameter
+    cylinder_aspect = 1.0    # box = "cylinder": length / diameter (refused, with the range that fits, when too
+                             # flat or thin for the spheres' centres to have room)
     restitution = 1.0        # e of pair collisions (walls stay mirrors)
     tc = 1e-5                # event only: TC model time against inelastic collapse (default: picked when e < 1;
                              # 0, off, is refused with e < 1: the event-driven run would stall in the collapse;
@@ -248,6 +249,57 @@ def _state_file(path: Path) -> str:
     return str(path)
 
 
+def _cylinder_room(n: int, eta: float, aspect: float) -> tuple[float, float, float]:
+    """(length, diameter, volume the centres reach) of the cylinder that holds n spheres of diameter 1 at packing
+    fraction eta (on its whole volume) with length / diameter ``aspect`` (``make_gas``'s cylinder)."""
+    vol = n * math.pi / 6 / eta
+    r = (vol / (2 * math.pi * aspect)) ** (1.0 / 3.0)
+    length = 2 * r * aspect
+    return length, 2 * r, math.pi * max(r - 0.5, 0.0) ** 2 * max(length - 1.0, 0.0)
+
+
+def _check_cylinder_aspect(c: dict) -> None:
+    """Refuse an aspect that makes the cylinder too flat or too thin for its spheres (``gas.cylinder_aspect``): the
+    volume their centres reach (the cylinder shrunk by a radius) puts them past the packing fraction random insertion
+    reaches (``RANDOM_JAM``), where other aspects would not; the message gives the aspects that do. When none does,
+    ``gas.packing_fraction`` is refused, with the numbers of the best aspect. The best is 1: the room π (R − ½)² (L − 1)
+    at a given volume π R² L is largest where R / (R − ½) = L / (L − 1), that is L = 2 R."""
+    from ..gas.state import RANDOM_JAM
+
+    n, eta, aspect = c["n"], c["packing_fraction"], c["cylinder_aspect"]
+    need = n * math.pi / 6 / RANDOM_JAM[3]   # the volume the centres must reach
+    length, width, room = _cylinder_room(n, eta, aspect)
+    if room >= need:
+        return
+    _, _, best = _cylinder_room(n, eta, 1.0)
+    if best < need:
+        raise _err("packing_fraction", f"{eta:g} cannot be reached in a cylinder of {n:,} spheres at any aspect: at "
+                                       f"the best, 1, their centres reach only {best:.4g} of its volume "
+                                       f"{n * math.pi / 6 / eta:.4g}, a packing fraction {n * math.pi / 6 / best:.3f} "
+                                       f"there, past the {RANDOM_JAM[3]} random insertion reaches (use more "
+                                       f"particles or a lower η)")
+
+    def edge(bad: float) -> float:   # the aspect between 1 and ``bad`` where the room is just enough
+        good = 1.0
+        for _ in range(60):
+            mid = math.sqrt(good * bad)
+            good, bad = (mid, bad) if _cylinder_room(n, eta, mid)[2] >= need else (good, mid)
+        return good
+
+    raise _err("cylinder_aspect", f"{aspect:g} makes the cylinder of {n:,} spheres at η = {eta:g} {length:.3g} "
+                                  f"diameters long and {width:.3g} across, too {'flat' if aspect < 1 else 'thin'}: "
+                                  f"their centres reach {room:.4g} of its volume, {need:.4g} needed for random "
+                                  f"insertion (a packing fraction of at most {RANDOM_JAM[3]} there); choose an "
+                                  f"aspect from {_round(edge(1e-30), math.ceil):g} to "
+                                  f"{_round(edge(1e30), math.floor):g}")
+
+
+def _round(x: float, way) -> float:
+    """x > 0 to 3 significant digits, rounded ``way`` (math.ceil or math.floor): a range's ends that stay inside it."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return way(x / scale) * scale
+
+
 def check_config(cfg: dict, given: dict | None = None) -> dict:
     """The scene's values over :data:`DEFAULTS`, checked; every error names the item (``gas.KEY``). ``given``: the
     values typed on the command line (key → value), which a saved state must not silently override."""
@@ -295,6 +347,8 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
         raise _err("cylinder_aspect", f"expected a length / diameter > 0, got {c['cylinder_aspect']:g}")
     if c["state"] is None:
         _check_box(c)
+        if c["box"] == "cylinder":
+            _check_cylinder_aspect(c)
     c["restitution"] = _number(c, "restitution")
     if not 0 <= c["restitution"] <= 1:
         raise _err("restitution", f"expected 0 ≤ e ≤ 1, got {c['restitution']:g}")

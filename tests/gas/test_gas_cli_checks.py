@@ -216,3 +216,34 @@ def test_a_gas_runs_output_folder_stands_for_its_gas_npz(tmp_path, capsys):
     assert "name the saved state's .npz file" in err and "no such file" not in err
     (tmp_path / "other" / "mine.npz").write_bytes(b"")
     assert "it holds mine.npz: name" in refused(capsys, tmp_path / "o", "--state", str(tmp_path / "other"))
+
+
+# --- a cylinder too flat or too thin ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("aspect, shape", [("1e-6", "0.00139 diameters long and 1.39e+03 across, too flat"),
+                                           ("1e6", "1.39e+05 diameters long and 0.139 across, too thin"),
+                                           ("6.32", "47.4 diameters long and 7.5 across, too thin")])
+def test_a_cylinder_aspect_that_leaves_no_room_is_refused_by_name_with_the_range_that_fits(tmp_path, capsys, no_run,
+                                                                                          aspect, shape):
+    """--cylinder-aspect 1e-6 (or 1e6) blamed the particles: "the centres reach only 0 of its volume … packing
+    fraction inf … use more particles". The cylinder of 1000 spheres at η = 0.25 is then thinner than a sphere."""
+    err = refused(capsys, tmp_path / "o", "--box", "cylinder", "--cylinder-aspect", aspect)
+    assert err.startswith(f"error: gas.cylinder_aspect: {float(aspect):g} makes the cylinder of 1,000 spheres at "
+                          f"η = 0.25 ")
+    assert shape in err and "choose an aspect from 0.224 to 6.31" in err and "more particles" not in err
+
+
+def test_the_ends_of_the_aspect_range_run_and_too_few_spheres_are_the_packing_fractions_fault(tmp_path, capsys,
+                                                                                             no_run):
+    for aspect in (0.224, 6.31):
+        assert gas_command.check_config({"box": "cylinder", "cylinder_aspect": aspect})["cylinder_aspect"] == aspect
+    for aspect in ("0.0288", "758"):   # the range's ends for 20 spheres at η = 0.01: make_gas starts them too
+        assert gas(tmp_path / "o", "--box", "cylinder", "--cylinder-aspect", aspect, "--n", "20",
+                   "--packing-fraction", "0.01") == 130
+    assert "from 0.0288 to 758" in refused(capsys, tmp_path / "o", "--box", "cylinder", "--cylinder-aspect", "1e-9",
+                                           "--n", "20", "--packing-fraction", "0.01")
+    # 100 spheres at η = 0.25 fit no cylinder: the message blames n and η, with the numbers of the best aspect (1)
+    err = refused(capsys, tmp_path / "o", "--box", "cylinder", "--cylinder-aspect", "1e-6", "--n", "100")
+    assert err.startswith("error: gas.packing_fraction: 0.25 cannot be reached in a cylinder of 100 spheres at any "
+                          "aspect: at the best, 1, their centres reach only 126.2")
+    assert "use more particles or a lower η" in err and "inf" not in err
