@@ -469,18 +469,39 @@ OPTION_OF = {"settings.dt": "dt", "settings.t_end": "t_end", "settings.method": 
 
 def _as_option(err: ValidationError, args) -> ValidationError:
     """``err`` about a scene value that an option given on the command line set (``--dt`` for ``settings.dt``),
-    named by that option; a record interval that the typed ``--dt`` does not divide names ``--dt`` too."""
+    named by that option; a record interval's error by the option behind it (:func:`_record_interval_option`)."""
+    if err.path == "settings.record_interval":
+        return _record_interval_option(err, args)
     key = OPTION_OF.get(err.path)
-    if key is None and err.path == "settings.record_interval":
-        key = "dt"
     value = getattr(args, key, None) if key else None
     if value is None:
         return err
+    return ValidationError(_typed(key, value), err.message)
+
+
+def _typed(key: str, value) -> str:
+    """An option as the user typed it: ``--t-end 100000``."""
     option = "--" + key.replace("_", "-")
-    if err.path == "settings.record_interval":
-        return ValidationError(option, f"{value:g} s does not divide the scene's record interval "
+    return f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}"
+
+
+def _record_interval_option(err: ValidationError, args) -> ValidationError:
+    """A ``settings.record_interval`` error named by the option that caused it: ``--record-interval`` where typed
+    (its value refused, not a multiple of dt, too many records); else, for records that would not fit in memory,
+    ``--t-end`` (the run's length); for an interval the typed ``--dt`` does not divide, ``--dt``. The scene's own
+    record interval keeps its name, and the message its reason."""
+    typed = {key: getattr(args, key, None) for key in ("record_interval", "t_end", "dt")}
+    if typed["record_interval"] is not None:
+        return ValidationError(_typed("record_interval", typed["record_interval"]), err.message)
+    if "would need" in err.message:   # the records' memory (engine.budget): the run's length sets their number
+        return err if typed["t_end"] is None else ValidationError(_typed("t_end", typed["t_end"]), err.message)
+    if typed["dt"] is not None and err.message.startswith("must be a whole multiple"):
+        return ValidationError("--dt", f"{typed['dt']:g} s does not divide the scene's record interval "
                                        f"(settings.record_interval {err.message}): choose a dt that does")
-    return ValidationError(f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}", err.message)
+    if typed["dt"] is not None and "steps" in err.message:   # the scene's interval is too many of the typed steps
+        return ValidationError(_typed("dt", typed["dt"]), f"the scene's record interval (settings.record_interval) "
+                                                          f"{err.message} of it: choose a larger dt")
+    return err
 
 
 #: numpy's floating-point warnings ("overflow encountered in exp", "invalid value encountered in multiply", …)

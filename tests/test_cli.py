@@ -113,6 +113,11 @@ def test_inertia_beyond_floating_points_range_names_the_option(tmp_path, args, s
      "error: --dt: 1 s does not divide the scene's record interval"),
     (("run", "example:three-magnet", "--dt", "-1"), "error: --dt -1: expected a positive number"),
     (("run", "example:three-magnet", "--t-end", "-2"), "error: --t-end -2: expected a number ≥ 0"),
+    # the record interval's own errors name --record-interval, not --dt (typed beside it)
+    (("run", "example:three-magnet", "--dt", "0.001", "--record-interval", "0"),
+     "error: --record-interval 0: expected a positive number, got 0.0"),
+    (("run", "example:three-magnet", "--dt", "0.001", "--record-interval", "0.0015"),
+     "error: --record-interval 0.0015: must be a whole multiple of dt = 0.001 s, got 0.0015 s"),
 ])
 def test_a_value_set_by_an_option_is_blamed_on_the_option(tmp_path, args, says):
     """A scene value the command line set (--dt, --t-end) that the scene refuses names the option typed, not the

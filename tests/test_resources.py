@@ -53,9 +53,18 @@ def test_records_beyond_the_memory_are_refused_before_the_run(monkeypatch, tmp_p
     # 1e6 s recorded every 0.01 s (the example's interval): 1e8 records of ~500 bytes, ~48 GiB
     assert cli_main(["run", "example:pendulum", "-o", str(tmp_path / "o"), "--t-end", "1e6", "-q"]) == 2
     err = capsys.readouterr().err
-    assert "settings.record_interval: 100,000,001 records of 1 body would need" in err   # one every 0.01 s
+    assert "error: --t-end 1e+06: 100,000,001 records of 1 body would need" in err   # one every 0.01 s
     assert "a record interval of 10 s gives ~100,000 records" in err
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+    # with --dt typed too, the records' memory is still what is wrong: named by the option that set their number
+    assert cli_main(["run", "example:pendulum", "-o", str(tmp_path / "o"), "--t-end", "1e6", "--dt", "0.002",
+                     "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --t-end 1e+06: 100,000,001 records of 1 body would need"), err
+    assert "does not divide" not in err
+    assert cli_main(["run", "example:pendulum", "-o", str(tmp_path / "o"), "--t-end", "1e5", "--dt", "0.002",
+                     "--record-interval", "0.002", "-q"]) == 2
+    assert capsys.readouterr().err.startswith("error: --record-interval 0.002: 50,000,001 records of 1 body")
     # the same run recording every 10 s fits
     sc = examples.pendulum(t_end=20.0)
     assert len(simulate(sc, record_interval=10.0).t) == 3
