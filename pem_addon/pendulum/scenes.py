@@ -200,7 +200,7 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
     tolerance = min([float32_tolerance(unit * reach)]
                     + [0.5 * PLACEMENT_TOLERANCE_MAX * c.radius for b in bodies for c in b.contacts])
     core = Scene(bodies=bodies, gravity=gravity, field=field, rotating_field=rotating, mu0=exact(sp, "mu0"),
-                 placement_tolerance=tolerance,
+                 placement_tolerance=tolerance if sp.contact_model == "SURFACE" else 0.0,  # impacts: unused (said)
                  friction=exact(sp, "friction"), periodic_box=unit * exact(sp, "box") if sp.use_periodic else None,
                  settings=settings, name=scene.name, restitution=exact(sp, "restitution"),
                  contact_friction=exact(sp, "contact_friction"), contact_model=sp.contact_model.lower(),

@@ -11,7 +11,8 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
   such as a dipole moment of 1e100, which no dt fixes);
 - **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a periodic box smaller than the scene (dipoles
   of two bodies a box length or more apart along an axis: minimum-image separations then take images of the
-  scene itself, not its distances), a hinged body's start spin across its
+  scene itself, not its distances), contact settings that nothing uses (:func:`contact_warnings`: walls with no
+  contact spheres in the scene, a body's restitution without contact spheres), a hinged body's start spin across its
   hinge axis (the hinge drops it, as PEM does), and a step too large for the fastest
   motion. The fastest angular frequency is estimated at the start from the spin |ω₀| and from the
   torques' stiffness: each moving body is turned by ±ε about the three lab axes, the torque's change
@@ -82,7 +83,7 @@ def preflight(scene, system: System) -> list:
             raise ValidationError(f"bodies[{i}].velocity", f"{body.name!r} starts at {speed:.3g} m/s, faster than "
                                   f"light ({SPEED_OF_LIGHT:.9g} m/s): beyond a physical range; give a physical "
                                   "velocity (SI units: m/s)")
-    box_warnings = _coincident(scene, system)
+    box_warnings = _coincident(scene, system) + contact_warnings(scene)
     if system.n_bodies == 0:
         return box_warnings + _hinge_warnings(scene)
     spin, stiff = _frequencies(system)
@@ -118,6 +119,35 @@ def _dipole_positions(system: System) -> tuple[np.ndarray, np.ndarray]:
     pos = np.concatenate([r.reshape(-1, 3), np.asarray(rs, float).reshape(-1, 3)])
     owner = np.concatenate([system.owner, system.n_bodies + np.asarray(system.src_owner, int)])
     return pos, owner
+
+
+def contact_warnings(scene) -> list:
+    """A warning per contact setting that nothing uses, naming it: walls in a scene where no body has contact
+    spheres (a body passes through them), a body's ``restitution`` or ``contact_friction`` without contact
+    spheres of its own, a ``pair_restitution`` whose items never touch, and ``placement_tolerance`` under
+    ``contact_model = "impacts"`` (it places a body on a table, ``"surface"``)."""
+    out = []
+    if not scene.has_contacts:
+        out += [f"walls[{i}] ({w.name!r}) touches nothing: no body has contact spheres ([[bodies.contacts]]), so "
+                "every body passes through it; give the bodies that should meet it contact spheres"
+                for i, w in enumerate(scene.walls)]
+    for i, body in enumerate(scene.bodies):
+        if body.contacts:
+            continue
+        out += [f"bodies[{i}].{key} ({body.name!r}) is not used: the body has no contact spheres "
+                "([[bodies.contacts]]), so it touches nothing" for key in ("restitution", "contact_friction")
+                if getattr(body, key) is not None]
+    touching = {b.name for b in scene.bodies if b.contacts}
+    walls = {w.name for w in scene.walls}
+    for i, pair in enumerate(scene.pair_restitution):
+        idle = [n for n in pair.names if n not in touching | walls]
+        if idle or set(pair.names) <= walls:
+            why = f"{idle[0]!r} has no contact spheres" if idle else "two walls never touch"
+            out.append(f"pair_restitution[{i}] ({pair.names[0]!r}, {pair.names[1]!r}) is not used: {why}")
+    if scene.contact_model == "impacts" and scene.placement_tolerance > 0:
+        out.append(f"placement_tolerance ({scene.placement_tolerance:.6g} m) is not used: it places a body on a table "
+                   "(contact_model = \"surface\"); this scene's contacts are impacts, which start where they are")
+    return out
 
 
 def _coincident(scene, system: System) -> list:

@@ -63,6 +63,26 @@ def test_a_dipole_on_a_periodic_image_of_another_is_refused_and_a_box_smaller_th
     assert _preflight(_bob_over_magnet(0.4, box=None)) == []
 
 
+def test_contact_settings_that_nothing_uses_are_said_by_name():
+    """A floor under a pendulum with no contact spheres: the bob swung through it, exit 0, no word; so did a body's
+    restitution and friction without spheres, a pair whose item never touches and placement_tolerance under
+    impacts. Each is one warning naming the item; the same scene with contact spheres on the bob passes clean."""
+    from pem_physics.model.inertia import Sphere
+    from pem_physics.model.scene import ContactSphere, PairRestitution, StaticWall
+
+    bob = Body(name="bob", role="pendulum", position=(0.0, 0.0, 1.0), restitution=0.5, contact_friction=0.2,
+               shapes=(Sphere(radius=0.05, center=(0.0, 0.0, -0.5), mass=1.0),))
+    floor = StaticWall(kind="plane", name="floor", normal=(0, 0, 1), point=(0, 0, 0.4))
+    scene = Scene(bodies=[bob], gravity=(0, 0, -9.81), walls=(floor,), placement_tolerance=1e-7,
+                  pair_restitution=(PairRestitution(("bob", "floor"), 0.3),), settings=Settings(dt=1e-3, t_end=0.01))
+    assert [w.split(":")[0] for w in simulate(scene).info["warnings"]] == [
+        "walls[0] ('floor') touches nothing", "bodies[0].restitution ('bob') is not used",
+        "bodies[0].contact_friction ('bob') is not used", "pair_restitution[0] ('bob', 'floor') is not used",
+        "placement_tolerance (1e-07 m) is not used"]
+    touching = replace(bob, contacts=(ContactSphere(center=(0.0, 0.0, -0.5), radius=0.05),))
+    assert simulate(replace(scene, bodies=[touching], placement_tolerance=0.0)).info["warnings"] == []
+
+
 def test_a_body_without_inertia_about_its_pivot_is_refused():
     body = Body(name="dot", role="pendulum", position=(0, 0, 0),
                 mass_properties=MassProperties(0.1, np.zeros(3), np.zeros((3, 3))),
