@@ -9,7 +9,8 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
   torque would turn it infinitely fast), and a body whose start spin or torques turn it so fast that
   resolving t_end would take more than :data:`MAX_RESOLVED_STEPS` steps (an input beyond a physical range,
   such as a dipole moment of 1e100, which no dt fixes);
-- **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a periodic box smaller than the scene (dipoles
+- **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a start spin about a body's axis of (near) zero
+  moment of inertia (dropped: it carries no angular momentum), a periodic box smaller than the scene (dipoles
   of two bodies a box length or more apart along an axis: minimum-image separations then take images of the
   scene itself, not its distances), contact settings that nothing uses (:func:`contact_warnings`: walls with no
   contact spheres in the scene, a body's restitution without contact spheres), a hinged body's start spin across its
@@ -40,7 +41,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..model.rotations import axis_angle_matrix
-from .system import System
+from .system import ZERO_MOMENT, System
 from .torques import evaluate
 
 #: Dipoles of different bodies closer than this (m) are at one point.
@@ -89,7 +90,8 @@ def preflight(scene, system: System) -> list:
     spin, stiff = _frequencies(system)
     _check_physical(scene, spin, stiff, scene.settings.t_end)
     _check_damping(scene, system, scene.settings.t_end)
-    return box_warnings + _hinge_warnings(scene) + _step_warnings(spin, stiff, scene.settings.dt)
+    return (box_warnings + _hinge_warnings(scene) + _zero_moment_warnings(scene, system)
+            + _step_warnings(spin, stiff, scene.settings.dt))
 
 
 def _hinge_warnings(scene) -> list:
@@ -119,6 +121,33 @@ def _dipole_positions(system: System) -> tuple[np.ndarray, np.ndarray]:
     pos = np.concatenate([r.reshape(-1, 3), np.asarray(rs, float).reshape(-1, 3)])
     owner = np.concatenate([system.owner, system.n_bodies + np.asarray(system.src_owner, int)])
     return pos, owner
+
+
+def _zero_moment_warnings(scene, system: System) -> list:
+    """A warning per body (not hinged: the hinge's own warning says what it drops) whose start angular velocity
+    turns it about a principal axis of (near) zero moment of inertia — below ZERO_MOMENT of its largest, which the
+    engine's pseudo-inverse takes as none: a spin there has no angular momentum and is dropped (inertia
+    [1, 1, 1e-12] and ω [0, 0.1, 1] started at [0, 0.1, 0]). Below HINGE_SPIN_RTOL of |ω| it is round-off."""
+    out = []
+    for b in range(system.n_bodies):
+        dead = system.inv_moments[b] == 0
+        if system.hinged[b] or not dead.any():
+            continue
+        w = system.omega0[b]
+        axes = (system.U0[b].T @ system.axes[b])[:, dead]   # the dead principal axes in the lab (columns)
+        part = axes @ (axes.T @ w)
+        dropped = float(np.linalg.norm(part))
+        if dropped > HINGE_SPIN_RTOL * float(np.linalg.norm(w)) + HINGE_SPIN_ATOL:
+            i = int(system.scene_index[b])
+            k = int(np.argmax(np.abs(axes.T @ w)))
+            axis, moment = axes[:, k], float(system.moments[b][dead][k])
+            kept = ", ".join(f"{x:.6g}" for x in w - part)
+            out.append(f"bodies[{i}] ({scene.bodies[i].name!r}): its start angular velocity has {dropped:.3g} rad/s "
+                       f"about an axis (lab [{', '.join(f'{x:.3g}' for x in axis)}]) whose moment of inertia, "
+                       f"{moment:.3g} kg·m², is below {ZERO_MOMENT:g} of its largest: the engine takes it as none and "
+                       f"drops that spin, which carries no angular momentum (it starts at [{kept}] rad/s); give the "
+                       "body a moment of inertia about that axis, or no spin about it")
+    return out
 
 
 def contact_warnings(scene) -> list:

@@ -156,6 +156,22 @@ def test_a_spin_across_a_hinge_is_said_not_dropped_unseen():
         == []
 
 
+def test_a_spin_about_an_axis_without_inertia_is_said_not_dropped_unseen():
+    """A free body of inertia [1, 1, 1e-12] started at ω = [0, 0.1, 1]: the engine's pseudo-inverse (moments below
+    1e-10 of the largest are none) recorded ω(0) = [0, 0.1, 0] without a word. Said, naming the body, the spin
+    dropped and the axis; a spin about the live axes alone passes."""
+    needle = Body(name="needle", role="free", angular_velocity=(0.0, 0.1, 1.0),
+                  mass_properties=MassProperties(1.0, np.zeros(3), np.diag([1.0, 1.0, 1e-12])))
+    scene = Scene(bodies=[needle], gravity=(0, 0, -9.81), settings=Settings(dt=1e-3, t_end=0.01))
+    traj = simulate(scene)
+    np.testing.assert_allclose(traj.omega[0, 0], [0.0, 0.1, 0.0], atol=1e-12)   # what the engine keeps
+    assert [w.split(", is below")[0] for w in traj.info["warnings"]] == [
+        "bodies[0] ('needle'): its start angular velocity has 1 rad/s about an axis (lab [0, 0, 1]) whose moment of "
+        "inertia, 1e-12 kg·m²"]
+    assert "it starts at [0, 0.1, 0] rad/s" in traj.info["warnings"][0]
+    assert _preflight(replace(scene, bodies=[replace(needle, angular_velocity=(0.0, 0.1, 0.0))])) == []
+
+
 @pytest.mark.parametrize("name", sorted(examples.BUILDERS))
 def test_the_examples_pass_clean(name):
     scene = examples.build(name)
