@@ -254,6 +254,7 @@ def cmd_basin(args) -> int:
         scene = replace(scene, friction=args.friction)
     if args.dt is not None:
         scene = replace(scene, settings=replace(scene.settings, dt=args.dt))
+    chunks.check_folders(args.chunk_dir, args.outdir)
     output_folder(args.outdir, "basin")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
@@ -319,6 +320,7 @@ def cmd_sweep(args) -> int:
             raise ValidationError("--heatmap", f"a heat map needs exactly two parameters with several values; "
                                                f"{len(varying)} vary ({', '.join(varying) or 'none'})")
     sweep.check_params(scene.checked(), params)   # a grid that does not fit the scene: refused before any folder
+    chunks.check_folders(args.chunk_dir, args.outdir)
     output_folder(args.outdir, "sweep")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,

@@ -110,6 +110,26 @@ def fields(run: dict) -> dict:
     return out
 
 
+def check_folders(chunk_dir, outdir) -> None:
+    """Refuse a ``--chunk-dir`` that is the output folder ``-o``, lies inside it or holds it, naming both: the chunk
+    files and their manifest would lie among the published outputs (or the outputs among the chunks, where a
+    later ``--resume`` finds them). Checked before either folder is made."""
+    if chunk_dir is None or outdir is None:
+        return
+    chunks, out = (Path(os.path.abspath(os.fspath(p))).resolve() for p in (chunk_dir, outdir))
+    if chunks == out:
+        what = "is the output folder"
+    elif out in chunks.parents:
+        what = "lies inside the output folder"
+    elif chunks in out.parents:
+        what = "holds the output folder"
+    else:
+        return
+    raise ValidationError(f"--chunk-dir {os.fspath(chunk_dir)}", f"{what} -o {os.fspath(outdir)}: the chunk files and "
+                          "their manifest would be mixed with the published outputs; keep the chunks in a folder "
+                          "of their own, outside -o (and -o outside it)")
+
+
 def _chunk_path(folder: Path, i: int) -> Path:
     return folder / f"chunk_{i:06d}.npz"
 

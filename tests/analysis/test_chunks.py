@@ -424,3 +424,24 @@ def test_a_folder_where_a_chunk_belongs_is_refused_before_the_map(tmp_path, monk
     with pytest.raises(PemError, match=r"chunk_000002\.npz is not a file \(a folder\?\) where chunk 2 belongs"):
         small_map(chunk_dir=tmp_path, resume=True)
     assert calls == []
+
+
+@pytest.mark.parametrize("command", ["basin", "sweep"])
+@pytest.mark.parametrize("chunk_dir, outdir, what", [
+    ("out/b2", "out/b2", "is the output folder"),
+    ("out/b2/chunks", "out/b2", "lies inside the output folder"),
+    ("out", "out/b2", "holds the output folder"),
+])
+def test_chunks_and_outputs_in_one_folder_are_refused_naming_both(tmp_path, monkeypatch, capsys, command, chunk_dir,
+                                                                  outdir, what):
+    """`basin --chunk-dir out/b2 -o out/b2` put the chunk files and their manifest beside the published set (exit 0);
+    inside -o, or -o inside the chunks, mixes them as well. Refused before any chunk runs or any folder is made."""
+    from pem_physics.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    calls = counting_chunks(monkeypatch)
+    run = (["basin", "example:three-magnet", "--grid", "4", "--chunk", "4"] if command == "basin" else
+           ["sweep", "example:three-magnet", "--chunk", "1", "--param", "friction=0:1e-3:2"])
+    assert main(run + ["--t-end", "0.2", "-q", "--chunk-dir", chunk_dir, "-o", outdir]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --chunk-dir {chunk_dir}: {what} -o {outdir}: the chunk files")
+    assert calls == [] and not (tmp_path / "out").exists()
