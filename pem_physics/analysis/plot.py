@@ -45,31 +45,112 @@ def partial_note(traj) -> str | None:
 # ---------------------------------------------------------------------------- reading
 
 def read_trajectory(path) -> Trajectory:
-    """The :class:`Trajectory` stored by :func:`pem_physics.output.write_npz` (wall time and info are not stored)."""
+    """The :class:`Trajectory` stored by :func:`pem_physics.output.write_npz` (wall time and info are not stored).
+
+    Every array is checked before use (:func:`_checked_file`): a file that is not what a run writes — an array
+    missing, pickled (an object array), of another kind, shape or length than the others, no records, a ``meta``
+    that is not the run's JSON — is a :class:`ValidationError` naming the file and the key."""
     path = Path(path)
     if path.is_dir():
         path = path / "trajectory.npz"
     if not path.exists():
         raise ValidationError(str(path), "no such file (expected a run's trajectory.npz)")
-    with np.load(path, allow_pickle=False) as data:
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as err:
+        raise ValidationError(str(path), f"not a pem trajectory file: unreadable as .npz ({err})") from None
+    with data:
         missing = [k for k in (*ARRAYS, "names", "meta") if k not in data.files]
         if missing:
             raise ValidationError(str(path), f"not a pem trajectory file: missing {', '.join(missing)}")
-        arrays = {k: data[k] for k in ARRAYS}
-        arrays.update({k: data[k] for k in MOTION_ARRAYS if k in data.files})
-        if "driver_work" in data.files:   # runs with drivers: their work, which the energy balance counts
-            arrays["driver_work"] = data["driver_work"]
-        names = [str(n) for n in data["names"]]
-        meta = json.loads(str(data["meta"]))
+        arrays, names, meta = _checked_file(path, data)
         events = impact_loss = None
         if "event_t" in data.files:  # a contact scene's impact log
             from ..engine.contact.model import EventLog
 
-            events = EventLog.from_arrays(data)
-            impact_loss = data["impact_loss"] if "impact_loss" in data.files else None
-    return Trajectory(names=names, method=str(meta.get("method", "")), dt=float(meta.get("dt", 0.0)),
-                      steps=int(meta.get("steps", 0)), complete=bool(meta.get("complete", True)),
-                      ensemble=bool(meta.get("ensemble", False)), events=events, impact_loss=impact_loss, **arrays)
+            events = EventLog.from_arrays(arrays)
+            impact_loss = arrays.get("impact_loss")
+    fields = {k: arrays[k] for k in (*ARRAYS, *MOTION_ARRAYS, "driver_work") if k in arrays}
+    return Trajectory(names=names, method=meta["method"], dt=float(meta["dt"]), steps=meta["steps"],
+                      complete=meta["complete"], ensemble=meta["ensemble"], events=events, impact_loss=impact_loss,
+                      **fields)
+
+
+#: The shape of each array of a trajectory file after its records' axis R (B bodies, D dipoles, N events); an
+#: ensemble's members lead (E, R, …). ``None``: the array has no records' axis (its whole shape is given).
+_SHAPES = {"t": ((), None), "quaternion": (("B", 4), "f"), "orientation": (("B", 3, 3), "f"),
+           **{k: (("B", 3), "f") for k in ("omega", "omega_body", "angular_momentum", "angular_momentum_body",
+                                           "torque", "center_of_mass", "position", "linear_momentum", "velocity")},
+           **{k: (("B",), "f") for k in ("kinetic_energy", "gravity_energy", "field_energy", "orthonormality")},
+           "dipole_energy": ((), "f"), "driver_work": ((), "f"), "impact_loss": ((), "f"),
+           "dipole_position": (("D", 3), "f"), "dipole_moment": (("D", 3), "f")}
+_WHOLE = {"pivot": (("B", 3), "f"), "dipole_owner": (("D",), "i"), "translating": (("B",), "b"),
+          "event_t": (("N",), "f"), "event_impulse": (("N", 3), "f"), "event_point": (("N", 3), "f"),
+          "event_normal": (("N", 3), "f"), **{k: (("N",), "U") for k in ("event_body1", "event_body2", "event_kind")}}
+_KINDS = {"f": ("fiu", "numbers"), "i": ("iu", "integers"), "b": ("b", "booleans"), "U": ("US", "strings")}
+#: The run facts in ``meta`` and their types.
+_META = {"method": (str, ""), "dt": ((int, float), 0.0), "steps": (int, 0), "complete": (bool, True),
+         "ensemble": (bool, False)}
+
+
+def _checked_file(path: Path, data) -> tuple[dict, list, dict]:
+    """(arrays, names, meta) of an open trajectory file, each array checked for its kind and shape against the
+    others (``t`` sets the records R, ``names`` the bodies B, ``dipole_owner`` the dipoles D, ``event_t`` the
+    events N, ``meta.ensemble`` whether members lead); a ValidationError naming the file and the key otherwise."""
+    def bad(key: str, what: str) -> ValidationError:
+        return ValidationError(str(path), f"not a pem trajectory file: {key} {what}")
+
+    arrays = {}
+    for key in data.files:
+        try:
+            arrays[key] = data[key]
+        except (ValueError, OSError, EOFError) as err:   # an object array (pickled), or a damaged member
+            raise bad(key, f"cannot be read without running pickled code, or is damaged ({err})") from None
+    meta_text = arrays.pop("meta")
+    if meta_text.shape != () or meta_text.dtype.kind not in "US":
+        raise bad("meta", f"is not the run's facts as JSON text (a {meta_text.dtype} array of shape "
+                          f"{meta_text.shape})")
+    try:
+        meta = json.loads(str(meta_text))
+    except ValueError:
+        raise bad("meta", "is not JSON text") from None
+    if not isinstance(meta, dict):
+        raise bad("meta", f"is not a JSON object (got {type(meta).__name__})")
+    for key, (types, default) in _META.items():
+        meta.setdefault(key, default)
+        if not isinstance(meta[key], types) or (types is int and isinstance(meta[key], bool)):
+            raise bad(f"meta.{key}", f"is {meta[key]!r}, not a {getattr(types, '__name__', 'number')}")
+    names = arrays.pop("names")
+    if names.ndim != 1 or names.dtype.kind not in "US" or len(names) == 0:
+        raise bad("names", f"is not a list of body names (a {names.dtype} array of shape {names.shape})")
+    t = arrays["t"]
+    if t.ndim != 1 or t.dtype.kind not in "fiu":
+        raise bad("t", f"is not a list of record times (a {t.dtype} array of shape {t.shape})")
+    if len(t) == 0:
+        raise bad("t", "holds no records (a run writes at least its start)")
+    owner = arrays["dipole_owner"]
+    sizes = {"B": len(names), "D": len(owner) if owner.ndim == 1 else -1,
+             "N": len(arrays.get("event_t", t)) if arrays.get("event_t", t).ndim == 1 else -1}
+    lead = arrays["quaternion"].shape[:1] if meta["ensemble"] and arrays["quaternion"].ndim else ()
+    for key, value in arrays.items():
+        if key in _SHAPES:
+            tail, kind = _SHAPES[key]
+            want = (len(t),) if key == "t" else (*lead, len(t), *(sizes.get(d, d) for d in tail))
+        elif key in _WHOLE:
+            tail, kind = _WHOLE[key]
+            want = tuple(sizes.get(d, d) for d in tail)
+        else:
+            continue   # total_energy (recomputed from its parts) and arrays of later versions
+        if kind is not None and value.dtype.kind not in _KINDS[kind][0]:
+            raise bad(key, f"holds {value.dtype} values, not {_KINDS[kind][1]}")
+        if value.shape != want:
+            counts = ", ".join(f"{n} {w if n == 1 else plural}" for n, w, plural in (
+                (len(t), "record", "records"), (len(names), "body", "bodies"), (sizes["D"], "dipole", "dipoles")))
+            raise bad(key, f"has shape {value.shape}, expected {want} ({counts}"
+                           f"{f', {lead[0]} members' if lead else ''})")
+    if len(owner) and not (owner.min() >= 0 and owner.max() < len(names)):
+        raise bad("dipole_owner", f"names bodies outside 0…{len(names) - 1}")
+    return arrays, [str(n) for n in names], meta
 
 
 # ---------------------------------------------------------------------------- measures

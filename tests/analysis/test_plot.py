@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -172,3 +173,48 @@ def test_ensemble_npz_round_trip_and_plots(tmp_path):
     assert back.ensemble and np.array_equal(back.omega, traj.omega)
     for p in plot_outputs(tmp_path):
         assert p.read_bytes()[:8] == PNG_MAGIC
+
+
+def _edited_run(out, tmp_path, name, **changes):
+    """A copy of the run folder ``out`` whose trajectory.npz has ``changes`` (key → array, None: dropped) and whose
+    manifest is re-computed for it, so that only the file's contents can be at fault."""
+    import hashlib
+    import shutil
+
+    folder = tmp_path / name
+    shutil.copytree(out, folder)
+    with np.load(folder / "trajectory.npz") as z:
+        data = {k: z[k] for k in z.files}
+    data.update(changes)
+    with open(folder / "trajectory.npz", "wb") as fh:
+        np.savez(fh, **{k: v for k, v in data.items() if v is not None})
+    m = json.loads((folder / MANIFEST).read_text())
+    blob = (folder / "trajectory.npz").read_bytes()
+    m["files"]["trajectory.npz"].update(bytes=len(blob), sha256=hashlib.sha256(blob).hexdigest())
+    (folder / MANIFEST).write_text(json.dumps(m))
+    return folder
+
+
+@pytest.mark.parametrize("change, says", [
+    (dict(names=np.array(["bob"], dtype=object)), "names cannot be read without running pickled code"),
+    (dict(t=np.zeros(3)), "quaternion has shape (21, 1, 4), expected (3, 1, 4) (3 records, 1 body, 1 dipole)"),
+    (dict(t=np.zeros(0)), "t holds no records"),
+    (dict(meta=np.array("{not json")), "meta is not JSON text"),
+    (dict(meta=np.array('["splitting4"]')), "meta is not a JSON object"),
+    (dict(meta=np.array('{"dt": "fast"}')), "meta.dt is 'fast', not a number"),
+    (dict(omega=np.array([["a"]])), "omega holds <U1 values, not numbers"),
+    (dict(dipole_owner=np.array([3])), "dipole_owner names bodies outside 0…0"),
+    (dict(pivot=np.zeros((2, 3))), "pivot has shape (2, 3), expected (1, 3)"),
+])
+def test_a_trajectory_file_that_is_not_a_runs_is_named_by_key(magnet_run, tmp_path, capsys, change, says):
+    """trajectory.npz edited and its manifest re-computed: `names` an object array gave numpy's ValueError
+    traceback, `t` shorter than the rest matplotlib's, no records a numpy reduction's, `meta` not JSON a
+    JSONDecodeError. One line naming the file and the key, exit 2, no figure."""
+    _, out = magnet_run
+    folder = _edited_run(out, tmp_path, "edited", **change)
+    with pytest.raises(ValidationError, match="not a pem trajectory file: " + re.escape(says)):
+        read_trajectory(folder / "trajectory.npz")
+    assert cli_main(["plot", str(folder), "-o", str(tmp_path / "figs")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {folder / 'trajectory.npz'}: not a pem trajectory file: "), err
+    assert says in err and err.count("\n") == 1 and not (tmp_path / "figs").exists()
