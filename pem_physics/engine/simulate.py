@@ -27,6 +27,14 @@ ORTHONORMALITY_LIMIT = 1e-3
 CHECK_EVERY = 64
 
 
+def _numbers(value, path: str) -> np.ndarray:
+    """``value`` as an array of floats, or a ValidationError naming ``path`` (strings, ragged lists, None)."""
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise ValidationError(path, f"expected an array of numbers ({err})") from None
+
+
 @dataclass
 class Ensemble:
     """Initial conditions, and optionally some parameters, of E copies of a scene.
@@ -56,14 +64,14 @@ class Ensemble:
         """The validated per-member friction (E,) and field (E,3), each None when not given."""
         c = f = None
         if self.friction is not None:
-            c = np.asarray(self.friction, dtype=float)
+            c = _numbers(self.friction, "ensemble.friction")
             if c.ndim != 1:
                 raise ValidationError("ensemble.friction", f"expected shape (E,), got {c.shape}")
             if not np.all(np.isfinite(c) & (c >= 0)):
                 e = int(np.argmax(~(np.isfinite(c) & (c >= 0))))
                 raise ValidationError(f"ensemble.friction[{e}]", f"must be finite and ≥ 0, got {c[e]!r}")
         if self.field is not None:
-            f = np.asarray(self.field, dtype=float)
+            f = _numbers(self.field, "ensemble.field")
             if f.ndim != 2 or f.shape[1] != 3:
                 raise ValidationError("ensemble.field", f"expected shape (E, 3), got {f.shape}")
             if not np.all(np.isfinite(f)):
@@ -76,7 +84,7 @@ class Ensemble:
         sizes = {len(a) for a in self._parameters() if a is not None}
         U = w = None
         if self.orientation is not None:
-            U = np.asarray(self.orientation, dtype=float)
+            U = _numbers(self.orientation, "ensemble.orientation")
             if U.ndim != 4 or U.shape[1:] != (B, 3, 3):
                 raise ValidationError("ensemble.orientation", f"expected shape (E, {B}, 3, 3), got {U.shape}")
             err = orthonormality_error(U)
@@ -86,7 +94,7 @@ class Ensemble:
                                       "not a proper rotation (rows must be orthonormal, right-handed)")
             sizes.add(U.shape[0])
         if self.angular_velocity is not None:
-            w = np.asarray(self.angular_velocity, dtype=float)
+            w = _numbers(self.angular_velocity, "ensemble.angular_velocity")
             if w.ndim != 3 or w.shape[1:] != (B, 3):
                 raise ValidationError("ensemble.angular_velocity", f"expected shape (E, {B}, 3), got {w.shape}")
             if not np.all(np.isfinite(w)):
@@ -96,6 +104,8 @@ class Ensemble:
             raise ValidationError("ensemble", "give orientation, angular_velocity, friction and/or field with the "
                                               f"same leading size E (got sizes {sorted(sizes)})")
         E = sizes.pop()
+        if E == 0:
+            raise ValidationError("ensemble", "has no members (E = 0): give at least one")
         if U is None:
             U = np.broadcast_to(system.U0, (E, B, 3, 3)).copy()
         if w is None:
@@ -420,6 +430,18 @@ class Run:
         return traj
 
 
+def _check_arguments(scene, ensemble) -> None:
+    """A ValidationError naming the argument that is not a :class:`Scene` (a file name, a dict, None) or an
+    :class:`Ensemble` (or None), before anything reads it."""
+    if not isinstance(scene, Scene):
+        hint = ("; a scene file or example:NAME is read by pem_physics.load_scene" if isinstance(scene, str) else
+                "; a dict of a scene file's keys is read by pem_physics.io.scenefile.scene_from_dict"
+                if isinstance(scene, dict) else "")
+        raise ValidationError("scene", f"expected a pem_physics Scene, got {type(scene).__name__}{hint}")
+    if ensemble is not None and not isinstance(ensemble, Ensemble):
+        raise ValidationError("ensemble", f"expected a pem_physics Ensemble or None, got {type(ensemble).__name__}")
+
+
 def prepare(scene: Scene, *, method: str | None = None, dt: float | None = None, t_end: float | None = None,
             record_interval: float | None = None, ensemble: Ensemble | None = None) -> Run:
     """Check ``scene`` and set up its run (:class:`Run`; :meth:`Run.execute` integrates it). method/dt/t_end/
@@ -431,6 +453,7 @@ def prepare(scene: Scene, *, method: str | None = None, dt: float | None = None,
     :class:`~pem_physics.errors.ValidationError` naming the item and the fix."""
     from . import budget, checks
 
+    _check_arguments(scene, ensemble)
     s = scene.settings
     settings = replace(s, method=method or s.method, dt=s.dt if dt is None else dt,
                        t_end=s.t_end if t_end is None else t_end,

@@ -210,7 +210,15 @@ def save_scene(scene: Scene, path) -> None:
     """Write ``scene`` as a TOML scene file, atomically; mesh files are referenced relative to its folder."""
     from .files import atomic_open
 
-    p = Path(path)
+    if not isinstance(scene, Scene):
+        raise ValidationError("scene", f"expected a pem_physics Scene, got {type(scene).__name__}")
+    try:
+        p = Path(path)
+    except TypeError:
+        raise ValidationError("path", f"expected a file name, got {type(path).__name__}") from None
+    if p.is_dir():
+        raise ValidationError(str(p), "is a folder: name the scene file to write in it (e.g. "
+                                      f"{p / 'scene.toml'})")
     text = dumps(scene, base_dir=p.resolve().parent)
     with atomic_open(p, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)

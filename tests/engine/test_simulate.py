@@ -7,6 +7,8 @@ spinning about a principal axis with pivot friction c slows as ω(t) = ω₀ e^{
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -120,3 +122,31 @@ def test_prepare_refuses_before_a_step_and_its_run_integrates_once():
         prepare(cradle, ensemble=Ensemble())
     with pytest.raises(ValidationError, match="one member at a time"):
         prepare(examples.build("tippe-top"), ensemble=Ensemble())
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda sc: simulate(None), "scene: expected a pem_physics Scene, got NoneType"),
+    (lambda sc: simulate("example:x"), "scene: expected a pem_physics Scene, got str; a scene file or example:NAME "
+                                       "is read by pem_physics.load_scene"),
+    (lambda sc: simulate({}), "scene: expected a pem_physics Scene, got dict"),
+    (lambda sc: simulate(sc, ensemble="x"), "ensemble: expected a pem_physics Ensemble or None, got str"),
+    (lambda sc: simulate(sc, ensemble=_ensemble(friction=[])), "ensemble: has no members (E = 0)"),
+    (lambda sc: simulate(sc, ensemble=_ensemble(friction=["a"])), "ensemble.friction: expected an array of numbers"),
+    (lambda sc: simulate(sc, ensemble=_ensemble(angular_velocity=[[[0, 0]], [[0, 0, 0]]])),
+     "ensemble.angular_velocity: expected an array of numbers"),
+])
+def test_arguments_that_are_not_a_scene_or_an_ensemble_are_named(call, says):
+    """The Python API raised AttributeError ('NoneType' object has no attribute 'settings'; 'str' … 'arrays') or
+    numpy's ValueError (an empty friction list: a reduction with no identity): a ValidationError naming the
+    argument."""
+    from pem_physics import examples
+    from pem_physics.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="^" + re.escape(says)):
+        call(examples.three_magnet(t_end=0.01))
+
+
+def _ensemble(**kw):
+    from pem_physics.engine.simulate import Ensemble
+
+    return Ensemble(**kw)

@@ -941,3 +941,17 @@ def test_bad_motion_tables_name_the_item(tmp_path, pivot, motion, where, words):
         simulate(loads(TABLE_SCENE.format(pivot=pivot, motion=motion), base_dir=tmp_path))
     assert err.value.path.endswith(where) and words in err.value.message, (err.value.path, err.value.message)
     assert "np." not in err.value.message and "array(" not in err.value.message  # the user's numbers, not numpy's
+
+
+def test_save_scene_names_a_folder_or_a_wrong_argument(tmp_path):
+    """save_scene(scene, "/tmp") raised IsADirectoryError (its temporary file left beside the folder's parent);
+    a folder, a path that is not a name and a scene that is not a Scene are ValidationErrors naming them."""
+    scene = examples.pendulum()
+    with pytest.raises(ValidationError, match=f"^{tmp_path}: is a folder: name the scene file to write in it"):
+        save_scene(scene, tmp_path)
+    assert list(tmp_path.parent.glob(f".{tmp_path.name}.*.tmp")) == []
+    with pytest.raises(ValidationError, match="^path: expected a file name, got NoneType"):
+        save_scene(scene, None)
+    with pytest.raises(ValidationError, match="^scene: expected a pem_physics Scene, got dict"):
+        save_scene({}, tmp_path / "x.toml")
+    assert list(tmp_path.iterdir()) == []
