@@ -333,6 +333,8 @@ def client_for(scheduler: str | None = None, workers: int | None = None):
         return
     if scheduler is not None and workers is not None:
         raise PemError("--scheduler and --workers exclude each other (an existing cluster, or one started here)")
+    if workers is not None and not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
+        raise PemError(f"--workers: expected a whole number ≥ 1, got {workers!r}")   # before asking for dask
     try:
         from distributed import Client, LocalCluster
     except ImportError as err:
@@ -341,8 +343,6 @@ def client_for(scheduler: str | None = None, workers: int | None = None):
         with Client(scheduler) as client:
             yield client
         return
-    if not (isinstance(workers, int) and workers >= 1):
-        raise PemError(f"--workers: expected a whole number ≥ 1, got {workers!r}")
     # One thread per worker process; numba's threads shared out so workers together use the cores once.
     threads = max(1, (os.cpu_count() or 1) // workers)
     env = {"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"}

@@ -445,3 +445,14 @@ def test_chunks_and_outputs_in_one_folder_are_refused_naming_both(tmp_path, monk
     assert main(run + ["--t-end", "0.2", "-q", "--chunk-dir", chunk_dir, "-o", outdir]) == 2
     assert capsys.readouterr().err.startswith(f"error: --chunk-dir {chunk_dir}: {what} -o {outdir}: the chunk files")
     assert calls == [] and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("workers", ["0", "-1"])
+def test_a_worker_count_below_one_is_refused_before_dask_is_asked_for(tmp_path, capsys, workers):
+    """`basin --workers 0` answered "need dask.distributed" where dask is missing (and installing it would not
+    help): the value is refused first, wherever dask is."""
+    from pem_physics.cli import main
+
+    assert main(["basin", "example:three-magnet", "--grid", "4", "--t-end", "0.2", "-q", "--workers", workers,
+                 "-o", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"error: --workers: expected a whole number ≥ 1, got {workers}\n"
