@@ -83,6 +83,10 @@ def cmd_run(args) -> int:
         print(json.dumps(summary, indent=2))
     for line in traj.info.get("warnings", []):
         print(f"warning: {line}", file=sys.stderr)
+    rounded = _rounded_end(scene.settings.t_end if args.t_end is None else args.t_end,
+                           scene.settings.dt if args.dt is None else args.dt, traj)
+    if rounded:
+        print(f"note: {rounded}", file=sys.stderr)
     if not args.quiet and not traj.ensemble and traj.info.get("kernels") == "jit":
         from .engine import aot
 
@@ -94,6 +98,16 @@ def cmd_run(args) -> int:
         print(f"interrupted at t = {traj.t[-1]:g} s; partial results written to {args.outdir}", file=sys.stderr)
         return 130
     return 0
+
+
+def _rounded_end(t_end: float, dt: float, traj) -> str | None:
+    """The note of a run whose t_end (s) is not a whole number of steps dt (s): the scene format rounds it to whole
+    steps (docs/scene-format.md), so the run ends elsewhere than the user asked — said, not silent."""
+    k = t_end / dt
+    if not traj.complete or abs(k - round(k)) <= 1e-9 * max(1.0, k):
+        return None
+    return (f"t_end = {t_end:g} s is not a whole number of steps of dt = {dt:g} s: the run ends at "
+            f"{float(traj.t[-1]):g} s ({round(k):,} steps; t_end is rounded to whole steps)")
 
 
 def cmd_build_engine(args) -> int:

@@ -342,3 +342,16 @@ def test_numpys_arithmetic_warnings_reach_the_user_as_one_line(tmp_path, monkeyp
     assert cli.main(["run", str(tmp_path / "f.toml"), "-o", str(tmp_path / "f"), "-q"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: friction: 1e+90 N·m·s stops 'top'") and "encountered" not in err, err
+
+
+def test_a_t_end_that_is_not_whole_steps_is_noted(tmp_path, capsys):
+    """`run --t-end 0.05 --dt 0.03` ran to 0.06 s without a word: the scene format rounds t_end to whole steps
+    (docs/scene-format.md), which stderr now says in one note; a t_end of whole steps says nothing."""
+    from pem_physics.cli import main
+
+    args = ["run", "example:pendulum", "-q", "--dt", "0.03", "--record-interval", "0.03"]
+    assert main(args + ["--t-end", "0.05", "-o", str(tmp_path / "a")]) == 0
+    assert capsys.readouterr().err == ("note: t_end = 0.05 s is not a whole number of steps of dt = 0.03 s: the run "
+                                       "ends at 0.06 s (2 steps; t_end is rounded to whole steps)\n")
+    assert main(args + ["--t-end", "0.06", "-o", str(tmp_path / "b")]) == 0
+    assert capsys.readouterr().err == ""
