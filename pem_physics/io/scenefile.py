@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import math
+import re
 import tomllib
 from pathlib import Path
 
@@ -687,6 +688,12 @@ def _tabulated(d, path, u: Units, base_dir, pivot: bool = False) -> TabulatedMot
             k = int(off[0])
             at = where(k) if "file" in d else f"{path}.orientations[{k}]"
             raise ValidationError(at, f"expected a unit quaternion (w, x, y, z), got length {norm[k]:.6g}")
+    out = np.flatnonzero(~np.all(np.abs(x * u.L) <= MAX_MAGNITUDE, axis=1))   # a scene's numbers' range
+    if out.size:
+        k = int(out[0])
+        shown = ", ".join(f"{v:g}" for v in x[k])
+        raise ValidationError(where(k) if "file" in d else f"{path}.positions[{k}]",
+                              f"position [{shown}] is out of range (at most {MAX_MAGNITUDE:g} in SI units)")
     return TabulatedMotion(t * u.T, x * u.L, q)
 
 
@@ -717,11 +724,11 @@ def _table_file(value, path, base_dir):
         if len(row) != len(head):
             raise ValidationError(f"{p}:{line}", f"{len(row)} values, expected {len(head)} ({', '.join(head)})")
         for j, cell in enumerate(row):
-            try:
-                out[i, j] = float(cell)
-            except ValueError:
+            # a plain decimal number: Python's float() also takes 1_0 and digits of other scripts
+            if not _CSV_NUMBER.fullmatch(cell.strip()):
                 raise ValidationError(f"{p}:{line}", f"column {head[j]}: {cell.strip()[:24]!r} is not a "
-                                                     "number") from None
+                                                     "number (digits, a point, an exponent)")
+            out[i, j] = float(cell)
             if not math.isfinite(out[i, j]):
                 raise ValidationError(f"{p}:{line}", f"column {head[j]}: {cell.strip()[:24]!r} is not a finite "
                                                      "number: every sample needs a value")
@@ -730,6 +737,8 @@ def _table_file(value, path, base_dir):
             lambda k: str(p) if k is None else f"{p}:{lines[k]}")
 
 
+#: A number in a motion table: decimal digits with an optional point and exponent (inf and nan are named apart).
+_CSV_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)", re.I | re.A)
 #: The longest span of a motion table's times (s): its spline holds powers up to the third of a sample interval, so
 #: far beyond it the arithmetic overflows (and no run is that long).
 MAX_TABLE_SPAN = 1e100

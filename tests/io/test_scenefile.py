@@ -923,6 +923,11 @@ def test_a_rejected_header_is_not_echoed(tmp_path):
     ('{ file = "repeated.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "repeated.csv:7",
      "t = 0.05 does not come after t = 0.05: times must increase strictly (sort the rows"),
     ('{ file = "long.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "long.csv:5", "spans more than 1e+100 s"),
+    # a scene file's range and plain numbers hold in its tables too: x = 1e200 ran (an overflow warning), 1_0 was 10
+    ('{ file = "huge.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "huge.csv:3",
+     "position [1e+200, 0, 0.3] is out of range (at most 1e+100 in SI units)"),
+    ('{ file = "underscore.csv" }', '{ kind = "tabulated", file = "rotor.csv" }', "underscore.csv:4",
+     "column x: '1_0' is not a number"),
     ('{ times = [0, 0.05, 0.05, 0.2], positions = [[0, 0, 0.3], [0, 0, 0.3], [0, 0, 0.3], [0, 0, 0.3]] }',
      '{ kind = "tabulated", file = "rotor.csv" }', "bodies[0].pivot_motion.times[2]",
      "t = 0.05 does not come after t = 0.05: times must increase strictly (sort the samples"),
@@ -937,6 +942,8 @@ def test_bad_motion_tables_name_the_item(tmp_path, pivot, motion, where, words):
     (tmp_path / "repeated.csv").write_text("t,x,y,z\n# start\n0,0,0,0.3\n\n0.05,0,0,0.3\n# again\n0.05,0,0,0.3\n"
                                            "0.2,0,0,0.3\n")
     (tmp_path / "long.csv").write_text("t,x,y,z\n" + rows.replace("0.2,", "1e300,"))
+    (tmp_path / "huge.csv").write_text("t,x,y,z\n" + rows.replace("0.05,0,0,0.3", "0.05,1e200,0,0.3"))
+    (tmp_path / "underscore.csv").write_text("t,x,y,z\n" + rows.replace("0.1,0,0,0.3", "0.1,1_0,0,0.3"))
     with pytest.raises(ValidationError) as err:
         simulate(loads(TABLE_SCENE.format(pivot=pivot, motion=motion), base_dir=tmp_path))
     assert err.value.path.endswith(where) and words in err.value.message, (err.value.path, err.value.message)
