@@ -11,7 +11,9 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     cylinder_axis = 2        # box = "cylinder": the axis (0, 1, 2) it lies along, closed by the box faces
     cylinder_aspect = 1.0    # box = "cylinder": length / diameter
     restitution = 1.0        # e of pair collisions (walls stay mirrors)
-    tc = 1e-5                # TC model time against inelastic collapse (default: picked when e < 1)
+    tc = 1e-5                # event only: TC model time against inelastic collapse (default: picked when e < 1;
+                             # 0, off, is refused with e < 1: the event-driven run would stall in the collapse;
+                             # keep it well below the mean free time: a warning from 1/100 of it, refused from 1×)
     gravity = 1.0            # g along −axis d−1 (a number) or a vector [gx, gy(, gz)]; needs box = "walls"
                              # (a sphere or cylinder container refuses gravity)
     t_end = 100.0            # time units σ √(m / k_B T)
@@ -21,7 +23,8 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
     dt = 0.01                # timestep only (default: 1/50 of σ / rms speed)
     seed = 1
     start = "auto"           # "random", "lattice" or "auto"
-    state = "prev/gas.npz"   # start from a saved state instead (n, dimension, η, box come from it)
+    state = "prev/gas.npz"   # start from a saved state instead (n, dimension, η, box come from it); a gas run's
+                             # output folder ("prev") stands for its gas.npz
 
 A run must be able to finish and its start must fit in doubles and memory: at most :data:`MAX_EVENTS` steps of the
 timestep method or (estimated) events of an event-driven run; a packing fraction whose box is at most
@@ -58,6 +61,7 @@ import io
 import json
 import math
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,6 +98,20 @@ BYTES_PER_CELL = 8
 #: fall's speed √(2 |g| L) is over 1e15 thermal speeds √(k_B T / m) and the fall lasts under 1e-15 time units, lost
 #: in round-off (2.2e-16) of the speeds and times (the start's temperature and the run's times would mean nothing).
 MAX_GRAVITY_ENERGY = 1e30
+
+#: Wall-clock seconds an event-driven run may go on while its simulated time advances by less than
+#: :data:`STALL_FRACTION` of the run before the command stops it as stalled (:class:`_StallGuard`): inelastic collapse
+#: (a cluster's collisions pile up at one instant, e.g. with the TC model off) stops the time for good while the
+#: collisions grow by millions a second. A run that advanced that slowly would take over 10¹⁰ s (300 years) to end.
+STALL_SECONDS = 10.0
+#: See :data:`STALL_SECONDS`.
+STALL_FRACTION = 1e-9
+
+#: Fraction of the mean free time τ from which the TC model's time t_c draws a warning (:func:`check_tc`): a collision
+#: within t_c of either partner's last one is elastic, about 1 − e^(−2 t_c / τ) of them (2 % at t_c = τ / 100). The
+#: model is the run's (Luding & McNamara) for t_c ≪ τ; a t_c of τ or more (given, not the default) is refused: 86 %
+#: or more of the collisions elastic, the restitution in effect switched off.
+TC_WARN_FRACTION = 0.01
 
 #: ``box`` values: a periodic box, hard box faces, hard containers
 BOXES = ("periodic", "walls", "sphere", "cylinder")
@@ -216,6 +234,20 @@ def _check_box(c: dict) -> None:
                                           f"there to about 1e-7 of a diameter): choose an aspect nearer 1")
 
 
+def _state_file(path: Path) -> str:
+    """The saved state ``state`` names: a file, or a gas run's output folder (its gas.npz)."""
+    if path.is_dir():
+        if (path / "gas.npz").is_file():
+            return str(path / "gas.npz")
+        others = sorted(p.name for p in path.glob("*.npz"))[:3]
+        raise _err("state", f"{path} is a folder without a gas.npz (a gas run's output)"
+                            + (f"; it holds {', '.join(others)}" if others else "")
+                            + ": name the saved state's .npz file, or a gas run's output folder")
+    if not path.is_file():
+        raise _err("state", f"no such file: {path}")
+    return str(path)
+
+
 def check_config(cfg: dict, given: dict | None = None) -> dict:
     """The scene's values over :data:`DEFAULTS`, checked; every error names the item (``gas.KEY``). ``given``: the
     values typed on the command line (key → value), which a saved state must not silently override."""
@@ -227,8 +259,7 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
     c = {**DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
     saved = None
     if c["state"] is not None:
-        if not Path(str(c["state"])).is_file():
-            raise _err("state", f"no such file: {c['state']}")
+        c["state"] = _state_file(Path(str(c["state"])))
         saved = load_state(c["state"])  # the start's size, dimension and box are the saved state's
         box = "periodic" if saved.periodic else ("walls" if saved.container.kind == "box" else saved.container.kind)
         _refuse_overridden(given or {}, saved, box)
@@ -297,8 +328,20 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
         from ..gas.state import STICKY
 
         raise _err("restitution", STICKY.removeprefix("restitution = 0: "))
+    if c["method"] == "event" and c["tc"] == 0 and c["restitution"] < 1:
+        raise _err("tc", f"0 turns the TC model off, and inelastic spheres (restitution {c['restitution']:g} < 1) "
+                         f"then collapse: an event-driven run stalls on ever more collisions in a cluster while its "
+                         f"time stops; use a small tc > 0 (e.g. 1e-4, or leave tc out: the default is 1e-4 σ / rms "
+                         f"speed) or method = \"timestep\"")
     if c["method"] == "timestep" and c["box"] in ("sphere", "cylinder"):
         raise _err("method", f"the timestep method has no {c['box']} container (use method = \"event\")")
+    if c["tc"] is not None and c["method"] == "timestep":
+        raise _err("tc", "applies to method = \"event\" only: the timestep method has no TC model (its inelastic "
+                         "collisions all take the restitution); drop tc, or set method = \"event\"")
+    if c["dt"] is not None and c["method"] == "event":
+        raise _err("dt", "applies to method = \"timestep\" only: the event-driven method has no step (each "
+                         "collision happens at its exact time, records every record_interval); drop dt, or set "
+                         "method = \"timestep\"")
     if c["dt"] is not None:
         c["dt"] = _number(c, "dt")
         if c["dt"] <= 0:
@@ -433,6 +476,34 @@ def check_length(c: dict, state: GasState) -> None:
                             f"cell crossings, at the start's speeds); at most {MAX_EVENTS:g}: lower t_end")
 
 
+def check_tc(c: dict, state: GasState) -> str | None:
+    """Refuse (``gas.tc``) an event-driven inelastic run whose TC model time t_c (given) is at least the mean free
+    time τ at the start (Enskog's collision rate); a warning (the line to print) when t_c (given or the default) is
+    at least :data:`TC_WARN_FRACTION` of τ; else None. The gas cools, so τ only grows in a run: the start is the
+    worst case (but under gravity the floor's denser layer collides more often than the mean packing fraction says)."""
+    from ..gas import measure
+    from ..gas.state import default_tc
+
+    if c["method"] != "event" or not 0 < c["restitution"] < 1:
+        return None
+    g = None if c["gravity"] is None else np.asarray(c["gravity"], dtype=np.float64)
+    tc, default = default_tc(state, c["restitution"], g, c["tc"]), default_tc(state, c["restitution"], g, None)
+    sig = 2.0 * float(np.mean(state.radii))
+    rate = measure.enskog_collision_rate(min(state.packing_fraction, 0.9), state.d, measure.temperature(state),
+                                         float(np.mean(state.masses)), sig)
+    if not (rate > 0 and tc * rate >= TC_WARN_FRACTION):
+        return None
+    tau, elastic = 1.0 / rate, -math.expm1(-2.0 * tc * rate)
+    text = (f"{tc:.3g}{'' if c['tc'] is not None else ' (its default)'} is {tc / tau:.3g} × the mean free time "
+            f"{tau:.3g} (Enskog's, at the start): in the TC model a collision within tc of either partner's last one "
+            f"is elastic, some {elastic:.0%} or more of them here (more where clusters recollide)")
+    fix = f"use a tc well below {tau:.3g}" + (f" (leave tc out: the default is {default:.3g})"
+                                             if c["tc"] is not None and default * rate < TC_WARN_FRACTION else "")
+    if c["tc"] is not None and tc >= tau:
+        raise _err("tc", f"{text}, so restitution {c['restitution']:g} is in effect switched off; {fix}")
+    return f"gas.tc: {text}, weakening restitution {c['restitution']:g}: {fix}"
+
+
 def load_state(path) -> GasState:
     """A state from an npz file: a gas run's ``gas.npz`` (its exact final state, else its last record) or a
     file with ``positions`` (N, d), ``velocities`` (N, d), ``radii``, ``masses``, ``box`` (and optionally
@@ -554,19 +625,54 @@ def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasR
     gravity = c["gravity"]
     # imported here: the timestep method loads numba; the event engine only when a case is not built ahead of time
     if c["method"] == "timestep":
-        from ..gas.timestep import missed_collisions, run_timestep
+        from ..gas.timestep import run_timestep
 
         run = run_timestep(state, t_end, c["dt"], restitution=c["restitution"], blocks=c["blocks"],
                            record_interval=c["record_interval"], progress=progress)
         # the count compares with an event-driven run, which cannot take e = 0 (spheres that stick): none then
-        extra["missed_collisions"] = (missed_collisions(state, run, restitution=c["restitution"])
-                                      if c["restitution"] > 0 else None)
+        extra["missed_collisions"] = _missed_collisions(state, run, c["restitution"]) if c["restitution"] > 0 else None
     else:
         from ..gas import edmd
 
+        guard = _StallGuard(progress, state.time, t_end)
         run = edmd.run(state, t_end, restitution=c["restitution"], blocks=c["blocks"], gravity=gravity,
-                       tc=c["tc"], record_interval=c["record_interval"], progress=progress)
+                       tc=c["tc"], record_interval=c["record_interval"], progress=guard)
+        extra["stalled"] = guard.stalled
     return run, extra
+
+
+def _missed_collisions(state: GasState, run: GasRun, restitution: float) -> int | None:
+    """The collisions the timestep ``run`` missed: an event-driven run's count from the same start over the same
+    span minus the run's (gas.timestep.missed_collisions, whose event-driven run has the TC model off: with e < 1 it
+    collapsed and never ended). Here the event-driven run has the default TC model (off for e = 1, the same count),
+    under :class:`_StallGuard`; None when it did not reach the end."""
+    from ..gas import edmd
+
+    guard = _StallGuard(None, state.time, run.t_end)
+    ev = edmd.run(state, run.t_end, restitution=restitution, progress=guard)
+    return ev.n_collisions - run.n_collisions if ev.complete else None
+
+
+class _StallGuard:
+    """The progress callback of an event-driven run (fed its simulated time after each chunk of events, about 0.2 s
+    of wall time; passed on to ``progress``) that stops the run as Ctrl-C does — the engine keeps a valid partial
+    result — when the time has advanced by at most :data:`STALL_FRACTION` of the run (t0 … t1) over
+    :data:`STALL_SECONDS` of wall time; ``stalled`` is then the time it stuck at (else None)."""
+
+    def __init__(self, progress, t0: float, t1: float):
+        self.progress, self.step = progress, (t1 - t0) * STALL_FRACTION
+        self.mark: tuple[float, float] | None = None   # (simulated, wall) time when the time last advanced a step
+        self.stalled: float | None = None
+
+    def __call__(self, t: float) -> None:
+        now = time.perf_counter()
+        if self.mark is None or t - self.mark[0] > self.step:
+            self.mark = (t, now)
+        elif now - self.mark[1] > STALL_SECONDS:
+            self.stalled = t
+            raise KeyboardInterrupt
+        if self.progress is not None:
+            self.progress(t)
 
 
 def summarize(run: GasRun, c: dict, extra: dict) -> dict:
@@ -592,12 +698,18 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
            "collisions_per_s": run.n_collisions / run.info["wall_time"] if run.info.get("wall_time") else None,
            "temperature": measure.temperature(st), "records": 0 if run.records is None else len(run.records)}
     notes = []
+    if extra.get("stalled") is not None:
+        notes.append(stall_message(run, extra["stalled"]))
+    if extra.get("tc_warning"):
+        notes.append(extra["tc_warning"])
     if c["method"] == "timestep":
         out["dt"] = run.info.get("dt")
         out["missed_collisions"] = missed = extra.get("missed_collisions")
         if missed:
             notes.append(f"the timestep method missed {missed} collision(s) that an event-driven run of the same "
                          "start has (pairs that passed through each other within a step): lower dt")
+        elif missed is None and run.restitution > 0:
+            notes.append("no missed-collision count: the event-driven run to compare with did not reach the end")
     if run.duration > 0 and run.n_collisions > 0:
         p = measure.pressure(run, sigma=sig, skip_blocks=1 if nb >= 3 else 0)
         eos = float(measure.reduced_pressure_eos(eta, d))
@@ -625,6 +737,14 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
             out["wall_pressure_ideal_gas"] = _finite(w.ideal)
     out["notes"] = notes
     return out
+
+
+def stall_message(run: GasRun, t: float) -> str:
+    """What a run stopped by :class:`_StallGuard` at time t says (summary.json's notes, the command's last line)."""
+    cause = (f"inelastic collapse: raise tc (the TC model's time, {run.tc:g}) or the restitution"
+             if run.restitution < 1 else "spheres pressed together: check the start")
+    return (f"the event-driven run stalled at t = {t:.10g}: {run.n_collisions:,} collisions, and its time advanced "
+            f"by at most {STALL_FRACTION:g} of the run over {STALL_SECONDS:g} s of wall time ({cause})")
 
 
 def _finite(x):
@@ -733,12 +853,16 @@ def cmd_gas(args) -> int:
     c = check_config(cfg, given)
     state = initial_state(c)
     check_length(c, state)
+    tc_warning = check_tc(c, state)
+    if tc_warning:
+        print(f"warning: {tc_warning}", file=sys.stderr)
     output_folder(args.outdir, "gas")   # checked before the run, not after it
     bar = _Bar(state.time, state.time + c["t_end"], not args.quiet)
     # SIGTERM (kill, a job scheduler) stops the run as Ctrl-C does: the engines keep a valid partial result
     old_term = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         run, extra = run_gas(c, state, progress=bar)
+        extra["tc_warning"] = tc_warning
     except KeyboardInterrupt:   # before the engines could catch it: while numba compiled them, say
         print("interrupted before the run started (the engine was being set up or compiled); nothing was written",
               file=sys.stderr)
@@ -751,6 +875,10 @@ def cmd_gas(args) -> int:
         print(json.dumps(summary, indent=2))
     for line in run.info.get("warnings", []):
         print(f"warning: {line}", file=sys.stderr)
+    if extra.get("stalled") is not None:
+        print(f"simulation failed: {stall_message(run, extra['stalled'])}; partial results written to {args.outdir}",
+              file=sys.stderr)
+        return 1
     if not run.complete:
         print(f"interrupted at t = {run.t_end:g}; partial results written to {args.outdir}", file=sys.stderr)
         return 130
@@ -781,6 +909,7 @@ def add_gas_command(sub) -> None:
     p.add_argument("--dt", type=float, help="step of the timestep method")
     p.add_argument("--seed", type=int)
     p.add_argument("--start", choices=("auto", "random", "lattice"), help="start configuration")
-    p.add_argument("--state", help="start from a saved state (a gas run's gas.npz or an npz of arrays)")
+    p.add_argument("--state", help="start from a saved state (a gas run's gas.npz or output folder, or an npz of "
+                                   "arrays)")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_gas)

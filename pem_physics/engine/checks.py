@@ -3,12 +3,15 @@
 Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
 
 - **errors** (:class:`~pem_physics.errors.ValidationError`, naming the items): dipoles of two
-  bodies at one point (closer than :data:`COINCIDENT` m: the force between them is infinite), and a
+  bodies at one point (closer than :data:`COINCIDENT` m: the force between them is infinite; in a periodic box
+  their minimum-image separation, so a dipole a box length from another's sits on its image), and a
   moving body with no moment of inertia about its pivot (mass at the pivot or a zero tensor: any
   torque would turn it infinitely fast), and a body whose start spin or torques turn it so fast that
   resolving t_end would take more than :data:`MAX_RESOLVED_STEPS` steps (an input beyond a physical range,
   such as a dipole moment of 1e100, which no dt fixes);
-- **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a hinged body's start spin across its
+- **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a periodic box smaller than the scene (dipoles
+  of two bodies a box length or more apart along an axis: minimum-image separations then take images of the
+  scene itself, not its distances), a hinged body's start spin across its
   hinge axis (the hinge drops it, as PEM does), and a step too large for the fastest
   motion. The fastest angular frequency is estimated at the start from the spin |ω₀| and from the
   torques' stiffness: each moving body is turned by ±ε about the three lab axes, the torque's change
@@ -79,13 +82,13 @@ def preflight(scene, system: System) -> list:
             raise ValidationError(f"bodies[{i}].velocity", f"{body.name!r} starts at {speed:.3g} m/s, faster than "
                                   f"light ({SPEED_OF_LIGHT:.9g} m/s): beyond a physical range; give a physical "
                                   "velocity (SI units: m/s)")
-    _coincident(scene, system)
+    box_warnings = _coincident(scene, system)
     if system.n_bodies == 0:
-        return _hinge_warnings(scene)
+        return box_warnings + _hinge_warnings(scene)
     spin, stiff = _frequencies(system)
     _check_physical(scene, spin, stiff, scene.settings.t_end)
     _check_damping(scene, system, scene.settings.t_end)
-    return _hinge_warnings(scene) + _step_warnings(spin, stiff, scene.settings.dt)
+    return box_warnings + _hinge_warnings(scene) + _step_warnings(spin, stiff, scene.settings.dt)
 
 
 def _hinge_warnings(scene) -> list:
@@ -106,26 +109,83 @@ def _hinge_warnings(scene) -> list:
     return out
 
 
-def _coincident(scene, system: System) -> None:
+def _dipole_positions(system: System) -> tuple[np.ndarray, np.ndarray]:
+    """Every dipole's lab position at t = 0 (N, 3), moving ones first, and its owner (N,): moving bodies 0…B−1,
+    then the sources' bodies after them."""
     U0 = system.U0
     r = system.pivot[system.owner] + np.einsum("dij,di->dj", U0[system.owner], system.kin_body.dpos)
     rs, _ = system.sources(0.0)
     pos = np.concatenate([r.reshape(-1, 3), np.asarray(rs, float).reshape(-1, 3)])
-    if len(pos) < 2:
-        return
     owner = np.concatenate([system.owner, system.n_bodies + np.asarray(system.src_owner, int)])
+    return pos, owner
+
+
+def _coincident(scene, system: System) -> list:
+    """Raise on dipoles of two bodies at one point — in a periodic box at one point of the minimum image (a dipole
+    a whole box length from another sits on its periodic image); return the warning of a periodic box smaller than
+    the scene (:func:`_box_warning`)."""
+    pos, owner = _dipole_positions(system)
+    if len(pos) < 2:
+        return []
+    box = system.box
+    widest = np.zeros(3)   # the largest separation along each lab axis of dipoles of different bodies
+    widest_pair = [(0, 0)] * 3
     for start in range(0, len(pos), 512):  # rows in blocks: bounded memory for many dipoles
-        d = np.linalg.norm(pos[start:start + 512, None] - pos[None], axis=-1)
-        rows = np.arange(start, start + len(d))
-        bad = (owner[rows, None] != owner[None]) & (d < COINCIDENT) & (rows[:, None] < np.arange(len(pos)))
+        raw = pos[start:start + 512, None] - pos[None]
+        rows = np.arange(start, start + len(raw))
+        other = (owner[rows, None] != owner[None]) & (rows[:, None] < np.arange(len(pos)))
+        sep = raw if box is None else raw - box * np.rint(raw / box)   # the minimum image, as the engine takes it
+        d = np.linalg.norm(sep, axis=-1)
+        bad = other & (d < COINCIDENT)
         if bad.any():
             i, b = (int(x) for x in np.argwhere(bad)[0])
             a = start + i
             moving, sources = _labels(scene)
             names = moving + sources
+            where = "" if box is None else (
+                f" in the minimum image of periodic_box {_lengths(box)}: they are {_lengths(raw[i, b])} apart, a "
+                "periodic image of one sits on the other")
             raise ValidationError(f"{names[a]} and {names[b]}",
-                                  f"two bodies' dipoles at one point ({d[i, b]:.3g} m apart): the force between "
-                                  "them is infinite; move one of them")
+                                  f"two bodies' dipoles at one point ({d[i, b]:.3g} m apart{where}): the force "
+                                  "between them is infinite; move one of them" + ("" if box is None else
+                                                                                  " or change periodic_box"))
+        if box is not None and other.any():
+            span = np.where(other[..., None], np.abs(raw), -1.0)
+            for k in range(3):
+                flat = int(np.argmax(span[..., k]))
+                if span[..., k].flat[flat] > widest[k]:
+                    i, b = np.unravel_index(flat, span.shape[:2])
+                    widest[k], widest_pair[k] = span[..., k].flat[flat], (start + int(i), int(b))
+    return [] if box is None else _box_warning(scene, box, widest, widest_pair)
+
+
+#: Lab axes' names in messages.
+AXES = "xyz"
+
+
+def _lengths(v) -> str:
+    return "[" + ", ".join(f"{float(x):.3g}" for x in v) + "] m"
+
+
+def _box_warning(scene, box: np.ndarray, widest: np.ndarray, pairs: list) -> list:
+    """The warning of a periodic box smaller than the scene: two dipoles of different bodies a box length or more
+    apart along an axis. The minimum-image convention takes each pair's nearest periodic image — one separation
+    per pair, well-defined for pairs within half a box of each other — so a lattice's unit cell (its sites within
+    one box) is what a periodic scene is; a scene wider than its box interacts with images of itself at
+    separations that are not the scene's."""
+    ratio = widest / box
+    k = int(np.argmax(ratio))
+    if ratio[k] < 1.0:
+        return []
+    a, b = pairs[k]
+    moving, sources = _labels(scene)
+    names = moving + sources
+    return [f"periodic_box: the scene does not fit in the box: {names[a]} and {names[b]} are {widest[k]:.3g} m apart "
+            f"along {AXES[k]}, the box {box[k]:.3g} m there. Minimum-image separations take each pair's nearest "
+            f"periodic image (a pair's separation is well-defined within half a box, {box[k] / 2:.3g} m), so these "
+            f"two interact through an image, not at their distance in the scene; for the scene as it is, give a box "
+            f"of at least twice its largest dipole separation ({2 * widest[k]:.3g} m along {AXES[k]}), or place the "
+            "dipoles as one periodic cell (within one box length of each other)"]
 
 
 def fastest_frequency(system: System, eps: float = 1e-4) -> float:

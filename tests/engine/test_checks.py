@@ -34,6 +34,35 @@ def test_two_bodies_dipoles_at_one_point_are_refused_by_name():
         simulate(bad)
 
 
+def _bob_over_magnet(magnet_z: float, box=(0.1, 0.1, 0.1)) -> Scene:
+    """The audit's scene: a pendulum's dipole at z = 0.5 and a fixed magnet at ``magnet_z`` in a periodic box."""
+    from pem_physics.model.inertia import Sphere
+
+    bob = Body(name="bob", role="pendulum", position=(0.0, 0.0, 1.0),
+               shapes=(Sphere(radius=0.05, center=(0.0, 0.0, -0.5), mass=1.0),),
+               dipoles=(Dipole((0.0, 0.0, -0.5), (0.0, 0.0, 1.0)),))
+    magnet = Body(name="m", role="fixed", position=(0.0, 0.0, magnet_z), dipoles=(Dipole((0, 0, 0), (1.0, 0, 0)),))
+    return Scene(bodies=[bob, magnet], gravity=(0, 0, -9.81), periodic_box=box,
+                 settings=Settings(dt=1e-3, t_end=0.01))
+
+
+def test_a_dipole_on_a_periodic_image_of_another_is_refused_and_a_box_smaller_than_the_scene_said():
+    """A dipole one box length from another's sits on its periodic image: minimum-image separation 0, the energy
+    went from -4.9 J to 8.8e110 J in one step with only "try a smaller dt". Refused as the direct case is; a box
+    smaller than the scene (a pair of dipoles a box length or more apart along an axis) is said; a scene inside
+    one box (a lattice's cell: pairs farther apart than half a box meet through their image) passes clean."""
+    with pytest.raises(ValidationError, match=r"bodies\[0\]\.dipoles\[0\] and bodies\[1\]\.dipoles\[0\]: two bodies' "
+                                              r"dipoles at one point \(.* m apart in the minimum image of "
+                                              r"periodic_box \[0\.1, 0\.1, 0\.1\] m"):
+        simulate(_bob_over_magnet(0.4))
+    assert [w[:119] for w in _preflight(_bob_over_magnet(0.63))] == [
+        "periodic_box: the scene does not fit in the box: bodies[0].dipoles[0] and bodies[1].dipoles[0] are 0.13 m "
+        "apart along z"]
+    assert "at least twice its largest dipole separation (0.26 m along z)" in _preflight(_bob_over_magnet(0.63))[0]
+    assert _preflight(_bob_over_magnet(0.42)) == []
+    assert _preflight(_bob_over_magnet(0.4, box=None)) == []
+
+
 def test_a_body_without_inertia_about_its_pivot_is_refused():
     body = Body(name="dot", role="pendulum", position=(0, 0, 0),
                 mass_properties=MassProperties(0.1, np.zeros(3), np.zeros((3, 3))),

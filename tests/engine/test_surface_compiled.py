@@ -27,7 +27,7 @@ from pem_physics.engine.contact import surface_run as sr
 from pem_physics.engine.contact.surface import ContactRim, Surface, Table, TableBody
 from pem_physics.engine.contact.surface_run import start_state
 from pem_physics.engine.contact.walls import Box, Cylinder, Sphere
-from pem_physics.errors import SimulationError
+from pem_physics.errors import SimulationError, ValidationError
 
 from conftest import ROOT
 
@@ -245,6 +245,40 @@ def test_chunks_and_a_full_event_buffer_change_nothing(monkeypatch):
 
 
 @needs_numba
+@pytest.mark.parametrize("v0", [0.0, 0.3])
+def test_a_ball_that_fills_a_trays_height_stands_on_its_floor_on_both_engines(v0):
+    """A ball as tall as the tray touches its floor and its ceiling at once. The kernel, one contact a shape, took the
+    ceiling (the nearer face of a tie), let go of it at once and fell 1.2 µm (g·dt²/2) into the floor, where it stayed;
+    the run is now the numpy reference's (the tray face by face). Thrown along the floor it slides, then rolls from
+    the closed-form time 2v₀/(7μg), never below the floor."""
+    r, mu, dt = 0.008, 0.5, 5e-4
+    tray = Box(np.array([0.0, 0.0, r]), np.array([0.05, 0.05, r]), np.eye(3), True, "tray")
+    s = Surface(ball(0.005, r), Table(mu=mu, wall=tray), (0, 0, -G))
+    run = sr.run(s, start_state(s, (0, 0, r), (v0, 0, 0), (0, 0, 0)), 0.05, dt, engine="compiled")
+    assert np.min(run.x[:, 2] - r) >= -1e-15
+    kinds = [e.kind for e in run.events]
+    if v0 == 0:
+        assert not kinds and np.max(np.abs(run.v)) <= 1e-15
+    else:
+        assert kinds == ["stick"] and run.events[0].t == pytest.approx(2 * v0 / (7 * mu * G), rel=1e-12)
+
+
+@pytest.mark.parametrize("wall, size", [(Sphere((0, 0, 0.01), 0.008), "radius 0.008 m"),
+                                        (Sphere((0, 0, 0.01), 0.006), "radius 0.006 m"),
+                                        (Cylinder((0, 0, 0.01), (1, 0, 0), 0.008), "radius 0.008 m"),
+                                        (Box(np.array([0, 0, 0.01]), np.array([0.05, 0.05, 0.006]), np.eye(3), True),
+                                         "half its smallest side 0.006 m")])
+def test_a_sphere_that_does_not_fit_its_container_is_refused_by_name(wall, size):
+    """A contact sphere as large as a bowl or a pipe (its centre where the wall has no normal) or larger than the
+    container: refused at the start naming the sphere and the container, not a failure mid-run or "raise the body"."""
+    what = {Sphere: "bowl", Cylinder: "pipe", Box: "tray"}[type(wall)]
+    s = Surface(ball(0.005, 0.008), Table(wall=wall), (0, 0, -G))
+    with pytest.raises(ValidationError, match=rf"ball\.contacts\[0\]\.radius: a contact sphere of radius 0\.008 m does "
+                                              rf"not fit inside the {what} '{wall.name}' \({size}\): make the sphere "
+                                              rf"smaller or the container larger"):
+        start_state(s, (0, 0, 0.01), (0, 0, 0), (0, 0, 0))
+
+
 def test_a_failing_compiled_run_reports_as_the_reference():
     """Painlevé's paradox (test_surface's leaning rod, μ = 3 > 5/3): the same error, time and body."""
     body, x, U = leaning_rod()

@@ -794,6 +794,19 @@ class Surface:
                                "face, make it larger or its corners rounder (a sphere or cylinder wall)",
                                time=st.t, body=self.body.name)
 
+    def on_opposite_faces(self, st: State) -> int:
+        """A shape of a body in a container box (an inside Box table) whose sphere reaches two opposite faces at once
+        (it fills the box's height, width or length, within a thousandth of its radius), or −1: one contact a shape
+        (:attr:`whole`, the compiled kernel's view) cannot tell which of the two it stands on."""
+        wall = self.table.wall
+        if not isinstance(wall, Box) or not wall.inside:
+            return -1
+        body = self.whole.body
+        for k in range(len(body.r)):
+            if not body.rim[k] and np.any(wall.h <= body.r[k] * (1 + 1e-3)):
+                return k
+        return -1
+
     def in_a_corner(self, st: State) -> int:
         """A shape of a body in a container box (an inside Box table) whose sphere reaches two of its faces — an edge
         or a corner of the box (within a thousandth of its radius), where one shape would need two contacts — or −1."""

@@ -32,7 +32,7 @@ from .surface_common import (
     TOUCH_RTOL,
 )
 from .surface_common import cross as _cross
-from .walls import Box, Cylinder
+from .walls import Box, Cylinder, Sphere
 
 #: At the start, a shape within START_RTOL·r of the table (either side) is put on it, the body moved along the
 #: normal by that much: placements typed or stored in single precision (Blender's) are off by ~1e-7·r.
@@ -92,6 +92,25 @@ class Run:
         return self.energy - self.energy[0] - self.friction_work - self.impact_work
 
 
+def _check_fits(surface: Surface) -> None:
+    """Refuse a contact sphere that cannot move inside its container (an inside sphere or cylinder wall not larger
+    than it: its centre would sit where the wall has no normal, or nowhere; an inside box narrower than it)."""
+    wall, body = surface.table.wall, surface.whole.body
+    inside = wall.sign > 0 if isinstance(wall, (Sphere, Cylinder)) else isinstance(wall, Box) and wall.inside
+    if not inside:
+        return
+    room = float(np.min(wall.h)) if isinstance(wall, Box) else float(wall.radius)
+    for k in np.flatnonzero(~body.rim):
+        r = float(body.r[k])
+        if r > room or (r >= room * (1 - 1e-9) and not isinstance(wall, Box)):
+            what = {Sphere: "bowl", Cylinder: "pipe", Box: "tray"}[type(wall)]
+            size = f"half its smallest side {room:.6g} m" if isinstance(wall, Box) else f"radius {room:.6g} m"
+            raise ValidationError(f"{body.name}.contacts[{k}].radius",
+                                  f"a contact sphere of radius {r:.6g} m does not fit inside the {what} "
+                                  f"{surface.table.name!r} ({size}): "
+                                  f"make the sphere smaller or the container larger")
+
+
 def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0, tolerance: float = 0.0) -> State:
     """The state of a body at x (m) with velocity v (m/s), angular velocity ω (rad/s, lab) and body axes the rows of
     ``orientation`` (default: the lab axes); its contact decided from the gaps (see :func:`settle`). A shape within
@@ -103,6 +122,7 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0,
         raise ValidationError(f"{body.name}.orientation", "must be a rotation matrix (rows: the body axes)")
     L = Q.T @ (body.moments * (Q @ omega))
     st = State(float(t), x, v, L, Q)
+    _check_fits(surface)
     g = surface.gaps(x, Q)
     worst = int(np.argmin(g / body.r))
     snap = max(START_RTOL * body.r[worst], tolerance)
@@ -428,7 +448,8 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
                               "an ahead-of-time build (pem build-engine); use engine='numpy'")
     if not (np.isfinite(dt) and dt != 0):
         raise ValidationError("dt", f"must be a non-zero time step (s), got {dt!r}")
-    if state.extra:             # several shapes touch: the numpy reference's (surface_several)
+    if state.extra or surface.on_opposite_faces(state) >= 0:
+        # several shapes touch (surface_several), or a sphere fills the tray between two faces: the numpy reference's
         return run_numpy(surface, state, t_end, dt, every, progress, stop)
     kernel, kernels = found
     M = model_arrays(surface.whole)           # one contact a shape (a tray: the nearest face's)
