@@ -12,8 +12,8 @@ import json
 import time
 
 import pytest
+from test_gas_cli_limits import gas, refused
 
-from pem_physics import cli
 from pem_physics.analysis import gas_command
 
 
@@ -24,20 +24,6 @@ def no_run(monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(gas_command, "run_gas", started)
-
-
-def gas(out, *args):
-    return cli.main(["gas", *args, "-o", str(out), "-q"])
-
-
-def refused(capsys, out, *args) -> str:
-    """The command's one line on stderr, after checking it was refused (exit code 2, no traceback, no output)."""
-    capsys.readouterr()
-    assert gas(out, *args) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
-    assert not out.exists() or not any(out.iterdir())
-    return err
 
 
 INELASTIC = ("--n", "300", "-d", "2", "--packing-fraction", "0.3", "--restitution", "0.1")
