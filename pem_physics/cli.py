@@ -488,6 +488,8 @@ def _as_option(err: ValidationError, args) -> ValidationError:
     named by that option; a record interval's error by the option behind it (:func:`_record_interval_option`)."""
     if err.path == "settings.record_interval":
         return _record_interval_option(err, args)
+    if err.path == "settings.t_end" and err.message.startswith("t_end / dt") and getattr(args, "dt", None) is not None:
+        return _steps_option(err, args)
     key = OPTION_OF.get(err.path)
     value = getattr(args, key, None) if key else None
     if value is None:
@@ -499,6 +501,17 @@ def _typed(key: str, value) -> str:
     """An option as the user typed it: ``--t-end 100000``."""
     option = "--" + key.replace("_", "-")
     return f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}"
+
+
+def _steps_option(err: ValidationError, args) -> ValidationError:
+    """Too many steps (t_end / dt over the limit) where ``--dt`` was typed: named by the options typed (``--dt``,
+    with ``--t-end`` when typed too), the scene's own t_end said as such when it was not."""
+    t_end = getattr(args, "t_end", None)
+    typed = " ".join(_typed(key, value) for key, value in (("t_end", t_end), ("dt", args.dt)) if value is not None)
+    if t_end is None:
+        return ValidationError(typed, f"{err.message} (t_end from the scene's settings.t_end): choose a larger --dt, "
+                                      "or a shorter run with --t-end")
+    return ValidationError(typed, f"{err.message}: choose a larger --dt or a smaller --t-end")
 
 
 def _record_interval_option(err: ValidationError, args) -> ValidationError:

@@ -118,6 +118,12 @@ def test_inertia_beyond_floating_points_range_names_the_option(tmp_path, args, s
      "error: --record-interval 0: expected a positive number, got 0.0"),
     (("run", "example:three-magnet", "--dt", "0.001", "--record-interval", "0.0015"),
      "error: --record-interval 0.0015: must be a whole multiple of dt = 0.001 s, got 0.0015 s"),
+    # too many steps from a typed --dt: the option typed, not the scene's settings.t_end (20 s / 1e-13 s = 2e14)
+    (("run", "example:three-magnet", "--dt", "1e-13"), "error: --dt 1e-13: t_end / dt = 2e+14 steps"),
+    (("sweep", "example:three-magnet", "--param", "friction=0,1", "--dt", "1e-13"),
+     "error: --dt 1e-13: t_end / dt = 2e+14 steps"),
+    (("run", "example:three-magnet", "--t-end", "1", "--dt", "1e-13"),
+     "error: --t-end 1 --dt 1e-13: t_end / dt = 1e+13 steps"),
 ])
 def test_a_value_set_by_an_option_is_blamed_on_the_option(tmp_path, args, says):
     """A scene value the command line set (--dt, --t-end) that the scene refuses names the option typed, not the
