@@ -12,7 +12,8 @@ list, ``double`` → float, ``int``/``ID``/references → int, ``string``/``sele
 A struct written shorter than its schema gets the remaining fields' defaults
 (0, "", [], the first select option), as GOURMET does. Anything else that does
 not fit the schema raises :class:`UdfError` with file, line, column and the
-field path.
+field path; so does text outside the sections (before the first, between two,
+after the last ``\\end``) other than blanks and ``//`` comments.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ _TOKEN = re.compile(r"""
 
 _SECTION = re.compile(r"""\\(?P<cmd>begin|end|include)\s*\{\s*(?P<arg>"[^"]*"|[A-Za-z_]\w*)\s*\}""")
 _RECORD_LABEL = re.compile(r"\s*\{\s*\"([^\"]*)\"\s*\}")
+#: What may stand outside the sections: blanks and ``//`` comments (as inside a block).
+_BLANK = re.compile(r"(?:\s+|//[^\n]*)*")
 
 
 class _Source:
@@ -64,6 +67,17 @@ class _Source:
 
     def error(self, offset: int, message: str) -> UdfError:
         return UdfError(self.where(offset), message)
+
+
+def _outside(src: _Source, start: int, end: int) -> None:
+    """Refuse text between sections (before the first, between two, after the last ``\\end``) that is not blank
+    or a ``//`` comment: as a stray value inside a data block is refused, never dropped without a word."""
+    off = _BLANK.match(src.text, start, end).end()
+    if off < end:
+        text = src.text[off:end].split("\n", 1)[0].strip()
+        shown = repr(text[:40] + ("…" if len(text) > 40 else ""))
+        raise src.error(off, f"text outside any section: {shown} — values belong inside \\begin{{data}} … "
+                             "\\end{data}; remove it, or make it a // comment")
 
 
 def _tokens(src: _Source, start: int, end: int) -> list[tuple[str, str, int]]:
@@ -404,6 +418,8 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
         if m is None:
             break
         cmd, arg = m.group("cmd"), m.group("arg").strip('"')
+        if not stack:
+            _outside(src, pos, m.start())
         pos = m.end()
         if cmd == "include":
             if stack:
@@ -466,6 +482,7 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
                 into.update(block)
     if stack:
         raise src.error(stack[-1][2], f"\\begin{{{stack[-1][0]}}} is never closed")
+    _outside(src, pos, len(text))
     if short:
         warnings.warn(UdfShortStructWarning(
             f"{name}: {len(short)} struct(s) written shorter than the schema, the fields left out taking its "

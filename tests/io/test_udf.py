@@ -203,6 +203,27 @@ def test_a_field_given_twice_is_refused_not_replaced(tmp_path):
         read_udf(p)
 
 
+def test_text_outside_the_sections_is_refused_with_its_line(tmp_path):
+    """Text after ``\\end{data}`` (a value pasted below the block) was dropped without a word, as was any text
+    between or before the sections: refused with file, line and column, as a stray value inside a block is;
+    blanks and // comments outside the sections stay allowed."""
+    shutil.copy(PEM / "pem1_3_def.udf", tmp_path)
+    p = tmp_path / "tail.udf"
+    # lines: 1 \include, 2 \begin{data}, 3 unitParameter, 4 \end{data}, 5 blank, 6 the stray value
+    p.write_text(doc_text("unitParameter:{1,1,1,1}") + "\nsimulation:{}\n")
+    with pytest.raises(UdfError, match=r"tail\.udf:6:1: text outside any section: 'simulation:\{\}' — values belong "
+                                       r"inside \\begin\{data\}"):
+        read_udf(p)
+    p.write_text("pendulum\n" + doc_text("unitParameter:{1,1,1,1}"))
+    with pytest.raises(UdfError, match=r"tail\.udf:1:1: text outside any section: 'pendulum'"):
+        read_udf(p)
+    p.write_text('\\include {"pem1_3_def.udf"}\n\\begin{data}\nunitParameter:{1,1,1,1}\n\\end{data} x\n')
+    with pytest.raises(UdfError, match=r"tail\.udf:4:12: text outside any section: 'x'"):
+        read_udf(p)
+    p.write_text("// by hand\n\n" + doc_text("unitParameter:{1,2,1,1}") + "  // the end\n\n")
+    assert read_udf(p).data["unitParameter"]["mass"] == 2.0
+
+
 def test_error_too_many_values_and_unknown_field(tmp_path):
     with pytest.raises(UdfError, match=r"unitParameter: more values than the schema's 4 fields"):
         parse(tmp_path, "unitParameter:{1,1,1,1,1}")
