@@ -49,6 +49,7 @@ from ..model.scene import (
     Settings,
     StaticWall,
     check_not_too_light,
+    name_key,
 )
 from .files import beside_scene, name_of_file, read_input_text
 
@@ -367,9 +368,10 @@ def _check_pair_names(scene: Scene) -> None:
     """Each ``pair_restitution`` entry's two names are a body's or a wall's: an error names the file's key
     (``bodies[k]``) and the closest name when there is one (a misspelt wall)."""
     names = [b.name for b in scene.bodies] + [w.name for w in scene.walls]
+    keys = {name_key(n) for n in names}   # "é" as one code point or as e + accent: one name (Scene.checked)
     for i, pair in enumerate(scene.pair_restitution):
         for k, n in enumerate(pair.names):
-            if n not in names:
+            if name_key(n) not in keys:
                 close = difflib.get_close_matches(n, names, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else f" (they are {', '.join(map(repr, names))})"
                 raise ValidationError(f"pair_restitution[{i}].bodies[{k}]", f"no body or wall is called {n!r}{hint}")

@@ -14,6 +14,7 @@ body coordinates.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
@@ -259,6 +260,20 @@ def _checked_law(w: StaticWall, path: str) -> StaticWall:
             raise ValidationError(f"{path}.gliding_friction", "friction_law = \"viscous\" needs the table's "
                                   "gliding friction μ (s/m): set gliding_friction")
     return replace(w, friction_law=law)
+
+
+def name_key(name: str) -> str:
+    """The form in which names of bodies and walls are compared: Unicode's NFC. "é" as one code point and as "e"
+    plus a combining accent print alike, so they are one name (a duplicate, or the same item in a pair)."""
+    return unicodedata.normalize("NFC", name)
+
+
+def _spelt(first: str, again: str) -> str:
+    """The note of a name given again spelt with other code points (nothing when it is spelt alike)."""
+    if first == again:
+        return ""
+    return (f"; the two print alike but are encoded differently ({ascii(first)} and {ascii(again)}: an accented "
+            "letter as one code point or as a letter plus a combining accent): give them different names")
 
 
 @dataclass(frozen=True)
@@ -597,10 +612,12 @@ class Scene:
             bodies.append(b.checked(f"bodies[{i}]"))
         if not any(b.moving for b in bodies):
             raise ValidationError("bodies", "the scene has no pendulum or free body to simulate")
-        names = [b.name for b in bodies]
-        for i, n in enumerate(names):
-            if names.index(n) != i:
-                raise ValidationError(f"bodies[{i}].name", f"duplicate body name {n!r} (also bodies[{names.index(n)}])")
+        first: dict[str, int] = {}
+        for i, b in enumerate(bodies):
+            j = first.setdefault(name_key(b.name), i)
+            if j != i:
+                raise ValidationError(f"bodies[{i}].name", f"duplicate body name {b.name!r} (also bodies[{j}])"
+                                                           f"{_spelt(bodies[j].name, b.name)}")
         box = None
         if self.periodic_box is not None:
             box = v.vector(self.periodic_box, "periodic_box")
@@ -634,11 +651,12 @@ class Scene:
             if not isinstance(w, StaticWall):
                 raise ValidationError(f"walls[{i}]", "expected a StaticWall")
             walls.append(w.checked(f"walls[{i}]"))
-        names = [b.name for b in bodies]
+        names = {name_key(b.name): b.name for b in bodies}   # the names in compared form → as given
         for i, w in enumerate(walls):
-            if w.name in names:
-                raise ValidationError(f"walls[{i}].name", f"{w.name!r} is already the name of a body or wall")
-            names.append(w.name)
+            if name_key(w.name) in names:
+                raise ValidationError(f"walls[{i}].name", f"{w.name!r} is already the name of a body or wall"
+                                                          f"{_spelt(names[name_key(w.name)], w.name)}")
+            names[name_key(w.name)] = w.name
         pairs = []
         for i, p in enumerate(self.pair_restitution):
             path = f"pair_restitution[{i}]"
@@ -647,11 +665,12 @@ class Scene:
             if isinstance(p.names, str) or len(p.names) != 2:
                 raise ValidationError(f"{path}.names", f"expected two names, got {p.names!r}")
             for k, n in enumerate(p.names):
-                if n not in names:
+                if not isinstance(n, str) or name_key(n) not in names:
                     raise ValidationError(f"{path}.names[{k}]", f"no body or wall is called {n!r}")
-            if p.names[0] == p.names[1]:
-                raise ValidationError(f"{path}.names", f"a pair needs two different items, got {p.names[0]!r} twice")
-            pairs.append(PairRestitution(tuple(p.names), restitution_value(p.restitution, f"{path}.restitution")))
+            pair = tuple(names[name_key(n)] for n in p.names)   # each spelt as its item is
+            if pair[0] == pair[1]:
+                raise ValidationError(f"{path}.names", f"a pair needs two different items, got {pair[0]!r} twice")
+            pairs.append(PairRestitution(pair, restitution_value(p.restitution, f"{path}.restitution")))
         model = v.choice(self.contact_model, "contact_model", CONTACT_MODELS)
         if model == "impacts":
             for i, b in enumerate(bodies):

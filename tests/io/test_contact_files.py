@@ -158,6 +158,43 @@ def test_bad_contact_files_are_named(extra, message):
         loads(extra)
 
 
+# "é" written as one code point and as e + a combining acute accent: two strings that print alike
+E_ONE, E_TWO = "Caf\u00e9", "Cafe\u0301"
+
+
+def test_names_that_print_alike_are_one_name():
+    """Two bodies (or a body and a wall) named "Café", once with é as one code point and once as e + a combining
+    accent, were two items whose names print alike in every output: refused as duplicates, naming both encodings;
+    a pair naming one spelling finds the item spelt the other way (and takes the item's own spelling)."""
+    assert E_ONE != E_TWO and len(E_ONE) == 4 and len(E_TWO) == 5
+    body = ("[[bodies]]\nname = \"{}\"\npivot = [0, 0, 1]\nmass_properties = {{mass = 0.1, center_of_mass = [0, 0, "
+            "-0.5], inertia = [[0, 0, 0], [0, 0, 0], [0, 0, 0]]}}\n")
+    head = 'format = "pem-scene"\nversion = 1\n'
+    with pytest.raises(ValidationError, match=r"^bodies\[1\]\.name: duplicate body name 'Cafe\u0301' \(also "
+                                              r"bodies\[0\]\); the two print alike but are encoded differently "
+                                              r"\('Caf\\xe9' and 'Cafe\\u0301'"):
+        loads(head + body.format(E_ONE) + body.format(E_TWO))
+    wall = '[[walls]]\nkind = "plane"\nname = "{}"\nnormal = [0, 0, 1]\n'
+    with pytest.raises(ValidationError, match=r"^walls\[0\]\.name: 'Caf\u00e9' is already the name of a body or "
+                                              r"wall; the two print alike"):
+        loads(head + body.format(E_TWO) + wall.format(E_ONE))
+    pair = '[[pair_restitution]]\nbodies = ["{}", "floor"]\nrestitution = 0.5\n'
+    scene = loads(head + body.format(E_ONE) + wall.format("floor") + pair.format(E_TWO))
+    assert scene.pair_restitution[0].names == (E_ONE, "floor")
+    # the API as the files: the model checks the names
+    api = examples.pendulum()
+    api.bodies = [replace(api.bodies[0], name=E_ONE), replace(api.bodies[0], name=E_TWO, role="fixed")]
+    with pytest.raises(ValidationError, match=r"^bodies\[1\]\.name: duplicate body name"):
+        api.checked()
+    api.bodies = api.bodies[:1]
+    api.walls = (StaticWall(kind="plane", name="floor"),)
+    api.pair_restitution = (PairRestitution(("floor", E_TWO), 0.5),)
+    assert api.checked().pair_restitution[0].names == ("floor", E_ONE)
+    api.pair_restitution = (PairRestitution((E_ONE, E_TWO), 0.5),)
+    with pytest.raises(ValidationError, match=r"^pair_restitution\[0\]\.names: a pair needs two different items"):
+        api.checked()
+
+
 # ---------------------------------------------------------------------------- outputs
 
 def test_run_writes_the_event_log(tmp_path):
