@@ -198,6 +198,28 @@ def test_a_python_scene_files_own_error_is_one_line_naming_file_and_line(tmp_pat
     assert str(bad) in r.stderr and message in r.stderr, r.stderr
 
 
+def test_a_python_scene_file_imports_a_module_beside_it(tmp_path):
+    """A Python scene file imports a helper module from its own folder, as ``python scene.py`` would (it said "No
+    module named 'helper'"); afterwards sys.path is as it was and the helper is forgotten, so a scene file in
+    another folder gets its own helper of the same name."""
+    from pem_physics.io.loading import load_scene
+
+    for folder, length in (("a", 0.25), ("b", 0.5)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "helper.py").write_text(f"from pem_physics import examples\n\n"
+                                                     f"def make():\n    return examples.pendulum(length={length})\n")
+        (tmp_path / folder / "scene.py").write_text("import helper\n\nscene = helper.make()\n")
+    # the bob (a point mass) hangs one length below the pivot: its centre of mass there, in body coordinates
+    r = pem("info", tmp_path / "a" / "scene.py", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)[0]["center_of_mass"] == pytest.approx([0, 0, -0.25])
+    path = list(sys.path)
+    for folder, length in (("a", 0.25), ("b", 0.5)):
+        body = load_scene(str(tmp_path / folder / "scene.py")).bodies[0]
+        assert list(body.mass_properties.center_of_mass) == pytest.approx([0, 0, -length])
+        assert sys.path == path and "helper" not in sys.modules
+
+
 def test_convert_udf_to_toml_runs_the_same(tmp_path):
     out = tmp_path / "pendulum.toml"
     r = pem("convert", DATA / "pem" / "pendulum.udf", out)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from pathlib import Path
+
 from ..errors import PemError, ValidationError
 from .files import checked_input, read_input_text
 
@@ -35,6 +39,32 @@ def load_mesh(path: str):
     return read_mesh(path)
 
 
+@contextlib.contextmanager
+def _importable(folder: Path):
+    """The scene file's folder first on ``sys.path`` while the file runs, so that it imports a module beside it as
+    ``python scene.py`` would; afterwards ``sys.path`` is as it was, and the modules imported from that folder are
+    forgotten (the next scene file may have a helper of the same name beside it)."""
+    entry = str(folder)
+    before = set(sys.modules)
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):   # the script may have removed it itself
+            sys.path.remove(entry)
+        for name in set(sys.modules) - before:
+            where = getattr(sys.modules.get(name), "__file__", None)
+            if where and _inside(where, folder):
+                del sys.modules[name]
+
+
+def _inside(file: str, folder: Path) -> bool:
+    try:
+        return Path(file).resolve().is_relative_to(folder)
+    except (OSError, ValueError):
+        return False
+
+
 def _python_scene(path: str, p) -> object:
     """The ``scene`` a Python scene file defines; its own errors (a syntax error, an exception it raises) as one
     line naming the file and line, not a traceback through this package."""
@@ -45,7 +75,8 @@ def _python_scene(path: str, p) -> object:
     source = read_input_text(p, "Python scene file")
     namespace: dict = {"__file__": str(p), "__name__": "pem_scene"}
     try:
-        exec(compile(source, str(p), "exec"), namespace)
+        with _importable(Path(p).resolve().parent):
+            exec(compile(source, str(p), "exec"), namespace)
     except PemError:   # pem's own, raised by the script's calls: they name their item already
         raise
     except SyntaxError as err:
