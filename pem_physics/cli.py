@@ -47,19 +47,39 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+class NotStarted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM before the run first reported progress or asked whether to stop: while it was set up or
+    its engine compiled (numba's first build takes minutes), when there is nothing to publish yet."""
+
+
 @contextlib.contextmanager
 def interruptible(quiet: bool):
     """(progress, stop) callbacks for a long run: a progress bar, and Ctrl-C or SIGTERM (``kill``, a job
-    scheduler's stop) asks the run to stop cleanly; its partial result is then published marked incomplete."""
-    flag = {"stop": False}
+    scheduler's stop) asks the run to stop cleanly; its partial result is then published marked incomplete.
+    Before the run first reports progress or polls ``stop()`` (setting up, compiling its kernels) the signal ends
+    the command at once (:class:`NotStarted`), as does a second signal the run has not yet honoured."""
+    flag = {"stop": False, "started": False}
 
     def on_signal(signum, frame):
-        flag["stop"] = True
+        again = flag["stop"]
+        flag["stop"] = True   # threads of the run stop at their next poll whatever happens here
+        if not flag["started"]:
+            raise NotStarted
+        if again:
+            raise KeyboardInterrupt
+
+    def stop() -> bool:
+        flag["started"] = True
+        return flag["stop"]
+
+    def report(fraction: float) -> None:   # started before the bar shows it: a signal then keeps what was run
+        flag["started"] = True
+        progress(fraction)
 
     old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     progress = _Progress(not quiet)
     try:
-        yield progress, lambda: flag["stop"]
+        yield report, stop
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
@@ -570,6 +590,10 @@ def main(argv=None) -> int:
     warnings.showwarning = _arithmetic_once(show)
     try:
         return args.func(args)
+    except NotStarted:   # Ctrl-C or SIGTERM while the run was set up or compiled its engine
+        print("interrupted before the run started (it was being set up or its engine compiled): nothing was written",
+              file=sys.stderr)
+        return 130
     except KeyboardInterrupt:   # Ctrl-C or SIGTERM outside a run's own handling: while its outputs were written
         print("interrupted: this command's outputs were not published; the output folder keeps its previous set "
               "(the next command into it finishes a publication that was cut short)", file=sys.stderr)

@@ -320,6 +320,47 @@ def test_interrupt_flushes_partial_results(tmp_path, sig):
                                                                         "summary.json"}
 
 
+#: ``python -m pem_physics`` whose engine's set-up stands for numba's first build of the kernels: minutes of work
+#: that polls no stop (85 s for the three-magnet scene's on a cold cache), announced on stdout when it begins.
+STAND_IN_COMPILE = """
+import sys, time
+from pem_physics import cli
+from pem_physics.engine import simulate
+
+def compiling(*args, **kw):
+    print("compiling", flush=True)
+    time.sleep(60)
+    raise AssertionError("the signal did not end the command")
+
+simulate._engine = compiling
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_engine_compiles_ends_the_command_at_once(tmp_path, sig):
+    """SIGTERM (a batch system's stop, kill) or Ctrl-C while numba compiled the kernels only asked the run to stop
+    at its first check, after the compile: the run went on for minutes and needed SIGKILL. It now ends the command
+    at once: code 130, one line, nothing written."""
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-c", STAND_IN_COMPILE, "run", "example:three-magnet", "-o", str(out),
+                          "--t-end", "1e8", "--record-interval", "1e3"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "compiling\n", p.communicate()[1]
+        p.send_signal(getattr(signal, sig))
+        _, err = p.communicate(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 130, err
+    assert err.splitlines() == ["interrupted before the run started (it was being set up or its engine compiled): "
+                                "nothing was written"]
+    assert not out.exists() or not any(out.iterdir())
+
+
 @pytest.mark.parametrize("command", ["run", "plot"])
 def test_ctrl_c_while_the_outputs_are_written_ends_in_one_line(tmp_path, monkeypatch, capsys, command):
     """After the run, while its files are published, Ctrl-C (or SIGTERM, the same here) ends with one line and
