@@ -18,7 +18,8 @@ from ..model import inertia
 from ..model.analytic import Oscillation, UniformRotation
 from ..model.motion import TabulatedMotion
 from ..model.scene import Body, ConstantVelocity, ContactRim, Scene, StaticWall
-from .scenefile import FORMAT, FORMAT_VERSION, SHAPE_KEYS, MeshSource, _digest
+from .scenefile_keys import FORMAT, FORMAT_VERSION, SHAPE_KEYS
+from .scenefile_shapes import MeshSource, _digest
 
 __all__ = ["scene_to_dict", "dumps", "save_scene"]
 
