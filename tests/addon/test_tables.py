@@ -280,6 +280,38 @@ def test_rolling_coin_scene_imports_and_rolls_on_its_circle(mods, tmp_path):
         assert abs(math.hypot(W[0, 3], W[1, 3]) - R) <= 1e-4 * R, f"frame {f}: off the circle"
 
 
+def test_a_coin_let_go_on_its_edge_falls_and_rests_flat(mods):
+    """A coin (its bottom face's edge a contact rim) let go at rest with its face 60° from the table: it falls onto
+    that face and lies still on it — its axis vertical and its face on the table (from the keyed world matrices
+    alone), the last frames the same."""
+    scene = surface_scene(frames=24)
+    make_table(mu=0.5)
+    a, d, th = 0.0125, 0.002, math.radians(60.0)
+    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=d, vertices=64, rotation=(0.0, th, 0.0),
+                                        location=(0.0, 0.0, a * math.sin(th) + 0.5 * d * math.cos(th)))
+    coin = bpy.context.object
+    coin.name = "Coin"
+    p = coin.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    m = 0.0075
+    i1, i3 = m * (a * a / 4 + d * d / 12), m * a * a / 2
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, 0.0)
+    p.manual_inertia = (i1, i1, i3, 0.0, 0.0, 0.0)
+    item = p.contacts.add()
+    item.kind, item.center, item.axis, item.radius = "RIM", (0.0, 0.0, -0.5 * d), (0.0, 0.0, 1.0), a
+    bpy.context.view_layer.update()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
+    ends = []
+    for f in (scene.frame_end - 1, scene.frame_end):
+        scene.frame_set(f)
+        ends.append(M(coin))
+    W = ends[-1]
+    axis = W[:3, 2] / np.linalg.norm(W[:3, 2])
+    assert abs(abs(axis[2]) - 1.0) <= 1e-9, f"the coin's axis {axis} is not vertical"
+    assert abs(W[2, 3] - 0.5 * d) <= 1e-6, f"its centre is {W[2, 3]:g} BU up, not half its thickness"
+    assert np.allclose(ends[0], ends[1], rtol=0, atol=1e-7)
+
+
 def test_refusals_name_the_object_and_leave_the_scene_as_it_was(mods):
     scene = surface_scene(frames=4)
     ball = make_ball()

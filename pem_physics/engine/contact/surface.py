@@ -8,7 +8,8 @@ side) or a curved static wall of :mod:`.walls` — a sphere, cylinder or box, in
 (a dome, a log, a block) — with friction μ and a restitution e for impacts. Gravity g is uniform.
 
 A shape's lowest point P (the one nearest the table): a sphere's is C − r n; a rim's is C − r m/|m| with
-m = n − (n·a)a, |m| the sine of its tilt (a rim lying flat, |m| = 0, touches along its whole edge: reported).
+m = n − (n·a)a, |m| the sine of its tilt (a rim lying flat, |m| = 0, touches along its whole edge: on a plane,
+:mod:`.surface_flat`'s state; on a curved table, reported).
 Its gap is n·(P − q). On a curved table a sphere's n = −∇f(C), f the wall's signed distance (negative on the
 allowed side), and the gap is −f(C) − r; n turns as the centre moves, ṅ = −H Ċ (H the Hessian of f,
 Ċ = v + ω × (C − x)): the contact point runs by Ṗ = Ċ + r H Ċ, and keeping n·u = 0 asks n·u̇ = (H Ċ)·u — the
@@ -74,8 +75,9 @@ and there, the reference, and :mod:`.surface_kernels` with :mod:`.surface_run_ke
 (``tests/engine/test_surface_compiled.py``).
 
 Several shapes touching at once (a tippe top on its ball and stem, a block on an edge): :mod:`.surface_several`,
-the same step and events with a set of contacts. Limits: the table does not move; impacts with viscous friction are
-frictionless.
+the same step and events with a set of contacts. A rim lying flat on a plane (a coin on its face): :mod:`.surface_flat`
+(its own state, step and events; the landing of a rim that falls flat). Limits: the table does not move; impacts
+with viscous friction are frictionless.
 """
 
 from __future__ import annotations
@@ -89,11 +91,13 @@ import numpy as np
 from ...errors import SimulationError, ValidationError
 from ..integrators import free_turn, free_turn_plan
 from ..system import principal_frame
-from . import surface_several
+from . import surface_flat, surface_several
 from .impulses import check_restitution, skew
 from .surface_common import (  # noqa: F401  (MODES, SLIDING: the modes, kept with the model that has them)
     _EPS,
     APART,
+    FLAT,
+    FLAT_REST,
     MAX_SPLITS,
     MODES,
     REGION_RTOL,
@@ -374,12 +378,15 @@ class Surface:
             return C, -gf / np.linalg.norm(gf), P
         n = plane[1]
         a = body.rim_axis[k] @ Q
-        m = n - (n @ a) * a
-        s = float(np.linalg.norm(m))
-        if not s > 1e-9:
-            raise SimulationError(f"{body.name!r}: contact rim #{k} lies flat on {self.table.name!r} (its whole edge "
-                                  "touches); this model needs it tilted", time=t, body=body.name)
-        return C, m, C - (body.r[k] / s) * m
+        c = float(n @ a)
+        at = a - c * n
+        at = at - float(at @ n) * n     # twice: lying flat, a_t is round-off and one projection leaves it off the plane
+        s = float(np.linalg.norm(at))
+        # m = n − (n·a)a = s²n − c·a_t, its normal part written out: as n − (n·a)a it is round-off below s ~ 1e-8
+        m = (s * s) * n - c * at
+        if not s > 0:       # lying flat (surface_flat): every point of the edge is lowest
+            return C, m, C + body.r[k] * (body.rim_e1[k] @ Q)
+        return C, m, C + body.r[k] * ((c / s) * at - s * n)
 
     def _rim_point(self, k: int, x, Q, t: float | None = None):
         """Rim k's deepest point on a curved table: (C, d, d', P, ∇f(P), H(P)) with P = C + r d(φ*),
@@ -647,6 +654,8 @@ class Surface:
         """One step of length h (s) from st (not changed): (new state, normal work J, friction work J)."""
         if st.extra:
             return surface_several.step(self, st, h)
+        if st.mode in (FLAT, FLAT_REST):
+            return surface_flat.step(self, st, h)
         if st.mode == APART:
             v = st.v + 0.5 * h * self.g
             x = st.x + h * v
@@ -768,9 +777,10 @@ class Surface:
         scale = self.energy_scale(st) if scale is None else scale
         s, wn, wf = self.step(st, h)
         err = abs(self.energy(s) - self.energy(st) - wf)
-        if err <= SPLIT_RTOL * scale:
+        if err <= SPLIT_RTOL * scale or self.lands_flat(s, st):
+            # (a step past the instant a rim falls flat only tells the landing event where to look)
             return s, wn, wf
-        if depth >= MAX_SPLITS:
+        if depth >= MAX_SPLITS + (surface_flat.NEAR_FLAT_SPLITS if surface_flat.near_flat(self, st) else 0):
             corner = self.corner_error(st)
             if corner is not None:
                 raise corner
@@ -778,8 +788,15 @@ class Surface:
                                   f"step of {h:.3g} s can follow at t = {st.t:.9g} s (energy off by {err:.3g} J); "
                                   "lower dt", time=st.t, body=self.body.name)
         a, wn1, wf1 = self.advance(st, 0.5 * h, depth + 1, scale)
+        if self.lands_flat(a, st):      # past flat in the first half: the event is there (the second would be garbage)
+            return a, wn1, wf1
         b, wn2, wf2 = self.advance(a, st.t + h - a.t, depth + 1, scale)
         return b, wn1 + wn2, wf1 + wf2
+
+    def lands_flat(self, st: State, start: State) -> bool:
+        """Whether a step from ``start`` to st took a rim touching at one point on a plane past lying flat."""
+        return (st.mode in (SLIDING, ROLLING) and not st.extra and bool(self.body.rim[st.shape])
+                and self.plane(st.shape) is not None and surface_flat.landing(self, st, start) < 0)
 
     def corner_error(self, st: State):
         """The SimulationError to raise, instead of blaming dt, for a run that fails with a shape in an inside box's
@@ -824,6 +841,8 @@ class Surface:
         """Event functions at st for a step from ``start``: [(kind, value, shape)], each positive before its event."""
         if st.extra:
             return surface_several.watch(self, st, start)
+        if st.mode in (FLAT, FLAT_REST):
+            return surface_flat.watch(self, st, start)
         out = []
         g = self.gaps(st.x, st.Q)
         for k in range(len(g)):
@@ -842,6 +861,8 @@ class Surface:
             u0 = self._tangent(c0.u, c0.n)
             ref = u0 if np.linalg.norm(u0) > SLIP_RTOL * self.speed_scale(start) else -start.slip
             out.append(("stick", float(self._tangent(c.u, c.n) @ ref), st.shape))
+        if self.body.rim[st.shape] and self.plane(st.shape) is not None:
+            out.append(("flat", surface_flat.landing(self, st, start), st.shape))
         q, q0 = self.regions(c.C), self.regions(self.contact(start).C)
         for i in range(len(q)):
             # the touching sphere's centre passing between a block's face, edge and corner regions, where the

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
-MODES = (APART, SLIDING, ROLLING)
+#: a rim lying flat, its whole edge on the table (:mod:`.surface_flat`): sliding or spinning, or at rest
+FLAT, FLAT_REST = "lying flat", "resting flat"
+MODES = (APART, SLIDING, ROLLING, FLAT, FLAT_REST)
 #: A shape whose gap is within TOUCH_RTOL·r of zero touches the table.
 TOUCH_RTOL = 1e-9
 #: Slip speeds below SLIP_RTOL·(speed scale) are no slip (their direction is round-off).

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import SimulationError, ValidationError
+from . import surface_flat
 from . import surface_layout as lay
 from . import surface_several as several
 from .events import brent
@@ -20,6 +21,8 @@ from .impulses import ContactBody, compute_impulse
 from .surface import State, Surface, _vector
 from .surface_common import (
     APART,
+    FLAT,
+    FLAT_REST,
     MAX_SPLITS,
     MODES,
     REGION_RTOL,
@@ -135,7 +138,14 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0,
         st.x = x - g[worst] * (surface.lowest(worst, x, Q, t)[1] if plane is None else plane[1])
         g = surface.gaps(st.x, Q)
     touching = [k for k in range(len(g)) if g[k] <= max(TOUCH_RTOL * body.r[k], tolerance)]
-    if len(touching) > 1:
+    flat = [k for k in touching if surface_flat.lies_flat(surface, k, Q)]
+    if flat and len(touching) > 1:
+        raise ValidationError(f"{body.name}.contacts", f"{body.shape_name(flat[0])} starts lying flat on "
+                              f"{surface.table.name!r} while another shape touches it too: a second contact beside "
+                              "a rim lying flat is not modelled yet; raise the other shapes or tilt the rim")
+    if flat:
+        surface_flat.settle(surface, st, flat[0], dt=0.0)
+    elif len(touching) > 1:
         several.settle(surface, st, touching, dt=0.0)
     elif touching:
         st.shape = touching[0]
@@ -193,6 +203,12 @@ def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
 def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tuple[str, np.ndarray]:
     """Apply the event ``kind`` of shape k at st (in place); the kind to log and the impulse given."""
     zero = np.zeros(3)
+    if st.mode in (FLAT, FLAT_REST):
+        return surface_flat.transition(surface, st, kind, k, dt)
+    if kind == "flat" or (kind == "impact" and st.mode == APART and surface_flat.lies_flat(surface, k, st.Q)):
+        # a rim falls flat (from its edge, or through the air): its whole edge strikes at once
+        J = surface_flat.settle(surface, st, k, dt)
+        return ("impact" if st.mode == APART else f"impact, {st.mode}"), J
     if kind == "impact" and st.mode != APART:
         # while others touch: the impact with them all, and with every shape at the table then (a block's face
         # lands on two corners at once, to round-off)
@@ -448,7 +464,7 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
                               "an ahead-of-time build (pem build-engine); use engine='numpy'")
     if not (np.isfinite(dt) and dt != 0):
         raise ValidationError("dt", f"must be a non-zero time step (s), got {dt!r}")
-    if state.extra or surface.on_opposite_faces(state) >= 0:
+    if state.extra or state.mode in (FLAT, FLAT_REST) or surface.on_opposite_faces(state) >= 0:
         # several shapes touch (surface_several), or a sphere fills the tray between two faces: the numpy reference's
         return run_numpy(surface, state, t_end, dt, every, progress, stop)
     kernel, kernels = found

@@ -26,6 +26,7 @@ from ...errors import ValidationError
 from ...model.rotations import orientation_to_quat, orthonormality_error
 from ...model.scene import ContactRim
 from . import surface as sf
+from . import surface_flat
 from . import surface_run as sr
 from . import surface_several as several
 from .model import EventLog, item_coefficients, make_wall, pair_coefficients
@@ -170,6 +171,9 @@ def simulate(scene, progress=None, stop=None) -> dict:
             F = several.forces(surface, st, acts)
             torque[r] = sum(np.cross(surface.contact(st, k).rho, Fi) for (k, _, _), Fi in zip(acts, F))
             modes[r] = ", ".join(m for _, m, _ in acts)
+        elif mode in (sf.FLAT, sf.FLAT_REST):
+            st = sf.State(run.t[r], run.x[r], run.v[r], run.L[r], run.Q[r], str(mode), int(run.shape[r]))
+            torque[r] = surface_flat.torque(surface, st)
         elif mode != sf.APART:
             st = sf.State(run.t[r], run.x[r], run.v[r], run.L[r], run.Q[r], str(mode), int(run.shape[r]))
             torque[r] = np.cross(surface.contact(st)[1], surface.force(st))

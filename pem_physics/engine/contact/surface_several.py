@@ -30,8 +30,9 @@ then the restitution e of each contact's compression impulse (Poisson's law, whi
 Coulomb's friction where the pressed contacts can stop (a sticking impact, each in its cone) or slide against
 their slips — and the contacts that stay are given their states.
 
-Not yet with several contacts: the rolling and spinning resistance (refused by name), a rim lying flat (a coin's
-whole edge), and the compiled engine (:func:`.surface_run.run` runs such a run on the numpy reference).
+Not yet with several contacts: the rolling and spinning resistance (refused by name), a rim lying flat beside
+another contact (:mod:`.surface_flat` holds a rim alone), and the compiled engine (:func:`.surface_run.run` runs
+such a run on the numpy reference).
 """
 
 from __future__ import annotations
