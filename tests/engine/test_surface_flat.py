@@ -14,7 +14,7 @@ from scipy.integrate import quad, solve_ivp
 from pem_physics.engine.contact.ring import elliptic_ke, ring_friction, ring_integrals
 from pem_physics.engine.contact.surface import FLAT, FLAT_REST, ROLLING, ContactRim, Surface, Table, TableBody
 from pem_physics.engine.contact.surface_flat import FLAT_TILT
-from pem_physics.engine.contact.surface_run import run, run_numpy, start_state
+from pem_physics.engine.contact.surface_run import compiled_available, run, run_numpy, start_state
 
 G = 9.81
 # a table tilted out of the lab axes, gravity along its normal: nothing in the code may lean on z
@@ -205,6 +205,12 @@ def test_a_coin_falls_flat_on_a_smooth_table_as_energy_and_momentum_say():
     b_end = np.arcsin(FLAT_TILT)
     T = quad(lambda s: 2 * s / rate(b0 - s * s), 0, np.sqrt(b0 - b_end), epsabs=1e-15, epsrel=1e-13)[0]
     r = run_numpy(sf, st, 0.1, 1e-4)
+    # the compiled run (where it can run) hands the landing to the numpy reference: the same run to round-off
+    both = run(sf, st, 0.1, 1e-4)
+    assert both.engine == ("numba+numpy" if compiled_available() else "numpy")
+    assert [e.kind for e in both.events] == [e.kind for e in r.events]
+    assert np.allclose([e.t for e in both.events], [e.t for e in r.events], rtol=0, atol=1e-12)
+    assert np.allclose(both.x, r.x, rtol=0, atol=1e-12) and np.allclose(both.v, r.v, rtol=0, atol=1e-10)
     landing = [e for e in r.events if e.kind.startswith("impact")]
     assert len(landing) == 1 and landing[0].kind == f"impact, {FLAT_REST}"
     assert abs(landing[0].t - T) <= 1e-7 * T                      # the fall at second order in dt
@@ -217,8 +223,8 @@ def test_a_coin_falls_flat_on_a_smooth_table_as_energy_and_momentum_say():
 
 def test_a_coin_falling_from_its_edge_with_friction_lands_and_comes_to_rest():
     """With friction the coin rolls, slips, lands flat, slides and stops (the compiled run hands it to the numpy
-    reference); its energy never rises beyond the integration's error, the books balance, and no point of it goes
-    below the table."""
+    reference at the landing); its energy never rises beyond the integration's error, the books balance, and no
+    point of it goes below the table."""
     sf, R, h, a, m, _ = coin(mu=0.5, h=0.0)
     n = NORMAL
     b0 = np.radians(60.0)
@@ -237,6 +243,8 @@ def test_a_coin_falling_from_its_edge_with_friction_lands_and_comes_to_rest():
     low = [sf.gap(0, x, Q) for x, Q in zip(r.x, r.Q)]
     assert min(low) >= -1e-12 * a
     assert abs(r.final.x @ n) <= 1e-15
+    # compiled where it can run: its steps up to the landing's, the numpy reference's from there
+    assert r.engine == ("numba+numpy" if compiled_available() else "numpy")
 
 
 def test_a_coin_dropped_flat_bounces_whole_then_rests():

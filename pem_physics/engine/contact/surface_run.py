@@ -454,10 +454,10 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     """:func:`run` on the compiled kernel (:func:`.surface_run_kernels.run_chunk`): the same method, steps, events and
     records as :func:`run_numpy`, to round-off; chunks of PROGRESS_EVERY steps when there are callbacks (the
     numpy run's points for them), else one. When a second shape reaches the table while one touches (several
-    contacts at once are the numpy reference's alone so far), the steps before that one stay compiled and the
-    reference takes the run over from there (``engine`` "numba+numpy"); when the kernel stops on a failure
-    (Painlevé's paradox, a rim lying flat, chatter, …) the numpy reference runs the whole run instead and reports
-    it in its words."""
+    contacts at once are the numpy reference's alone so far) or the kernel stops on a failure (a rim falling flat,
+    which the reference lands; Painlevé's paradox, chatter, …), the steps before that one stay compiled and the
+    reference takes the run over from there (``engine`` "numba+numpy"), going on or failing in its own words; a
+    failure in a chunk's first step gives the reference the whole run."""
     found = _compiled_kernel()
     if found is None:
         raise ValidationError("engine", "the compiled table kernel needs numba (pip install pem_physics[fast]) or "
@@ -511,9 +511,10 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
             if status != lay.EVENTS_FULL:
                 break
             E = np.concatenate([E, np.zeros_like(E)])
-        if status != lay.OK and info[0] == lay.FAIL_SECOND_SHAPE and info[1] > t0 + i * dt:
-            # a second shape reaches the table while one touches: the steps before that one compiled, the rest on
-            # the reference (surface_several)
+        if status != lay.OK and info[1] > t0 + i * dt:
+            # a second shape reaches the table while one touches (surface_several's), a rim falls flat
+            # (surface_flat's), or the kernel fails: the steps before that one compiled, the rest on the reference
+            # (which goes on, or fails in its own words)
             i_fail = min(max(int(np.floor((info[1] - t0) / dt)) + 1, i + 1), i1)
             s1, works1 = s.copy(), works.copy()
             info[:] = 0.0
