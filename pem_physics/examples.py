@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .model.elliptic import elliptic_ke
 from .model.inertia import Cylinder, MassProperties, Sphere
 from .model.rotations import axis_angle_matrix
 from .model.scene import Body, Dipole, Scene, Settings
@@ -110,10 +111,7 @@ def build(name: str, **kw) -> Scene:
 
 def ellipk(m: float) -> float:
     """Complete elliptic integral of the first kind K(m), parameter m = k² < 1 (arithmetic–geometric mean)."""
-    a, b = 1.0, float(np.sqrt(1.0 - m))
-    while abs(a - b) > 1e-15 * a:
-        a, b = 0.5 * (a + b), float(np.sqrt(a * b))
-    return float(np.pi / (2.0 * a))
+    return float(elliptic_ke(np.sqrt(1.0 - m))[0])
 
 
 def box_mesh(half_sides, center=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:

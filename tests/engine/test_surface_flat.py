@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from scipy.integrate import quad, solve_ivp
 
-from pem_physics.engine.contact.ring import elliptic_ke, ring_friction, ring_integrals
+from pem_physics.engine.contact.ring import ring_friction, ring_integrals
 from pem_physics.engine.contact.surface import FLAT, FLAT_REST, ROLLING, ContactRim, Surface, Table, TableBody
 from pem_physics.engine.contact.surface_flat import FLAT_TILT
 from pem_physics.engine.contact.surface_run import compiled_available, run, run_numpy, start_state
+from pem_physics.model.elliptic import elliptic_ke
 
 G = 9.81
 # a table tilted out of the lab axes, gravity along its normal: nothing in the code may lean on z

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...model.elliptic import elliptic_ke
+
 #: Points of the periodic trapezoidal rule (error ~ q^TRAPEZOID_NODES, below 1e-32 for q ≤ QUADRATURE_BELOW).
 TRAPEZOID_NODES = 32
 #: Speed ratios q = min/max of V and |w| up to which the trapezoidal rule is used; above it the closed forms, whose
@@ -32,23 +34,6 @@ TRAPEZOID_NODES = 32
 QUADRATURE_BELOW = 0.1
 _NODES = -np.pi + 2 * np.pi * np.arange(TRAPEZOID_NODES) / TRAPEZOID_NODES
 _AT_REST_POINT = np.array([4.0, 4.0, -4.0 / 3.0, 8.0 / 3.0, -4.0 / 3.0])   # V = w: a point of the ring at rest
-
-
-def elliptic_ke(kc: float) -> tuple[float, float]:
-    """(K, E): the complete elliptic integrals of the first and second kind of modulus k, given by its complement
-    kc = √(1 − k²) ∈ (0, 1] (the arithmetic–geometric mean; K grows as ln(4/kc) as kc → 0)."""
-    a, b = 1.0, float(kc)
-    c2 = 1.0 - b * b            # c₀² = k²
-    total, weight = 0.5 * c2, 0.5
-    for _ in range(40):
-        c = 0.5 * (a - b)
-        a, b = 0.5 * (a + b), float(np.sqrt(a * b))
-        weight *= 2.0
-        total += weight * c * c
-        if abs(c) <= 1e-17 * a:
-            break
-    K = np.pi / (2.0 * a)
-    return K, K * (1.0 - total)
 
 
 def ring_integrals(V: float, w: float) -> np.ndarray:
