@@ -220,6 +220,39 @@ def test_a_python_scene_file_imports_a_module_beside_it(tmp_path):
         assert sys.path == path and "helper" not in sys.modules
 
 
+def test_a_python_scene_file_leaves_the_modules_it_did_not_bring_imported(tmp_path):
+    """A scene file in a project folder that also holds the project's venv (``.venv/…/site-packages``) imported
+    scipy for the first time: every module the scene's run imported under that folder was dropped from sys.modules,
+    and the next import of scipy died ("cannot load module more than once per process", a traceback from ``run
+    --method dop853``). Only the modules that lie in the scene's folder itself are forgotten; a package installed
+    deeper, or imported before the scene ran, stays the very module the scene used."""
+    from pem_physics.io.loading import load_scene
+
+    site = tmp_path / ".venv" / "lib" / "site-packages"
+    (site / "deeppkg").mkdir(parents=True)
+    (site / "deeppkg" / "__init__.py").write_text("")
+    (site / "deeppkg" / "part.py").write_text("")
+    (tmp_path / "earlier").mkdir()
+    (tmp_path / "earlier" / "__init__.py").write_text("")
+    (tmp_path / "earlier" / "late.py").write_text("")
+    (tmp_path / "helper.py").write_text("")
+    (tmp_path / "scene.py").write_text("import deeppkg.part, earlier.late, helper\nfrom pem_physics import examples\n"
+                                       "deeppkg.seen = earlier.seen = helper.seen = True\n"
+                                       "scene = examples.pendulum()\n")
+    sys.path[:0] = [str(site), str(tmp_path)]
+    try:
+        import earlier  # imported before the scene: its late submodule is not the scene's own
+
+        load_scene(str(tmp_path / "scene.py"))
+        assert sys.modules["deeppkg"].seen and sys.modules["earlier"].seen and "deeppkg.part" in sys.modules
+        assert "earlier.late" in sys.modules and earlier.late is sys.modules["earlier.late"]
+        assert "helper" not in sys.modules   # the module beside the scene is forgotten, as before
+    finally:
+        del sys.path[:2]
+        for name in ("deeppkg", "deeppkg.part", "earlier", "earlier.late", "helper"):
+            sys.modules.pop(name, None)
+
+
 def test_convert_udf_to_toml_runs_the_same(tmp_path):
     out = tmp_path / "pendulum.toml"
     r = pem("convert", DATA / "pem" / "pendulum.udf", out)

@@ -43,7 +43,10 @@ def load_mesh(path: str):
 def _importable(folder: Path):
     """The scene file's folder first on ``sys.path`` while the file runs, so that it imports a module beside it as
     ``python scene.py`` would; afterwards ``sys.path`` is as it was, and the modules imported from that folder are
-    forgotten (the next scene file may have a helper of the same name beside it)."""
+    forgotten (the next scene file may have a helper of the same name beside it). Only those: a module that lies
+    deeper (a project's own ``.venv/…/site-packages``, numpy's or scipy's first import during the scene) stays, as
+    does a package imported before (this package itself, when the scene file lies beside it): forgetting them made
+    their next import load a second copy ("cannot load module more than once per process")."""
     entry = str(folder)
     before = set(sys.modules)
     sys.path.insert(0, entry)
@@ -52,10 +55,22 @@ def _importable(folder: Path):
     finally:
         with contextlib.suppress(ValueError):   # the script may have removed it itself
             sys.path.remove(entry)
-        for name in set(sys.modules) - before:
-            where = getattr(sys.modules.get(name), "__file__", None)
-            if where and _inside(where, folder):
+        new = set(sys.modules) - before
+        tops = {name.partition(".")[0] for name in new} - before
+        beside = {top for top in tops if _beside(sys.modules.get(top), top, folder)}
+        for name in new:
+            if name.partition(".")[0] in beside:
                 del sys.modules[name]
+
+
+def _beside(module, top: str, folder: Path) -> bool:
+    """Whether the top-level module ``top`` was imported from ``folder`` itself: its file ``top.py`` (or an extension
+    module ``top.*.so``) or its package folder ``top/`` lies directly in it."""
+    where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+    if not where or not _inside(where, folder):
+        return False
+    first = Path(where).resolve().relative_to(folder).parts[0]
+    return first == top or first.split(".")[0] == top
 
 
 def _inside(file: str, folder: Path) -> bool:
