@@ -253,6 +253,21 @@ def test_a_python_scene_file_leaves_the_modules_it_did_not_bring_imported(tmp_pa
             sys.modules.pop(name, None)
 
 
+@pytest.mark.parametrize("helper,message", [
+    ("x = 1\ny = (\n", "line 1 (helper.py, line 2): SyntaxError: "),
+    ("x = 1\ny = 1 / 0\n", "line 1 (helper.py, line 2): ZeroDivisionError: division by zero"),
+])
+def test_an_error_in_a_module_beside_a_python_scene_names_that_module(tmp_path, helper, message):
+    """An error in a helper module the scene file imports was said as the scene file's own at the helper's line
+    ("scene.py: line 2: SyntaxError" where the scene has one line): the scene's line that imports it, and the
+    helper's file and line."""
+    (tmp_path / "helper.py").write_text(helper)
+    (tmp_path / "scene.py").write_text("import helper\n")
+    r = pem("info", tmp_path / "scene.py")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"error: {tmp_path / 'scene.py'}: {message}"), r.stderr
+
+
 def test_convert_udf_to_toml_runs_the_same(tmp_path):
     out = tmp_path / "pendulum.toml"
     r = pem("convert", DATA / "pem" / "pendulum.udf", out)

@@ -83,32 +83,46 @@ def _inside(file: str, folder: Path) -> bool:
 def _python_scene(path: str, p) -> object:
     """The ``scene`` a Python scene file defines; its own errors (a syntax error, an exception it raises) as one
     line naming the file and line, not a traceback through this package."""
-    import traceback
-
     from ..model.scene import Scene
 
     source = read_input_text(p, "Python scene file")
     namespace: dict = {"__file__": str(p), "__name__": "pem_scene"}
+    folder = Path(p).resolve().parent
     try:
-        with _importable(Path(p).resolve().parent):
+        with _importable(folder):
             exec(compile(source, str(p), "exec"), namespace)
     except PemError:   # pem's own, raised by the script's calls: they name their item already
         raise
-    except SyntaxError as err:
-        raise ValidationError(path, f"line {err.lineno}: {type(err).__name__}: {err.msg}") from None
     except SystemExit as err:   # exit() in the scene: it would end the command as if it had succeeded
-        lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == str(p)]
-        where = f"line {lines[-1]}: " if lines else ""
-        raise ValidationError(path, f"{where}the scene file called exit({'' if err.code is None else err.code!r}) "
-                                    "before defining its scene: a scene file defines 'scene' and does not exit") \
-            from None
+        raise ValidationError(path, f"{_where(err, p, folder)}the scene file called exit("
+                                    f"{'' if err.code is None else err.code!r}) before defining its scene: a scene "
+                                    "file defines 'scene' and does not exit") from None
+    except SyntaxError as err:
+        raise ValidationError(path, f"{_where(err, p, folder)}{type(err).__name__}: {err.msg}") from None
     except Exception as err:  # noqa: BLE001 - the user's script: any error it raises is its own
-        lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == str(p)]
-        where = f"line {lines[-1]}: " if lines else ""
-        raise ValidationError(path, f"{where}{type(err).__name__}: {err}") from None
+        raise ValidationError(path, f"{_where(err, p, folder)}{type(err).__name__}: {err}") from None
     if "scene" not in namespace:
         raise ValidationError(path, "a Python scene file must define a variable named 'scene'")
     scene = namespace["scene"]
     if not isinstance(scene, Scene):
         raise ValidationError(path, f"'scene' must be a pem_physics Scene, got {type(scene).__name__}")
     return scene
+
+
+def _where(err: BaseException, p: Path, folder: Path) -> str:
+    """Where in the scene file ``p`` the error ``err`` arose, ``line 2: ``, and where in a module beside it that the
+    file imports when it arose there, ``line 2 (helper.py, line 3): ``; empty when neither is known."""
+    import traceback
+
+    frames = [(f.filename, f.lineno) for f in traceback.extract_tb(err.__traceback__)]
+    if isinstance(err, SyntaxError) and err.filename:   # the file that did not parse: no frame of its own
+        frames.append((err.filename, err.lineno))
+    scene = str(p)
+    mine = [line for file, line in frames if file == scene]
+    beside = [(file, line) for file, line in frames
+              if file != scene and not file.startswith("<") and Path(file).is_file() and _inside(file, folder)]
+    where = f"line {mine[-1]}" if mine else ""
+    if beside:
+        file, line = beside[-1]
+        where += f"{' ' if where else ''}({Path(file).resolve().relative_to(folder)}, line {line})"
+    return f"{where}: " if where else ""
