@@ -69,6 +69,11 @@ def _flag(data, name: str) -> bool:
 
 #: Largest speed a saved state may hold: v² then stays within gas.temperature's bound (1e100).
 MAX_STATE_SPEED = 1e50
+#: Range of a saved state's masses, radii and box lengths: a collision's reduced mass m₁m₂/(m₁ + m₂), a contact
+#: distance squared and the box's volume then stay normal doubles (masses of 1e-307 made every reduced mass 0: no
+#: impulse, 46 million collisions of spheres passing into each other; 1e300, positions of inf; a box of 1e-200 a
+#: volume of 0).
+STATE_SIZES = (1e-100, 1e100)
 
 
 def _state_of(path: Path, data) -> GasState:
@@ -103,6 +108,11 @@ def _state_of(path: Path, data) -> GasState:
         a = np.asarray(a)
         if a.dtype.kind not in "fiu" or not np.all(np.isfinite(a)):
             raise ValueError(f"{name}: expected finite numbers")
+    for name in ("radii", "masses", "box"):
+        dtype = np.asarray(data[name]).dtype
+        if dtype.kind not in "fiub":
+            got = {"U": "text", "S": "bytes", "c": "complex numbers"}.get(dtype.kind, f"{dtype.name} values")
+            raise ValueError(f"{name}: expected real numbers, got {got}")
     n, d = np.shape(x) if np.ndim(x) == 2 else (0, 0)
     for name, shape in (("positions", (n, d)), ("velocities", (n, d)), ("radii", (n,)), ("masses", (n,)),
                         ("box", (d,))):
@@ -112,7 +122,40 @@ def _state_of(path: Path, data) -> GasState:
     if np.abs(v).max(initial=0.0) > MAX_STATE_SPEED:
         raise ValueError(f"velocities up to {np.abs(v).max():.3g}: at most {MAX_STATE_SPEED:g} (a temperature of "
                          "at most 1e100, as gas.temperature)")
+    _check_sizes(data, np.asarray(v, dtype=np.float64), d)
     return GasState(x, v, data["radii"], data["masses"], data["box"], periodic, t, container=container)
+
+
+def _check_sizes(data, v: np.ndarray, d: int) -> None:
+    """A saved state's masses, radii and box lengths within :data:`STATE_SIZES`, a box of at most
+    MAX_BOX_DIAMETERS of its smallest particle's diameters a side (a new gas's bound), and its temperature
+    Σ m v² / (N d) within gas.temperature's bound; ValueError naming the field otherwise. Values that are not
+    positive and finite are left to GasState's own checks."""
+    from .gas_config import MAX_BOX_DIAMETERS, MAX_TEMPERATURE
+
+    lo, hi = STATE_SIZES
+    arrays = {name: np.asarray(data[name], dtype=np.float64) for name in ("masses", "radii", "box")}
+    for name, a in arrays.items():
+        a = a[np.isfinite(a) & (a > 0)]
+        if a.size and not lo <= a.min() <= a.max() <= hi:
+            bad = a.min() if a.min() < lo else a.max()
+            raise ValueError(f"{name}: {bad:g} is outside {lo:g} … {hi:g} (the gas's units: σ = m = k_B T = 1 by "
+                             "default), where a collision's reduced mass, a distance squared or the box's volume "
+                             "leaves the range of doubles: rescale the state")
+    radii, box, masses = arrays["radii"], arrays["box"], arrays["masses"]
+    if radii.size and box.size and np.all(radii > 0) and np.all(box > 0):
+        cells = float(box.max()) / (2.0 * float(radii.min()))
+        if not cells <= MAX_BOX_DIAMETERS:
+            raise ValueError(f"radii: the smallest, {radii.min():g}, makes the box ({box.max():g} a side) "
+                             f"{cells:.3g} of its diameters a side; at most {MAX_BOX_DIAMETERS:g} (doubles resolve "
+                             "positions there to about 1e-7 of a diameter): rescale the radii or the box")
+    if masses.shape == (len(v),) and np.all(masses > 0):
+        with np.errstate(over="ignore"):
+            T = float(np.sum(masses[:, None] * v * v)) / (len(v) * d)
+        if not T <= MAX_TEMPERATURE:
+            raise ValueError(f"masses and velocities: their temperature Σ m v² / (N d) = {T:.3g} is beyond "
+                             f"{MAX_TEMPERATURE:g}, as gas.temperature (the energy sums must stay finite in "
+                             "doubles): rescale the masses or the velocities")
 
 
 def initial_state(c: dict) -> GasState:

@@ -208,10 +208,21 @@ def test_a_state_edited_after_its_run_is_refused(tmp_path, capsys):
     ("positions", None, "positions: expected finite numbers"),
     ("radii", np.array([0.1, 0.1]), "radii: shape (2,), expected (8,)"),
     ("box", np.array([4.0, 4.0]), "box: shape (2,), expected (3,)"),
+    # sizes whose products leave the doubles: masses of 1e-307 made every collision's reduced mass 0 (millions of
+    # collisions of spheres passing into each other, a stall), 1e300 positions of inf (a traceback), radii of
+    # 1e-300 a packing fraction of 0 blamed on gas.packing_fraction, a box of 1e-200 a volume of 0 (a traceback)
+    ("masses", np.full(8, 1e-307), "masses: 1e-307 is outside 1e-100 … 1e+100"),
+    ("masses", np.full(8, 1e300), "masses: 1e+300 is outside 1e-100 … 1e+100"),
+    ("radii", np.full(8, 1e-300), "radii: 1e-300 is outside 1e-100 … 1e+100"),
+    ("radii", np.full(8, 1e-20), "radii: the smallest, 1e-20, makes the box (4 a side) 2e+20 of its diameters"),
+    ("box", np.full(3, 1e-200), "box: 1e-200 is outside 1e-100 … 1e+100"),
+    ("radii", np.array(["0.1"] * 8), "radii: expected real numbers, got text"),
+    ("masses", np.full(8, 1e95), "masses and velocities: their temperature Σ m v² / (N d) = "),
 ])
 def test_a_saved_state_with_a_bad_field_is_refused_by_name(tmp_path, capsys, field, value, message):
     """A state file of one's own with a field that is not a number, speeds whose squares overflow (the run would
-    hang, then fail writing inf), or arrays of the wrong shape: one line naming the file and the field."""
+    hang, then fail writing inf), sizes out of the doubles' reach, or arrays of the wrong shape: one line naming
+    the file and the field."""
     rng = np.random.default_rng(1)
     n = 8
     arrays = {"positions": rng.uniform(0.2, 3.8, (n, 3)), "velocities": rng.normal(size=(n, 3)),
@@ -222,6 +233,8 @@ def test_a_saved_state_with_a_bad_field_is_refused_by_name(tmp_path, capsys, fie
         arrays["positions"][1, 2] = np.nan
     else:
         arrays[field] = value
+    if field == "masses" and value[0] == 1e95:     # a mass in range, but a temperature of ~1e115
+        arrays["velocities"] *= 1e10
     np.savez(tmp_path / "state.npz", **arrays)
     assert gas(tmp_path / "out", "--state", str(tmp_path / "state.npz"), "--t-end", "0.05") == 2
     err = capsys.readouterr().err
