@@ -98,11 +98,21 @@ def load_gas_scene(source: str) -> dict:
     if set(doc) != {"gas"} or not isinstance(doc["gas"], dict):
         raise ValidationError(str(path), f"a gas scene has one table [gas], found {', '.join(doc) or 'nothing'}")
     cfg = dict(doc["gas"])
-    if isinstance(cfg.get("state"), str):   # beside the scene file, as a motion table: a shared scene reads no other
+    if "state" in cfg:   # beside the scene file, as a motion table: a shared scene reads no other
         from ..io.files import beside_scene
 
-        cfg["state"] = str(beside_scene(cfg["state"], path.parent, "gas.state", "saved state"))
+        cfg["state"] = str(beside_scene(_state_name(cfg["state"]), path.parent, "gas.state", "saved state"))
     return cfg
+
+
+def _state_name(value) -> str:
+    """``state`` as given: a file's or a folder's name (the scene's ``state = 5`` said "no such file: 5", and an
+    empty one, the scene's folder or the current one, "is a folder without a gas.npz")."""
+    if not isinstance(value, str) or not value.strip():
+        what = f"the string {value!r}" if isinstance(value, str) else repr(value)
+        raise _err("state", f"expected the name of a saved state (a gas run's gas.npz or its output folder), got "
+                            f"{what}")
+    return value
 
 
 def _number(cfg, key, *, integer=False):
@@ -250,7 +260,7 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
     c = {**DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
     saved = None
     if c["state"] is not None:
-        c["state"] = _state_file(Path(str(c["state"])))
+        c["state"] = _state_file(Path(_state_name(c["state"])))
         saved = load_state(c["state"])  # the start's size, dimension and box are the saved state's
         box = "periodic" if saved.periodic else ("walls" if saved.container.kind == "box" else saved.container.kind)
         _refuse_overridden(given or {}, saved, box)

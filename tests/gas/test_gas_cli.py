@@ -269,3 +269,18 @@ def test_a_scene_files_state_outside_its_folder_is_refused_unopened(tmp_path, ca
     err = capsys.readouterr().err
     assert "gas.state: " in err and ("absolute path" in err if name.startswith("/") else "outside" in err)
     assert "root:" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["5", '""', "false"])
+def test_a_state_that_is_no_file_name_is_refused_as_such(tmp_path, capsys, value):
+    """A scene's ``state = 5`` said "no such file: 5" (looked up in the current folder, not beside the scene), and
+    ``state = ""`` or ``--state ""`` "… is a folder without a gas.npz" (the scene's folder, or the current one)."""
+    scene = tmp_path / "gas.toml"
+    scene.write_text(f"[gas]\nstate = {value}\n")
+    assert cli.main(["gas", str(scene), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: gas.state: expected the name of a saved state"), err
+    assert gas(tmp_path / "out", "--state", "") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: gas.state: expected the name of a saved state"), err
+    assert not (tmp_path / "out").exists()
