@@ -49,6 +49,10 @@ def read_input_text(path, what: str = "file", limit: int = MAX_TEXT_BYTES, error
         raise ValidationError(str(path), f"cannot read the {what}: {err.strerror or err}") from None
     if len(data) > limit:
         raise ValidationError(str(path), f"grew past {limit / 2**20:,.0f} MiB while read: is it the right file?")
+    utf = _wide_unicode(data)
+    if utf:   # Windows' "Unicode" (Notepad, PowerShell 5's > and Out-File): text, but not UTF-8
+        raise ValidationError(str(path), f"{utf} text, not UTF-8: save the {what} as UTF-8 (an editor's \"Save "
+                                         "as\" ▸ encoding UTF-8)")
     if b"\x00" in data:
         raise ValidationError(str(path), f"binary data (a NUL byte at {data.index(0)}), not text: is it a {what}?")
     try:   # utf-8-sig: a leading byte-order mark (Excel's CSV, Notepad) is not part of the text
@@ -56,6 +60,20 @@ def read_input_text(path, what: str = "file", limit: int = MAX_TEXT_BYTES, error
     except UnicodeDecodeError as err:
         raise ValidationError(str(path), f"not UTF-8 text ({err.reason} at byte {err.start}): is it a {what}?") \
             from None
+
+
+def _wide_unicode(data: bytes) -> str:
+    """"UTF-16" or "UTF-32" when ``data`` begins with that encoding's byte-order mark, or is ASCII text in UTF-16
+    without one (every other byte of its start NUL); else empty."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    head = data[:64]
+    if len(head) >= 8 and len(head) % 2 == 0 and (not any(head[1::2]) and all(head[0::2])
+                                                  or not any(head[0::2]) and all(head[1::2])):
+        return "UTF-16"
+    return ""
 
 
 def name_of_file(path, default: str = "scene") -> str:

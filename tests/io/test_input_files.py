@@ -125,6 +125,24 @@ def test_bytes_that_are_not_text_are_refused_by_name(tmp_path, capsys):
     assert "latin.toml: not UTF-8 text" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("encoding, says", [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"),
+                                           ("utf-32", "UTF-32")])
+def test_a_scene_file_saved_as_utf16_is_named_so(tmp_path, capsys, encoding, says):
+    """A scene file saved by Windows' Notepad as "Unicode" or by PowerShell 5's ``>`` (UTF-16, a byte-order mark) was
+    called "binary data (a NUL byte at 3), not text": it is text, in another encoding; the message says which and
+    to save it as UTF-8."""
+    text = (ROOT / "examples" / "scenes" / "three_magnet.toml").read_text(encoding="utf-8")
+    for suffix in (".toml", ".py", ".udf"):
+        path = tmp_path / f"scene{suffix}"
+        path.write_bytes(text.encode(encoding))
+        assert cli_main(["info", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert re.fullmatch(rf"error: {re.escape(str(path))}: {says} text, not UTF-8: save the (Python |UDF )?"
+                            r"(scene )?file as UTF-8 \(an editor's \"Save as\" ▸ encoding UTF-8\)\n", err), err
+    assert cli_main(["gas", str(path.with_suffix(".toml")), "-o", str(tmp_path / "out")]) == 2
+    assert f"{says} text, not UTF-8: save the gas scene file as UTF-8" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("content, says", [
     (b"\x00\x01garbage" * 200, "the file holds no triangles"),
     (b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n",   # a face past the vertices
