@@ -12,18 +12,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ValidationError
+from .gas_start import MAX_BOX_DIAMETERS, MAX_TEMPERATURE, load_state
 from .gas_start import gas_error as _err
-from .gas_start import load_state
 
 if TYPE_CHECKING:
     from ..gas.state import GasState
 
 # The gas modules (and tomllib) are imported by the functions that use them: the command line registers
-# this command on every start, and ``run`` need not load them.
+# this command on every start, and ``run`` need not load them. MAX_TEMPERATURE and MAX_BOX_DIAMETERS, bounds of a
+# saved state too, are .gas_start's (imported above).
 
-#: Highest temperature accepted: N·d·T must stay far from the largest double (1.8e308) in the energy sums that
-#: scale the start velocities (at T = 1e308 they overflowed and every velocity came out 0).
-MAX_TEMPERATURE = 1e100
 #: Bytes the event-driven engine keeps per particle (positions, velocities, event heap, cell lists; docs/gas.md).
 BYTES_PER_PARTICLE = 248
 #: Bytes a time block keeps (its edges, virial and collision counts as Python floats: 10⁸ blocks took 11.8 GB).
@@ -32,9 +30,6 @@ BYTES_PER_BLOCK = 128
 #: event-driven run, a run may ask for: the ``run`` command's cap on steps (``MAX_STEPS``), far beyond any run that
 #: could finish (10¹² events are three weeks at the engine's 5 × 10⁵ collisions per second).
 MAX_EVENTS = 1e12
-#: Longest side, in particle diameters, of the box a packing fraction may imply: doubles resolve a position in it to
-#: about 1e-7 of a diameter (2.2e-16 × 1e9), and no less would do to find contacts.
-MAX_BOX_DIAMETERS = 1e9
 #: Bytes a cell of the event-driven engine's cell lists takes (its list head, an int64; cells are about a diameter
 #: wide, so a dilute gas has many: gas/edmd.py ``cell_grid``).
 BYTES_PER_CELL = 8

@@ -67,6 +67,12 @@ def _flag(data, name: str) -> bool:
     raise ValueError(f"{name}: expected true or false (a boolean), got {a.tolist()!r}")
 
 
+#: Highest temperature accepted: N·d·T must stay far from the largest double (1.8e308) in the energy sums that
+#: scale the start velocities (at T = 1e308 they overflowed and every velocity came out 0).
+MAX_TEMPERATURE = 1e100
+#: Longest side, in particle diameters, of the box a packing fraction may imply: doubles resolve a position in it to
+#: about 1e-7 of a diameter (2.2e-16 × 1e9), and no less would do to find contacts.
+MAX_BOX_DIAMETERS = 1e9
 #: Largest speed a saved state may hold: v² then stays within gas.temperature's bound (1e100).
 MAX_STATE_SPEED = 1e50
 #: Range of a saved state's masses, radii and box lengths: a collision's reduced mass m₁m₂/(m₁ + m₂), a contact
@@ -131,8 +137,6 @@ def _check_sizes(data, v: np.ndarray, d: int) -> None:
     MAX_BOX_DIAMETERS of its smallest particle's diameters a side (a new gas's bound), and its temperature
     Σ m v² / (N d) within gas.temperature's bound; ValueError naming the field otherwise. Values that are not
     positive and finite are left to GasState's own checks."""
-    from .gas_config import MAX_BOX_DIAMETERS, MAX_TEMPERATURE
-
     lo, hi = STATE_SIZES
     arrays = {name: np.asarray(data[name], dtype=np.float64) for name in ("masses", "radii", "box")}
     for name, a in arrays.items():
