@@ -79,6 +79,12 @@ def load_gas_scene(source: str) -> dict:
     if source.startswith("example:"):
         name = source.split(":", 1)[1]
         if name not in EXAMPLES:
+            from ..examples import BUILDERS
+
+            if name in BUILDERS:   # a scene of bodies: another command's
+                raise ValidationError("example", f"{name!r} is a scene of bodies, not a hard-sphere gas: run it with "
+                                                 f"`python -m pem_physics run example:{name} -o OUTDIR` (the gas "
+                                                 f"examples: {', '.join(EXAMPLES)})")
             raise ValidationError("example", f"unknown gas example {name!r}; choose one of {', '.join(EXAMPLES)}")
         return dict(EXAMPLES[name])
     path = Path(source)
@@ -86,10 +92,18 @@ def load_gas_scene(source: str) -> dict:
 
     from ..io.files import read_input_text
 
+    text = read_input_text(path, "gas scene file")
+    if path.suffix.lower() in (".py", ".udf"):   # not TOML: "not valid TOML: Invalid statement (at line 1 …)"
+        raise ValidationError(str(path), f"a {'Python' if path.suffix.lower() == '.py' else 'PEM UDF'} scene of "
+                                         f"bodies, not a gas scene (a .toml file with one [gas] table): run it with "
+                                         f"`python -m pem_physics run {source} -o OUTDIR`")
     try:
-        doc = tomllib.loads(read_input_text(path, "gas scene file"))
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ValidationError(str(path), f"not valid TOML: {err}") from None
+    if "gas" not in doc and ("bodies" in doc or doc.get("format") == "pem-scene"):
+        raise ValidationError(str(path), "a scene of bodies (format = \"pem-scene\"), not a gas scene (one [gas] "
+                                         f"table): run it with `python -m pem_physics run {source} -o OUTDIR`")
     if set(doc) != {"gas"} or not isinstance(doc["gas"], dict):
         raise ValidationError(str(path), f"a gas scene has one table [gas], found {', '.join(doc) or 'nothing'}")
     cfg = dict(doc["gas"])

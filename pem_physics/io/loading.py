@@ -9,13 +9,20 @@ from pathlib import Path
 from ..errors import PemError, ValidationError
 from .files import checked_input, read_input_text
 
+#: The gas command's built-in scenes (analysis.gas_config.EXAMPLES, a layer above: a test holds the two equal).
+GAS_EXAMPLES = ("hard-sphere-gas",)
+
 
 def load_scene(path: str):
     """A Scene from a TOML scene file, a PEM UDF file, a Python file defining ``scene``, or ``example:NAME``."""
     if path.startswith("example:"):
         from .. import examples
 
-        return examples.build(path.split(":", 1)[1])
+        name = path.split(":", 1)[1]
+        if name in GAS_EXAMPLES:   # the gas command's ("unknown example 'hard-sphere-gas'", said run and info)
+            raise ValidationError(path, "a hard-sphere gas, not a scene of bodies: run it with `python -m pem_physics "
+                                        f"gas {path} -o OUTDIR`")
+        return examples.build(name)
     p = checked_input(path, "scene file")   # a regular file of a sane size (a FIFO would block)
     suffix = p.suffix.lower()
     if suffix == ".toml":

@@ -233,3 +233,35 @@ def test_the_ends_of_the_aspect_range_run_and_too_few_spheres_are_the_packing_fr
     assert err.startswith("error: gas.packing_fraction: 0.25 cannot be reached in a cylinder of 100 spheres at any "
                           "aspect: at the best, 1, their centres reach only 126.2")
     assert "use more particles or a lower η" in err and "inf" not in err
+
+
+@pytest.mark.parametrize("scene,says", [
+    ("example:three-magnet", "'three-magnet' is a scene of bodies, not a hard-sphere gas: run it with `python -m "
+                             "pem_physics run example:three-magnet -o OUTDIR`"),
+    ("three_magnet.toml", "a scene of bodies (format = \"pem-scene\"), not a gas scene (one [gas] table): run it "
+                          "with `python -m pem_physics run "),
+    ("compass.udf", "a PEM UDF scene of bodies, not a gas scene (a .toml file with one [gas] table): run it with "
+                    "`python -m pem_physics run "),
+    ("scene.py", "a Python scene of bodies, not a gas scene"),
+])
+def test_a_scene_of_bodies_given_to_gas_names_the_command_it_is_for(tmp_path, capsys, scene, says):
+    """A scene of bodies given to ``gas`` said "unknown gas example 'three-magnet'", "a gas scene has one table [gas],
+    found format, version, …" or "not valid TOML: Invalid statement" (a .udf or .py file): it is named for what it is,
+    with the command that runs it; and ``run example:hard-sphere-gas`` (the gas command's example) the other way."""
+    from pem_physics import cli
+    from pem_physics.analysis import gas_config
+    from pem_physics.io import loading
+
+    from conftest import ROOT
+
+    (tmp_path / "scene.py").write_text("from pem_physics import examples\nscene = examples.pendulum()\n")
+    path = scene if scene.startswith("example:") else str(
+        tmp_path / scene if scene.endswith(".py") else ROOT / "examples" / "scenes" / scene)
+    assert cli.main(["gas", path, "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err, err
+    assert cli.main(["run", "example:hard-sphere-gas", "-o", str(tmp_path / "out"), "-q"]) == 2
+    assert "a hard-sphere gas, not a scene of bodies: run it with `python -m pem_physics gas example:hard-sphere-gas" \
+        in capsys.readouterr().err
+    assert loading.GAS_EXAMPLES == tuple(gas_config.EXAMPLES)
+    assert not (tmp_path / "out").exists()
