@@ -78,10 +78,13 @@ def _wide_unicode(data: bytes) -> str:
 
 def name_of_file(path, default: str = "scene") -> str:
     """A scene's (or a mesh shape's) name from its file's (one without a ``name`` of its own): the stem, control
-    characters as ``?`` and at most 200 characters, so that the name itself is never refused for a file name's
-    sake; ``default`` for an empty stem."""
-    stem = "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in Path(path).stem)
-    return stem[:200] or default
+    characters and those that break a line or reverse the text (:data:`..model.scene.UNSHOWN`) as ``?`` and at
+    most 200 characters, so that the name itself is never refused for a file name's sake; ``default`` for a stem
+    that is empty or only spaces."""
+    from ..model.scene import UNSHOWN
+
+    stem = "".join("?" if ord(c) < 32 or ord(c) == 127 or c in UNSHOWN else c for c in Path(path).stem)
+    return stem[:200] if stem.strip() else default
 
 
 def beside_scene(name: str, root, key: str, what: str) -> Path:

@@ -209,7 +209,7 @@ class StaticWall:
     spin_resistance: float | None = None
 
     def checked(self, path: str) -> StaticWall:
-        v.name(self.name, f"{path}.name")
+        _name(self.name, f"{path}.name")
         kind = v.choice(self.kind, f"{path}.kind", WALL_KINDS)
         if not isinstance(self.inside, bool):
             raise ValidationError(f"{path}.inside", f"expected true or false, got {self.inside!r}")
@@ -260,6 +260,28 @@ def _checked_law(w: StaticWall, path: str) -> StaticWall:
             raise ValidationError(f"{path}.gliding_friction", "friction_law = \"viscous\" needs the table's "
                                   "gliding friction μ (s/m): set gliding_friction")
     return replace(w, friction_law=law)
+
+
+#: Characters that break a line or reorder the text around them where a name is shown (a CSV header, a terminal,
+#: a spreadsheet): the C1 controls (U+0085 is a line break to Python's splitlines and to XML), the line and
+#: paragraph separators, and Unicode's bidirectional embeddings, overrides and isolates (U+202E shows "bob.q_w" as
+#: "w_q.bob" and every column after it reversed).
+UNSHOWN = frozenset([*map(chr, range(0x80, 0xA0)), "\u2028", "\u2029", *map(chr, range(0x202A, 0x202F)),
+                      *map(chr, range(0x2066, 0x206A))])
+
+
+def _name(value, path: str) -> str:
+    """A name (:func:`.validate.name`) that shows as it is: not only spaces, and none of the characters that break
+    a line or reorder the text around them (:data:`UNSHOWN`)."""
+    v.name(value, path)
+    if not value.strip():
+        raise ValidationError(path, f"a name of {len(value)} space(s) only: give a name that shows in the outputs")
+    bad = next((c for c in value if c in UNSHOWN), None)
+    if bad is not None:
+        raise ValidationError(path, f"the character U+{ord(bad):04X} ({unicodedata.name(bad, 'a control character')}) "
+                                    f"in the name {ascii(value[:40])} breaks the line or reverses the text where the "
+                                    "name is shown (CSV headers, terminals): use printable characters")
+    return value
 
 
 def name_key(name: str) -> str:
@@ -363,11 +385,11 @@ class Body:
 
     def checked(self, path: str) -> Body:
         """A copy with every value validated and converted to numpy arrays."""
-        v.name(self.name, f"{path}.name")
+        _name(self.name, f"{path}.name")
         v.choice(self.role, f"{path}.role", ROLES)
         for i, shape in enumerate(self.shapes):   # a mesh's name reaches files (the scene writer, add-on objects)
             if getattr(shape, "name", None) is not None:
-                v.name(shape.name, f"{path}.shapes[{i}].name")
+                _name(shape.name, f"{path}.shapes[{i}].name")
         if not isinstance(self.translate, (bool, np.bool_)):
             raise ValidationError(f"{path}.translate", f"expected true or false, got {self.translate!r}")
         if self.translate and self.role != "free":
@@ -602,7 +624,7 @@ class Scene:
 
     def checked(self) -> Scene:
         """A validated copy; raises ValidationError naming the first bad item."""
-        v.name(self.name, "name")   # it goes into summary.json, sweep.json and file headers, as body names do
+        _name(self.name, "name")   # it goes into summary.json, sweep.json and file headers, as body names do
         if not isinstance(self.bodies, (list, tuple)):
             raise ValidationError("bodies", "expected a list of bodies")
         bodies = []

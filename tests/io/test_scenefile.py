@@ -531,11 +531,27 @@ def test_an_inertia_no_body_has_or_a_mass_too_small_to_simulate_is_refused():
 
 
 @pytest.mark.parametrize("name, said", [("a\\u0000b", "control character"), ("x" * 5000, "5,000 characters"),
-                                        ("", "non-empty")])
+                                        ("", "non-empty"), ("   ", "a name of 3 space(s) only"),
+                                        ("a\\u2028b", "U+2028 (LINE SEPARATOR)"), ("a\\u0085b", "U+0085"),
+                                        ("\\u202Eevil", "U+202E (RIGHT-TO-LEFT OVERRIDE)")])
 def test_a_scene_name_that_would_break_the_outputs_is_refused(name, said):
-    """Body and wall names were checked, the scene's was not: a NUL or 5,000 characters reached sweep.json."""
+    """Body and wall names were checked, the scene's was not: a NUL or 5,000 characters reached sweep.json. A name of
+    spaces, a line separator (a line break to Python's splitlines) or a right-to-left override (which shows every
+    CSV column after it reversed) passed for scene, body and wall names alike."""
     err = _error(_minimal(extra_top=f'name = "{name}"'))
     assert err.path == "name" and said in err.message, err
+    if name and len(name) < 100:
+        err = _error(_minimal().replace('name = "bob"', f'name = "{name}"'))
+        assert err.path == "bodies[0].name" and said in err.message, err
+
+
+def test_a_file_whose_stem_would_be_a_refused_name_still_names_its_scene(tmp_path):
+    """A scene file without a ``name`` takes its stem; a stem of spaces or with a right-to-left override is made a
+    valid name (the default, or '?' for the character), never refused for the file's sake."""
+    for stem, name in (("   ", "scene"), ("a\u202eb", "a?b")):
+        path = tmp_path / f"{stem}.toml"
+        path.write_text(_minimal(), encoding="utf-8")
+        assert load_scene(path).name == name
 
 
 @pytest.mark.parametrize("tolerance", ["1e90", "0.003"])
