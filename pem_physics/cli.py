@@ -261,7 +261,7 @@ def add_plot_command(sub) -> None:
     p = sub.add_parser("plot", help="PNG figures (energies, ω, L sphere, top view) from a run's output folder")
     p.add_argument("outdir", help="folder written by 'run' (holds trajectory.npz)")
     p.add_argument("-o", "--pngdir", help="where to write the PNGs (default: the run folder)")
-    p.add_argument("--body", type=int, default=0, help="body index for the L-sphere figure (default 0)")
+    p.add_argument("--body", type=int, help="body index for the L-sphere figure (default 0)")
     p.set_defaults(func=cmd_plot)
 
 
@@ -500,7 +500,8 @@ def _terminate_as_interrupt():
 
 
 #: Scene paths an option of the command line sets: an error there names the option the user typed.
-OPTION_OF = {"settings.dt": "dt", "settings.t_end": "t_end", "settings.method": "method", "friction": "friction"}
+OPTION_OF = {"settings.dt": "dt", "settings.t_end": "t_end", "settings.method": "method", "friction": "friction",
+             "body": "body"}
 
 
 def _as_option(err: ValidationError, args) -> ValidationError:

@@ -323,9 +323,10 @@ def plot_energy_errors(trajs: dict, path) -> Path:
     return save(fig, path)
 
 
-def plot_outputs(outdir, pngdir=None, body: int = 0) -> list[Path]:
+def plot_outputs(outdir, pngdir=None, body: int | None = None) -> list[Path]:
     """All FIGURES for the run in ``outdir`` (its trajectory.npz), written to ``pngdir`` (default: outdir);
-    for a ``gas`` run's folder (gas.npz) the gas figures of :mod:`.gas_plot` instead.
+    for a ``gas`` run's folder (gas.npz) the gas figures of :mod:`.gas_plot` instead. ``body``: the index of the
+    body whose L path is drawn (default the first; a gas has none to choose).
 
     Only a published output set is read (its manifest lists the file, size and SHA-256 agree: a folder left by an
     interrupted publication, a stale or foreign file is refused by name); the PNGs join the run's set when they
@@ -336,10 +337,16 @@ def plot_outputs(outdir, pngdir=None, body: int = 0) -> list[Path]:
     if m is not None and "gas.npz" in m["files"] and "trajectory.npz" not in m["files"]:
         from .gas_plot import plot_gas_outputs
 
+        if body is not None:   # it was taken in silence
+            raise ValidationError("body", f"{outdir} holds a gas run: it has particles, no bodies to choose; drop it")
         return plot_gas_outputs(outdir, pngdir)
     traj = read_trajectory(verified(outdir, "trajectory.npz", "run output"))
+    body = 0 if body is None else body
     if not 0 <= body < len(traj.names):
-        raise ValidationError("body", f"body index {body} out of range (the run has {len(traj.names)} bodies)")
+        n = len(traj.names)
+        raise ValidationError("body", f"body index {body} out of range: the run has {n} bod{'y' if n == 1 else 'ies'} "
+                                      f"({', '.join(map(repr, traj.names[:5]))}{', …' if n > 5 else ''}), indices 0 to "
+                                      f"{n - 1}")
     pngdir = Path(pngdir) if pngdir is not None else Path(outdir)
     same = pngdir.resolve() == Path(outdir).resolve()
     with OutputSet(pngdir, "plot", extend=same) as out:

@@ -86,6 +86,23 @@ def test_plot_command(magnet_run, tmp_path, capsys):
     assert "no such folder" in capsys.readouterr().err
 
 
+def test_a_body_index_plot_cannot_take_is_named_as_typed(magnet_run, tmp_path, capsys):
+    """``plot --body 5`` said "body: body index 5 out of range (the run has 1 bodies)": the option as typed, the
+    bodies and the indices there are; on a gas run's folder (particles, no bodies) --body was taken in silence."""
+    traj, out = magnet_run
+    assert cli_main(["plot", str(out), "--body", "5", "-o", str(tmp_path / "a")]) == 2
+    assert capsys.readouterr().err == f"error: --body 5: body index 5 out of range: the run has {len(traj.names)} " \
+                                      f"body ('{traj.names[0]}'), indices 0 to 0\n"
+    from pem_physics.gas import edmd
+
+    if not edmd.available():
+        pytest.skip("the gas run needs numba")
+    assert cli_main(["gas", "--n", "20", "--box", "walls", "--t-end", "0.05", "-o", str(tmp_path / "gas"), "-q"]) == 0
+    assert cli_main(["plot", str(tmp_path / "gas"), "--body", "0"]) == 2
+    assert "error: --body 0: " in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not list((tmp_path / "gas").glob("*.png"))
+
+
 @pytest.mark.parametrize("command", ["plot", "info"])
 def test_help(command, capsys):
     with pytest.raises(SystemExit) as exc:
