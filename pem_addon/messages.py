@@ -47,6 +47,16 @@ _BODY_FIELDS = {
     "contact_friction": "Own Friction μ (Physics ▸ Magnetic Pendulum ▸ Contacts)",
 }
 
+#: A wall's own settings (``walls[k].<key>``) in the panel's words: the wall object's Contacts box.
+_WALL_FIELDS = {
+    "restitution": "Own Restitution (Physics ▸ Magnetic Pendulum ▸ Contacts)",
+    "contact_friction": "Own Friction μ (Physics ▸ Magnetic Pendulum ▸ Contacts)",
+    "friction_law": "Friction Law (Physics ▸ Magnetic Pendulum ▸ Contacts)",
+    "gliding_friction": "Gliding μ (Physics ▸ Magnetic Pendulum ▸ Contacts)",
+    "rolling_resistance": "Rolling Resistance (Physics ▸ Magnetic Pendulum ▸ Contacts)",
+    "spin_resistance": "Spin Resistance (Physics ▸ Magnetic Pendulum ▸ Contacts)",
+}
+
 
 #: Scene-file settings a core message may tell the user to set, in the panel's words.
 _PANEL_PHRASES = (
@@ -82,6 +92,8 @@ def object_message(msg: str, objects, walls=()) -> str:
                  + (" " if m[0].endswith(".") else ""), msg)
     msg = re.sub(r"bodies\[(\d+)\]\.contacts\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} contact sphere #{m[2]}"
                  + (" " if m[0].endswith(".") else ""), msg)
+    msg = re.sub(r"walls\[(\d+)\]\.(\w+)", lambda m: (f"walls[{m[1]}]: {_WALL_FIELDS[m[2]]}" if m[2] in _WALL_FIELDS
+                                                      else m[0]), msg)   # "(wall) rolling_resistance: …" before
     msg = re.sub(r"walls\[(\d+)\]\.?", lambda m: (f"Object '{walls[int(m[1])].name}' (wall)" if int(m[1]) < len(walls)
                                                   else m[0].rstrip(".")) + (" " if m[0].endswith(".") else ""), msg)
     m = re.match(r"bodies\[(\d+)\]\.?(\w*)", msg)

@@ -353,6 +353,26 @@ def test_refusals_name_the_object_and_leave_the_scene_as_it_was(mods):
                  r"moves 2")
 
 
+@pytest.mark.parametrize("key,value,label", [
+    ("rolling_resistance", 1.0, "Rolling Resistance"), ("spin_resistance", 1.0, "Spin Resistance"),
+    ("gliding_friction", float("nan"), "Gliding μ")])
+def test_a_tables_own_setting_refused_is_named_by_its_field_in_the_panel(mods, key, value, label):
+    """A refused value of the table's own (Rolling Resistance longer than the ball's radius, a Gliding μ of NaN) read
+    "Object 'Table' (wall) rolling_resistance: …", the scene file's key: it names the panel's field and where it is."""
+    surface_scene(frames=4)
+    make_ball()
+    table = make_table(law="VISCOUS" if key == "gliding_friction" else "COULOMB")
+    setattr(table.pem, key, value)
+    bpy.context.view_layer.update()
+    before = fingerprint()
+    with pytest.raises(RuntimeError) as err:
+        bpy.ops.pem.simulate_bake()
+    msg = str(err.value)
+    assert f"Object 'Table' (wall): {label} (Physics ▸ Magnetic Pendulum ▸ Contacts): " in msg, msg
+    assert key not in msg, msg
+    assert fingerprint() == before
+
+
 @pytest.mark.slow  # 8 s of a tippe top, baked and run on the numpy engine: under 4.2 and 5.2 (noxfile.py)
 def test_tippe_top_scene_file_imports_and_bakes_upside_down(mods, tmp_path):
     """The example's scene file, imported (the table with its gliding friction included) and baked: it ends
