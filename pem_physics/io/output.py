@@ -82,7 +82,7 @@ def write_csv(traj: Trajectory, path) -> None:
     cols, table = csv_columns(traj)
     head = io.StringIO()
     if not traj.complete:   # a partial run says so in every file (npz meta, summary, this comment)
-        head.write(f"# partial run: interrupted at t = {traj.t[-1]!r} s\n")
+        head.write(f"# partial run: interrupted at t = {float(traj.t[-1])!r} s\n")   # not np.float64(…)
     csv.writer(head, lineterminator="\n").writerow(cols)
     # every cell is a float (no quoting needed), written as repr: the shortest text that reads back bit for bit
     body = csv_rows(np.ascontiguousarray(table, dtype=float))
