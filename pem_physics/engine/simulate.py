@@ -69,7 +69,7 @@ class Ensemble:
                 raise ValidationError("ensemble.friction", f"expected shape (E,), got {c.shape}")
             if not np.all(np.isfinite(c) & (c >= 0)):
                 e = int(np.argmax(~(np.isfinite(c) & (c >= 0))))
-                raise ValidationError(f"ensemble.friction[{e}]", f"must be finite and ≥ 0, got {c[e]!r}")
+                raise ValidationError(f"ensemble.friction[{e}]", f"must be finite and ≥ 0, got {float(c[e])!r}")
         if self.field is not None:
             f = _numbers(self.field, "ensemble.field")
             if f.ndim != 2 or f.shape[1] != 3:

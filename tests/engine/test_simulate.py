@@ -132,6 +132,9 @@ def test_prepare_refuses_before_a_step_and_its_run_integrates_once():
     (lambda sc: simulate(sc, ensemble="x"), "ensemble: expected a pem_physics Ensemble or None, got str"),
     (lambda sc: simulate(sc, ensemble=_ensemble(friction=[])), "ensemble: has no members (E = 0)"),
     (lambda sc: simulate(sc, ensemble=_ensemble(friction=["a"])), "ensemble.friction: expected an array of numbers"),
+    # the value as typed, not numpy 2's repr ("got np.float64(-1.0)")
+    (lambda sc: simulate(sc, ensemble=_ensemble(friction=[0.0, -1.0])),
+     "ensemble.friction[1]: must be finite and ≥ 0, got -1.0"),
     (lambda sc: simulate(sc, ensemble=_ensemble(angular_velocity=[[[0, 0]], [[0, 0, 0]]])),
      "ensemble.angular_velocity: expected an array of numbers"),
 ])
