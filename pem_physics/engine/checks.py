@@ -90,8 +90,10 @@ def preflight(scene, system: System) -> list:
     spin, stiff = _frequencies(system)
     _check_physical(scene, spin, stiff, scene.settings.t_end)
     _check_damping(scene, system, scene.settings.t_end)
+    damping = [] if scene.settings.method != "splitting4" else [
+        hint for hint in (damping_hint(system, scene.settings.dt, b) for b in range(system.n_bodies)) if hint]
     return (box_warnings + _hinge_warnings(scene) + _zero_moment_warnings(scene, system)
-            + _step_warnings(spin, stiff, scene.settings.dt))
+            + _step_warnings(spin, stiff, scene.settings.dt) + damping[:1])
 
 
 def _hinge_warnings(scene) -> list:
@@ -366,6 +368,39 @@ def _check_physical(scene, spin: np.ndarray, stiff: np.ndarray, t_end: float) ->
                               "masses")
 
 
+def damping_rate(system: System, b: int, friction: float | None = None) -> float:
+    """The pivot friction's damping rate c/I (1/s) of moving body b: I its least moment about its pivot (or its
+    hinge's); ``friction`` c (N·m·s, default the system's)."""
+    c = system.friction if friction is None else friction
+    if system.hinged[b]:
+        inert = float(system.hinge_inertia(system.U0[None])[0, b])
+        inv = 1.0 / inert if inert > 0 else 0.0
+    else:
+        inv = float(np.max(system.inv_moments[b]))
+    return c * inv
+
+
+def _backward_kick() -> float:
+    """The largest backward kick of splitting4's schemes, as a fraction of dt (Suzuki's 0.12, SRKN₆ᵇ's 0.039)."""
+    from .integrators import SCHEMES
+
+    return max(-min(SCHEMES[name][1]) for name in ("suzuki", "srkn6b"))
+
+
+def damping_hint(system: System, dt: float, b: int, friction: float | None = None) -> str | None:
+    """What to do when splitting4's backward sub-step (a negative kick, a fraction k of dt) grows what the pivot
+    friction takes from body b by more than e: exp(k·dt·c/I) — the exact decay run backwards, which errs and, past
+    the doubles, blows up (10 N·m·s on the three-magnet pendulum, dt = 1 ms, blamed dt); None below it."""
+    c = system.friction if friction is None else friction
+    rate, k = damping_rate(system, b, c), _backward_kick()
+    if not (c > 0 and k * dt * rate > 1.0):
+        return None
+    return (f"the pivot friction c = {c:g} N·m·s damps {system.names[b]!r} about its axis of least inertia within "
+            f"I/c = {1 / rate:.3g} s, under a step of dt = {dt:g} s, and splitting4's backward sub-steps amplify "
+            f"what it takes; use method splitting2 (exact for any friction), dt ≤ {1 / (k * rate):.2g} s, or a "
+            "smaller friction")
+
+
 def _check_damping(scene, system: System, t_end: float) -> None:
     """Refuse a pivot friction c whose damping rate c/I (1/s, I the body's least moment about its pivot, or its
     hinge's) stops a body within t_end/MAX_RESOLVED_STEPS: beyond a physical range (c = 1e90 N·m·s), which
@@ -374,12 +409,7 @@ def _check_damping(scene, system: System, t_end: float) -> None:
         return
     moving = [i for i, b in enumerate(scene.bodies) if b.moving]
     for b in range(system.n_bodies):
-        if system.hinged[b]:
-            inert = float(system.hinge_inertia(system.U0[None])[0, b])
-            inv = 1.0 / inert if inert > 0 else 0.0
-        else:
-            inv = float(np.max(system.inv_moments[b]))
-        rate = system.friction * inv
+        rate = damping_rate(system, b)
         if rate * t_end > MAX_RESOLVED_STEPS * MAX_STEP_PHASE:
             raise ValidationError("friction", f"{system.friction:g} N·m·s stops {scene.bodies[moving[b]].name!r} "
                                   f"within {1 / rate:.3g} s (its moment of inertia about the pivot / c), less than "

@@ -296,8 +296,18 @@ def _check(system: System, integ, ensemble: bool) -> None:
         e, b = np.argwhere(bad)[0]
         who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
         raise SimulationError(
-            f"blow-up at t = {integ.t:.6g} s: {what} for {who}; try a smaller dt or another method",
+            f"blow-up at t = {integ.t:.6g} s: {what} for {who}; {_blowup_fix(system, integ, int(e), int(b))}",
             time=integ.t, body=system.names[b], member=int(e) if ensemble else None)
+
+
+def _blowup_fix(system: System, integ, e: int, b: int) -> str:
+    """What to do about a blow-up of body b (member e): where the pivot friction damps it within a step, that
+    (:func:`.checks.damping_hint`: splitting4's backward sub-steps), else a smaller dt or another method."""
+    from .checks import damping_hint
+
+    c = None if system.member_friction is None else float(system.member_friction[e])
+    hint = damping_hint(system, integ.dt, b, c) if getattr(integ, "name", "") == "splitting4" else None
+    return hint or "try a smaller dt or another method"
 
 
 def simulate(scene: Scene, *, method: str | None = None, dt: float | None = None,
@@ -707,7 +717,7 @@ def _raise_blowup(system: System, integ, status: np.ndarray, ensemble: bool) -> 
     t_bad = first * integ.dt
     who = f"body {system.names[b]!r}" + (f" of ensemble member {e}" if ensemble else "")
     raise SimulationError(
-        f"blow-up at t = {t_bad:.6g} s: {what} for {who}; try a smaller dt or another method",
+        f"blow-up at t = {t_bad:.6g} s: {what} for {who}; {_blowup_fix(system, integ, e, b)}",
         time=t_bad, body=system.names[b], member=e if ensemble else None)
 
 

@@ -126,6 +126,25 @@ def test_an_absurd_spin_or_moment_is_named_not_blamed_on_dt():
     assert [w[:40] for w in _preflight(fast)] == ["dt = 0.0002 s is large for the fastest m"]
 
 
+def test_a_friction_splitting4_cannot_take_is_blamed_and_the_advice_holds():
+    """Pivot friction of 10 N·m·s on the three-magnet pendulum (its rod's axis: I/c = 3.5e-7 s, a thousandth of a
+    step) blew up splitting4 — its backward sub-steps run the friction's decay backwards — with "try a smaller dt or
+    another method". The message names the friction and the way out, and the way out holds: splitting2 runs it, to
+    the same result as a ten times finer step; at 3 N·m·s splitting4 runs but warns."""
+    from pem_physics.errors import SimulationError
+
+    scene = examples.three_magnet(friction=10.0, t_end=0.05)
+    with pytest.raises(SimulationError, match=r"blow-up at .* for body 'bob'; the pivot friction c = 10 N·m·s damps "
+                                              r"'bob' .* use method splitting2 \(exact for any friction\), dt ≤ "):
+        simulate(scene)
+    coarse, fine = simulate(scene, method="splitting2"), simulate(scene, method="splitting2", dt=1e-4)
+    np.testing.assert_allclose(coarse.quaternion[-1], fine.quaternion[-1], atol=1e-6)
+    assert not any("pivot friction" in w for w in coarse.info["warnings"])
+    warned = simulate(examples.three_magnet(friction=3.0, t_end=0.05)).info["warnings"]
+    assert any(w.startswith("the pivot friction c = 3 N·m·s damps 'bob'") for w in warned), warned
+    assert _preflight(examples.three_magnet(t_end=0.05)) == []     # the example's own friction: nothing to say
+
+
 def test_an_absurd_friction_or_speed_is_named_not_blamed_on_dt():
     """friction = 1e90 N·m·s overflowed splitting4's backward sub-steps (numpy's "overflow encountered in exp",
     then "try a smaller dt"); a marble at 1e100 m/s went to "divide by zero" and the same: refused by name."""
