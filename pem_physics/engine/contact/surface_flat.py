@@ -340,10 +340,11 @@ def near_flat(surface, st) -> bool:
 
 
 def _down(surface, k: int, Q, n) -> np.ndarray:
-    """The direction (3,) in the plane from rim k's centre towards its lowest point, its length the tilt."""
+    """Rim k's axis's part in the plane (3,), its length the tilt: it passes through zero as the rim passes flat. (Not
+    (n·a)·a_t, the lowest point's own direction: that passes through zero where the rim stands upright.)"""
     a = surface.body.rim_axis[k] @ Q
     at = a - (a @ n) * n
-    return float(a @ n) * (at - (at @ n) * n)
+    return at - (at @ n) * n
 
 
 def torque(surface, st) -> np.ndarray:
