@@ -707,6 +707,10 @@ class Surface:
         # kick 2 at the new contact point (on a curved table, with its normal there)
         v2 = v1 + 0.5 * h * self.g
         mid = State(st.t + h, x1, v2, L1, Q1, st.mode, k, st.slip.copy())
+        if self.lands_flat(mid, st):
+            # past lying flat the contact point has jumped to the rim's far side, where the second kick has no
+            # meaning (its friction can even leave no normal force): the step only tells the landing where to look
+            return mid, 0.0, 0.0
         c2 = self.contact(mid)
         n2, rho2, W2, u2 = c2.n, c2.rho, c2.W, c2.u
         K2 = self.K(W2, rho2)
@@ -775,18 +779,33 @@ class Surface:
         end where the whole step ends, so records stay on the grid; deterministic. SimulationError when
         MAX_SPLITS halvings do not bring it down (the motion changes faster than any step can follow)."""
         scale = self.energy_scale(st) if scale is None else scale
-        s, wn, wf = self.step(st, h)
-        err = abs(self.energy(s) - self.energy(st) - wf)
-        if err <= SPLIT_RTOL * scale or self.lands_flat(s, st):
-            # (a step past the instant a rim falls flat only tells the landing event where to look)
-            return s, wn, wf
-        if depth >= MAX_SPLITS + (surface_flat.NEAR_FLAT_SPLITS if surface_flat.near_flat(self, st) else 0):
+        deepest = depth >= MAX_SPLITS + (surface_flat.NEAR_FLAT_SPLITS if surface_flat.near_flat(self, st) else 0)
+        try:
+            s, wn, wf = self.step(st, h)
+        except SimulationError:
+            # a rim on a plane: a step long enough to take it past flat may end anywhere (its contact point jumps
+            # round the rim), even where no normal force holds it (Painlevé's paradox): halved like one whose
+            # energy is off, and reported only where it cannot be halved further
+            if deepest or not surface_flat.on_a_plane(self, st):
+                raise
+            s = None
+        if s is None or surface_flat.sweeps(self, s, st):
+            # (a rim's lowest point turned past a right angle well off flat: halved, whatever the energy says)
+            err = np.inf
+        else:
+            err = abs(self.energy(s) - self.energy(st) - wf)
+            if err <= SPLIT_RTOL * scale or (self.lands_flat(s, st) and surface_flat.near_flat(self, st)):
+                # (a step from near flat past the instant a rim falls flat only tells the landing event where to
+                # look; from further off it is halved like any other, so that no step's error passes for a landing)
+                return s, wn, wf
+        if deepest:
             corner = self.corner_error(st)
             if corner is not None:
                 raise corner
+            off = f"energy off by {err:.3g} J" if np.isfinite(err) else "its rim's lowest point running round it"
             raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: the contact changes faster than a "
-                                  f"step of {h:.3g} s can follow at t = {st.t:.9g} s (energy off by {err:.3g} J); "
-                                  "lower dt", time=st.t, body=self.body.name)
+                                  f"step of {h:.3g} s can follow at t = {st.t:.9g} s ({off}); lower dt", time=st.t,
+                                  body=self.body.name)
         a, wn1, wf1 = self.advance(st, 0.5 * h, depth + 1, scale)
         if self.lands_flat(a, st):      # past flat in the first half: the event is there (the second would be garbage)
             return a, wn1, wf1
@@ -795,8 +814,7 @@ class Surface:
 
     def lands_flat(self, st: State, start: State) -> bool:
         """Whether a step from ``start`` to st took a rim touching at one point on a plane past lying flat."""
-        return (st.mode in (SLIDING, ROLLING) and not st.extra and bool(self.body.rim[st.shape])
-                and self.plane(st.shape) is not None and surface_flat.landing(self, st, start) < 0)
+        return surface_flat.on_a_plane(self, st) and surface_flat.landing(self, st, start) < 0
 
     def corner_error(self, st: State):
         """The SimulationError to raise, instead of blaming dt, for a run that fails with a shape in an inside box's
@@ -850,6 +868,10 @@ class Surface:
                 out.append(("impact", float(g[k]), k))
         if st.mode == APART:
             return out
+        if self.lands_flat(st, start):
+            # past the instant a rim falls flat its contact point has jumped to the far side: no force there means
+            # anything (it may even be Painlevé's paradox); the landing is located first (surface_run._first_event)
+            return out + [("flat", surface_flat.landing(self, st, start), st.shape)]
         c = self.contact(st)
         F = self.force(st)
         N = float(F @ c.n)

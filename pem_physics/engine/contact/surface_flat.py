@@ -18,14 +18,25 @@ grows). Coulomb friction stops slide and spin together in a finite time; the sto
 
 Landing: a rim that touches at one point (sliding or rolling) falls flat where its tilt |m| (the sine of the angle
 between its axis and n) reaches zero — an event, its value the tilt signed by whether the lowest point is still on
-the side it started the step on. There the whole edge strikes at once: the normal impulse spread round the ring
-(least norm: a total and a first moment) that leaves no point of the ring approaching — the rim's plastic impact;
-with the table's restitution e > 0 the coin bounces off whole when every point of the ring leaves, else the impact
-stays plastic (a coin does not rock back onto its edge here). The landing's impulses are normal: friction acts on
-the slip that remains in the flat slide that follows.
+the side it started the step on. A step whose lowest point turns past a right angle while well off flat (NEAR_FLAT
+at both ends) is halved instead (:func:`sweeps`): it ran round the rim (a coin rolling on a tight circle) or passed
+flat, which shorter steps tell apart. A rim that strikes
+the table from the air within STRIKE_TILT of flat lands so too (struck at one point it would rattle down on its
+far sides faster than any step). There the whole edge strikes at once: the normal impulse spread round the ring (a
+total Jn and a first moment cJ) that leaves no point of the ring approaching — the rim's plastic impact, which
+exists while cJ ≤ Jn (all of it on one point at most); with the table's restitution e > 0 the coin bounces off
+whole when every point of the ring leaves, else the impact stays plastic. The landing's impulses are normal:
+friction acts on the slip that remains in the flat slide that follows. A rim turning about a horizontal axis so
+fast for its fall that cJ > Jn (rocking through flat) strikes with its point that approaches fastest alone, a
+one-point impact (:func:`_rock`): it bounces off, or rocks up onto its edge about that point.
 
-Not modelled (each reported by name): a flat rim whose friction's moment would lift part of it (|c| > N/2, the
-coin tipping onto its edge), another shape touching while the rim lies flat, a rim lying flat on a curved table.
+A rim lying flat leaves the table when gravity does not press it on (g·n ≥ 0: under a table, on a wall); it topples
+when at rest its load's moment about the ring's centre exceeds a·N (reported: its centre of mass leans out past
+the rim).
+
+Not modelled (each reported by name): a rim sliding flat whose pressure's moment exceeds the least-norm spread's
+a·N/2 (|c| > N/2: friction's moment on a tall body, a fast spin about an axis that is not principal), a rim at rest
+that topples, another shape touching while the rim lies flat, a rim lying flat on a curved table.
 """
 
 from __future__ import annotations
@@ -33,8 +44,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import SimulationError
+from .impulses import ContactBody, compute_impulse
 from .ring import ring_friction_map
-from .surface_common import APART, FLAT, FLAT_REST, SLIP_RTOL, cross
+from .surface_common import APART, FLAT, FLAT_REST, ROLLING, SLIDING, SLIP_RTOL, cross
 
 #: A rim whose tilt (the sine of the angle between its axis and the table's normal) is at most FLAT_TILT lies flat:
 #: when a run starts (placements stored in single precision are off by ~1e-7) and where a falling rim lands (the
@@ -44,6 +56,10 @@ FLAT_TILT = 1e-5
 #: halved NEAR_FLAT_SPLITS more times than elsewhere to follow it down to FLAT_TILT.
 NEAR_FLAT = 1e-3
 NEAR_FLAT_SPLITS = 12
+#: A rim that strikes the table from the air within STRIKE_TILT of flat strikes with its whole edge (laid flat about
+#: its lowest point, ~r·STRIKE_TILT of motion): struck at one point, its far side would come down within
+#: ~STRIKE_TILT/(its rocking rate) — a rattle of impacts at the rim's far sides no step can follow.
+STRIKE_TILT = NEAR_FLAT
 
 
 def _plane_frame(n) -> tuple:
@@ -60,10 +76,11 @@ def tilt(surface, k: int, Q, n) -> float:
     return float(np.linalg.norm(at - (at @ n) * n))
 
 
-def lies_flat(surface, k: int, Q) -> bool:
-    """Whether shape k is a rim on a plane (a plane table or a tray's face) lying flat within FLAT_TILT."""
+def lies_flat(surface, k: int, Q, within: float = FLAT_TILT) -> bool:
+    """Whether shape k is a rim on a plane (a plane table or a tray's face) lying flat within ``within`` (a tilt:
+    FLAT_TILT, or STRIKE_TILT for a rim striking the table from the air)."""
     plane = surface.plane(k)
-    return bool(surface.body.rim[k]) and plane is not None and tilt(surface, k, Q, plane[1]) <= FLAT_TILT
+    return bool(surface.body.rim[k]) and plane is not None and tilt(surface, k, Q, plane[1]) <= within
 
 
 def _inertia(surface, Q) -> np.ndarray:
@@ -113,9 +130,7 @@ def forces(surface, st, slip=None) -> tuple:
 
 def _turned(Q, n, angle: float) -> np.ndarray:
     """The principal frame Q (rows, lab) turned by ``angle`` rad about n."""
-    c, s = np.cos(angle), np.sin(angle)
-    R = c * np.eye(3) + s * np.array([[0, -n[2], n[1]], [n[2], 0, -n[0]], [-n[1], n[0], 0]]) + (1 - c) * np.outer(n, n)
-    return Q @ R.T
+    return Q @ _rotation(n, angle).T
 
 
 def _power(surface, st, F, T) -> float:
@@ -214,15 +229,24 @@ def _holds(surface, st) -> bool:
         return False
     raise SimulationError(f"{surface.body.name!r}: {surface.body.shape_name(st.shape)} rests flat on "
                           f"{surface.table.name!r} with a load near what friction holds and a couple about the normal "
-                          "(its centre of mass off its axis on a sloping table): whether it slips is not modelled",
+                          "(its centre of mass off its axis on a sloping table): whether it slips is not modelled; "
+                          "a gentler slope or more friction holds it, a steeper slope or less friction lets it slide",
                           time=st.t, body=surface.body.name)
 
 
 def _rest_or_slide(surface, st) -> str:
     """Put a rim lying flat whose slip is zero to rest, or sliding from rest the way its load pulls (in place);
-    the mode taken."""
+    the mode taken. SimulationError for a load that topples it (its pressure's moment |c| > N: not even the whole
+    load on one point of the edge holds it flat)."""
     n = surface.plane(st.shape)[1]
     st.slip = np.zeros(3)
+    N, c = load(surface, st)[:2]
+    if float(np.linalg.norm(c)) > N:
+        raise SimulationError(f"{surface.body.name!r}: {surface.body.shape_name(st.shape)} lying flat on "
+                              f"{surface.table.name!r} topples over its edge (its centre of mass leans out past the "
+                              "rim: a tall body on a slope, or a rim off to one side of the centre of mass), which "
+                              "this model does not follow; make the slope gentler, the rim wider or the centre of "
+                              "mass lower", time=st.t, body=surface.body.name)
     if _holds(surface, st):
         st.mode = FLAT_REST
         return FLAT_REST
@@ -238,7 +262,9 @@ def _rest_or_slide(surface, st) -> str:
 def settle(surface, st, k: int, dt: float) -> np.ndarray:
     """Lay rim k flat on the table (in place; it touches, within FLAT_TILT of flat): turned exactly flat about its
     lowest point and put on the plane, then the impact of its whole edge (the module's docstring), then apart,
-    sliding flat or resting flat. Returns the impulse (3,) N·s the table gave."""
+    sliding flat or resting flat. Returns the impulse (3,) N·s the table gave. A rim turning about a horizontal axis
+    so fast for its fall that no impulse pressing on its edge stops every point of it (the impulse's first moment
+    would exceed its total, all of it on one point) rocks: :func:`_rock`."""
     body = surface.body
     q, n = surface.plane(k)
     a = body.rim_axis[k] @ st.Q
@@ -248,10 +274,7 @@ def settle(surface, st, k: int, dt: float) -> np.ndarray:
     if s > 0:
         P = surface.lowest(k, st.x, st.Q, st.t)[2]
         e = axis / s
-        ang = float(np.arctan2(s, float(a @ up)))
-        c_, s_ = np.cos(ang), np.sin(ang)
-        R = c_ * np.eye(3) + s_ * np.array([[0, -e[2], e[1]], [e[2], 0, -e[0]], [-e[1], e[0], 0]]) \
-            + (1 - c_) * np.outer(e, e)
+        R = _rotation(e, float(np.arctan2(s, float(a @ up))))
         st.x, st.Q = P + R @ (st.x - P), st.Q @ R.T
     C = st.x + body.b[k] @ st.Q
     st.x = st.x - float((C - q) @ n) * n
@@ -275,10 +298,11 @@ def settle(surface, st, k: int, dt: float) -> np.ndarray:
     z = np.linalg.solve(A, -u)
     Jn, cJ = float(z[0]), float(np.hypot(z[1], z[2]))
     scale = SLIP_RTOL * body.mass * surface.speed_scale(st)
-    if cJ > 0.5 * max(Jn, 0.0) + scale:
-        raise SimulationError(f"{body.name!r}: {body.shape_name(k)} lands flat on {surface.table.name!r} turning "
-                              "about a horizontal axis so fast that it would rock back onto its edge, which this "
-                              "model does not follow; lower dt or start it tilted", time=st.t, body=body.name)
+    if cJ > max(Jn, 0.0) + scale:
+        # (an impulse spread p ≥ 0 round the ring with total Jn and first moment cJ exists while cJ ≤ Jn; the
+        # least-norm spread of the module's docstring is one only while cJ ≤ Jn/2, but the velocities after the
+        # impact are the same for every spread with that total and moment)
+        return _rock(surface, st, k, u, z[1] * t1 + z[2] * t2, t1, t2)
     e = surface.table.restitution
     for factor in ((1.0 + e, 1.0) if e > 0 else (1.0,)):
         v = st.v + factor * z[0] * impulses[0][0]
@@ -288,7 +312,8 @@ def settle(surface, st, k: int, dt: float) -> np.ndarray:
             break
     st.v, st.L = v, L
     J = factor * Jn * n
-    if factor > 1.0:
+    if factor > 1.0 or not float(surface.g @ n) < 0:
+        # bounced off whole, or gravity does not press it on (under a table, on a wall): it leaves (at rest on it)
         st.mode, st.shape, st.slip = APART, -1, np.zeros(3)
         return J
     # exactly flat: the spin about n alone
@@ -303,6 +328,48 @@ def settle(surface, st, k: int, dt: float) -> np.ndarray:
     return J
 
 
+def _rock(surface, st, k: int, u, c, t1, t2) -> np.ndarray:
+    """The impact of rim k laid flat whose whole edge cannot stop it (in place; u = (n·v_C, ω·t₁, ω·t₂) before it,
+    c the first moment the whole edge's impulse would need): the point of the ring that approaches fastest (or, not
+    turning, the one c leans on) strikes alone — the plastic impact's answer when no impulse spread round the ring
+    with p ≥ 0 stops every point (then it stops the one that is least on its way up) — with the table's restitution
+    and friction, as a one-point impact. Then the rim leaves (apart), or stays on that point:
+    turned 2·FLAT_TILT about the tangent there (its far side up; the velocities scaled to keep the energy) so that
+    this point is its lowest, in mode ``sliding`` for the caller to settle as a one-point contact (it rocks back onto
+    its edge). Returns the impulse (3,) N·s."""
+    body, tb = surface.body, surface.table
+    n = surface.plane(k)[1]
+    r = float(body.r[k])
+    w = float(np.hypot(u[1], u[2]))
+    rh = (u[2] * t1 - u[1] * t2) / w if w > 0 else c / float(np.linalg.norm(c))  # n·u = u₀ + r(ω₁ sin φ − ω₂ cos φ)
+    P = st.x + body.b[k] @ st.Q + r * rh
+    W = surface.W(st.Q)
+    b1 = ContactBody.free(body.mass, st.x, st.v, np.linalg.inv(W), W @ st.L, name=body.name)
+    mu = tb.mu if tb.friction == "coulomb" else 0.0
+    J = compute_impulse(b1, ContactBody.fixed(tb.name), P, n, tb.restitution, mu)
+    st.v, st.L = st.v + J / body.mass, st.L + cross(P - st.x, J)
+    st.shape, st.slip = k, np.zeros(3)
+    if float((st.v + cross(W @ st.L, P - st.x)) @ n) > SLIP_RTOL * surface.speed_scale(st):
+        st.mode, st.shape = APART, -1
+        return J
+    E0, K0 = surface.energy(st), surface.energy(st) + body.mass * float(surface.g @ st.x)
+    R = _rotation(cross(n, rh), 2.0 * FLAT_TILT)
+    st.x, st.Q = P + R @ (st.x - P), st.Q @ R.T
+    lift = surface.energy(st) - E0
+    if 0.0 < lift < K0:
+        f = np.sqrt(1.0 - lift / K0)
+        st.v, st.L = f * st.v, f * st.L
+    st.mode = SLIDING
+    return J
+
+
+def _rotation(e, angle: float) -> np.ndarray:
+    """The rotation (3,3) by ``angle`` rad about the unit axis e (lab)."""
+    c, s = np.cos(angle), np.sin(angle)
+    return c * np.eye(3) + s * np.array([[0, -e[2], e[1]], [e[2], 0, -e[0]], [-e[1], e[0], 0]]) \
+        + (1 - c) * np.outer(e, e)
+
+
 def transition(surface, st, kind: str, k: int, dt: float) -> tuple:
     """Apply the event ``kind`` to a state lying flat (in place): (the kind to log, the impulse (3,) given)."""
     body = surface.body
@@ -312,17 +379,22 @@ def transition(surface, st, kind: str, k: int, dt: float) -> tuple:
         mode = _rest_or_slide(surface, st)
         return ("stick" if mode == FLAT_REST else "reversal"), J
     if kind == "tip":
-        raise SimulationError(f"{body.name!r}: {body.shape_name(st.shape)} lying flat on {surface.table.name!r} "
-                              "would tip onto its edge (the friction's moment lifts part of it), which this model does "
-                              "not follow", time=st.t, body=body.name)
+        raise SimulationError(f"{body.name!r}: {body.shape_name(st.shape)} sliding flat on {surface.table.name!r} "
+                              "presses one side of its edge too hard for this model (the moment about its centre of "
+                              "mass of the friction, of gravity on a slope, or of a spin about an axis that is not a "
+                              "principal one, needs more than half its weight's moment a·N/2): lifting or tipping onto "
+                              "its edge is not modelled; lower μ or the centre of mass, widen the rim, or spin it "
+                              "slower", time=st.t, body=body.name)
     raise SimulationError(f"{body.name!r}: {body.shape_name(k)} reaches {surface.table.name!r} while "
                           f"{body.shape_name(st.shape)} lies flat on it: a second contact beside a rim lying flat is "
-                          "not modelled yet", time=st.t, body=body.name)
+                          "not modelled yet; keep the other shapes off the table while it lies flat (in a tray: a "
+                          "slower slide, or a larger tray)", time=st.t, body=body.name)
 
 
 def landing(surface, st, start) -> float:
     """The landing event's value for a rim touching at one point on a plane: its tilt, signed by whether its lowest
-    point is on the side it was at the step's start, less FLAT_TILT."""
+    point is on the side it was at the step's start, less FLAT_TILT (a step whose lowest point turned past a right
+    angle well off flat is no landing but halved: :func:`sweeps`)."""
     k = st.shape
     n = surface.plane(k)[1]
     m = _down(surface, k, st.Q, n)
@@ -331,17 +403,33 @@ def landing(surface, st, start) -> float:
     return (s if float(m @ m0) >= 0 else -s) - FLAT_TILT
 
 
+def on_a_plane(surface, st) -> bool:
+    """Whether st touches at one point with a rim on a plane (where it can fall flat)."""
+    return (st.mode in (SLIDING, ROLLING) and not st.extra and bool(surface.body.rim[st.shape])
+            and surface.plane(st.shape) is not None)
+
+
+def sweeps(surface, st, start) -> bool:
+    """Whether a step from ``start`` to st took the lowest point of a rim touching at one point on a plane more than
+    a right angle round it while well off flat (NEAR_FLAT, at both ends): :func:`landing` cannot tell a pass across
+    flat from a lowest point running round the rim (a coin rolling on a tight circle, spinning down) — the step is
+    halved until its ends tell (a pass across flat has one of them near flat, a run round the rim no flip)."""
+    if not on_a_plane(surface, st):
+        return False
+    n = surface.plane(st.shape)[1]
+    m, m0 = _down(surface, st.shape, st.Q, n), _down(surface, st.shape, start.Q, n)
+    return min(float(np.linalg.norm(m)), float(np.linalg.norm(m0))) >= NEAR_FLAT and float(m @ m0) < 0
+
+
 def near_flat(surface, st) -> bool:
     """Whether st touches at one point with a rim on a plane tilted less than NEAR_FLAT."""
-    if st.mode == APART or st.extra or st.mode in (FLAT, FLAT_REST) or not surface.body.rim[st.shape]:
-        return False
-    plane = surface.plane(st.shape)
-    return plane is not None and tilt(surface, st.shape, st.Q, plane[1]) < NEAR_FLAT
+    return on_a_plane(surface, st) and tilt(surface, st.shape, st.Q, surface.plane(st.shape)[1]) < NEAR_FLAT
 
 
 def _down(surface, k: int, Q, n) -> np.ndarray:
-    """Rim k's axis's part in the plane (3,), its length the tilt: it passes through zero as the rim passes flat. (Not
-    (n·a)·a_t, the lowest point's own direction: that passes through zero where the rim stands upright.)"""
+    """Rim k's axis's part in the plane (3,), its length the tilt: near flat it points to or from the lowest point
+    (as the axis leans up or down) and passes through zero as the rim passes flat. (Not (n·a)·a_t, the lowest point's
+    own direction: that passes through zero where the rim stands upright, n·a = 0, which is no landing.)"""
     a = surface.body.rim_axis[k] @ Q
     at = a - (a @ n) * n
     return at - (at @ n) * n

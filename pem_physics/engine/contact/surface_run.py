@@ -144,7 +144,7 @@ def start_state(surface: Surface, x, v, omega, orientation=None, t: float = 0.0,
                               f"{surface.table.name!r} while another shape touches it too: a second contact beside "
                               "a rim lying flat is not modelled yet; raise the other shapes or tilt the rim")
     if flat:
-        surface_flat.settle(surface, st, flat[0], dt=0.0)
+        _land_flat(surface, st, flat[0], dt=0.0)
     elif len(touching) > 1:
         several.settle(surface, st, touching, dt=0.0)
     elif touching:
@@ -200,14 +200,22 @@ def settle(surface: Surface, st: State, dt: float) -> np.ndarray:
     return J
 
 
+def _land_flat(surface: Surface, st: State, k: int, dt: float) -> np.ndarray:
+    """:func:`.surface_flat.settle` (in place), and the one-point contact it leaves a rim rocking back onto its edge
+    in (mode ``sliding``) settled (:func:`settle`): the impulse (3,) N·s the table gave."""
+    J = surface_flat.settle(surface, st, k, dt)
+    return J + settle(surface, st, dt) if st.mode == SLIDING else J
+
+
 def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tuple[str, np.ndarray]:
     """Apply the event ``kind`` of shape k at st (in place); the kind to log and the impulse given."""
     zero = np.zeros(3)
     if st.mode in (FLAT, FLAT_REST):
         return surface_flat.transition(surface, st, kind, k, dt)
-    if kind == "flat" or (kind == "impact" and st.mode == APART and surface_flat.lies_flat(surface, k, st.Q)):
+    if kind == "flat" or (kind == "impact" and st.mode == APART
+                          and surface_flat.lies_flat(surface, k, st.Q, surface_flat.STRIKE_TILT)):
         # a rim falls flat (from its edge, or through the air): its whole edge strikes at once
-        J = surface_flat.settle(surface, st, k, dt)
+        J = _land_flat(surface, st, k, dt)
         return ("impact" if st.mode == APART else f"impact, {st.mode}"), J
     if kind == "impact" and st.mode != APART:
         # while others touch: the impact with them all, and with every shape at the table then (a block's face
@@ -252,12 +260,132 @@ def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tu
     return kind, zero
 
 
+def _watched(surface: Surface, s: State, start: State, touched: dict) -> list:
+    """:meth:`.Surface.watch` at s for a step from ``start``, the impacts of the shapes in ``touched`` ({shape: depth
+    m}: they touched the table without an impact in this step, :func:`_touch_only`) watched that much deeper: the
+    round-off gap where such a shape just left does not fire again, but a rim's far side coming down does (its
+    lowest point passes to the other side of it as it turns through flat in the air)."""
+    return [(kind, val + touched[k] if kind == "impact" and k in touched else val, k)
+            for kind, val, k in surface.watch(s, start)]
+
+
+def _touch(surface: Surface, st: State, k: int, touched: dict) -> None:
+    """Watch shape k, which touched the table at st without an impact, TOUCH_RTOL·r below where it is (in place)."""
+    touched[k] = max(touched.get(k, 0.0), -surface.gap(k, st.x, st.Q)) + TOUCH_RTOL * float(surface.body.r[k])
+
+
+def _locate(surface: Surface, st: State, h: float, kind: str, k: int, v0: float, val: float, touched: dict) -> float:
+    """Where in a step of length h from st the event (kind, shape k) crosses zero: v0 its value at st, val at h < 0."""
+    if v0 < 0:      # already past at the step start (round-off at a transition): no bracket
+        return 0.0
+
+    def g(tau):
+        # (a state past a rim's landing watches only that: the event is before it)
+        s = surface.advance(st, tau)[0]
+        return next((v for kd, v, kk in _watched(surface, s, st, touched) if kd == kind and kk == k), -1.0)
+
+    g0 = v0 if v0 > 0 else g(0.0)
+    if g0 > 0:
+        return brent(g, 0.0, h, g0, val)
+    # exactly zero at the start: a slide from rest, whose slip grows from zero (and may turn back within the step:
+    # its stick is inside), or several contacts' kicks at h = 0 (below zero after a step of length 0: the event is at
+    # the step's start) — a positive value inside, nearer and nearer the start, tells
+    b, gb = h, val
+    for _ in range(MAX_SPLITS):
+        a = 0.5 * b
+        ga = g(a)
+        if ga > 0:
+            return brent(g, a, b, ga, gb)
+        b, gb = a, ga
+    return 0.0
+
+
+def _first_event(surface: Surface, st: State, h: float, touched: dict) -> tuple:
+    """The trial step of length up to h from st, (state, normal work, friction work), the first event inside it,
+    (tau, kind, shape) or None, and whether the trial took all of h.
+
+    A trial whose rim's lowest point turns past a right angle well off flat (:func:`.surface_flat.sweeps`: it runs
+    round the rim, as on a coin rolling on a tight circle or spinning down, or passes flat, which only shorter trials
+    tell apart) is halved, at most MAX_SPLITS times. A trial that takes a rim past lying flat
+    (:meth:`.Surface.lands_flat`) tells only where it lands: past that instant its contact point has jumped to the
+    rim's far side and the other events' values are no measure (a slip reverses, a normal force turns), so the
+    landing is located first and the other events looked for before it."""
+    full = True
+    for _ in range(MAX_SPLITS):
+        trial, dwn, dwf = surface.advance(st, h)
+        if not surface_flat.sweeps(surface, trial, st):
+            break
+        h, full = 0.5 * h, False
+    if trial.t < st.t + h:      # Surface.advance stopped at a half that passed flat: the trial ends there
+        h, full = trial.t - st.t, False
+    fired = [(kind, val, k) for kind, val, k in _watched(surface, trial, st, touched) if val < 0]
+    if not fired:
+        return trial, dwn, dwf, None, full
+    before = {(kind, k): val for kind, val, k in _watched(surface, st, st, touched)}
+    first = None
+    if surface.lands_flat(trial, st):
+        flat = next(ev for ev in fired if ev[0] == "flat")
+        first = (_locate(surface, st, h, "flat", flat[2], before.get(("flat", flat[2]), 1.0), flat[1], touched),
+                 "flat", flat[2])
+        h = first[0]
+        fired = [ev for ev in _watched(surface, surface.advance(st, h)[0], st, touched) if ev[1] < 0
+                 and ev[0] != "flat"] if h > 0 else []
+    for kind, val, k in fired:
+        tau = _locate(surface, st, h, kind, k, before.get((kind, k), 1.0), val, touched)
+        if first is None or abs(tau) < abs(first[0]):
+            first = (tau, kind, k)
+    return trial, dwn, dwf, first, full
+
+
 def _touch_only(surface: Surface, st: State, k: int, J: np.ndarray) -> bool:
     """Whether an impact of shape k left it apart with an impulse below SLIP_RTOL of its momentum scale: a shape that
     reaches the table where it has just left it (a lift-off's gap stays within round-off of zero for a while).
-    Not an event, and the shape is not watched again in that step (else the round-off gap fires it at once again)."""
+    Not an event, and the shape is watched TOUCH_RTOL·r below where it is for the rest of that step (:func:`_touch`;
+    else the round-off gap fires it at once again)."""
     return k not in {a[0] for a in several.active(st)} and \
         float(np.linalg.norm(J)) <= SLIP_RTOL * surface.body.mass * surface.speed_scale(st)
+
+
+def _step(surface: Surface, st: State, t_next: float, dt: float, works: tuple, events: list) -> tuple:
+    """The run's step from st to t_next (s), its events located and taken (appended to ``events``): (the state at
+    t_next, the works (friction, impact, normal) J so far, from ``works``)."""
+    wf, wi, wn = works
+    touched = {}        # shapes that touched without an impact in this step (_touch_only): watched deeper
+    changes = 0
+    while True:
+        trial, dwn, dwf, first, full = _first_event(surface, st, t_next - st.t, touched)
+        if first is None:
+            st, wn, wf = trial, wn + dwn, wf + dwf
+            if full:
+                break
+            continue
+        tau, kind, k = first
+        if tau != 0:
+            s, dwn, dwf = surface.advance(st, tau)
+            st, wn, wf = s, wn + dwn, wf + dwf
+        changes += 1
+        if changes >= MAX_EVENTS_PER_STEP:
+            corner = surface.corner_error(st)
+            if corner is not None:
+                raise corner
+            raise SimulationError(f"{surface.body.name!r}: more than {MAX_EVENTS_PER_STEP} contact changes within "
+                                  f"one step at t = {st.t:.9g} s (chatter); take a shorter step", time=st.t,
+                                  body=surface.body.name)
+        if kind.startswith("region"):   # a step boundary only (Surface.watch)
+            continue
+        E0 = surface.energy(st)
+        label, J = _transition(surface, st, kind, k, dt)
+        if kind == "stick":
+            wf += surface.energy(st) - E0
+        else:
+            wi += surface.energy(st) - E0
+        if kind == "impact" and _touch_only(surface, st, k, J):
+            _touch(surface, st, k, touched)
+            continue
+        P = surface.lowest(k, st.x, st.Q, st.t)[2]
+        events.append(Event(st.t, label, k, J, P, st.x.copy(), st.Q.copy()))
+    st.t = t_next
+    return st, (wf, wi, wn)
 
 
 def run(surface: Surface, state: State, t_end: float, dt: float, every: int = 1, progress=None, stop=None,
@@ -307,56 +435,7 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
         if progress is not None and i % PROGRESS_EVERY == 0:
             progress(i / n_steps)
         t_next = t0 + i * dt
-        touched = set()     # shapes that touched without an impact in this step (_touch_only): not watched again
-        for _ in range(MAX_EVENTS_PER_STEP):
-            h = t_next - st.t
-            trial, dwn, dwf = surface.advance(st, h)
-            fired = [(kind, val, k) for kind, val, k in surface.watch(trial, st)
-                     if val < 0 and not (kind == "impact" and k in touched)]
-            if not fired:
-                st, wn, wf = trial, wn + dwn, wf + dwf
-                break
-            first = None
-            before = {(kind, k): val for kind, val, k in surface.watch(st, st)}
-            for kind, val, k in fired:
-                v0 = before.get((kind, k), 1.0)
-                if v0 < 0:      # already past at the step start (round-off at a transition): no bracket
-                    tau = 0.0
-                else:
-                    def g(tau, kind=kind, k=k, start=st):
-                        s = surface.advance(start, tau)[0]
-                        return next(v for kd, v, kk in surface.watch(s, start) if kd == kind and kk == k)
-                    g0 = v0 if v0 > 0 else g(0.0)
-                    # exactly zero before, below it after a step of length 0 (several contacts' kicks at h = 0):
-                    # the event is at the step's start
-                    tau = brent(g, 0.0, h, g0, val) if g0 > 0 else 0.0
-                if first is None or abs(tau) < abs(first[0]):
-                    first = (tau, kind, k)
-            tau, kind, k = first
-            if tau != 0:
-                s, dwn, dwf = surface.advance(st, tau)
-                st, wn, wf = s, wn + dwn, wf + dwf
-            if kind.startswith("region"):   # a step boundary only (Surface.watch)
-                continue
-            E0 = surface.energy(st)
-            label, J = _transition(surface, st, kind, k, dt)
-            if kind == "stick":
-                wf += surface.energy(st) - E0
-            else:
-                wi += surface.energy(st) - E0
-            if kind == "impact" and _touch_only(surface, st, k, J):
-                touched.add(k)
-                continue
-            P = surface.lowest(k, st.x, st.Q, st.t)[2]
-            events.append(Event(st.t, label, k, J, P, st.x.copy(), st.Q.copy()))
-        else:
-            corner = surface.corner_error(st)
-            if corner is not None:
-                raise corner
-            raise SimulationError(f"{surface.body.name!r}: more than {MAX_EVENTS_PER_STEP} contact changes within "
-                                  f"one step at t = {st.t:.9g} s (chatter); take a shorter step", time=st.t,
-                                  body=surface.body.name)
-        st.t = t_next
+        st, (wf, wi, wn) = _step(surface, st, t_next, dt, (wf, wi, wn), events)
         if not (np.all(np.isfinite(st.x)) and np.all(np.isfinite(st.L))):
             raise SimulationError(f"{surface.body.name!r}: the state is no longer finite", time=st.t,
                                   body=surface.body.name)
@@ -511,11 +590,15 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
             if status != lay.EVENTS_FULL:
                 break
             E = np.concatenate([E, np.zeros_like(E)])
-        if status != lay.OK and info[1] > t0 + i * dt:
+        i_fail = min(max(int(np.floor((info[1] - t0) / dt)) + 1, i + 1), i1) \
+            if status != lay.OK and info[1] > t0 + i * dt else None
+        if status != lay.FAILED or i_fail is not None:
+            astray = _astray(surface, E[ec:ec1], R[rc:rc1], s1 if status == lay.OK else None, t0, dt, i, i1)
+            i_fail = astray if i_fail is None or (astray is not None and astray < i_fail) else i_fail
+        if i_fail is not None:
             # a second shape reaches the table while one touches (surface_several's), a rim falls flat
-            # (surface_flat's), or the kernel fails: the steps before that one compiled, the rest on the reference
-            # (which goes on, or fails in its own words)
-            i_fail = min(max(int(np.floor((info[1] - t0) / dt)) + 1, i + 1), i1)
+            # (surface_flat's), the kernel fails or goes astray (_astray): the steps before that one compiled, the
+            # rest on the reference (which goes on, or fails in its own words)
             s1, works1 = s.copy(), works.copy()
             info[:] = 0.0
             status, rc1, ec1 = kernel(M, s1, works1, i, i_fail - 1, n_steps, t0, float(dt), every, R, rc, E, ec,
@@ -531,6 +614,52 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     final = state_of(s)
     final.shape = surface.on_faces(final.shape, final.x, final.Q)
     return _compiled_run(surface, R[:rc], E[:ec], final, complete, kernels, load_s)
+
+
+def _astray(surface: Surface, E, R, s_end, t0: float, dt: float, i: int, i1: int) -> int | None:
+    """The first step of a compiled chunk (steps i+1 … i1 from t0: its events E, records R, and its end state s_end,
+    None when it failed) from which the kernel is not the reference's method, or None:
+
+    - an impact of a rim within STRIKE_TILT of flat (the reference lands its whole edge, the kernel strikes one point
+      of it);
+    - a shape found inside the table at an impact or at the chunk's end (the kernel does not watch a shape that just
+      touched again in that step, and so misses a rim's far side coming down as it turns through flat in the air;
+      the reference watches it deeper, :func:`_touch`);
+    - a rim on a plane touching at one point that could reach flat before the next record — tilted less than twice
+      its axis's speed times the records' spacing, or than 10·NEAR_FLAT (the kernel has no landing and does not
+      halve a step whose lowest point runs past a right angle: the reference takes over from the record before).
+    """
+    r = surface.body.r
+
+    def inside(x, Q) -> bool:
+        return bool(np.any(surface.gaps(x, Q) < -TOUCH_RTOL * r))
+
+    found = None
+    for e in E:
+        if lay.EVENT_KINDS[int(e[1])].startswith("impact"):
+            x, Q = e[9:12], e[12:21].reshape(3, 3)
+            k = surface.on_faces(int(e[2]), x, Q)
+            if inside(x, Q) or surface_flat.lies_flat(surface, k, Q, surface_flat.STRIKE_TILT):
+                found = min(max(int(np.ceil((e[0] - t0) / dt - 1e-6)), i + 1), i1)
+                break
+    rows = [row[:lay.NSTATE] for row in R] + ([] if s_end is None else [s_end])
+    last = i                                            # the step of the last record trusted
+    for row in rows:
+        st = state_of(row)
+        st.shape = surface.on_faces(st.shape, st.x, st.Q)
+        step = int(round((st.t - t0) / dt))
+        if (found is not None and step >= found) or step <= last:
+            break
+        if inside(st.x, st.Q):
+            return last + 1
+        if surface_flat.on_a_plane(surface, st):
+            n = surface.plane(st.shape)[1]
+            a = surface.body.rim_axis[st.shape] @ st.Q
+            reach = 2.0 * float(np.linalg.norm(np.cross(surface.W(st.Q) @ st.L, a))) * (step - last) * dt
+            if surface_flat.tilt(surface, st.shape, st.Q, n) < max(reach, 10 * surface_flat.NEAR_FLAT):
+                return last + 1
+        last = step
+    return found
 
 
 def _compiled_run(surface: Surface, R, E, final: State, complete: bool, kernels: str, load_s: float) -> Run:
