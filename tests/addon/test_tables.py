@@ -312,6 +312,59 @@ def test_a_coin_let_go_on_its_edge_falls_and_rests_flat(mods):
     assert np.allclose(ends[0], ends[1], rtol=0, atol=1e-7)
 
 
+def test_a_coin_dropped_nearly_flat_bounces_flat_in_blender(mods):
+    """A coin (its bottom face's edge a contact rim) turned 3e-4 rad from flat, dropped with its lowest point H = 2 cm
+    above a table of restitution e = 0.5: within STRIKE_TILT of flat its whole edge strikes (laid flat
+    about its lowest point), so it bounces straight up, flat, as a ball would — its face's height at every keyed
+    frame is the closed form (falling from H, leaving the k-th impact at e^k·√(2gH) while that outruns a step's
+    g·dt, then at rest) and its axis stays vertical. (Struck at one point it rattled on its far sides, tilting and
+    going into the table between frames.)"""
+    scene = surface_scene(frames=24)
+    scene.pem.restitution = 0.5
+    make_table(mu=0.3)
+    a, d, H, tilt = 0.0125, 0.002, 0.02, 3e-4
+    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=d, vertices=64, rotation=(tilt, 0.0, 0.0),
+                                        location=(0.0, 0.0, H + 0.5 * d * math.cos(tilt) + a * math.sin(tilt)))
+    coin = bpy.context.object
+    coin.name = "Coin"
+    p = coin.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    m = 0.0075
+    i1, i3 = m * (a * a / 4 + d * d / 12), m * a * a / 2
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, 0.0)
+    p.manual_inertia = (i1, i1, i3, 0.0, 0.0, 0.0)
+    item = p.contacts.add()
+    item.kind, item.center, item.axis, item.radius = "RIM", (0.0, 0.0, -0.5 * d), (0.0, 0.0, 1.0), a
+    bpy.context.view_layer.update()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
+    g = float(np.float32(9.81))
+    e, dt = float(np.float32(0.5)), 1.0 / (FPS * scene.pem.substeps)
+    t_hit = math.sqrt(2 * H / g)
+
+    def height(t):
+        """The bottom face's centre's height above the table at t: before the first impact its lowest point falls
+        from H (the centre a·sin(tilt) above it); after, a ball's bounces with restitution e."""
+        if t <= t_hit:
+            return H - 0.5 * g * t * t + a * math.sin(tilt)
+        v, t0 = math.sqrt(2 * g * H), t_hit
+        while e * v > g * dt:
+            v *= e
+            if t <= t0 + 2 * v / g:
+                return v * (t - t0) - 0.5 * g * (t - t0) ** 2
+            t0 += 2 * v / g
+        return 0.0
+
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        W = M(coin)
+        axis = W[:3, 2] / np.linalg.norm(W[:3, 2])
+        face = W[2, 3] - 0.5 * d * axis[2]
+        t = (f - scene.frame_start) / FPS
+        assert abs(face - height(t)) <= 1e-6, f"frame {f}: its face is {face:g} BU up, not {height(t):g}"
+        if t > t_hit:
+            assert np.hypot(axis[0], axis[1]) <= 1e-6, f"frame {f}: the coin's axis {axis} is not vertical"
+
+
 def test_refusals_name_the_object_and_leave_the_scene_as_it_was(mods):
     scene = surface_scene(frames=4)
     ball = make_ball()
