@@ -280,6 +280,23 @@ def test_rolling_coin_scene_imports_and_rolls_on_its_circle(mods, tmp_path):
         assert abs(math.hypot(W[0, 3], W[1, 3]) - R) <= 1e-4 * R, f"frame {f}: off the circle"
 
 
+def make_coin(a, d, rotation, location, m=0.0075):
+    """A coin (a cylinder mesh of radius a and thickness d, mass m, its inertia typed in), role Free, translating,
+    its bottom face's edge a contact rim."""
+    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=d, vertices=64, rotation=rotation, location=location)
+    coin = bpy.context.object
+    coin.name = "Coin"
+    p = coin.pem
+    p.enabled, p.role, p.translate = True, "FREE", True
+    i1, i3 = m * (a * a / 4 + d * d / 12), m * a * a / 2
+    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, 0.0)
+    p.manual_inertia = (i1, i1, i3, 0.0, 0.0, 0.0)
+    item = p.contacts.add()
+    item.kind, item.center, item.axis, item.radius = "RIM", (0.0, 0.0, -0.5 * d), (0.0, 0.0, 1.0), a
+    bpy.context.view_layer.update()
+    return coin
+
+
 def test_a_coin_let_go_on_its_edge_falls_and_rests_flat(mods):
     """A coin (its bottom face's edge a contact rim) let go at rest with its face 60° from the table: it falls onto
     that face and lies still on it — its axis vertical and its face on the table (from the keyed world matrices
@@ -287,19 +304,7 @@ def test_a_coin_let_go_on_its_edge_falls_and_rests_flat(mods):
     scene = surface_scene(frames=24)
     make_table(mu=0.5)
     a, d, th = 0.0125, 0.002, math.radians(60.0)
-    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=d, vertices=64, rotation=(0.0, th, 0.0),
-                                        location=(0.0, 0.0, a * math.sin(th) + 0.5 * d * math.cos(th)))
-    coin = bpy.context.object
-    coin.name = "Coin"
-    p = coin.pem
-    p.enabled, p.role, p.translate = True, "FREE", True
-    m = 0.0075
-    i1, i3 = m * (a * a / 4 + d * d / 12), m * a * a / 2
-    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, 0.0)
-    p.manual_inertia = (i1, i1, i3, 0.0, 0.0, 0.0)
-    item = p.contacts.add()
-    item.kind, item.center, item.axis, item.radius = "RIM", (0.0, 0.0, -0.5 * d), (0.0, 0.0, 1.0), a
-    bpy.context.view_layer.update()
+    coin = make_coin(a, d, (0.0, th, 0.0), (0.0, 0.0, a * math.sin(th) + 0.5 * d * math.cos(th)))
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
     ends = []
     for f in (scene.frame_end - 1, scene.frame_end):
@@ -323,19 +328,7 @@ def test_a_coin_dropped_nearly_flat_bounces_flat_in_blender(mods):
     scene.pem.restitution = 0.5
     make_table(mu=0.3)
     a, d, H, tilt = 0.0125, 0.002, 0.02, 3e-4
-    bpy.ops.mesh.primitive_cylinder_add(radius=a, depth=d, vertices=64, rotation=(tilt, 0.0, 0.0),
-                                        location=(0.0, 0.0, H + 0.5 * d * math.cos(tilt) + a * math.sin(tilt)))
-    coin = bpy.context.object
-    coin.name = "Coin"
-    p = coin.pem
-    p.enabled, p.role, p.translate = True, "FREE", True
-    m = 0.0075
-    i1, i3 = m * (a * a / 4 + d * d / 12), m * a * a / 2
-    p.inertia_source, p.mass, p.manual_com = "MANUAL", m, (0.0, 0.0, 0.0)
-    p.manual_inertia = (i1, i1, i3, 0.0, 0.0, 0.0)
-    item = p.contacts.add()
-    item.kind, item.center, item.axis, item.radius = "RIM", (0.0, 0.0, -0.5 * d), (0.0, 0.0, 1.0), a
-    bpy.context.view_layer.update()
+    coin = make_coin(a, d, (tilt, 0.0, 0.0), (0.0, 0.0, H + 0.5 * d * math.cos(tilt) + a * math.sin(tilt)))
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}, scene.pem.status
     g = float(np.float32(9.81))
     e, dt = float(np.float32(0.5)), 1.0 / (FPS * scene.pem.substeps)
