@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 _WHOLE = ("import sys; from pem_physics.engine import prebuild; "
           "prebuild.build(sys.argv[1], log=lambda *a: None)")
-_FAMILY = ("import sys; from pem_physics.engine import aot, prebuild; "
-           "aot.build(sys.argv[2], prebuild.FAMILIES[sys.argv[2]](), sys.argv[1], log=lambda *a: None)")
+_FAMILY = ("import sys; from pem_physics.engine import prebuild; "
+           "prebuild.build_part(sys.argv[2], sys.argv[1])")
 
 
 def timed(code: str, *args: str, cache: Path, store: Path, jobs: str = "") -> float:

@@ -60,7 +60,8 @@ except ImportError:
 ENTRIES = {"splitting": "_member_splitting", "pem": "_member_pem"}
 #: What a build is keyed on (:func:`key`): every file compiled code reads (:data:`pem_physics.jit.COMPILED_SOURCES`),
 #: this builder, the probes that give the entries' argument types and the runners that make those arguments.
-SOURCES = COMPILED_SOURCES + ("engine/aot.py", "engine/prebuild.py", "engine/compiled.py", "engine/lanes.py")
+SOURCES = COMPILED_SOURCES + ("engine/aot.py", "engine/aot_link.py", "engine/prebuild.py", "engine/compiled.py",
+                               "engine/lanes.py")
 
 
 def kernel(kind: str):

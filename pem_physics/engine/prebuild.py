@@ -70,6 +70,14 @@ def surface_probe() -> tuple:
             np.zeros((3, lay.NSTATE + 4)), 1, np.zeros((sf.EVENT_CAPACITY, 21)), 0, np.zeros(3))
 
 
+class _NoKernels:
+    """The gas engine's kernels while :func:`gas_probes` makes its arguments: the first call does nothing."""
+
+    @staticmethod
+    def _build(*args):
+        pass
+
+
 def gas_probes():
     """(entry, args) of the gas engine's two kernels for 3D gases (every 3D case: walls, gravity, periodic —
     :data:`..gas.edmd.CASES` — runs on them), on a few spheres. The 2D ones stay with numba's JIT: Blender (the
@@ -82,7 +90,14 @@ def gas_probes():
     n, d = 4, 3
     x = np.array([[0.25, 0.25, 0.25], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75], [0.75, 0.75, 0.25]])
     v = np.array([[1.0, 0.5, 0.2], [-0.3, 1.0, 0.4], [0.2, -0.7, 1.0], [-1.0, 0.1, -0.5]])
-    engine = edmd.CompiledEngine(GasState(x, v, np.full(n, 0.05), np.ones(n), np.ones(d), False, 0.0))
+    # the engine's arrays without its first kernel call (which would compile the cell-list kernel in full before the
+    # build, ~20 s: the build needs only the arguments' types)
+    plain = edmd._kernels, edmd._aot_build
+    edmd._kernels, edmd._aot_build = (lambda: _NoKernels), (lambda case: None)
+    try:
+        engine = edmd.CompiledEngine(GasState(x, v, np.full(n, 0.05), np.ones(n), np.ones(d), False, 0.0))
+    finally:
+        edmd._kernels, edmd._aot_build = plain
     case = edmd.compiled_case(d)
     yield f"gas_build_{case}", engine.build_call(0.0)
     yield f"gas_advance_{case}", engine.advance_call(1.0, 10)
@@ -104,27 +119,34 @@ def gas_and_csv_probes():
 FAMILIES = {"scenes": scene_probes, "lanes": lanes_probes, "table": table_probes, "gas": gas_and_csv_probes}
 #: The order the parts start in, the longest compile first (bench/bench_build.py), so that side by side they end
 #: about together.
-ORDER = ("scenes", "table", "gas", "lanes")
+ORDER = ("scenes", "lanes", "table", "gas")
 
 
 def build_part(part: str, store: str, force: bool = False) -> tuple:
     """Compile ``part`` (the lanes: also once for each wider vector unit, :data:`.aot.VARIANTS`) into ``store``:
-    (the modules' paths, the log's lines). What each worker of :func:`build` runs."""
+    (the modules' paths, the log's lines). What each worker of :func:`build` runs, in a process of its own: the JIT
+    only types and links there (:func:`.aot_link.linked_once`), which leaves its dispatchers unusable for running."""
+    from .aot_link import linked_once
+
     lines = []
-    paths = [aot.build(part, FAMILIES[part](), store, force, lines.append)]
-    if part == "lanes":
-        paths += [aot.build(part, lanes_probes(), store, force, lines.append, variant=v) for v in aot.variants()]
+    probes = list(FAMILIES[part]())  # made first: making them may run compiled code, which linked_once forbids
+    with linked_once():  # one block: the variants reuse the lanes' typing and differ only in pycc's module
+        paths = [aot.build(part, probes, store, force, lines.append)]
+        if part == "lanes":
+            paths += [aot.build(part, probes, store, force, lines.append, variant=v) for v in aot.variants()]
     return [str(p) for p in paths], lines
 
 
-def _stored(part: str, store) -> bool:
-    """Whether the store already has every module of ``part``."""
+def _stored(part: str, store) -> list | None:
+    """The paths of every module of ``part`` in the store, or None when one is missing."""
     import importlib.machinery
     from pathlib import Path
 
     names = [aot.module_name(part)] + ([aot.module_name(part, v) for v in aot.variants()] if part == "lanes" else [])
-    return all((Path(store) / (n + importlib.machinery.EXTENSION_SUFFIXES[0])).is_file()
-               and (Path(store) / (n + ".json")).is_file() for n in names)
+    paths = [Path(store) / (n + importlib.machinery.EXTENSION_SUFFIXES[0]) for n in names]
+    if all(p.is_file() and p.with_name(n + ".json").is_file() for p, n in zip(paths, names)):
+        return [str(p) for p in paths]
+    return None
 
 
 def jobs() -> int:
@@ -142,10 +164,10 @@ def jobs() -> int:
 
 def _compile_parts(todo: list, store, force: bool) -> dict:
     """part -> :func:`build_part`'s result for each of ``todo``: side by side in fresh processes (spawned: numba and
-    LLVM are not safe to fork), :func:`jobs` at a time, or here when there is one job or one part."""
+    LLVM are not safe to fork), :func:`jobs` at a time; one part too, never in this process (:func:`build_part`)."""
     n = min(jobs(), len(todo))
-    if n <= 1:
-        return {part: build_part(part, str(store), force) for part in todo}
+    if n == 0:
+        return {}
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -177,11 +199,11 @@ def build(where=None, force: bool = False, log=print) -> list:
     from pathlib import Path
 
     store = aot.store()
-    todo = [part for part in ORDER if force or not _stored(part, store)]
-    done = _compile_parts(todo, store, force)
+    found = {part: None if force else _stored(part, store) for part in ORDER}
+    done = _compile_parts([part for part in ORDER if found[part] is None], store, force)
     built = []
     for part in aot.PARTS:
-        paths, lines = done[part] if part in done else build_part(part, str(store))  # stored: found, not compiled
+        paths, lines = done[part] if part in done else (found[part], [f"already built: {p}" for p in found[part]])
         for line in lines:
             log(line)
         built += [Path(p) for p in paths]

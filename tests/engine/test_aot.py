@@ -30,8 +30,13 @@ pytestmark = [pytest.mark.skipif(not compiled.available(), reason="numba is not 
 
 @pytest.fixture(scope="module")
 def build_dir(tmp_path_factory):
-    where = tmp_path_factory.mktemp("aot")
-    prebuild.build(where, log=lambda *_: None)
+    """A build compiled cold, as on a new machine: numba's cache and the build store empty for its processes (the
+    JIT there only types and links, aot_link.py), the kernels it is compared with from the tests' own cache."""
+    where, fresh = tmp_path_factory.mktemp("aot"), tmp_path_factory.mktemp("aot-cold")
+    with pytest.MonkeyPatch.context() as mp:  # read by the build's processes, spawned with this environment
+        mp.setenv("NUMBA_CACHE_DIR", str(fresh / "numba"))
+        mp.setenv("PEM_AOT_STORE", str(fresh / "store"))
+        prebuild.build(where, log=lambda *_: None)
     return where
 
 
