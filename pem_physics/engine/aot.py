@@ -4,8 +4,8 @@ numba compiles :mod:`.kernels` on first use and caches the machine code on disk,
 process still imports numba (~0.3 s) and initialises its compiler to load that cache (~0.5 s) —
 longer than the whole run of a PEM sample (1e5 RK4 steps, ~0.3 s). ``pem build-engine``
 (:func:`build`) compiles the single-scene kernels (``member_splitting``, ``member_pem``: the very
-functions the JIT path calls, every method and every scene feature; the splitting kernel twice, without and
-with contact geometry, :data:`ENTRIES`) once more, with numba's ahead-of-time compiler, into Python
+functions the JIT path calls, every method and every scene feature; one splitting kernel with and without
+contacts, :data:`ENTRIES`) once more, with numba's ahead-of-time compiler, into Python
 extension modules that need only numpy at run time — one per part (:data:`PARTS`: the table's kernel, the gas, the
 ensembles' lanes and the CSV writer are the others), each compiled in a process of its own, side by side. A
 single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
@@ -179,10 +179,11 @@ _NEEDS = {"x86_64_v3": (("AVX", "AVX2", "FMA3", "F16C"), {"bmi1", "bmi2", "abm",
 
 
 #: The parts of a build, each its own extension module compiled in a process of its own (:func:`.prebuild.build`
-#: runs them side by side): the single-scene kernels, the ensembles' lanes, the table's, the 3D gas with the CSV
-#: writer (small, and each module carries ~0.3 MB of numba's runtime). A run loads the parts it finds (:func:`load`);
+#: runs them side by side): the single-scene splitting kernel, PEM's (apart: the two cores then end about
+#: together), the ensembles' lanes, the table's, the 3D gas with the CSV writer (small, and each
+#: module carries ~0.3 MB of numba's runtime). A run loads the parts it finds (:func:`load`);
 #: a part missing or unloadable leaves its kernels to numba's JIT.
-PARTS = ("scenes", "lanes", "table", "gas")
+PARTS = ("splitting", "pem", "lanes", "table", "gas")
 
 
 def module_name(part: str, variant: str = "") -> str:

@@ -11,9 +11,9 @@ from . import aot
 from .compiled import Runner
 
 
-def scene_probes():
-    """(entry, args) of a single-scene kernel call of each entry: splitting4 on Newton's cradle (with contacts; a
-    scene without takes the same types, :func:`.compiled.no_contacts`), pem-rk4 on the three-magnet pendulum."""
+def splitting_probes():
+    """(entry, args) of the single-scene splitting kernel: splitting4 on Newton's cradle (with contacts; a scene without
+    takes the same types, :func:`.compiled.no_contacts`)."""
     from ..examples import build as example
     from .contact.model import ContactModel
     from .integrators import make_integrator
@@ -24,6 +24,14 @@ def scene_probes():
     integ = make_integrator("splitting4", system, scene.settings.dt, system.U0[None], system.omega0[None])
     integ.contacts = ContactModel(scene, system)
     yield Runner(integ, 1e-6, 1000).member_call([0])
+
+
+def pem_probes():
+    """(entry, args) of the single-scene PEM kernel: pem-rk4 on the three-magnet pendulum."""
+    from ..examples import build as example
+    from .integrators import make_integrator
+    from .system import compile_system
+
     scene = example("three-magnet").checked()
     system = compile_system(scene)
     integ = make_integrator("pem-rk4", system, scene.settings.dt, system.U0[None], system.omega0[None])
@@ -116,10 +124,11 @@ def gas_and_csv_probes():
 
 #: The kernels of each part of a build (:data:`.aot.PARTS`): each part is a module of its own, compiled in a
 #: process of its own (:func:`build`); what each costs to compile is measured on its own (bench/bench_build.py).
-FAMILIES = {"scenes": scene_probes, "lanes": lanes_probes, "table": table_probes, "gas": gas_and_csv_probes}
+FAMILIES = {"splitting": splitting_probes, "pem": pem_probes, "lanes": lanes_probes, "table": table_probes,
+            "gas": gas_and_csv_probes}
 #: The order the parts start in, the longest compile first (bench/bench_build.py), so that side by side they end
 #: about together.
-ORDER = ("scenes", "lanes", "table", "gas")
+ORDER = ("splitting", "lanes", "table", "gas", "pem")
 
 
 def build_part(part: str, store: str, force: bool = False) -> tuple:

@@ -262,7 +262,7 @@ def test_an_ensemble_without_numba_runs_on_the_build_members_in_threads(build_di
 
 def test_arguments_of_another_type_are_refused(build_dir):
     build = aot.load(build_dir)
-    kind, args = next(prebuild.scene_probes())
+    kind, args = next(prebuild.splitting_probes())
     build.check(kind, args)  # the probe's own arguments fit
     bad = list(args)
     bad[1] = bad[1].astype(np.float32)

@@ -64,7 +64,7 @@ def test_a_damaged_build_is_said_not_skipped_silently(tmp_path, monkeypatch):
     import importlib.machinery
 
     monkeypatch.setattr(aot, "enabled", lambda: True)
-    name = aot.module_name("scenes")
+    name = aot.module_name("splitting")
     (tmp_path / (name + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"\x7fELF cut short")
     (tmp_path / (name + ".json")).write_text('{"specs": {}}')
     with pytest.warns(RuntimeWarning, match=r"could not be loaded .* numba's JIT compiles them instead .*"
