@@ -315,6 +315,27 @@ def test_painleve_configuration_is_reported_with_its_time():
     assert len(errors) == 1 and "Painlevé" in str(errors[0]) and errors[0].time is not None
 
 
+@pytest.mark.parametrize("law, words, not_words", [
+    ("viscous", "the gliding friction gliding_friction = 3 s/m", "μ ="),
+    ("coulomb", "friction μ = 3 ", "gliding"),
+])
+def test_painleve_names_the_coefficient_of_the_law_in_use(law, words, not_words):
+    """The leaning rod on a gliding table (F = −μ_g N u_t, μ_g = 3 s/m): Painlevé's paradox names the gliding
+    coefficient by its scene key and units, never as Coulomb's dimensionless μ (and Coulomb's is not called
+    gliding); each says which setting to lower."""
+    body, x, U = leaning_rod()
+    errors = []
+    for direction in (+1, -1):
+        sf = Surface(body, Table(mu=3.0, friction=law), (0, 0, -G))
+        try:
+            run(sf, start_state(sf, x, (direction * 1.0, 0, 0), (0, 0, 0), U), 0.01, 1e-4)
+        except SimulationError as err:
+            errors.append(str(err))
+    assert len(errors) == 1 and "Painlevé" in errors[0]
+    key = "gliding_friction" if law == "viscous" else "contact_friction"
+    assert words in errors[0] and not_words not in errors[0] and errors[0].endswith(f"lower the {key}"), errors[0]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("factor, inverts", [(1.5, True), (0.6, False)])
 def test_tippe_top_inverts_above_the_literature_threshold(factor, inverts):

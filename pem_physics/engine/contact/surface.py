@@ -626,8 +626,12 @@ class Surface:
         positive (Painlevé's paradox: no force of the friction law keeps the contact)."""
         den = float(n @ K @ D)
         if not den > 0:
-            raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: friction μ = {self.table.mu:g} leaves "
-                                  "no normal force that keeps the contact (Painlevé's paradox)", time=t,
+            # each law's coefficient as the scene names it: the gliding one is in s/m, not a Coulomb μ
+            key = "gliding_friction" if self.table.friction == "viscous" else "contact_friction"
+            what = (f"the gliding friction {key} = {self.table.mu:g} s/m" if key == "gliding_friction"
+                    else f"friction μ = {self.table.mu:g}")
+            raise SimulationError(f"{self.body.name!r} on {self.table.name!r}: {what} leaves no normal force that "
+                                  f"keeps the contact (Painlevé's paradox): lower the {key}", time=t,
                                   body=self.body.name)
         return den
 
