@@ -70,6 +70,9 @@ _PANEL_PHRASES = (
     ("make the table Coulomb's", "set the table's Friction Law to Coulomb (Physics ▸ Magnetic Pendulum)"),
     ("set a contact_friction on the table (or the body, or the scene)",
      "turn Own Friction on for the table (or the body), or set the scene's Contact Friction μ"),
+    ("has gliding_friction = 0 s/m", "has Gliding μ 0 s/m"),
+    ("set the table's gliding_friction above 0 (s/m)",
+     "set the table's Gliding μ above 0 s/m (Physics ▸ Magnetic Pendulum ▸ Contacts)"),
 )
 
 

@@ -57,7 +57,9 @@ def pair_lines(scene, obj) -> list[tuple[str, bool]]:
                             "gliding law: turn it off", False))
                 continue
             mu = units.exact(wall.pem, "gliding_friction")
-            out.append((f"With '{other.name}': gliding μ {mu:.3g} s/m ({wall.name}'s), {e_text}", True))
+            ok = mu != 0.0
+            out.append((f"With '{other.name}': gliding μ {mu:.3g} s/m ({wall.name}'s), {e_text}"
+                        + ("" if ok else ": slides forever, never rolls"), ok))
             continue
         m_a, m_b = contact_friction_of(obj), contact_friction_of(other)
         mu = pair_value(m_a, m_b, units.exact(sp, "contact_friction"))

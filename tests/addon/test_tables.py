@@ -190,6 +190,24 @@ def test_the_panel_shows_each_pairs_effective_friction_and_refuses_mixed_laws(mo
     assert core.walls[0].contact_friction is None
 
 
+def test_a_gliding_table_without_friction_is_flagged_and_said(mods):
+    """Gliding μ 0 s/m is as frictionless as Coulomb's μ 0: the pair's panel line says the ball never rolls, and
+    so does the bake's warning, naming the table's Gliding μ in the panel's words."""
+    contacts = mods["pem_addon.contacts.pairs"]
+    scene = surface_scene(frames=4)
+    ball = make_ball()
+    table = make_table()
+    table.pem.use_contact_friction = False
+    table.pem.friction_law, table.pem.gliding_friction = "VISCOUS", 0.0
+    (text, ok), = contacts.pair_lines(scene, ball)
+    assert text == "With 'Table': gliding μ 0 s/m (Table's), e 0 (the scene's): slides forever, never rolls"
+    assert not ok
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    said = [w for w in scene.pem.last_warnings.splitlines() if "never rolls" in w]
+    assert len(said) == 1 and "Gliding μ 0 s/m" in said[0] and "set the table's Gliding μ above 0" in said[0]
+    assert "gliding_friction" not in said[0], said[0]
+
+
 def test_rolling_resistance_brings_the_ball_to_rest_where_the_closed_form_says(mods, tmp_path):
     """The table's Rolling Resistance δ (a length, BU = m here): the ball slides to t* as without it, then rolls,
     slowing at a = (5/7)g·δ/R, and rests x* + v*²/(2a) from where it started; the exported scene keeps δ."""

@@ -105,6 +105,18 @@ def test_a_table_without_friction_says_the_ball_will_never_roll():
     assert not simulate(loads(BALL_CM)).info["warnings"]
 
 
+def test_a_gliding_table_without_friction_says_the_ball_will_never_roll():
+    """The gliding law with gliding_friction = 0 (s/m) is as frictionless as Coulomb's μ 0: said the same way,
+    naming the gliding law's own setting (not Coulomb's contact_friction, which a gliding table refuses)."""
+    traj = simulate(loads(_edit(_edit(BALL_CM, 'name = "cloth"', GLIDE), "gliding_friction = 0.003",
+                                "gliding_friction = 0")))
+    assert traj.events.kind == []
+    said = [w for w in traj.info["warnings"] if "never rolls" in w]
+    assert len(said) == 1 and "'ball' on 'cloth' has gliding_friction = 0 s/m" in said[0], traj.info["warnings"]
+    assert "set the table's gliding_friction above 0" in said[0] and "contact_friction" not in said[0]
+    assert not simulate(loads(_edit(BALL_CM, 'name = "cloth"', GLIDE))).info["warnings"]
+
+
 GLIDE = 'name = "cloth"\nfriction_law = "viscous"\ngliding_friction = 0.003'   # s/cm: 0.3 s/m
 
 

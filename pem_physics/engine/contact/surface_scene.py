@@ -85,12 +85,16 @@ def table_coefficients(scene, i: int, w: int) -> tuple[float, float]:
 
 
 def friction_warnings(scene) -> list[str]:
-    """What a user of a surface scene should know about its friction: a Coulomb table with μ 0 slides forever."""
+    """What a user of a surface scene should know about its friction: a table whose friction is 0 — Coulomb's μ, or
+    the gliding law's gliding_friction μ_g (s/m) — slides forever."""
     i, w = check(scene)
-    if scene.walls[w].friction_law != "viscous" and table_coefficients(scene, i, w)[1] == 0.0:
-        return [f"{scene.bodies[i].name!r} on {scene.walls[w].name!r} has friction μ 0: it slides without "
-                "friction and never rolls; set a contact_friction on the table (or the body, or the scene)"]
-    return []
+    if table_coefficients(scene, i, w)[1] != 0.0:
+        return []
+    if scene.walls[w].friction_law == "viscous":
+        return [f"{scene.bodies[i].name!r} on {scene.walls[w].name!r} has gliding_friction = 0 s/m: it slides "
+                "without friction and never rolls; set the table's gliding_friction above 0 (s/m)"]
+    return [f"{scene.bodies[i].name!r} on {scene.walls[w].name!r} has friction μ 0: it slides without "
+            "friction and never rolls; set a contact_friction on the table (or the body, or the scene)"]
 
 
 def model(scene) -> tuple[sf.Surface, sf.State, int]:
