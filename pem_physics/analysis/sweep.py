@@ -435,19 +435,25 @@ def _friction_check(base: Scene, values: dict, where: dict) -> None:
 
 def _spin_warnings(base: Scene, system, values: dict, dt: float, t_end: float, where: dict) -> list:
     """The step warning a run would give (:func:`~pem_physics.engine.checks.preflight`), for the grid point with
-    the fastest start spin: a swept ω of 10¹² rad/s makes energies of 10²⁰ J, which a run says and a sweep must;
-    one too fast for doubles to resolve over t_end (10¹⁰⁰ rad/s) is refused, as a run refuses it."""
+    the fastest start spin: a swept ω of 10¹² rad/s makes energies of 10²⁰ J, which a run says (blaming the spin,
+    which no body survives, not dt) and a sweep must; one too fast for doubles to resolve over t_end (10¹⁰⁰ rad/s)
+    is refused, as a run refuses it."""
     if not any(k.startswith("omega") for k in values):
         return []
-    from ..engine.checks import MAX_RESOLVED_STEPS, MAX_STEP_PHASE
+    from ..engine.checks import MAX_RESOLVED_STEPS, MAX_STEP_PHASE, spin_warning
 
-    w = np.linalg.norm(np.asarray(members(base, system, values).angular_velocity), axis=-1).max(axis=-1)   # (N,)
+    omega = np.asarray(members(base, system, values).angular_velocity)    # (N, B, 3)
+    w = np.linalg.norm(omega, axis=-1).max(axis=-1)   # (N,)
     k = int(np.argmax(w))
     if w[k] * t_end > MAX_RESOLVED_STEPS * MAX_STEP_PHASE:
         raise _beyond(where, [n for n in values if n.startswith("omega")], k, values,
                       f"a start spin of {w[k]:.3g} rad/s would take {t_end * w[k] / MAX_STEP_PHASE:.2g} steps over "
                       f"t_end = {t_end:g} s, beyond what doubles tell apart: beyond a physical range; sweep a smaller "
                       "range")
+    # a spin no body survives is said as the run says it (checks.preflight), blaming the spin, not dt
+    wild = [msg for msg in (spin_warning(base, system, b, omega[k, b]) for b in range(omega.shape[1])) if msg]
+    if wild:
+        return [f"at grid point {_point(k, values)}: {msg}" for msg in wild]
     if not dt * w[k] > MAX_STEP_PHASE:
         return []
     return [f"dt = {dt:.3g} s is large for the spin at grid point {_point(k, values)} (|ω| = {w[k]:.3g} rad/s, "

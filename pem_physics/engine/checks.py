@@ -52,6 +52,10 @@ HINGE_SPIN_RTOL = 8 * 2.0**-23
 HINGE_SPIN_ATOL = 1e-12
 #: m/s: no start velocity of a translating body reaches it (this is classical mechanics)
 SPEED_OF_LIGHT = 299_792_458.0
+#: m/s: a start spin that moves a body's mass faster than this (rms, :func:`spin_speed`) is beyond what any body
+#: survives — the strongest rotors made (carbon-fibre flywheels, ultracentrifuges) burst near 1–2 km/s at the rim —
+#: and is blamed as an input, not on the step (a top's 1e12 rad/s was told "try dt ≤ 5e-13 s")
+MAX_SPIN_SPEED = 2e3
 #: Largest dt·ω (rad per step) that passes without a warning.
 MAX_STEP_PHASE = 0.5
 #: Largest |E + W − E₀| / scale that passes without a warning.
@@ -92,8 +96,41 @@ def preflight(scene, system: System) -> list:
     _check_damping(scene, system, scene.settings.t_end)
     damping = [] if scene.settings.method != "splitting4" else [
         hint for hint in (damping_hint(system, scene.settings.dt, b) for b in range(system.n_bodies)) if hint]
+    wild = [spin_warning(scene, system, b, system.omega0[b]) for b in range(system.n_bodies)]
+    # an implausible spin is said as itself: no step would make its run mean something, so dt is not blamed for it
+    stepped = np.where([msg is not None for msg in wild], 0.0, spin)
     return (box_warnings + _hinge_warnings(scene) + _zero_moment_warnings(scene, system)
-            + _step_warnings(spin, stiff, scene.settings.dt) + damping[:1])
+            + [msg for msg in wild if msg] + _step_warnings(stepped, stiff, scene.settings.dt) + damping[:1])
+
+
+def spin_speed(system: System, b: int, omega) -> tuple[float, float]:
+    """(v, r): the rms speed v (m/s) at which the angular velocity ``omega`` (3,) rad/s, lab, moves moving body b's
+    mass about its pivot (its centre of mass if free), √(ω·Iω / m), and the radius r = v/|ω| (m) that speed is at;
+    (0, 0) for a massless body or no spin."""
+    w = np.asarray(omega, float)
+    m = float(system.mass[b])
+    axes = system.U0[b].T @ system.axes[b]          # principal axes in the lab (columns)
+    with np.errstate(all="ignore"):
+        energy2 = float(np.sum(system.moments[b] * (axes.T @ w) ** 2))   # ω·Iω, kg·m²/s²
+        spin = float(np.linalg.norm(w))
+        if not (m > 0 and spin > 0 and np.isfinite(energy2)):
+            return 0.0, 0.0
+        v = float(np.sqrt(energy2 / m))
+    return v, v / spin
+
+
+def spin_warning(scene, system: System, b: int, omega) -> str | None:
+    """The warning for moving body b's start angular velocity ``omega`` (3,) rad/s, lab, where it moves the body's
+    mass faster than :data:`MAX_SPIN_SPEED` (:func:`spin_speed`): it names the body, the spin and what is plausible
+    for the body's size; None for a plausible spin."""
+    v, r = spin_speed(system, b, omega)
+    if not v > MAX_SPIN_SPEED:
+        return None
+    i = int(system.scene_index[b])
+    return (f"bodies[{i}] ({scene.bodies[i].name!r}): its start spin of {float(np.linalg.norm(omega)):.3g} rad/s "
+            f"moves its mass at ≈ {v:.2g} m/s (rms, {r:.2g} m from the axis), which no body survives (the strongest "
+            f"rotors burst near {MAX_SPIN_SPEED:g} m/s: ≲ {MAX_SPIN_SPEED / r:.2g} rad/s for this one); the spin is "
+            "the cause, not the step: give a physical angular velocity (rad/s)")
 
 
 def _hinge_warnings(scene) -> list:

@@ -3,6 +3,7 @@ balances reported, the work of friction against closed forms; the repository's e
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -124,6 +125,23 @@ def test_an_absurd_spin_or_moment_is_named_not_blamed_on_dt():
         _preflight(replace(magnets, bodies=[bob] + list(magnets.bodies[1:])))
     fast = replace(top, bodies=[replace(top.bodies[0], angular_velocity=(0.0, 0.0, 1e4))])
     assert [w[:40] for w in _preflight(fast)] == ["dt = 0.0002 s is large for the fastest m"]
+
+
+@pytest.mark.parametrize("spin", [1e12, 1e6])
+def test_a_spin_no_body_survives_is_blamed_not_the_step(spin):
+    """The top started at 1e12 rad/s (or 1e6: its 3 cm disc's rim at ~3e4 m/s) was told "dt … is large …; try dt ≤
+    5e-13 s": the warning names the body and its spin, says what is plausible for its size (below what bursts the
+    strongest rotors, ~2 km/s), blames the spin, and gives no dt advice for it."""
+    top = examples.heavy_top(t_end=0.01)
+    spun = replace(top, bodies=[replace(top.bodies[0], angular_velocity=(0.0, 0.0, spin))])
+    warnings = _preflight(spun)
+    assert len(warnings) == 1, warnings
+    said = warnings[0]
+    assert said.startswith(f"bodies[0] ('top'): its start spin of {spin:.3g} rad/s moves its mass at"), said
+    assert "the spin is the cause, not the step: give a physical angular velocity (rad/s)" in said
+    plausible = float(re.search(r"≲ ([0-9.e+]+) rad/s for this one", said)[1])
+    assert 1e4 < plausible < 1e6       # a 3 cm top: ~7e4 rad/s at 2 km/s
+    assert "dt" not in said
 
 
 def test_a_friction_splitting4_cannot_take_is_blamed_and_the_advice_holds():
