@@ -192,6 +192,35 @@ def test_trajectory_keeps_the_contact_shape_on_the_table(name):
     assert np.allclose(R, np.swapaxes(traj.orientation[:, 0], -1, -2), atol=1e-12)
 
 
+@pytest.mark.parametrize("where, refused", [
+    ((1e90, 0.0, 0.0), True),      # the audit's case: accepted, and the coin ran
+    ((0.0, 0.0, 13.0), True),      # just beyond a thousand times the coin's 1.25 cm radius
+    ((0.0, 0.0, 12.0), False),     # a lopsided body's far rim (a thousand sizes) is still taken
+    ((0.0, 0.0, 0.001), False),    # a rim a millimetre off the coin's middle plane
+])
+def test_a_rim_far_off_the_body_is_refused_by_the_core(where, refused):
+    """A scene file's rim whose centre is 1e90 m from its 2.5 cm coin was taken (only the add-on checks rims, against
+    the mesh): refused by name, with the bound taken from the body's own size (its radius of gyration or contact
+    radius, ×1000), so that a legitimate rim is never refused."""
+    from dataclasses import replace
+
+    from pem_physics.model.scene import RIM_REACH
+
+    scene = examples.build("rolling-coin")
+    coin = scene.bodies[0]
+    rim = replace(coin.contacts[0], center=where)
+    far = replace(scene, bodies=[replace(coin, contacts=(rim,))] + list(scene.bodies[1:]))
+    if not refused:
+        assert far.checked().bodies[0].contacts[0].center[2] == where[2]
+        return
+    with pytest.raises(ValidationError) as err:
+        far.checked()
+    assert err.value.path == "bodies[0].contacts[0].center"
+    said = str(err.value)
+    assert "the contact rim #0 of 'coin'" in said and f"beyond {RIM_REACH:g} times the body's size (0.0125 m" in said
+    assert "give its centre on the body, in body coordinates (m)" in said
+
+
 def test_scene_file_round_trip_keeps_rims_laws_and_model():
     for name in ("rolling-coin", "tippe-top", "billiard-ball"):
         scene = examples.build(name).checked()
