@@ -128,8 +128,12 @@ def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasR
 
         run = run_timestep(state, t_end, c["dt"], restitution=c["restitution"], blocks=c["blocks"],
                            record_interval=c["record_interval"], progress=progress)
-        # the count compares with an event-driven run, which cannot take e = 0 (spheres that stick): none then
-        extra["missed_collisions"] = _missed_collisions(state, run, c["restitution"]) if c["restitution"] > 0 else None
+        # the count compares with an event-driven run, which cannot take e = 0 (spheres that stick): none then; nor
+        # after Ctrl-C (or SIGTERM) stopped the run, which asked for the command to end, not for another run
+        extra["missed_collisions"] = extra["comparison_interrupted"] = None
+        if c["restitution"] > 0 and run.complete:
+            extra["missed_collisions"], extra["comparison_interrupted"] = _missed_collisions(
+                state, run, c["restitution"])
     else:
         from ..gas import edmd
 
@@ -140,16 +144,19 @@ def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasR
     return run, extra
 
 
-def _missed_collisions(state: GasState, run: GasRun, restitution: float) -> int | None:
-    """The collisions the timestep ``run`` missed: an event-driven run's count from the same start over the same
-    span minus the run's (gas.timestep.missed_collisions, whose event-driven run has the TC model off: with e < 1 it
-    collapsed and never ended). Here the event-driven run has the default TC model (off for e = 1, the same count),
-    under :class:`_StallGuard`; None when it did not reach the end."""
+def _missed_collisions(state: GasState, run: GasRun, restitution: float) -> tuple[int | None, float | None]:
+    """(missed, interrupted): the collisions the timestep ``run`` missed — an event-driven run's count from the same
+    start over the same span minus the run's (gas.timestep.missed_collisions, whose event-driven run has the TC model
+    off: with e < 1 it collapsed and never ended) — and None; here the event-driven run has the default TC model (off
+    for e = 1, the same count), under :class:`_StallGuard`. (None, None) when it stalled; (None, t) when Ctrl-C (or
+    SIGTERM) stopped it at its time t: the engine keeps a partial run, and the command must end as interrupted."""
     from ..gas import edmd
 
     guard = _StallGuard(None, state.time, run.t_end)
     ev = edmd.run(state, run.t_end, restitution=restitution, progress=guard)
-    return ev.n_collisions - run.n_collisions if ev.complete else None
+    if ev.complete:
+        return ev.n_collisions - run.n_collisions, None
+    return None, (ev.t_end if guard.stalled is None else None)
 
 
 class _StallGuard:
@@ -211,7 +218,10 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
             notes.append(f"the timestep method counted {-missed} collision(s) more than an event-driven run of the "
                          "same start, so the count shows none missed (the two runs part ways after a few collisions "
                          "each, and their counts then differ by chance too); a smaller dt brings them together")
-        elif missed is None and run.restitution > 0:
+        elif extra.get("comparison_interrupted") is not None:
+            notes.append(f"no missed-collision count: the event-driven run to compare with was interrupted at t = "
+                         f"{extra['comparison_interrupted']:g}")
+        elif missed is None and run.restitution > 0 and run.complete:
             notes.append("no missed-collision count: the event-driven run to compare with did not reach the end")
     if run.duration > 0 and run.n_collisions > 0:
         p = measure.pressure(run, sigma=sig, skip_blocks=1 if nb >= 3 else 0)
@@ -376,6 +386,11 @@ def cmd_gas(args) -> int:
         return 1
     if not run.complete:
         print(f"interrupted at t = {run.t_end:g}; partial results written to {args.outdir}", file=sys.stderr)
+        return 130
+    if extra.get("comparison_interrupted") is not None:   # the run is whole; the count it is compared by is not
+        print(f"interrupted at t = {extra['comparison_interrupted']:g} of the event-driven run compared with; partial "
+              f"results written to {args.outdir} (the timestep run whole, without its missed-collision count)",
+              file=sys.stderr)
         return 130
     return 0
 

@@ -106,6 +106,50 @@ def test_ctrl_c_keeps_a_valid_partial_result(tmp_path, monkeypatch):
         assert g["positions"].shape[0] == len(g["times"]) >= 1 and float(g["final_time"]) == summary["t_end"]
 
 
+@needs_numba
+def test_ctrl_c_during_the_timestep_comparison_ends_the_command(tmp_path, capsys, monkeypatch):
+    """--method timestep compares its count with an event-driven run; Ctrl-C during that run was absorbed (the
+    engine keeps a partial run, the count was dropped, exit 0). It stops at once and ends as an interrupted run
+    does: exit 130, one line, the timestep run's results written without the count."""
+    calls = []
+
+    def interrupt(self, t):
+        calls.append(t)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gas_command._StallGuard, "__call__", interrupt)
+    assert gas(tmp_path, "--n", "100", "--dimension", "2", "--packing-fraction", "0.3", "--t-end", "2",
+               "--method", "timestep", "--dt", "0.2") == 130
+    assert len(calls) == 1                                   # stopped at its first poll, not carried on
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("interrupted at t = ") and f"written to {tmp_path}" in err[0], err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] is True and summary["missed_collisions"] is None
+    assert any("was interrupted at t = " in n for n in summary["notes"]), summary["notes"]
+
+
+@needs_numba
+def test_ctrl_c_during_a_timestep_run_does_not_go_on_to_the_comparison(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during the timestep run itself: its partial result is written (exit 130) and no event-driven run is
+    started to compare it with."""
+    started = []
+    monkeypatch.setattr(edmd, "run", lambda *a, **kw: started.append(1))
+    calls = []
+
+    def interrupt(self, t):
+        calls.append(t)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(gas_command._Bar, "__call__", interrupt)
+    assert gas(tmp_path, "--n", "100", "--dimension", "2", "--packing-fraction", "0.3", "--t-end", "200",
+               "--method", "timestep", "--dt", "0.2", "--record-interval", "0.2") == 130
+    assert not started
+    assert "interrupted at t = " in capsys.readouterr().err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] is False and summary["missed_collisions"] is None
+
+
 @pytest.mark.parametrize("args,message", [
     (["--packing-fraction", "0.9"], "gas.packing_fraction: expected 0 < η < 0.74, got 0.9"),
     (["--dimension", "2", "--packing-fraction", "0.95"], "gas.packing_fraction: expected 0 < η < 0.91, got 0.95"),
