@@ -26,8 +26,8 @@ _depth = [0]
 @contextmanager
 def linked_once():
     """While the block runs, numba's JIT libraries link their callees' IR but neither optimise nor emit code (see the
-    module's docstring); re-entrant (an inner block is part of the outer). Where numba's internals are not the ones
-    this was written against, a plain block: the build is then as slow as before, never wrong."""
+    module's docstring); re-entrant (an inner block is part of the outer). On a numba it was not written against
+    (:data:`NUMBA_VERSIONS`), a plain block: the build is then as slow as before, never wrong."""
     if _depth[0]:
         _depth[0] += 1
         try:
@@ -49,9 +49,19 @@ def linked_once():
         remove()
 
 
+#: numba's versions (major.minor) whose internals :func:`linked_once` was written against and tested with (the pinned
+#: one, requirements/*.txt); on any other the build runs numba's plain JIT: slower, never wrong.
+NUMBA_VERSIONS = ("0.68",)
+
+
 def _patch():
-    """(install, remove) of the patch on numba's JIT, or None where numba lacks what it replaces."""
+    """(install, remove) of the patch on numba's JIT, or None on a numba not in :data:`NUMBA_VERSIONS` or lacking
+    what it replaces."""
     try:
+        import numba
+
+        if ".".join(numba.__version__.split(".")[:2]) not in NUMBA_VERSIONS:
+            return None
         from numba.core import caching, codegen, dispatcher, inline_closurecall, lowering
         from numba.core.registry import cpu_target
 

@@ -86,6 +86,20 @@ def test_a_nested_block_is_part_of_the_outer():
     assert "finalize" not in vars(codegen.JITCodeLibrary)
 
 
+def test_another_numba_gets_its_plain_jit(monkeypatch):
+    import numba
+    from numba.core import codegen
+
+    from pem_physics.engine import aot_link
+
+    monkeypatch.setattr(numba, "__version__", "0.99.0")
+    with aot_link.linked_once():
+        assert "finalize" not in vars(codegen.JITCodeLibrary)   # nothing patched: internals it was not written for
+    monkeypatch.undo()
+    with aot_link.linked_once():
+        assert "finalize" in vars(codegen.JITCodeLibrary)
+
+
 def _blocks(func):
     from numba.core import compiler
 
