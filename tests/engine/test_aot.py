@@ -28,10 +28,12 @@ pytestmark = [pytest.mark.skipif(not compiled.available(), reason="numba is not 
               pytest.mark.xdist_group("aot-build")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def build_dir(tmp_path_factory):
     """A build compiled cold, as on a new machine: numba's cache and the build store empty for its processes (the
-    JIT there only types and links, aot_link.py), the kernels it is compared with from the tests' own cache."""
+    JIT there only types and links, aot_link.py), the kernels it is compared with from the tests' own cache. Once a
+    session: the group's tests from other files, run between these, would tear a module's fixture down and build
+    again (CI: twice 177 s)."""
     where, fresh = tmp_path_factory.mktemp("aot"), tmp_path_factory.mktemp("aot-cold")
     with pytest.MonkeyPatch.context() as mp:  # read by the build's processes, spawned with this environment
         mp.setenv("NUMBA_CACHE_DIR", str(fresh / "numba"))
