@@ -117,7 +117,7 @@ def test_one_zip_per_platform_with_its_own_wheels(built_zips):
         if platform == HOST_PLATFORM:  # the kernels built ahead of time, for each of Blender's Pythons and numpys
             # (the main build, and the lanes' for AVX2 and AVX-512: x86_64_v3, x86_64_v4), a module and its types each
             assert [k.split(".")[0].rsplit("_", 1)[0] for k in kernels] == sorted(
-                f"pem_kernels_{part}cpython_{abi}" for part in ("scenes_", "lanes_", "lanes_x86_64_v3_",
+                f"pem_kernels_{part}cpython_{abi}" for part in ("splitting_", "pem_", "lanes_", "lanes_x86_64_v3_",
                                                                  "lanes_x86_64_v4_", "table_", "gas_")
                 for abi in ("311_np1", "313_np2") for _ in range(2)), kernels
             assert {k.rsplit(".", 1)[1] for k in kernels} == {"so", "json"}, kernels
