@@ -89,16 +89,19 @@ def test_scene_file_and_example_agree_and_plot_draws_the_gas_figures(tmp_path):
     assert gas_command.check_config(gas_command.load_gas_scene("example:hard-sphere-gas"))["n"] == 4000
 
 
+def _interrupting(calls: list, at: int):
+    """A progress callback (``self, t``) that records each call in ``calls`` and raises Ctrl-C at the ``at``-th."""
+    def interrupt(self, t):
+        calls.append(t)
+        if len(calls) == at:
+            raise KeyboardInterrupt
+    return interrupt
+
+
 @needs_numba
 def test_ctrl_c_keeps_a_valid_partial_result(tmp_path, monkeypatch):
     calls = []
-
-    def interrupt(self, t):
-        calls.append(t)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(gas_command._Bar, "__call__", interrupt)
+    monkeypatch.setattr(gas_command._Bar, "__call__", _interrupting(calls, 4))
     assert gas(tmp_path, "--n", "400", "--t-end", "1000", "--record-interval", "0.01") == 130
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["complete"] is False and 0 < summary["t_end"] < 1000
@@ -112,12 +115,7 @@ def test_ctrl_c_during_the_timestep_comparison_ends_the_command(tmp_path, capsys
     engine keeps a partial run, the count was dropped, exit 0). It stops at once and ends as an interrupted run
     does: exit 130, one line, the timestep run's results written without the count."""
     calls = []
-
-    def interrupt(self, t):
-        calls.append(t)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(gas_command._StallGuard, "__call__", interrupt)
+    monkeypatch.setattr(gas_command._StallGuard, "__call__", _interrupting(calls, 1))
     assert gas(tmp_path, "--n", "100", "--dimension", "2", "--packing-fraction", "0.3", "--t-end", "2",
                "--method", "timestep", "--dt", "0.2") == 130
     assert len(calls) == 1                                   # stopped at its first poll, not carried on
@@ -135,13 +133,7 @@ def test_ctrl_c_during_a_timestep_run_does_not_go_on_to_the_comparison(tmp_path,
     started = []
     monkeypatch.setattr(edmd, "run", lambda *a, **kw: started.append(1))
     calls = []
-
-    def interrupt(self, t):
-        calls.append(t)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(gas_command._Bar, "__call__", interrupt)
+    monkeypatch.setattr(gas_command._Bar, "__call__", _interrupting(calls, 2))
     assert gas(tmp_path, "--n", "100", "--dimension", "2", "--packing-fraction", "0.3", "--t-end", "200",
                "--method", "timestep", "--dt", "0.2", "--record-interval", "0.2") == 130
     assert not started
