@@ -382,6 +382,47 @@ def compiler_class():
     return CC
 
 
+def _mixin_objects(cc, build_dir: str, where: Path) -> list:
+    """The object files of the C runtime pycc links into every module: its module glue (compiled with the module's
+    name, so once per module, in ``build_dir``) and numba's containers and NRT, compiled once per numba and
+    interpreter into ``where`` and shared by every part and variant (1.4 s of the C compiler a module, seven modules a
+    build), where ``CC._compile_mixins`` compiles them all for each module."""
+    import hashlib
+    import shutil
+    import tempfile
+
+    sources = cc._get_mixin_sources()
+    if not sources or not sources[0].endswith("modulemixin.c"):  # another pycc than the one this was written for
+        return type(cc)._compile_mixins(cc, build_dir)
+    include_dirs = cc._toolchain.get_python_include_dirs()
+
+    def compile_(srcs, into):
+        return cc._toolchain.compile_objects(srcs, into, include_dirs=include_dirs, macros=cc._get_mixin_defines(),
+                                             extra_cflags=cc._get_extra_cflags())
+
+    shared = sources[1:]
+    defines = [d for d in cc._get_mixin_defines() if d[0] != "PYCC_MODULE_NAME"]
+    digest = hashlib.sha256(repr((defines, cc._get_extra_cflags(), sys.version, include_dirs,
+                                  importlib.machinery.EXTENSION_SUFFIXES[0])).encode())
+    for src in shared:  # their text, not their paths: another numba in the same venv has the same paths
+        digest.update(Path(src).read_bytes())
+    tag = digest.hexdigest()[:16]
+    home = where / f".mixins-{tag}"
+    with _locked(where / f".mixins-{tag}.lock"):
+        if not (home / "objects.json").is_file():
+            tmp = Path(tempfile.mkdtemp(prefix=".mixins-build-", dir=where))
+            try:
+                objects = [os.path.relpath(o, tmp) for o in compile_(shared, str(tmp))]
+                (tmp / "objects.json").write_text(json.dumps(objects), encoding="utf-8")
+                os.replace(tmp, home)  # whole or not at all: objects.json is in it
+            except BaseException as err:
+                shutil.rmtree(tmp, ignore_errors=True)
+                if not (isinstance(err, OSError) and (home / "objects.json").is_file()):
+                    raise  # (else another builder's got there first: Windows has no lock)
+    objects = json.loads((home / "objects.json").read_text(encoding="utf-8"))
+    return compile_(sources[:1], build_dir) + [str(home / o) for o in objects]
+
+
 def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Path:
     """:func:`build` under its lock."""
     from ..jit import numba as _numba
@@ -418,6 +459,7 @@ def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Pa
             cc.output_dir = str(tmp)
             cc.verbose = False
             cc.target_cpu = VARIANTS.get(variant, "")  # "": LLVM's generic CPU of the architecture
+            cc._compile_mixins = lambda build_dir: _mixin_objects(cc, build_dir, where)
             specs = {}
             for kind, args in probes:
                 disp = kernel(kind)

@@ -9,6 +9,8 @@ of the build); arguments of another type are refused by name; a build of other s
 
 from __future__ import annotations
 
+import importlib.machinery
+import json
 import os
 import subprocess
 import sys
@@ -34,12 +36,23 @@ def build_dir(tmp_path_factory):
     JIT there only types and links, aot_link.py), the kernels it is compared with from the tests' own cache. Once a
     session: the group's tests from other files, run between these, would tear a module's fixture down and build
     again (CI: twice 177 s)."""
-    where, fresh = tmp_path_factory.mktemp("aot"), tmp_path_factory.mktemp("aot-cold")
+    root = tmp_path_factory.mktemp("aot")
+    where, fresh = root / "build", root / "cold"
     with pytest.MonkeyPatch.context() as mp:  # read by the build's processes, spawned with this environment
         mp.setenv("NUMBA_CACHE_DIR", str(fresh / "numba"))
         mp.setenv("PEM_AOT_STORE", str(fresh / "store"))
         prebuild.build(where, log=lambda *_: None)
     return where
+
+
+def test_the_modules_share_one_c_runtime(build_dir):
+    """pycc's C runtime (numba's containers, NRT) is compiled once for every module of a build, not once each: one
+    folder of its objects in the store, beside the seven modules that link them (and load: the tests below)."""
+    store = build_dir.parent / "cold" / "store"
+    modules = sorted(store.glob("pem_kernels_*" + importlib.machinery.EXTENSION_SUFFIXES[0]))
+    assert len(modules) == len(aot.PARTS) + len(aot.variants()), modules
+    (runtime,) = [p for p in store.glob(".mixins-*") if p.is_dir()]
+    assert json.loads((runtime / "objects.json").read_text()), runtime
 
 
 def run(scene, monkeypatch, where, method):
