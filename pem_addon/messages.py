@@ -73,6 +73,8 @@ _PANEL_PHRASES = (
     ("has gliding_friction = 0 s/m", "has Gliding μ 0 s/m"),
     ("set the table's gliding_friction above 0 (s/m)",
      "set the table's Gliding μ above 0 s/m (Physics ▸ Magnetic Pendulum ▸ Contacts)"),
+    ("give its centre on the body, in body coordinates (m)",      # a sphere (a rim: the add-on's own check first)
+     "give its centre on the object (object coordinates); Fit Contact fits it to the mesh"),
 )
 
 

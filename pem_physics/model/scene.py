@@ -454,7 +454,7 @@ class Body:
                 raise ValidationError(f"{path}.inertia", f"its largest moment {largest:.3g} kg·m² is too small to "
                                                          f"simulate (its angular accelerations overflow): give at "
                                                          f"least {MIN_INERTIA:g} kg·m²")
-            _check_rim_reach(out, mp, path)
+            _check_contact_reach(out, mp, path)
         elif self.hinge is not None:
             raise ValidationError(f"{path}.hinge",
                                   f"only pendulum and free bodies can be hinged (role is {self.role!r})")
@@ -486,32 +486,34 @@ class Body:
                 out.position = out.pivot_motion.position(0.0)
 
 
-#: A contact rim's centre may lie at most this many times the body's size from its centre of mass: a rim is part of
-#: the body, its centre a radius of gyration or two from the centre of mass (a coin's edge: 1.4, a rod's end: 1.7),
-#: and a thousand leaves room for any lopsided body while a centre 1e90 m from a 2 cm coin is refused (the add-on
-#: checks rims against the mesh; a scene file's rim has only the body's own size to be checked against).
+#: A contact shape's (sphere's or rim's) centre may lie at most this many times the body's size from its centre of
+#: mass: a contact shape is part of the body, its centre a radius of gyration or two from the centre of mass (a
+#: coin's edge: 1.4, a rod's end: 1.7), and a thousand leaves room for any lopsided body while a centre 1e90 m from a
+#: 2 cm coin is refused (the add-on checks rims against the mesh; a scene file's shape has only the body's own size
+#: to be checked against).
 RIM_REACH = 1e3
 
 
-def _check_rim_reach(out, mp, path: str) -> None:
-    """Refuse a contact rim of the checked moving body ``out`` whose centre lies more than RIM_REACH times the body's
-    size from its centre of mass (``mp``): the size is the larger of its radius of gyration √(λ_max/m) about the
-    centre of mass and its largest contact shape's radius."""
-    rims = [(k, c) for k, c in enumerate(out.contacts) if isinstance(c, ContactRim)]
-    if not rims:
+def _check_contact_reach(out, mp, path: str) -> None:
+    """Refuse a contact sphere or rim of the checked moving body ``out`` whose centre lies more than RIM_REACH times
+    the body's size from its centre of mass (``mp``): the size (m) is the larger of its radius of gyration
+    √(λ_max/m) about the centre of mass and its largest contact shape's radius."""
+    if not out.contacts:
         return
     com = np.asarray(mp.center_of_mass, float)
     with np.errstate(all="ignore"):
         gyration = float(np.sqrt(max(float(np.max(np.linalg.eigvalsh(np.asarray(mp.inertia, float)))), 0.0)
                                  / float(mp.mass)))
     size = max(gyration, max(float(c.radius) for c in out.contacts))
-    for k, c in rims:
+    for k, c in enumerate(out.contacts):
         d = float(np.linalg.norm(np.asarray(c.center, float) - com))
         if not d <= RIM_REACH * size:
-            raise ValidationError(f"{path}.contacts[{k}].center", f"the contact rim #{k} of {out.name!r} is "
+            what = "rim" if isinstance(c, ContactRim) else "sphere"
+            raise ValidationError(f"{path}.contacts[{k}].center", f"the contact {what} #{k} of {out.name!r} is "
                                   f"centred {d:.3g} m from the body's centre of mass, beyond {RIM_REACH:g} times the "
                                   f"body's size ({size:.3g} m: its radius of gyration or largest contact radius); a "
-                                  "rim is part of the body: give its centre on the body, in body coordinates (m)")
+                                  f"contact {what} is part of the body: give its centre on the body, in body "
+                                  "coordinates (m)")
 
 
 #: The motions a driven body may follow.

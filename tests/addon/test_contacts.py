@@ -211,6 +211,12 @@ def test_bad_contact_input_is_named_and_changes_nothing(mods):
     extra.radius = 0.0
     expect_error(r"Object 'Ball\.003' contact sphere #1: radius must be > 0")
     balls[2].pem.contacts.remove(1)
+    balls[2].pem.contacts[0].center = (0.0, 0.0, 1100 * R_BALL)  # beyond a thousand ball radii: off the body
+    expect_error(r"Error: Object 'Ball\.003' contact sphere #0 center: the contact sphere #0 of 'Ball\.003' is centred "
+                 r"17\.2 m from the body's centre of mass, beyond 1000 times the body's size \(0\.0156 m: .*\); "
+                 r"a contact sphere is part of the body: give its centre on the object \(object coordinates\); "
+                 r"Fit Contact fits it to the mesh\n$")
+    balls[2].pem.contacts[0].center = (0.0, 0.0, 0.0)
     balls[1].location.x += 0.1 * R_BALL  # ball 2 overlaps ball 3 at the start
     bpy.context.view_layer.update()
     expect_error(r"'Ball\.002' and 'Ball\.003' overlap")

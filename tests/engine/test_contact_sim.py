@@ -310,6 +310,34 @@ def test_overlaps_at_the_start_name_both_items():
         simulate(scene)
 
 
+@pytest.mark.parametrize("where, refused", [
+    ((1e90, 0.0, 0.0), True),      # the audit's case: accepted, and the ball ran
+    ((0.0, 0.0, 12.7), True),      # just beyond a thousand times the ball's radius of gyration √(2/5)·2 cm
+    ((0.0, 0.0, 12.6), False),     # a lopsided body's far sphere (a thousand sizes) is still taken
+    ((0.0, 0.0, -0.02), False),    # on the ball's surface
+])
+def test_a_contact_sphere_far_off_its_body_is_refused(where, refused):
+    """A contact sphere centred 1e90 m from its 2 cm ball was taken: refused by name like a rim, the bound a
+    thousand times the body's size — here its radius of gyration √(2/5) R = 1.265 cm (solid sphere, by hand),
+    larger than the 2 mm contact sphere's radius."""
+    R, M = 0.02, 0.1
+    size = np.sqrt(0.4) * R
+    ball = Body(name="ball", role="free", translate=True, shapes=(Sphere(R, mass=M),),
+                contacts=(ContactSphere(where, 0.1 * R),))
+    scene = Scene(bodies=[ball])
+    if not refused:
+        assert scene.checked().bodies[0].contacts[0].center[2] == where[2]
+        return
+    with pytest.raises(ValidationError) as err:
+        scene.checked()
+    assert err.value.path == "bodies[0].contacts[0].center"
+    said = str(err.value)
+    d = np.linalg.norm(where)
+    assert f"the contact sphere #0 of 'ball' is centred {d:.3g} m from the body's centre of mass" in said
+    assert f"beyond 1000 times the body's size ({size:.3g} m" in said
+    assert "give its centre on the body, in body coordinates (m)" in said
+
+
 def test_methods_and_ensembles_without_contact_support_are_refused():
     from pem_physics.engine.simulate import Ensemble
 
