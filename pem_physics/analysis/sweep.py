@@ -437,10 +437,10 @@ def _spin_warnings(base: Scene, system, values: dict, dt: float, t_end: float, w
     """The step warning a run would give (:func:`~pem_physics.engine.checks.preflight`), for the grid point with
     the fastest start spin: a swept ω of 10¹² rad/s makes energies of 10²⁰ J, which a run says (blaming the spin,
     which no body survives, not dt) and a sweep must; one too fast for doubles to resolve over t_end (10¹⁰⁰ rad/s)
-    is refused, as a run refuses it."""
+    or moving the body's mass faster than light is refused, as a run refuses it."""
     if not any(k.startswith("omega") for k in values):
         return []
-    from ..engine.checks import MAX_RESOLVED_STEPS, MAX_STEP_PHASE, spin_warning
+    from ..engine.checks import MAX_RESOLVED_STEPS, MAX_STEP_PHASE, light_spin, spin_warning
 
     omega = np.asarray(members(base, system, values).angular_velocity)    # (N, B, 3)
     w = np.linalg.norm(omega, axis=-1).max(axis=-1)   # (N,)
@@ -450,6 +450,10 @@ def _spin_warnings(base: Scene, system, values: dict, dt: float, t_end: float, w
                       f"a start spin of {w[k]:.3g} rad/s would take {t_end * w[k] / MAX_STEP_PHASE:.2g} steps over "
                       f"t_end = {t_end:g} s, beyond what doubles tell apart: beyond a physical range; sweep a smaller "
                       "range")
+    for b in range(omega.shape[1]):   # a spin moving the mass faster than light is refused, as a run refuses it
+        said = light_spin(base, system, b, omega[k, b])
+        if said:
+            raise _beyond(where, [n for n in values if n.startswith("omega")], k, values, said)
     # a spin no body survives is said as the run says it (checks.preflight), blaming the spin, not dt
     wild = [msg for msg in (spin_warning(base, system, b, omega[k, b]) for b in range(omega.shape[1])) if msg]
     if wild:

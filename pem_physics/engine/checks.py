@@ -6,9 +6,11 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
   bodies at one point (closer than :data:`COINCIDENT` m: the force between them is infinite; in a periodic box
   their minimum-image separation, so a dipole a box length from another's sits on its image), and a
   moving body with no moment of inertia about its pivot (mass at the pivot or a zero tensor: any
-  torque would turn it infinitely fast), and a body whose start spin or torques turn it so fast that
+  torque would turn it infinitely fast), a body whose start spin or torques turn it so fast that
   resolving t_end would take more than :data:`MAX_RESOLVED_STEPS` steps (an input beyond a physical range,
-  such as a dipole moment of 1e100, which no dt fixes);
+  such as a dipole moment of 1e100, which no dt fixes), and a start velocity or a start spin that moves a body's
+  mass at the speed of light or faster (:func:`light_spin`; a spin slower than that but above
+  :data:`MAX_SPIN_SPEED` is warned of);
 - **warnings** (strings, kept in ``Trajectory.info["warnings"]``): a start spin about a body's axis of (near) zero
   moment of inertia (dropped: it carries no angular momentum), a periodic box smaller than the scene (dipoles
   of two bodies a box length or more apart along an axis: minimum-image separations then take images of the
@@ -50,7 +52,8 @@ COINCIDENT = 1e-9
 #: hinge drops, said; below it, the round-off of a rotated axis and spin stored in single precision (8 float32 ε)
 HINGE_SPIN_RTOL = 8 * 2.0**-23
 HINGE_SPIN_ATOL = 1e-12
-#: m/s: no start velocity of a translating body reaches it (this is classical mechanics)
+#: m/s: no start velocity of a translating body, nor the speed a start spin gives its mass, reaches it (this is
+#: classical mechanics)
 SPEED_OF_LIGHT = 299_792_458.0
 #: m/s: a start spin that moves a body's mass faster than this (rms, :func:`spin_speed`) is beyond what any body
 #: survives — the strongest rotors made (carbon-fibre flywheels, ultracentrifuges) burst near 1–2 km/s at the rim —
@@ -93,6 +96,7 @@ def preflight(scene, system: System) -> list:
         return box_warnings + _hinge_warnings(scene)
     spin, stiff = _frequencies(system)
     _check_physical(scene, spin, stiff, scene.settings.t_end)
+    _check_light_spins(scene, system)
     _check_damping(scene, system, scene.settings.t_end)
     damping = [] if scene.settings.method != "splitting4" else [
         hint for hint in (damping_hint(system, scene.settings.dt, b) for b in range(system.n_bodies)) if hint]
@@ -111,12 +115,34 @@ def spin_speed(system: System, b: int, omega) -> tuple[float, float]:
     m = float(system.mass[b])
     axes = system.U0[b].T @ system.axes[b]          # principal axes in the lab (columns)
     with np.errstate(all="ignore"):
-        energy2 = float(np.sum(system.moments[b] * (axes.T @ w) ** 2))   # ω·Iω, kg·m²/s²
-        spin = float(np.linalg.norm(w))
-        if not (m > 0 and spin > 0 and np.isfinite(energy2)):
+        top = float(np.max(np.abs(w)))
+        u = w / top if top > 0 else w               # scaled first: ω·Iω of a 1e200 rad/s spin is no overflow
+        spin = top * float(np.linalg.norm(u))
+        if not (m > 0 and spin > 0):
             return 0.0, 0.0
-        v = float(np.sqrt(energy2 / m))
-    return v, v / spin
+        r = float(np.sqrt(np.sum(system.moments[b] * (axes.T @ (u / np.linalg.norm(u))) ** 2) / m))
+    return spin * r, r
+
+
+def light_spin(scene, system: System, b: int, omega) -> str | None:
+    """The refusal of moving body b's start angular velocity ``omega`` (3,) rad/s, lab, where its speed measure
+    (:func:`spin_speed`) reaches :data:`SPEED_OF_LIGHT`: it names the body, the spin and the fix; None below."""
+    v, r = spin_speed(system, b, omega)
+    if v < SPEED_OF_LIGHT:
+        return None
+    name = scene.bodies[int(system.scene_index[b])].name
+    return (f"{name!r} starts spinning at {float(np.linalg.norm(omega)):.3g} rad/s, which moves its mass at ≈ "
+            f"{v:.2g} m/s (rms, {r:.2g} m from the axis), faster than light ({SPEED_OF_LIGHT:.9g} m/s): beyond a "
+            f"physical range; give a physical angular velocity (rad/s: the strongest rotors burst near "
+            f"{MAX_SPIN_SPEED:g} m/s, ≲ {MAX_SPIN_SPEED / r:.2g} rad/s for this one)")
+
+
+def _check_light_spins(scene, system: System) -> None:
+    """Refuse a moving body whose start spin moves its mass at the speed of light or faster (:func:`light_spin`)."""
+    for b in range(system.n_bodies):   # a classical engine: the spin is the input to blame
+        said = light_spin(scene, system, b, system.omega0[b])
+        if said:
+            raise ValidationError(f"bodies[{int(system.scene_index[b])}].angular_velocity", said)
 
 
 def spin_warning(scene, system: System, b: int, omega) -> str | None:

@@ -330,28 +330,50 @@ def test_a_one_parameter_sweep_after_a_two_parameter_one_leaves_no_heat_map(tmp_
 
 
 def test_a_spin_too_fast_for_the_step_is_said_as_a_run_says_it(tmp_path, capsys):
-    """omega.z swept to 10¹² rad/s: energies of 10²⁰ J; a run of that grid point warns that no body survives that
-    spin (checks.preflight, not blaming dt), so the sweep says the same, naming the grid point, on stderr and in
-    sweep.json."""
+    """omega.z swept to 10¹² rad/s: energies of 10²⁰ J (now refused: faster than light); at 10⁹ rad/s a run of that
+    grid point warns that no body survives that spin (checks.preflight, not blaming dt), so the sweep says the same,
+    naming the grid point, on stderr and in sweep.json."""
     sc = examples.build("heavy-top")
     dt = sc.settings.dt
-    single = simulate(replace(sc, bodies=[replace(sc.bodies[0], angular_velocity=(0.0, 0.0, 1e12))]), t_end=4 * dt)
-    run_said = [w for w in single.info["warnings"] if "start spin of 1e+12 rad/s" in w]
+    single = simulate(replace(sc, bodies=[replace(sc.bodies[0], angular_velocity=(0.0, 0.0, 1e9))]), t_end=4 * dt)
+    run_said = [w for w in single.info["warnings"] if "start spin of 1e+09 rad/s" in w]
     assert len(run_said) == 1 and not any(w.startswith("dt = ") for w in single.info["warnings"])
     path = tmp_path / "top.toml"
     from pem_physics.io.scene_writer import save_scene
 
     save_scene(sc, str(path))
-    rc = main(["sweep", str(path), "--param", "omega.z=0,1e12", "--t-end", str(4 * dt), "-o", str(tmp_path / "out"),
+    rc = main(["sweep", str(path), "--param", "omega.z=0,1e9", "--t-end", str(4 * dt), "-o", str(tmp_path / "out"),
                "-q"])
     assert rc == 0
     err = capsys.readouterr().err
-    assert "warning: at grid point 1 (omega.z=1e+12): " + run_said[0] in err and "warning: dt = " not in err
+    assert "warning: at grid point 1 (omega.z=1e+09): " + run_said[0] in err and "warning: dt = " not in err
     said = json.loads((tmp_path / "out" / "sweep.json").read_text())["warnings"]
-    assert len(said) == 1 and "1e+12" in said[0]
+    assert len(said) == 1 and "1e+09" in said[0]
     rc = main(["sweep", str(path), "--param", "omega.z=0,1", "--t-end", str(4 * dt), "-o", str(tmp_path / "calm"),
                "-q"])
     assert rc == 0 and json.loads((tmp_path / "calm" / "sweep.json").read_text())["warnings"] == []
+
+
+def test_a_swept_spin_moving_the_mass_faster_than_light_is_refused_before_running():
+    """A swept spin past light was only warned of: refused before any member runs, naming the --param and the grid
+    point, as a run refuses it. A solid ball (R = 2 cm) moves its mass at rms |ω| √(2/5) R: light at
+    ω_c = c / (√(2/5) R), by hand; 0.99 ω_c is warned of and runs."""
+    from pem_physics.model.inertia import Sphere
+    from pem_physics.model.scene import Body, Scene, Settings
+
+    R, c = 0.02, 299_792_458.0
+    w_c = float(c / (np.sqrt(0.4) * R))
+    ball = Scene(bodies=[Body(name="ball", role="free", shapes=(Sphere(R, mass=0.1),))],
+                 settings=Settings(dt=1e-3, t_end=4e-3))
+    text = f"omega.z=0,{1.01 * w_c!r}"
+    with pytest.raises(ValidationError) as info:
+        sweep(ball, params(text))
+    assert info.value.path == f"--param {text}"
+    said = info.value.message
+    assert said.startswith(f"at grid point 1 (omega.z={1.01 * w_c:g}): 'ball' starts spinning at "), said
+    assert "faster than light" in said and "give a physical angular velocity (rad/s" in said
+    res = sweep(ball, params(f"omega.z=0,{0.99 * w_c!r}"))
+    assert res.complete and len(res.warnings) == 1 and "('ball'): its start spin of" in res.warnings[0]
 
 
 def test_a_field_too_strong_for_the_step_is_said_as_a_run_says_it(tmp_path, capsys):
