@@ -437,32 +437,52 @@ def _spin_warnings(base: Scene, system, values: dict, dt: float, t_end: float, w
     """The step warning a run would give (:func:`~pem_physics.engine.checks.preflight`), for the grid point with
     the fastest start spin: a swept ω of 10¹² rad/s makes energies of 10²⁰ J, which a run says (blaming the spin,
     which no body survives, not dt) and a sweep must; one too fast for doubles to resolve over t_end (10¹⁰⁰ rad/s)
-    or moving the body's mass faster than light is refused, as a run refuses it."""
-    if not any(k.startswith("omega") for k in values):
+    or moving the body's mass faster than light is refused, as a run refuses it. A swept release turns the body
+    under its (lab) spin, so the spin's speed is judged at every grid point's own start pose."""
+    if not any(k.startswith(("omega", "release")) for k in values):
         return []
-    from ..engine.checks import MAX_RESOLVED_STEPS, MAX_STEP_PHASE, light_spin, spin_warning
+    from ..engine.checks import MAX_RESOLVED_STEPS, MAX_STEP_PHASE
 
-    omega = np.asarray(members(base, system, values).angular_velocity)    # (N, B, 3)
+    ens = members(base, system, values)
+    N = len(next(iter(values.values())))
+    omega = np.asarray(ens.angular_velocity if ens.angular_velocity is not None
+                       else np.broadcast_to(system.omega0, (N,) + system.omega0.shape))    # (N, B, 3)
     w = np.linalg.norm(omega, axis=-1).max(axis=-1)   # (N,)
     k = int(np.argmax(w))
-    if w[k] * t_end > MAX_RESOLVED_STEPS * MAX_STEP_PHASE:
-        raise _beyond(where, [n for n in values if n.startswith("omega")], k, values,
+    swept = [n for n in values if n.startswith("omega")]    # a release turns the body, not ω: |ω| is the scene's
+    if swept and w[k] * t_end > MAX_RESOLVED_STEPS * MAX_STEP_PHASE:
+        raise _beyond(where, swept, k, values,
                       f"a start spin of {w[k]:.3g} rad/s would take {t_end * w[k] / MAX_STEP_PHASE:.2g} steps over "
                       f"t_end = {t_end:g} s, beyond what doubles tell apart: beyond a physical range; sweep a smaller "
                       "range")
-    for b in range(omega.shape[1]):   # a spin moving the mass faster than light is refused, as a run refuses it
-        said = light_spin(base, system, b, omega[k, b])
-        if said:
-            raise _beyond(where, [n for n in values if n.startswith("omega")], k, values, said)
-    # a spin no body survives is said as the run says it (checks.preflight), blaming the spin, not dt
-    wild = [msg for msg in (spin_warning(base, system, b, omega[k, b]) for b in range(omega.shape[1])) if msg]
+    wild = _wild_spins(base, system, omega, ens.orientation, values, where,
+                       [n for n in values if n.startswith(("omega", "release"))])
     if wild:
-        return [f"at grid point {_point(k, values)}: {msg}" for msg in wild]
-    if not dt * w[k] > MAX_STEP_PHASE:
+        return wild
+    if not swept or not dt * w[k] > MAX_STEP_PHASE:   # the scene's own |ω|: its run's preflight says so
         return []
     return [f"dt = {dt:.3g} s is large for the spin at grid point {_point(k, values)} (|ω| = {w[k]:.3g} rad/s, "
             f"dt·ω = {dt * w[k]:.2g} rad per step): expect large errors there; try dt ≤ {MAX_STEP_PHASE / w[k]:.2g} s "
             "or a smaller range"]
+
+
+def _wild_spins(base: Scene, system, omega: np.ndarray, U, values: dict, where: dict, names: list) -> list:
+    """At the grid point whose start spin ``omega`` (N, B, 3) rad/s, lab, moves a body's mass fastest: refuse a
+    speed reaching light, else the warnings of a spin no body survives (as a run: checks.preflight, blaming the
+    spin, not dt). ``U``: (N, B, 3, 3) each point's start orientation, or None for the scene's."""
+    from ..engine.checks import light_spin, spin_speeds, spin_warning
+
+    # √(ω·Iω/m) takes I in lab axes at the start pose: judged at each point's own (a swept release turns the body)
+    pose = [None if U is None else np.asarray(U)[:, b] for b in range(omega.shape[1])]
+    v = np.stack([spin_speeds(system, b, omega[:, b], pose[b])[0] for b in range(omega.shape[1])], axis=-1)
+    k = int(np.argmax(v.max(axis=-1)))
+    at = [None if U is None else pose[b][k] for b in range(omega.shape[1])]
+    for b in range(omega.shape[1]):   # a spin moving the mass faster than light is refused, as a run refuses it
+        said = light_spin(base, system, b, omega[k, b], at[b])
+        if said:
+            raise _beyond(where, names, k, values, said)
+    wild = [spin_warning(base, system, b, omega[k, b], at[b]) for b in range(omega.shape[1])]
+    return [f"at grid point {_point(k, values)}: {msg}" for msg in wild if msg]
 
 
 def _field_warnings(base: Scene, system, values: dict, where: dict) -> list:

@@ -107,27 +107,39 @@ def preflight(scene, system: System) -> list:
             + [msg for msg in wild if msg] + _step_warnings(stepped, stiff, scene.settings.dt) + damping[:1])
 
 
-def spin_speed(system: System, b: int, omega) -> tuple[float, float]:
+def spin_speeds(system: System, b: int, omega, orientation=None) -> tuple[np.ndarray, np.ndarray]:
+    """(v, r) of :func:`spin_speed` for angular velocities ``omega`` (N, 3) rad/s, lab, each at its own start
+    ``orientation`` (N, 3, 3): rows the body axes in the lab, as ``System.U0`` (None: body b's start)."""
+    w = np.asarray(omega, float).reshape(-1, 3)
+    U = system.U0[b] if orientation is None else np.asarray(orientation, float)
+    axes = np.swapaxes(U, -1, -2) @ system.axes[b]          # principal axes in the lab (columns)
+    m = float(system.mass[b])
+    with np.errstate(all="ignore"):
+        top = np.max(np.abs(w), axis=-1)
+        u = w / np.where(top > 0, top, 1.0)[:, None]        # scaled first: ω·Iω of a 1e200 rad/s spin is no overflow
+        spin = top * np.linalg.norm(u, axis=-1)
+        u = u / np.where(spin > 0, np.linalg.norm(u, axis=-1), 1.0)[:, None]
+        along = np.einsum("...ji,...j->...i", axes, u)      # the spin's direction on the principal axes
+        r = np.sqrt(np.sum(system.moments[b] * along**2, axis=-1) / m) if m > 0 else np.zeros(len(w))
+    ok = (spin > 0) & (r > 0)
+    return np.where(ok, spin * r, 0.0), np.where(ok, r, 0.0)
+
+
+def spin_speed(system: System, b: int, omega, orientation=None) -> tuple[float, float]:
     """(v, r): the rms speed v (m/s) at which the angular velocity ``omega`` (3,) rad/s, lab, moves moving body b's
     mass about its pivot (its centre of mass if free), √(ω·Iω / m), and the radius r = v/|ω| (m) that speed is at;
-    (0, 0) for a massless body or no spin."""
-    w = np.asarray(omega, float)
-    m = float(system.mass[b])
-    axes = system.U0[b].T @ system.axes[b]          # principal axes in the lab (columns)
-    with np.errstate(all="ignore"):
-        top = float(np.max(np.abs(w)))
-        u = w / top if top > 0 else w               # scaled first: ω·Iω of a 1e200 rad/s spin is no overflow
-        spin = top * float(np.linalg.norm(u))
-        if not (m > 0 and spin > 0):
-            return 0.0, 0.0
-        r = float(np.sqrt(np.sum(system.moments[b] * (axes.T @ (u / np.linalg.norm(u))) ** 2) / m))
-    return spin * r, r
+    (0, 0) for a massless body or no spin. I is taken in lab axes at ``orientation`` (3, 3; rows the body axes in
+    the lab; None: the body's start), so v depends on it."""
+    v, r = spin_speeds(system, b, np.reshape(omega, (1, 3)),
+                       None if orientation is None else np.reshape(orientation, (1, 3, 3)))
+    return float(v[0]), float(r[0])
 
 
-def light_spin(scene, system: System, b: int, omega) -> str | None:
-    """The refusal of moving body b's start angular velocity ``omega`` (3,) rad/s, lab, where its speed measure
-    (:func:`spin_speed`) reaches :data:`SPEED_OF_LIGHT`: it names the body, the spin and the fix; None below."""
-    v, r = spin_speed(system, b, omega)
+def light_spin(scene, system: System, b: int, omega, orientation=None) -> str | None:
+    """The refusal of moving body b's start angular velocity ``omega`` (3,) rad/s, lab, at ``orientation`` (as
+    :func:`spin_speed`), where its speed measure reaches :data:`SPEED_OF_LIGHT`: it names the body, the spin and
+    the fix; None below."""
+    v, r = spin_speed(system, b, omega, orientation)
     if v < SPEED_OF_LIGHT:
         return None
     name = scene.bodies[int(system.scene_index[b])].name
@@ -145,11 +157,11 @@ def _check_light_spins(scene, system: System) -> None:
             raise ValidationError(f"bodies[{int(system.scene_index[b])}].angular_velocity", said)
 
 
-def spin_warning(scene, system: System, b: int, omega) -> str | None:
-    """The warning for moving body b's start angular velocity ``omega`` (3,) rad/s, lab, where it moves the body's
-    mass faster than :data:`MAX_SPIN_SPEED` (:func:`spin_speed`): it names the body, the spin and what is plausible
-    for the body's size; None for a plausible spin."""
-    v, r = spin_speed(system, b, omega)
+def spin_warning(scene, system: System, b: int, omega, orientation=None) -> str | None:
+    """The warning for moving body b's start angular velocity ``omega`` (3,) rad/s, lab, at ``orientation`` (as
+    :func:`spin_speed`), where it moves the body's mass faster than :data:`MAX_SPIN_SPEED`: it names the body, the
+    spin and what is plausible for the body's size; None for a plausible spin."""
+    v, r = spin_speed(system, b, omega, orientation)
     if not v > MAX_SPIN_SPEED:
         return None
     i = int(system.scene_index[b])

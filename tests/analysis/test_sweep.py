@@ -376,6 +376,59 @@ def test_a_swept_spin_moving_the_mass_faster_than_light_is_refused_before_runnin
     assert res.complete and len(res.warnings) == 1 and "('ball'): its start spin of" in res.warnings[0]
 
 
+ROD_A, ROD_H = 1e-3, 0.5    # m: the hanging rod's radius and half-length
+
+
+def hanging_rod(omega: float = 0.0):
+    """A thin cylinder (radius A = 1 mm, half-length H = 0.5 m, mass 0.1 kg) hanging from its pivot, spinning at
+    ``omega`` rad/s about the lab z axis (its own axis)."""
+    from pem_physics.model.inertia import Cylinder
+    from pem_physics.model.scene import Body, Scene, Settings
+
+    rod = Body(name="rod", position=(0.0, 0.0, 1.0), angular_velocity=(0.0, 0.0, omega),
+               shapes=(Cylinder(ROD_A, ROD_H, mass=0.1, center=(0.0, 0.0, -ROD_H)),))
+    return Scene(bodies=[rod], settings=Settings(dt=1e-3, t_end=4e-3))
+
+
+def rod_spin_speed(omega: float, x: float) -> float:
+    """The rms speed (m/s) a spin ``omega`` (rad/s) about lab z gives the rod's mass when released with its centre of
+    mass at lab x = ``x`` (m, from the pivot axis): v² = ω²(I_a cos²θ + I_t sin²θ)/m, sin θ = x/H, with the moments
+    about the pivot I_a = m A²/2 (its axis) and I_t = m(A²/4 + H²/3) + m H² (across: Steiner), by hand."""
+    s2 = (x / ROD_H) ** 2
+    return omega * np.sqrt(ROD_A**2 / 2 * (1 - s2) + (ROD_A**2 / 4 + 4 * ROD_H**2 / 3) * s2)
+
+
+@pytest.mark.parametrize("texts, spin", [
+    (("omega.z=1e4", "release.x=0,0.45"), 0.0),
+    (("release.x=0,0.45",), 1e4),              # the scene's own spin (lab), the body turned under it
+])
+def test_a_spin_is_judged_at_each_grid_points_own_orientation(texts, spin):
+    """The spin's speed measure √(ω·Iω/m) takes the inertia in lab axes at the start pose: 1e4 rad/s about z moves
+    the hanging rod's mass at 7 m/s (about its own axis) but at 5.2 km/s once released 64° out (release.x = 0.45
+    m): the sweep judged only the scene's pose and said nothing; now the grid point where no body survives the spin
+    is warned of, with the speed computed by hand."""
+    res = sweep(hanging_rod(spin), params(*texts))
+    v = rod_spin_speed(1e4, 0.45)
+    assert rod_spin_speed(1e4, 0.0) < 2e3 < v
+    wild = [w for w in res.warnings if "its start spin of" in w]
+    assert len(wild) == 1 and wild[0].startswith("at grid point 1 ("), res.warnings
+    assert f"moves its mass at ≈ {v:.2g} m/s" in wild[0], wild[0]
+
+
+def test_a_spin_past_light_at_another_grid_points_orientation_is_refused():
+    """1e9 rad/s about z moves the hanging rod's mass at 7e5 m/s (below light: warned of), but at 5.2e8 m/s
+    released at x = 0.45 m: refused naming that grid point and the --params that set it."""
+    v = rod_spin_speed(1e9, 0.45)
+    assert rod_spin_speed(1e9, 0.0) < 299_792_458.0 <= v
+    with pytest.raises(ValidationError) as info:
+        sweep(hanging_rod(), params("omega.z=1e9", "release.x=0,0.45"))
+    assert info.value.path == "--param omega.z=1e9 and --param release.x=0,0.45"
+    said = info.value.message
+    assert said.startswith("at grid point 1 (omega.z=1e+09, release.x=0.45): 'rod' starts spinning at 1e+09 rad/s, "
+                           f"which moves its mass at ≈ {v:.2g} m/s"), said
+    assert "faster than light" in said
+
+
 def test_a_field_too_strong_for_the_step_is_said_as_a_run_says_it(tmp_path, capsys):
     """field.x swept to 10⁶ T: a compass needle then swings at ~10⁵ rad/s, energies of 10¹¹ J; a run of that grid
     point warns that dt is too large for its torques, so the sweep says the same, naming the grid point; a sweep of
