@@ -27,7 +27,7 @@ from . import cache, scenes
 
 #: How the status line names the core's engines (Trajectory.info["engine"]).
 ENGINE_NAMES = {"numba": "compiled", "python": "plain-Python (no numba)", "numpy": "numpy",
-                "numba+numpy": "compiled then numpy (several contacts at once)"}
+                "numba+numpy": "compiled, numpy where several contacts touch at once"}
 
 #: A body may turn at most this much between consecutive keys (else sub-frame keys are written).
 MAX_KEY_ANGLE = np.radians(45.0)

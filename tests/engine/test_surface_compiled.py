@@ -208,6 +208,37 @@ def test_compiled_run_is_the_numpy_reference(name):
     assert b.final.mode == a.final.mode and b.final.t == a.final.t
 
 
+@pytest.mark.parametrize("name", sorted(SCENES))
+@needs_numba
+def test_a_run_handed_to_the_reference_and_back_is_the_reference(name, monkeypatch):
+    """The compiled run hands a run over to the numpy reference where the kernel cannot go on and takes it back once
+    it can (several contacts that end, a flat rim that rises): forced here at a third and two thirds of each scene,
+    the joined run — compiled, numpy, compiled, numpy, compiled — is the reference's to round-off: records on the same
+    grid, none twice, works carried across, the same events."""
+    s, st, t_end, dt, every = SCENES[name]()
+    n = int(round(t_end / dt))
+    marks = (n // 3, 2 * n // 3)
+    astray, stretch = sr._astray, sr._numpy_stretch
+    stretches = []
+
+    def forced(surface, E, R, s_end, t0, dt_, i, i1):
+        found = astray(surface, E, R, s_end, t0, dt_, i, i1)
+        return min([m for m in marks if i < m <= i1] + ([found] if found is not None else []), default=None)
+
+    def counted(*args, **kw):
+        stretches.append(kw.get("back_after", args[8] if len(args) > 8 else None))
+        return stretch(*args, **kw)
+
+    monkeypatch.setattr(sr, "_astray", forced)
+    monkeypatch.setattr(sr, "_numpy_stretch", counted)
+    a = sr.run(s, st, t_end, dt, every, engine="numpy")
+    stretches.clear()
+    b = sr.run(s, st, t_end, dt, every, engine="compiled")
+    assert b.engine == "numba+numpy" and len(stretches) >= 2 and all(k == sr.BACK_AFTER for k in stretches)
+    agree(a, b, s, t_end)
+    assert b.final.mode == a.final.mode and b.final.t == a.final.t
+
+
 @needs_numba
 def test_the_scenes_take_every_kind_of_contact_change():
     kinds = set()

@@ -147,11 +147,11 @@ def test_a_tippe_top_reaching_its_stem_keeps_both_contacts_at_second_order():
 
 
 @pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
-def test_a_tippe_top_spun_fast_rises_onto_its_stem():
+def test_a_tippe_top_spun_fast_rises_onto_its_stem(monkeypatch):
     """At 5× the threshold the top hops on its ball, turns over, lands its stem (the ball letting go as it does)
     and rises on the stem towards upside down, spinning: it ends on the stem alone (the ball clear of the table),
     its axis past 170°, the energy never rising and nothing through the table; the compiled engine hands the run
-    to the reference at the stem's landing and ends the same way."""
+    to the reference at the stem's landing, takes it back once the stem alone touches, and ends the same way."""
     from pem_physics.engine.contact import surface_run
 
     sf, st = stemmed_tippe_top(5.0)
@@ -166,12 +166,21 @@ def test_a_tippe_top_spun_fast_rises_onto_its_stem():
         # compiled up to the step where the ball is landed on by the stem, the reference from there: the same
         # records to round-off (the compiled steps agree with the reference's to ~1e-15, the chaos of the hops
         # that follow grows it: compared up to the first landing)
+        compiled_stretches = []
+        stretch = surface_run._compiled_stretch
+        monkeypatch.setattr(surface_run, "_compiled_stretch",
+                            lambda *a, **k: compiled_stretches.append(a[3].t) or stretch(*a, **k))
         c = run(sf, st, 10.0, 1e-3, every=20, engine="compiled")
         assert c.engine == "numba+numpy" and len(c.t) == len(r.t) and np.array_equal(c.t, r.t)
         first = next(e.t for e in r.events if e.kind.startswith("impact") or e.kind == "lift-off")
         before = r.t < first
         assert np.max(np.abs(c.x[before] - r.x[before])) <= 1e-12
         assert c.mode[-1] == SLIDING and c.shape[-1] == 1 and (c.extra is None or not c.extra[-1])
+        # taken back by the kernel once the ball has let go: on the stem alone, the top's last seconds compiled
+        assert len(compiled_stretches) >= 2 and compiled_stretches[-1] < 9.0
+        Uc = np.einsum("ji,tjk->tik", sf.body.axes, c.Q)
+        assert np.degrees(np.arccos(np.clip(Uc[-1, 2, 2], -1.0, 1.0))) > 170
+        assert np.max(np.diff(c.energy)) <= 1e-13 * c.energy[0] and gaps_of(sf, c).min() >= -1e-15
 
 
 def test_rolling_resistance_with_several_contacts_is_refused_by_name():

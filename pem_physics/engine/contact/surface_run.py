@@ -410,6 +410,21 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
     """:func:`run` on this module's numpy reference. ``resume`` (t0, i0, (friction, impact, normal work)): go on
     with a run that started at t0 (s) from ``state``, the state after its step i0 and the works so far (the records
     and events from step i0 + 1 on; the compiled run hands over so)."""
+    return _numpy_stretch(surface, state, t_end, dt, every, progress, stop, resume)[0]
+
+
+def kernel_takes(surface: Surface, st: State) -> bool:
+    """Whether the compiled kernel can step from ``st``: one shape touching or none (several are
+    :mod:`.surface_several`'s), no rim lying flat (:mod:`.surface_flat`'s), no sphere filling a tray between two
+    faces."""
+    return not st.extra and st.mode not in (FLAT, FLAT_REST) and surface.on_opposite_faces(st) < 0
+
+
+def _numpy_stretch(surface: Surface, state: State, t_end: float, dt: float, every: int, progress, stop,
+                   resume: tuple | None, back_after: int | None = None) -> tuple:
+    """:func:`run_numpy`'s run, and where it ended: (Run, its last step, the works there). ``back_after``: end at the
+    first step, ``back_after`` steps or more after the start, from which the compiled kernel can go on
+    (:func:`kernel_takes`); None: run to t_end."""
     st = state.copy()
     t0, i0, (wf, wi, wn) = (st.t, 0, (0.0, 0.0, 0.0)) if resume is None else resume
     n_steps = int(round((t_end - t0) / dt))
@@ -441,8 +456,12 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
                                   body=surface.body.name)
         if i % every == 0 or i == n_steps:
             keep()
-    return Run(*(np.array(rec[k]) for k in keys), events, st, complete,
-               extra=extra if any(extra) else None)
+        if back_after is not None and i - i0 >= back_after and i < n_steps and kernel_takes(surface, st):
+            break
+    else:  # to the end (or nothing to do)
+        i = max(i0, n_steps)
+    return (Run(*(np.array(rec[k]) for k in keys), events, st, complete, extra=extra if any(extra) else None), i,
+            (wf, wi, wn))
 
 
 # --- the compiled run ----------------------------------------------------------------------------------------
@@ -532,50 +551,82 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
                  stop=None) -> Run:
     """:func:`run` on the compiled kernel (:func:`.surface_run_kernels.run_chunk`): the same method, steps, events and
     records as :func:`run_numpy`, to round-off; chunks of PROGRESS_EVERY steps when there are callbacks (the
-    numpy run's points for them), else one. When a second shape reaches the table while one touches (several
-    contacts at once are the numpy reference's alone so far) or the kernel stops on a failure (a rim falling flat,
-    which the reference lands; Painlevé's paradox, chatter, …), the steps before that one stay compiled and the
-    reference takes the run over from there (``engine`` "numba+numpy"), going on or failing in its own words; a
-    failure in a chunk's first step gives the reference the whole run."""
+    numpy run's points for them), else one. Where the kernel cannot go on — a second shape reaches the table while
+    one touches (several contacts at once are the numpy reference's alone so far), a rim falls flat (which the
+    reference lands), a failure (Painlevé's paradox, chatter, …) — the steps before that one stay compiled and the
+    reference takes the run over from there, going on or failing in its own words, and hands it back to the kernel
+    once one shape or none touches again (:func:`kernel_takes`, at least BACK_AFTER steps later): ``engine``
+    "numba+numpy". A failure in the run's first step gives the reference the whole run."""
     found = _compiled_kernel()
     if found is None:
         raise ValidationError("engine", "the compiled table kernel needs numba (pip install pem_physics[fast]) or "
                               "an ahead-of-time build (pem build-engine); use engine='numpy'")
     if not (np.isfinite(dt) and dt != 0):
         raise ValidationError("dt", f"must be a non-zero time step (s), got {dt!r}")
-    if state.extra or state.mode in (FLAT, FLAT_REST) or surface.on_opposite_faces(state) >= 0:
-        # several shapes touch (surface_several), or a sphere fills the tray between two faces: the numpy reference's
-        return run_numpy(surface, state, t_end, dt, every, progress, stop)
     kernel, kernels = found
     M = model_arrays(surface.whole)           # one contact a shape (a tray: the nearest face's)
+    # a call of no steps first: numba compiles (first use) or loads its cache here, timed apart from the run
+    t_load = _time.perf_counter()
+    kernel(M, np.zeros(lay.NSTATE), np.zeros(3), 0, 0, 0, float(state.t), float(dt), 1,
+           np.zeros((1, lay.NSTATE + 4)), 0, np.zeros((1, 21)), 0, np.zeros(3))
+    load_s = _time.perf_counter() - t_load
+    t0, every = float(state.t), int(every)
+    n_steps = int(round((t_end - t0) / dt))
+    pieces, st, i, works = [], state, 0, (0.0, 0.0, 0.0)
+    while True:
+        if kernel_takes(surface, st):
+            piece, i1, st1, works1 = _compiled_stretch(kernel, M, surface, st, (t0, i, works), n_steps, dt, every,
+                                                       progress, stop)
+            if piece is None:  # a failure in the run's first step
+                return run_numpy(surface, state, t_end, dt, every, progress, stop)
+            piece.kernels, piece.load_s = kernels, load_s
+            pieces.append(piece)
+            if i1 >= n_steps or not piece.complete:
+                break
+            st, i, works = st1, i1, works1
+        piece, i, works = _numpy_stretch(surface, st, t_end, dt, every, progress, stop,
+                                         None if i == 0 and not pieces else (t0, i, works), BACK_AFTER)
+        pieces.append(piece)
+        st = piece.final
+        if i >= n_steps or not piece.complete:
+            break
+    return pieces[0] if len(pieces) == 1 else _joined(pieces, kernels, load_s)
+
+
+#: The fewest steps the numpy reference runs, once it has taken a run over, before it hands the run back to the
+#: compiled kernel: a top hopping on its ball and stem hands over at every landing; a back and forth each step would
+#: cost more than the reference's own steps.
+BACK_AFTER = 50
+
+
+def _compiled_stretch(kernel, M, surface: Surface, state: State, resume: tuple, n_steps: int, dt: float, every: int,
+                      progress, stop) -> tuple:
+    """The compiled kernel from ``state`` after step i of a run from t0 (``resume`` (t0, i, works)) up to step
+    n_steps, or to the step before the one it cannot take (:func:`run_compiled`): (its Run, its last step, the state
+    and works there), or (None, …) for a failure in the run's first step."""
+    t0, i, works = resume
     whole = state.copy()
     whole.shape = surface.whole_shape(state.shape)
     s = state_vector(whole)
-    # a call of no steps first: numba compiles (first use) or loads its cache here, timed apart from the run
-    t_load = _time.perf_counter()
-    kernel(M, s.copy(), np.zeros(3), 0, 0, 0, float(state.t), float(dt), 1, np.zeros((1, lay.NSTATE + 4)), 0,
-           np.zeros((1, 21)), 0, np.zeros(3))
-    load_s = _time.perf_counter() - t_load
-    t0 = float(state.t)
-    n_steps = int(round((t_end - t0) / dt))
-    every = int(every)
-    R = np.zeros((n_steps // every + 3, lay.NSTATE + 4))
-    R[0, :lay.NSTATE] = s
-    R[0, lay.NSTATE] = surface.energy(state)
-    rc = 1
+    works = np.array(works, dtype=float)
+    R = np.zeros(((n_steps - i) // every + 3, lay.NSTATE + 4))
+    rc = 0
+    if i == 0:  # the run's start: its first record
+        R[0, :lay.NSTATE] = s
+        R[0, lay.NSTATE] = surface.energy(state)
+        rc = 1
+    i_start = i
     E = np.zeros((EVENT_CAPACITY, 21))
     ec = 0
-    works = np.zeros(3)
     info = np.zeros(3)
     complete = True
     callbacks = progress is not None or stop is not None
-    i = 0                       # steps done
     while i < n_steps:
         # run_numpy calls back before its step i + 1 when PROGRESS_EVERY divides i + 1: the chunks end there
         if callbacks and (i + 1) % PROGRESS_EVERY == 0:
             if stop is not None and stop():
                 complete = False
-                if R[rc - 1, lay.S_T] != s[lay.S_T]:
+                if rc == 0 or R[rc - 1, lay.S_T] != s[lay.S_T]:
                     R[rc, :lay.NSTATE] = s
                     R[rc, lay.NSTATE] = surface.energy(state_of(s))
                     R[rc, lay.NSTATE + 1:] = works
@@ -596,24 +647,32 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
             astray = _astray(surface, E[ec:ec1], R[rc:rc1], s1 if status == lay.OK else None, t0, dt, i, i1)
             i_fail = astray if i_fail is None or (astray is not None and astray < i_fail) else i_fail
         if i_fail is not None:
-            # a second shape reaches the table while one touches (surface_several's), a rim falls flat
-            # (surface_flat's), the kernel fails or goes astray (_astray): the steps before that one compiled, the
-            # rest on the reference (which goes on, or fails in its own words)
+            # the steps before that one compiled, the rest on the reference
             s1, works1 = s.copy(), works.copy()
             info[:] = 0.0
             status, rc1, ec1 = kernel(M, s1, works1, i, i_fail - 1, n_steps, t0, float(dt), every, R, rc, E, ec,
                                       info)
             if status == lay.OK:
-                st1 = state_of(s1)
-                st1.shape = surface.on_faces(st1.shape, st1.x, st1.Q)
-                return _handed_over(surface, R[:rc1], E[:ec1], st1, (t0, i_fail - 1, tuple(works1)),
-                                    t_end, dt, every, progress, stop, kernels, load_s)
+                s, works, rc, ec, i = s1, works1, rc1, ec1, i_fail - 1
+                break
         if status != lay.OK:
-            return run_numpy(surface, state, t_end, dt, every, progress, stop)
+            if i_start == 0 and i == 0:
+                return None, 0, state, tuple(works)
+            break  # failed in this chunk's first step: the reference from the step before
         s, works, rc, ec, i = s1, works1, rc1, ec1, i1
     final = state_of(s)
     final.shape = surface.on_faces(final.shape, final.x, final.Q)
-    return _compiled_run(surface, R[:rc], E[:ec], final, complete, kernels, load_s)
+    return _compiled_run(surface, R[:rc], E[:ec], final, complete, "", 0.0), i, final, tuple(works)
+
+
+def _joined(pieces: list, kernels: str, load_s: float) -> Run:
+    """One :class:`Run` of a run's stretches, compiled and numpy's, in order: ``engine`` "numba+numpy"."""
+    keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "friction_work", "impact_work", "normal_work")
+    joined = {k: np.concatenate([getattr(p, k) for p in pieces if len(p.t)]) for k in keys}
+    extra = [e for p in pieces for e in (p.extra if p.extra is not None else [()] * len(p.t))]
+    return Run(**joined, events=[e for p in pieces for e in p.events], final=pieces[-1].final,
+               complete=pieces[-1].complete, engine="numba+numpy", kernels=kernels, load_s=load_s,
+               extra=extra if any(extra) else None)
 
 
 def _astray(surface: Surface, E, R, s_end, t0: float, dt: float, i: int, i1: int) -> int | None:
@@ -678,16 +737,3 @@ def _compiled_run(surface: Surface, R, E, final: State, complete: bool, kernels:
         shape = np.array([surface.on_faces(int(k), xr, Qr) for k, xr, Qr in zip(shape, x, Q)], dtype=int)
     return Run(R[:, lay.S_T].copy(), x, v, L, Q, np.array([MODES[int(m)] for m in R[:, lay.S_MODE]]), shape, energy,
                wf, wi, wn, events, final, complete, "numba", kernels, load_s)
-
-
-def _handed_over(surface: Surface, R, E, st: State, resume: tuple, t_end: float, dt: float, every: int, progress,
-                 stop, kernels: str, load_s: float) -> Run:
-    """A run compiled up to a step and the numpy reference's from there (:func:`run_numpy` with ``resume``): one
-    :class:`Run`, ``engine`` "numba+numpy"."""
-    a = _compiled_run(surface, R, E, st, True, kernels, load_s)
-    b = run_numpy(surface, st, t_end, dt, every, progress, stop, resume=resume)
-    keys = ("t", "x", "v", "L", "Q", "mode", "shape", "energy", "friction_work", "impact_work", "normal_work")
-    joined = {k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in keys}
-    extra = [()] * len(a.t) + (b.extra if b.extra is not None else [()] * len(b.t))
-    return Run(**joined, events=a.events + b.events, final=b.final, complete=b.complete, engine="numba+numpy",
-               kernels=kernels, load_s=load_s, extra=extra if any(extra) else None)

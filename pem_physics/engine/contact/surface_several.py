@@ -31,8 +31,8 @@ Coulomb's friction where the pressed contacts can stop (a sticking impact, each 
 their slips — and the contacts that stay are given their states.
 
 Not yet with several contacts: the rolling and spinning resistance (refused by name), a rim lying flat beside
-another contact (:mod:`.surface_flat` holds a rim alone), and the compiled engine (:func:`.surface_run.run` runs
-such a run on the numpy reference).
+another contact (:mod:`.surface_flat` holds a rim alone), and the compiled engine (:func:`.surface_run.run_compiled`
+hands such stretches to the numpy reference, and takes the run back when one shape touches again).
 """
 
 from __future__ import annotations
