@@ -107,6 +107,7 @@ from .surface_common import (  # noqa: F401  (MODES, SLIDING: the modes, kept wi
     SLIDING,
     SLIP_RTOL,
     SPLIT_RTOL,
+    norm,
 )
 from .surface_common import cross as _cross
 from .walls import Box, Cylinder, Plane, Sphere, Wall
@@ -501,7 +502,7 @@ class Surface:
     def speed_scale(self, st: State) -> float:
         w = self.W(st.Q) @ st.L
         r = self.body.reach
-        return float(np.linalg.norm(st.v) + np.linalg.norm(w) * r + np.sqrt(np.linalg.norm(self.g) * r))
+        return float(norm(st.v) + norm(w) * r + np.sqrt(norm(self.g) * r))
 
     def energy(self, st: State) -> float:
         """Kinetic + gravitational energy (J), gravity's zero at x = 0."""

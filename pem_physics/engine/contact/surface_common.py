@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 APART, SLIDING, ROLLING = "apart", "sliding", "rolling"
@@ -31,3 +33,8 @@ _EPS = float(np.finfo(float).eps)
 def cross(a, b) -> np.ndarray:
     """a × b of two 3-vectors (np.cross's generality costs ~20× more on one pair)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def norm(v) -> float:
+    """|v| of a float vector (np.linalg.norm's arithmetic, √(v·v), without its generality: ~5× less on one vector)."""
+    return math.sqrt(v.dot(v))
