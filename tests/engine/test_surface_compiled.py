@@ -240,6 +240,30 @@ def test_a_run_handed_to_the_reference_and_back_is_the_reference(name, monkeypat
 
 
 @needs_numba
+def test_a_run_the_kernel_cannot_take_back_is_tried_seldom(monkeypatch):
+    """Where the kernel hands every stretch it is given straight back (a coin wobbling near flat the whole time), the
+    reference keeps the run twice as long each time before it tries again: a handful of tries in a run, not one
+    every BACK_AFTER steps, and the joined run is still the reference's."""
+    s, st, t_end, dt, every = SCENES["rocking_eccentric_ball"]()
+    n = int(round(t_end / dt))
+    astray, stretch = sr._astray, sr._compiled_stretch
+    tries = []
+
+    def forced(surface, E, R, s_end, t0, dt_, i, i1):
+        found = astray(surface, E, R, s_end, t0, dt_, i, i1)
+        return i + 1 if i >= n // 4 else (n // 4 if i < n // 4 <= i1 else found)
+
+    monkeypatch.setattr(sr, "_astray", forced)
+    monkeypatch.setattr(sr, "_compiled_stretch", lambda *a, **k: tries.append(a[4][1]) or stretch(*a, **k))
+    a = sr.run(s, st, t_end, dt, every, engine="numpy")
+    b = sr.run(s, st, t_end, dt, every, engine="compiled")
+    assert b.engine == "numba+numpy" and tries[0] == 0
+    # numpy stretches of 50, 100, 200, … steps between the tries: log₂ of the steps left over BACK_AFTER, and the first
+    assert 3 <= len(tries) <= 2 + int(np.log2(n / sr.BACK_AFTER)) + 1, tries
+    agree(a, b, s, t_end)
+
+
+@needs_numba
 def test_the_scenes_take_every_kind_of_contact_change():
     kinds = set()
     for make in SCENES.values():

@@ -573,19 +573,23 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     t0, every = float(state.t), int(every)
     n_steps = int(round((t_end - t0) / dt))
     pieces, st, i, works = [], state, 0, (0.0, 0.0, 0.0)
+    back = BACK_AFTER
     while True:
         if kernel_takes(surface, st):
             piece, i1, st1, works1 = _compiled_stretch(kernel, M, surface, st, (t0, i, works), n_steps, dt, every,
-                                                       progress, stop)
+                                                       progress, stop, 2 * back if pieces else None)
             if piece is None:  # a failure in the run's first step
                 return run_numpy(surface, state, t_end, dt, every, progress, stop)
             piece.kernels, piece.load_s = kernels, load_s
             pieces.append(piece)
             if i1 >= n_steps or not piece.complete:
                 break
+            # a stretch handed back soon (a coin wobbling near flat, a die rocking between corners): the reference
+            # keeps the next one twice as long, so that the tries stay few
+            back = min(2 * back, n_steps) if i1 - i < back else BACK_AFTER
             st, i, works = st1, i1, works1
         piece, i, works = _numpy_stretch(surface, st, t_end, dt, every, progress, stop,
-                                         None if i == 0 and not pieces else (t0, i, works), BACK_AFTER)
+                                         None if i == 0 and not pieces else (t0, i, works), back)
         pieces.append(piece)
         st = piece.final
         if i >= n_steps or not piece.complete:
@@ -600,10 +604,12 @@ BACK_AFTER = 50
 
 
 def _compiled_stretch(kernel, M, surface: Surface, state: State, resume: tuple, n_steps: int, dt: float, every: int,
-                      progress, stop) -> tuple:
+                      progress, stop, chunk: int | None = None) -> tuple:
     """The compiled kernel from ``state`` after step i of a run from t0 (``resume`` (t0, i, works)) up to step
     n_steps, or to the step before the one it cannot take (:func:`run_compiled`): (its Run, its last step, the state
-    and works there), or (None, …) for a failure in the run's first step."""
+    and works there), or (None, …) for a failure in the run's first step. ``chunk``: the first call's steps at most,
+    doubling call by call (a stretch taken back may be handed over again soon: the kernel's steps past that are
+    thrown away); None: as many as the callbacks allow."""
     t0, i, works = resume
     whole = state.copy()
     whole.shape = surface.whole_shape(state.shape)
@@ -635,6 +641,8 @@ def _compiled_stretch(kernel, M, surface: Surface, state: State, resume: tuple, 
             if progress is not None:
                 progress((i + 1) / n_steps)
         i1 = min(((i + 1) // PROGRESS_EVERY + 1) * PROGRESS_EVERY - 1, n_steps) if callbacks else n_steps
+        if chunk is not None:
+            i1, chunk = min(i1, i + chunk), 2 * chunk
         while True:
             s1, works1 = s.copy(), works.copy()
             status, rc1, ec1 = kernel(M, s1, works1, i, i1, n_steps, t0, float(dt), every, R, rc, E, ec, info)
