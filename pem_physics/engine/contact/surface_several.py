@@ -130,30 +130,19 @@ def _frame(n) -> np.ndarray:
     return F
 
 
-def solve(surface, W, cs, modes, D, a, c=None, share=None) -> list:
+def solve(surface, W, cs, modes, D, a, c=None, share=None, system=None) -> list:
     """The contacts' forces or impulses [(3,)] from P_i (a_i + Σ_j K_ij B_j z_j) = c_i (module docstring): ``cs``
     their touches, ``modes`` their states, ``D`` each sliding contact's direction (3,), ``a`` [(3,)] the contact
     points' velocities or accelerations without the table, ``c`` [float] the sliding contacts' normal targets
     (default zero). Where the conditions leave the split open, the least norm; with ``share`` [float ≥ 0] the
     rolling contacts' tangential parts weighted by them (the least Σ|F_n,j|² + Σ|F_t,j|²/share_j: a contact that
     carries more takes more of the friction; shares ≪ 1 leave friction to where the normal forces cannot do
-    without it)."""
-    rows, cols, scale = [], [], []
-    k = len(cs)
-    R, C = np.zeros((k, 3, 3)), np.zeros((k, 3, 3))     # each contact's rows and columns, a sliding one's padded
-    keep = np.zeros((k, 3), bool)
-    for i, (ci, mode) in enumerate(zip(cs, modes)):
-        rows.append(ci.n[None] if mode == SLIDING else _I3)
-        cols.append(D[i][:, None] if mode == SLIDING else _frame(ci.n))
-        scale.append([1.0] if mode == SLIDING else [1.0] + 2 * [1.0 if share is None else np.sqrt(share[i])])
-        R[i, :len(rows[i])], C[i, :, :cols[i].shape[1]] = rows[i], cols[i]
-        keep[i, :len(rows[i])] = True
-    B = R[:, None] @ couplings(surface, W, [c.rho for c in cs], [c.rho for c in cs]) @ C[None]   # (k,k,3,3)
-    keep = keep.ravel()
-    A = B.transpose(0, 2, 1, 3).reshape(3 * k, 3 * k)[keep][:, keep]
+    without it). ``system``: :func:`conditions` of the same W, cs, modes and D, made once for several solves."""
+    A, rows, cols = conditions(surface, W, cs, modes, D) if system is None else system
     b = np.concatenate([(0.0 if c is None or modes[i] != SLIDING else c[i]) - rows[i] @ a[i]
                         for i in range(len(cs))])
-    S = np.concatenate(scale)
+    S = np.concatenate([[1.0] if mode == SLIDING else [1.0] + 2 * [1.0 if share is None else np.sqrt(share[i])]
+                        for i, mode in enumerate(modes)])
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
         raise SimulationError(f"{surface.body.name!r} on {surface.table.name!r}: the state of its contacts is no "
                               "longer finite; lower dt", body=surface.body.name)
@@ -163,6 +152,23 @@ def solve(surface, W, cs, modes, D, a, c=None, share=None) -> list:
         out.append(col @ z[p:p + col.shape[1]])
         p += col.shape[1]
     return out
+
+
+def conditions(surface, W, cs, modes, D) -> tuple:
+    """(A, rows, cols) of :func:`solve`'s conditions: A (m, m) the unknowns' effect on the conditions, each contact's
+    rows P_i (1 or 3, 3) and columns B_i (3, 1 or 3) — what the solves of one instant share."""
+    rows, cols = [], []
+    k = len(cs)
+    R, C = np.zeros((k, 3, 3)), np.zeros((k, 3, 3))     # each contact's rows and columns, a sliding one's padded
+    keep = np.zeros((k, 3), bool)
+    for i, (ci, mode) in enumerate(zip(cs, modes)):
+        rows.append(ci.n[None] if mode == SLIDING else _I3)
+        cols.append(D[i][:, None] if mode == SLIDING else _frame(ci.n))
+        R[i, :len(rows[i])], C[i, :, :cols[i].shape[1]] = rows[i], cols[i]
+        keep[i, :len(rows[i])] = True
+    B = R[:, None] @ couplings(surface, W, [c.rho for c in cs], [c.rho for c in cs]) @ C[None]   # (k,k,3,3)
+    keep = keep.ravel()
+    return B.transpose(0, 2, 1, 3).reshape(3 * k, 3 * k)[keep][:, keep], rows, cols
 
 
 def forces(surface, st, acts=None, cs=None) -> list:
@@ -181,23 +187,24 @@ def forces(surface, st, acts=None, cs=None) -> list:
     modes = [m for _, m, _ in acts]
     D = [ci.n + friction_vector(surface, st, slip, ci.u, ci.n) for ci, (_, _, slip) in zip(cs, acts)]
     curv = [ci.curv for ci in cs]
-    F = solve(surface, W, cs, modes, D, a0, curv)
+    system = conditions(surface, W, cs, modes, D)
+    F = solve(surface, W, cs, modes, D, a0, curv, system=system)
     if sum(m == ROLLING for m in modes) > 1:
-        F = _shared(surface, W, cs, modes, D, a0, curv, F, 1.0)
+        F = _shared(surface, W, cs, modes, D, a0, curv, F, 1.0, system)
         if _outside_cones(surface, cs, modes, F):
-            last = _shared(surface, W, cs, modes, D, a0, curv, F, FRICTION_LAST ** 2)
+            last = _shared(surface, W, cs, modes, D, a0, curv, F, FRICTION_LAST ** 2, system)
             F = F if _outside_cones(surface, cs, modes, last) else last
     return F
 
 
-def _shared(surface, W, cs, modes, D, a0, curv, F, weight: float) -> list:
+def _shared(surface, W, cs, modes, D, a0, curv, F, weight: float, system) -> list:
     """The rolling contacts' friction shared in proportion to the normal forces (of F, then of each split; twice),
-    the shares times ``weight``."""
+    the shares times ``weight``; ``system`` the instant's :func:`conditions`."""
     for _ in range(2):
         N = np.array([max(float(Fi @ ci.n), 0.0) for Fi, ci in zip(F, cs)])
         if not N.max() > 0:
             break
-        F = solve(surface, W, cs, modes, D, a0, curv, share=weight * N / N.max())
+        F = solve(surface, W, cs, modes, D, a0, curv, share=weight * N / N.max(), system=system)
     return F
 
 
