@@ -491,12 +491,12 @@ class Body:
 #: coin's edge: 1.4, a rod's end: 1.7), and a thousand leaves room for any lopsided body while a centre 1e90 m from a
 #: 2 cm coin is refused (the add-on checks rims against the mesh; a scene file's shape has only the body's own size
 #: to be checked against).
-RIM_REACH = 1e3
+CONTACT_REACH = 1e3
 
 
 def _check_contact_reach(out, mp, path: str) -> None:
-    """Refuse a contact sphere or rim of the checked moving body ``out`` whose centre lies more than RIM_REACH times
-    the body's size from its centre of mass (``mp``): the size (m) is the larger of its radius of gyration
+    """Refuse a contact sphere or rim of the checked moving body ``out`` whose centre lies more than CONTACT_REACH
+    times the body's size from its centre of mass (``mp``): the size (m) is the larger of its radius of gyration
     √(λ_max/m) about the centre of mass and its largest contact shape's radius."""
     if not out.contacts:
         return
@@ -507,13 +507,13 @@ def _check_contact_reach(out, mp, path: str) -> None:
     size = max(gyration, max(float(c.radius) for c in out.contacts))
     for k, c in enumerate(out.contacts):
         d = float(np.linalg.norm(np.asarray(c.center, float) - com))
-        if not d <= RIM_REACH * size:
+        if not d <= CONTACT_REACH * size:
             what = "rim" if isinstance(c, ContactRim) else "sphere"
             raise ValidationError(f"{path}.contacts[{k}].center", f"the contact {what} #{k} of {out.name!r} is "
-                                  f"centred {d:.3g} m from the body's centre of mass, beyond {RIM_REACH:g} times the "
-                                  f"body's size ({size:.3g} m: its radius of gyration or largest contact radius); a "
-                                  f"contact {what} is part of the body: give its centre on the body, in body "
-                                  "coordinates (m)")
+                                  f"centred {d:.3g} m from the body's centre of mass, beyond {CONTACT_REACH:g} times "
+                                  f"the body's size ({size:.3g} m: its radius of gyration or largest contact "
+                                  f"radius); a contact {what} is part of the body: give its centre on the body, in "
+                                  "body coordinates (m)")
 
 
 #: The motions a driven body may follow.
