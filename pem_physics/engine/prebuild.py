@@ -126,8 +126,8 @@ def gas_and_csv_probes():
 #: process of its own (:func:`build`); what each costs to compile is measured on its own (bench/bench_build.py).
 FAMILIES = {"splitting": splitting_probes, "pem": pem_probes, "lanes": lanes_probes, "table": table_probes,
             "gas": gas_and_csv_probes}
-#: The order the parts start in, the longest compile first (bench/bench_build.py), so that side by side they end
-#: about together.
+#: The order the parts start in: the longest compile (splitting) first, then the others so that its worker goes on
+#: with the table and the other with lanes, gas and PEM, and the two end about together (bench/bench_build.py).
 ORDER = ("splitting", "lanes", "gas", "table", "pem")
 
 
