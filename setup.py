@@ -1,5 +1,5 @@
 """Build hook: ``pip install .`` (and ``pip wheel .``) compiles the engine's kernels ahead of time for the Python
-and numpy it builds for (:mod:`pem_physics.engine.aot`, :mod:`pem_physics.engine.prebuild`), so a run after a
+and numpy it builds for (:mod:`pem_physics.aot`, :mod:`pem_physics.engine.backends.prebuild`), so a run after a
 plain install starts without importing numba or compiling anything. Everything else is in pyproject.toml.
 
 The build environment has numba, numpy and setuptools (pyproject.toml ``[build-system]``); compiling needs a C
@@ -21,7 +21,7 @@ from setuptools.dist import Distribution
 
 
 class BuildWithKernels(build_py):
-    """build_py, then the kernels compiled into the built package's ``pem_physics/engine/_aot``."""
+    """build_py, then the kernels compiled into the built package's ``pem_physics/_aot``."""
 
     def run(self):
         super().run()
@@ -29,9 +29,9 @@ class BuildWithKernels(build_py):
             print("pem_physics: PEM_AOT_BUILD=0, the kernels are not built ahead of time", file=sys.stderr)
             return
         lib = Path(self.build_lib).resolve()
-        where = lib / "pem_physics" / "engine" / "_aot"
+        where = lib / "pem_physics" / "_aot"
         env = {k: v for k, v in os.environ.items() if k not in ("PEM_AOT_DIR", "PEM_AOT", "PEM_NUMBA")}
-        code = ("import sys; from pem_physics.engine import prebuild; "
+        code = ("import sys; from pem_physics.engine.backends import prebuild; "
                 "prebuild.build(sys.argv[1], log=lambda *a: print(*a, file=sys.stderr))")
         run = subprocess.run([sys.executable, "-c", code, str(where)], cwd=lib, env=env,
                              capture_output=True, text=True)

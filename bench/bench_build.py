@@ -21,9 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_WHOLE = ("import sys; from pem_physics.engine import prebuild; "
+_WHOLE = ("import sys; from pem_physics.engine.backends import prebuild; "
           "prebuild.build(sys.argv[1], log=lambda *a: None)")
-_FAMILY = ("import sys; from pem_physics.engine import prebuild; "
+_FAMILY = ("import sys; from pem_physics.engine.backends import prebuild; "
            "prebuild.build_part(sys.argv[2], sys.argv[1])")
 
 
@@ -41,7 +41,7 @@ def timed(code: str, *args: str, cache: Path, store: Path, jobs: str = "") -> fl
 def main(argv=None) -> dict:
     if str(ROOT) not in sys.path:  # run as a script (python bench/bench_build.py): the checkout's package
         sys.path.insert(0, str(ROOT))
-    from pem_physics.engine import prebuild
+    from pem_physics.engine.backends import prebuild
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", default=",".join(prebuild.FAMILIES), help="the families measured alone")

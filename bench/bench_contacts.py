@@ -18,8 +18,8 @@ short warm-up run first):
     python bench/bench_contacts.py [--repeat N] [--scale S] [--json PATH]
 
 ``--scale`` multiplies every run's simulated time (0.1 for a quick look). Every run in one thread
-(``PEM_THREADS=1``): without contacts the marbles would step in groups on every core (engine/groups.py), a contact
-scene in one thread — the ratios compare the same work per thread.
+(``PEM_THREADS=1``): without contacts the marbles would step in groups on every core (engine/backends/groups.py), a
+contact scene in one thread — the ratios compare the same work per thread.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import finish  # noqa: E402
 
 from pem_physics import examples, simulate  # noqa: E402
-from pem_physics.engine import compiled  # noqa: E402
+from pem_physics.engine.backends import compiled  # noqa: E402
 from pem_physics.model.inertia import Sphere  # noqa: E402
 from pem_physics.model.scene import Body, ContactSphere, Scene, Settings, StaticWall  # noqa: E402
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import write_json  # noqa: E402
 
-from pem_physics.engine import compiled, lanes  # noqa: E402
+from pem_physics.engine.backends import compiled, lanes  # noqa: E402
 from pem_physics.engine.simulate import Ensemble, simulate  # noqa: E402
 from pem_physics.engine.system import compile_system  # noqa: E402
 from pem_physics.examples import three_magnet  # noqa: E402
@@ -113,7 +113,7 @@ def main(argv=None):
     U = np.stack([axis_angle_matrix(v / np.linalg.norm(v), np.linalg.norm(v)).T for v in vecs])[:, None]
     ens_steps = max(20, args.steps // 20)
     # engines: "numpy" (both compiled paths off), "engine" (the compiled engine, one member per thread,
-    # engine/compiled.py), "kernel" (the ensemble kernels of engine/lanes.py, members in SIMD lanes)
+    # engine/backends/compiled.py), "kernel" (the ensemble kernels of engine/backends/lanes.py, members in SIMD lanes)
     variants = [("splitting4", "numpy"), ("pem-rk4", "numpy")]
     if lanes.available():
         variants += [(m, e) for m in ("splitting4", "pem-rk4") for e in ("engine", "kernel")]

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from common import finish  # noqa: E402
 
 from pem_physics import Ensemble, examples, simulate  # noqa: E402
-from pem_physics.engine import compiled, prebuild, scalar  # noqa: E402
+from pem_physics.engine.backends import compiled, prebuild, scalar  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 PEER = SHARED / "peers" / "pem" / "pem"
@@ -214,7 +214,8 @@ def pendulum_wave(repeat: int, aot_dir) -> dict | None:
             print(f"pendulum wave: peer could not run ({err}); row skipped")
             return None
         cmd = [sys.executable, "-m", "pem_physics", "run", "wave.udf", "-o", "out", "-q"]
-        # its pendulums are independent: stepped in threads (engine/groups.py), and once more in one (PEM_THREADS=1)
+        # its pendulums are independent: stepped in threads (engine/backends/groups.py), and once more in one
+        # (PEM_THREADS=1)
         one = our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir), PEM_THREADS="1")
         peer, jit, ahead, single = side_by_side(peer_cmd, cmd, tmp, repeat, aot_dir, one)
         timed(cmd, cwd=tmp, env=our_env(PEM_AOT="1", PEM_AOT_DIR=str(aot_dir)))  # how many threads it took
@@ -253,9 +254,10 @@ def single_scene() -> list:
 
 
 def ensemble(members: int, steps: int, aot_dir) -> dict:
-    """An ensemble in SIMD lanes (engine/lanes.py), on numba's JIT kernels and on the build's (the variant for this
-    CPU's widest vector unit, aot.VARIANTS), in one run: pendulum-steps/s of each, best of three."""
-    from pem_physics.engine import aot, lanes
+    """An ensemble in SIMD lanes (engine/backends/lanes.py), on numba's JIT kernels and on the build's (the variant for
+    this CPU's widest vector unit, aot.VARIANTS), in one run: pendulum-steps/s of each, best of three."""
+    from pem_physics import aot
+    from pem_physics.engine.backends import lanes
 
     scene = examples.build("three-magnet")
     rng = np.random.default_rng(0)

@@ -124,7 +124,8 @@ def run_ours_whole(n: int, eta: float, t_end: float, env: dict) -> dict:
 
 def whole_processes(eta: float, repeat: int) -> list[dict]:
     """Rows of whole-process times, ours and the peer's, alternating ``repeat`` times at N = 4000 and 256,000."""
-    from pem_physics.engine import aot, prebuild
+    from pem_physics import aot
+    from pem_physics.engine.backends import prebuild
 
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as aot_dir, tempfile.TemporaryDirectory() as pyc:

@@ -438,7 +438,7 @@ def blender_section(bl) -> list:
     return L
 
 
-#: Floating-point operations of one splitting4 pendulum-step over three magnets in engine/lanes.py, counted
+#: Floating-point operations of one splitting4 pendulum-step over three magnets in engine/backends/lanes.py, counted
 #: by hand from the source (6 torques ≈ 300, 6 drifts ≈ 290, 7 kicks ≈ 55, one Newton–Schulz ≈ 85).
 FLOPS_PER_SPLITTING4_STEP = 4000
 
@@ -448,7 +448,7 @@ def engine_section(eng) -> list:
     and start-up times, single-scene and ensemble rates."""
     if not eng:
         return ["", "## The compiled engine", "", "Not measured (numba missing)."]
-    L = ["", "## The compiled engine: every method, every scene (`pem_physics/engine/compiled.py`)", "",
+    L = ["", "## The compiled engine: every method, every scene (`pem_physics/engine/backends/compiled.py`)", "",
          "### PEM's samples, whole process, against the original engine", "",
          "`python -m pem_physics run SAMPLE.udf -o DIR` (pem-rk4, 1e5 steps, 1001 records, start-up and every "
          "output file included) against `../shared/peers/pem/pem -I SAMPLE.udf` on the same input, best of "
@@ -482,7 +482,8 @@ def engine_section(eng) -> list:
               f"engine {w['peer_s']:.2f} s, ours {w['ours_s']:.2f} s on the JIT kernels (ratio {w['ratio']:.2f}), "
               f"{w['ours_aot_s']:.2f} s ahead of time (ratio **{w['ratio_aot']:.2f}**; goal of issue 28: ≥ 2). Its "
               f"pendulums do not act on each other, so they step in {w.get('threads', 1)} groups, a thread each "
-              "(`engine/groups.py`: the kernels release the GIL; bit for bit the numbers of one thread); in one "
+              "(`engine/backends/groups.py`: the kernels release the GIL; bit for bit the numbers of one thread); "
+              "in one "
               f"thread (`PEM_THREADS=1`) {w['ours_aot_one_thread_s']:.2f} s (ratio "
               f"{w['ratio_aot_one_thread']:.2f})."]
     c = eng["compile"]
@@ -493,8 +494,8 @@ def engine_section(eng) -> list:
           "warm run (start-up, cache load, 10 steps) |", "|---|---:|---:|"]
     L += [f"| {m} | {v['first_run_s']:.1f} s | {v['warm_run_s']:.2f} s |" for m, v in c.items()]
     L += ["", "### One scene: the damped three-magnet pendulum", "",
-          "Without numba, one body over fixed magnets runs on Python floats (`engine/scalar.py`); other scenes on "
-          "the numpy reference.", "",
+          "Without numba, one body over fixed magnets runs on Python floats (`engine/backends/scalar.py`); other "
+          "scenes on the numpy reference.", "",
           "| method | compiled steps/s | without numba: Python steps/s | numpy reference steps/s | "
           "compiled ÷ numpy |", "|---|---:|---:|---:|---:|"]
     rates = {(r["method"], r["engine"]): r["steps_per_s"] for r in eng["single"]}
@@ -505,7 +506,7 @@ def engine_section(eng) -> list:
     e = eng["ensemble"]
     rate = e["pendulum_steps_per_s"]
     L += ["", f"Ensemble of {e['members']:,} members, default method (splitting4), members in SIMD lanes "
-          f"(`engine/lanes.py`): {rate:,.3g} pendulum-steps/s on numba's JIT kernels" + (
+          f"(`engine/backends/lanes.py`): {rate:,.3g} pendulum-steps/s on numba's JIT kernels" + (
               f"; on the build made ahead of time (its lanes for {e['aot_variant'].replace('_', '-')}, chosen by "
               f"the CPU: no numba imported) {e['aot_pendulum_steps_per_s']:,.3g}, ratio "
               f"**{e['ratio_aot_to_jit']:.2f}** of the JIT." if "aot_variant" in e else "."), "",
@@ -618,7 +619,7 @@ def render(res: dict, docs: Path, figs: Path) -> None:
     L += [f"| {label} | {core[k]:,.0f} | {core[k] / peer:,.1f} |" for k, label in runs]
     L += ["", "![ratios](bench/ratios.png)", "",
           "Large ensembles of one pendulum over fixed magnets (basin maps, sweeps) run on "
-          "`pem_physics/engine/lanes.py` "
+          "`pem_physics/engine/backends/lanes.py` "
           "(its kernels in `lanes_kernels.py`, numba's JIT or the build made ahead of time): the same schemes as the "
           "numpy reference, operation for operation (no fastmath; sin/cos of the "
           "drifts a vectorisable polynomial within 2 ulp of libm), members in blocks of 32 laid out component by "

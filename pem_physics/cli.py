@@ -108,7 +108,7 @@ def cmd_run(args) -> int:
     if rounded:
         print(f"note: {rounded}", file=sys.stderr)
     if not args.quiet and not traj.ensemble and traj.info.get("kernels") == "jit":
-        from .engine import aot
+        from . import aot
 
         if aot.enabled():  # numba's import and cache load are most of a short run: say how to skip them
             print("note: this run started numba's JIT engine (~1 s of start-up); `python -m pem_physics "
@@ -131,7 +131,7 @@ def _rounded_end(t_end: float, dt: float, traj) -> str | None:
 
 
 def cmd_build_engine(args) -> int:
-    from .engine import prebuild
+    from .engine.backends import prebuild
 
     try:
         prebuild.build(args.dir, force=args.force)

@@ -83,7 +83,8 @@ ROOT = Path(__file__).resolve().parent
 COMPILED_SOURCES = (
     "errors.py", "jit.py", "ryu.py",
     "engine/brent.py", "engine/broad_kernels.py", "engine/dipole_pair.py", "engine/impact_kernels.py",
-    "engine/kernel_flags.py", "engine/kernels.py", "engine/lanes_kernels.py", "engine/lanes_layout.py",
+    "engine/kernel_flags.py", "engine/backends/kernels.py", "engine/backends/lanes_kernels.py",
+    "engine/backends/lanes_layout.py",
     "engine/pairs.py", "engine/step_kernels.py", "engine/torque_kernels.py",
     "engine/contact/surface_kernels.py", "engine/contact/surface_layout.py", "engine/contact/surface_run_kernels.py",
     "gas/edmd.py", "gas/edmd_kernels.py", "gas/reference.py", "gas/state.py", "gas/timestep.py",

@@ -10,7 +10,7 @@ that round to the double, correctly rounded when several have that length, then 
 round-number ties.
 
 Imported only where numba is (:func:`pem_physics.jit.numba`); a build made ahead of time carries
-:func:`format_rows` (entry ``csv_rows``: :mod:`.engine.aot`), so a run that loads that build writes its CSV without
+:func:`format_rows` (entry ``csv_rows``: :mod:`pem_physics.aot`), so a run that loads that build writes its CSV without
 numba. The tables (5^q and 2^k/5^q to 125 bits, split into two 64-bit halves) are made here from Python's integers,
 as Ryū's generator makes them.
 """
@@ -20,6 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import numba as _numba
+
+#: The kernel a build made ahead of time holds (:mod:`pem_physics.aot`): kind → function.
+BUILD_ENTRIES = {"csv_rows": "format_rows"}
 
 nb = _numba()
 _jit = nb.njit(cache=True, error_model="numpy")

@@ -59,7 +59,7 @@ def blender_ext_tool() -> Path:
     return path
 
 
-#: The ahead-of-time kernels each zip carries (pem_physics/engine/_aot, :mod:`pem_physics.engine.aot`): one build
+#: The ahead-of-time kernels each zip carries (pem_physics/_aot, :mod:`pem_physics.aot`): one build
 #: per Python and numpy Blender bundles, each made with a venv of that Python (requirements/aot3*.txt).
 AOT_BUILDS = (("aot311", "Blender 4.2 LTS – 5.0: Python 3.11, numpy 1"),
               ("aot313", "Blender 5.1+: Python 3.13, numpy 2"))
@@ -71,11 +71,11 @@ AOT_HOST = ("linux", "x86_64")
 
 
 def build_aot(where: Path, log=print, pythons=None) -> list[Path]:
-    """Compile the kernels ahead of time (:mod:`pem_physics.engine.prebuild`: the single-scene kernels, the 3D gas
-    engine and the ensembles' lanes, these also for AVX2 and AVX-512) for each of :data:`AOT_BUILDS`, both at once,
-    compiled once per machine (:func:`pem_physics.engine.aot.store`, keyed on the kernels' source, Python and
+    """Compile the kernels ahead of time (:mod:`pem_physics.engine.backends.prebuild`: the single-scene kernels, the 3D
+    gas engine and the ensembles' lanes, these also for AVX2 and AVX-512) for each of :data:`AOT_BUILDS`, both at once,
+    compiled once per machine (:func:`pem_physics.aot.store`, keyed on the kernels' source, Python and
     numpy) and copied into ``where`` (a staged copy's
-    ``pem_physics/engine/_aot``), so a first bake or gas build in Blender needs no compile. Needs a C compiler; on
+    ``pem_physics/_aot``), so a first bake or gas build in Blender needs no compile. Needs a C compiler; on
     another host, or without one, the zips ship without and Blender compiles on first use, as before. ``pythons``:
     only these of :data:`AOT_PYTHONS` (the demo's zip, for its one Blender)."""
     import platform
@@ -92,7 +92,7 @@ def build_aot(where: Path, log=print, pythons=None) -> list[Path]:
         venv = ["bash", str(ROOT / "scripts" / "venv.sh"), name, str(ROOT / "requirements" / f"{name}.txt")]
         py = subprocess.run(venv, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
         runs.append((what, subprocess.Popen(
-            [py, "-c", "import sys; from pem_physics.engine import prebuild; "
+            [py, "-c", "import sys; from pem_physics.engine.backends import prebuild; "
              "print(*prebuild.build(sys.argv[1], log=lambda *a: None), sep='\\n')", str(where)],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     out = []
@@ -126,7 +126,7 @@ def build(out: Path, log=print, pythons=None) -> list[Path]:
         stage = Path(tmp) / "src"
         shutil.copytree(ROOT, stage, ignore=_NOT_STAGED)
         shutil.copytree(ROOT / "wheels", stage / "wheels", copy_function=_link_or_copy)
-        build_aot(stage / "pem_physics" / "engine" / "_aot", log, pythons)
+        build_aot(stage / "pem_physics" / "_aot", log, pythons)
         subprocess.run([sys.executable, str(blender_ext_tool()), "build", "--split-platforms", "--source-dir",
                         str(stage), "--output-dir", str(out)], check=True, stdout=subprocess.DEVNULL)
     zips = sorted(out.glob(f"{m['id']}-{m['version']}-*.zip"))
@@ -134,7 +134,7 @@ def build(out: Path, log=print, pythons=None) -> list[Path]:
         raise SystemExit(f"expected one zip per platform {m['platforms']}, got {[z.name for z in zips]}")
     for z in zips:  # the kernels are machine code for AOT_HOST: the other platforms' zips leave them out
         if not z.stem.endswith(AOT_PLATFORM):
-            _drop(z, "pem_physics/engine/_aot/")
+            _drop(z, "pem_physics/_aot/")
     return zips
 
 

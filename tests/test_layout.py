@@ -16,9 +16,11 @@ from conftest import ROOT
 
 PKG = ROOT / "pem_physics"
 # "" is the package's own __init__ (the public API re-exports from every layer); ryu (the CSV writer's compiled float
-# formatter) sits beside jit at the bottom: the build made ahead of time (engine) and the CSV writer (io) both use it
-LAYERS = {"errors": 0, "jit": 0, "ryu": 0, "model": 1, "examples": 2, "engine": 3, "gas": 3, "io": 4, "analysis": 5,
-          "cli": 6, "__main__": 7, "": 8}
+# formatter) and aot (builds made ahead of time: made, loaded, called; aot_link its linker) sit beside jit at the
+# bottom: every layer with kernels loads its build through aot, which knows no kernel (each kernel module names its
+# own BUILD_ENTRIES; engine/backends/prebuild.py says what a build holds)
+LAYERS = {"errors": 0, "jit": 0, "ryu": 0, "aot": 0, "aot_link": 0, "model": 1, "examples": 2, "engine": 3, "gas": 3,
+          "io": 4, "analysis": 5, "cli": 6, "__main__": 7, "": 8}
 PACKAGES = ("model", "engine", "io", "analysis", "gas")
 
 

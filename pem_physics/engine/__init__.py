@@ -8,12 +8,15 @@
   reverse communication (the numpy contact driver loops over it, the kernels inline it).
 - :mod:`.integrators` — time steppers: symplectic splitting (default), PEM's Euler/RK4, DOP853.
 - :mod:`.simulate` — the driver: records, diagnostics, blow-up detection, ensembles.
-- :mod:`.compiled` — the compiled engine (numba, optional): every method, every scene, one member
-  per thread; its kernels are :mod:`.kernels` (JIT, cached on disk) or, for a single scene, the same
-  kernels built ahead of time (:mod:`.aot`, ``pem build-engine``: a run without numba's start-up);
-  :mod:`.lanes` — large ensembles of one pendulum over fixed magnets with members in SIMD lanes;
-  :mod:`.pairs` — the all-pairs dipole sweep for many bodies. The numpy code stays the reference and
-  the fallback.
+- the stages' compiled kernels beside their numpy twins: :mod:`.torque_kernels`, :mod:`.step_kernels`,
+  :mod:`.broad_kernels` (gaps, near pairs, free flight), :mod:`.impact_kernels`, :mod:`.kernel_flags` (what they
+  share); :mod:`.pairs` — the all-pairs dipole sweep for many bodies.
+- :mod:`.backends` — the engines that run them, apart from the physics: :mod:`.backends.compiled` (numba,
+  optional: every method, every scene, one member per thread; its step loops :mod:`.backends.kernels`, JIT and
+  cached on disk or built ahead of time by :mod:`pem_physics.aot`: a run without numba's start-up),
+  :mod:`.backends.groups` (independent bodies in threads), :mod:`.backends.lanes` (large ensembles in SIMD
+  lanes), :mod:`.backends.scalar` (one body on Python floats), :mod:`.backends.prebuild` (what a build holds).
+  The numpy code stays the reference and the fallback.
 - :mod:`.contact` — the contact stage (theory §7), run by :func:`.simulate.simulate` for scenes with contact
   spheres or walls: :mod:`.contact.walls` (implicit walls and their derivatives), :mod:`.contact.events`
   (event location), :mod:`.contact.impulses` (impulses with restitution and friction),
@@ -42,20 +45,21 @@ __all__ = ["Ensemble", "Run", "Trajectory", "build_key", "check_available", "ker
 
 def kernels_built() -> bool:
     """Whether the single-scene kernels built ahead of time load here (a bake then starts with no compile)."""
-    from .aot import ENTRIES, holding
+    from ..aot import holding
+    from .backends.compiled import ENTRIES
 
     return holding(*ENTRIES) is not None   # None too for a build this interpreter cannot load
 
 
 def build_key() -> str:
     """The key of this source's kernels (what a build made ahead of time and numba's cache are made for)."""
-    from .aot import key
+    from ..aot import key
 
     return key()
 
 
 def warm() -> None:
-    """Compile and cache every kernel a bake or a gas build uses under numba's JIT (:func:`.prebuild.warm`)."""
-    from .prebuild import warm as _warm
+    """Compile and cache every kernel a bake or a gas build uses under numba's JIT (:func:`.backends.prebuild.warm`)."""
+    from .backends.prebuild import warm as _warm
 
     _warm()

@@ -362,12 +362,12 @@ class Run:
             traj = Trajectory(**fields)
             traj.info["warnings"] = self.warnings + traj.info["warnings"]
             return traj
-        from . import compiled
+        from .backends import compiled
 
         engine, runner, load_s, kernels = _engine(self.integ, self.ensemble)
         split = None
         if type(runner) is compiled.Runner:  # not the Python floats' runner, nor the lanes (groups.plan says the rest)
-            from . import groups
+            from .backends import groups
 
             split = groups.plan(self.system, self.integ, runner, self.marks[-1])  # independent bodies: in threads
         wall0 = _time.perf_counter()
@@ -519,13 +519,13 @@ def _engine(integ, ensemble) -> tuple:
     the fastest engine that runs ``integ``: the compiled one (a member a call, or the lanes for a large ensemble),
     else Python floats for one body, else numpy. numba (if any) loads here, after the caller chose its cache
     folder."""
-    from . import compiled, scalar
+    from .backends import compiled, scalar
 
     if compiled.supports(integ):
         t0 = _time.perf_counter()  # compiling (first run) or loading the kernels, timed apart from the integration
         kind = compiled.Runner
         if ensemble is not None:
-            from . import lanes
+            from .backends import lanes
 
             # Large ensembles of one pendulum over fixed magnets run with members in SIMD lanes.
             kind = lanes.Lanes if lanes.supported(integ) else compiled.Runner
@@ -585,7 +585,7 @@ def _run_groups(scene: Scene, system: System, integ, split: list, marks: list, p
     """:func:`_run_compiled` on groups of bodies that do not act on each other, each in a thread (:mod:`.groups`):
     each group a scene of its own (its bodies, all fixed magnets), the states joined in body order, the records
     taken over the whole ``system``. Stopped early, the run keeps the records every group reached."""
-    from . import compiled, groups
+    from .backends import compiled, groups
 
     s = scene.settings
     subs = [compile_system(groups.sub_scene(scene, system, bodies)) for bodies in split]
@@ -635,7 +635,7 @@ class _States(NamedTuple):
 
 def _states_compiled(system: System, integ, runner, marks: list, ensemble: bool, progress, stop) -> _States:
     """:func:`_run_compiled`'s loop: the states at the records, not yet the recorded quantities."""
-    from . import compiled
+    from .backends import compiled
 
     U = [integ.orientation()[:, None]]
     L = [integ.momentum()[:, None]]
@@ -706,7 +706,7 @@ def _states_compiled(system: System, integ, runner, marks: list, ensemble: bool,
 
 def _raise_blowup(system: System, integ, status: np.ndarray, ensemble: bool) -> None:
     """Raise the SimulationError of the first member whose kernel status (E,3) reports a blow-up."""
-    from . import compiled
+    from .backends import compiled
 
     bad = status[:, 0] != compiled.OK
     first = int(status[bad, 1].min())

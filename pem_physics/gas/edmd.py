@@ -79,13 +79,13 @@ CASES = tuple((d, g, p) for d in (2, 3) for g in (False, True) for p in (False, 
 
 def compiled_case(d: int) -> str:
     """``3d``, ``2d``: what the kernels are compiled for (the number of dimensions), the suffix of their entries in
-    a build made ahead of time (the 3D ones: :mod:`..engine.prebuild`)."""
+    a build made ahead of time (the 3D ones: :mod:`..engine.backends.prebuild`)."""
     return f"{d}d"
 
 
 def _aot_build(case: str):
     """The build made ahead of time when it has this case's gas kernels, else None (numba's JIT then)."""
-    from ..engine import aot
+    from .. import aot
 
     build = aot.load()
     return build if build is not None and f"gas_advance_{case}" in build.specs else None
@@ -209,7 +209,7 @@ class CompiledEngine:
         self.ci = np.zeros((n, d), np.int64)
         self.col_t = np.zeros(n)
         self.col_p = np.zeros(n, np.int64)
-        #: the kernels: built ahead of time for this case when a build has them (:mod:`..engine.aot`; no
+        #: the kernels: built ahead of time for this case when a build has them (:mod:`pem_physics.aot`; no
         #: numba import, no compile), else numba's
         self.case = compiled_case(d)
         self.aot = _aot_build(self.case)
@@ -227,7 +227,7 @@ class CompiledEngine:
                 self.cnt, self.heap, self.hpos, self.hkey, float(t), self.g3, self.cont, self.wpar)
 
     def advance_call(self, t_stop: float, max_events: int) -> tuple:
-        """The arguments of the event-loop kernel (``_advance``): also what :mod:`..engine.prebuild` compiles
+        """The arguments of the event-loop kernel (``_advance``): also what :mod:`..engine.backends.prebuild` compiles
         ahead of time from."""
         return (float(t_stop), int(max_events), self.e, self.spec, self.P, self.m, self.box,
                 self.width, self.ci, self.cell, self.nc, self.head, self.nxt, self.prv,

@@ -1,7 +1,7 @@
 """The event-driven gas engine's numba kernels (:mod:`.edmd` drives them): the event heap, the cell lists,
 collision and wall times, the event loop (``_advance``) and the set-up (``_build``).
 
-Apart from :mod:`.edmd` so that a run on kernels built ahead of time (:mod:`..engine.aot`) never imports numba:
+Apart from :mod:`.edmd` so that a run on kernels built ahead of time (:mod:`pem_physics.aot`) never imports numba:
 this module is imported only when numba's JIT compiles (or loads from its cache) a case the build lacks.
 """
 
@@ -13,13 +13,17 @@ import numpy as np
 
 from ..jit import numba as _numba
 
+#: The kernels a build made ahead of time holds (:mod:`pem_physics.aot`): kind → function. Only the 3D ones: Blender
+#: (the user who cannot wait for a compile) makes 3D gases only, and every 3D case runs on these two.
+BUILD_ENTRIES = {"gas_build_3d": "_build", "gas_advance_3d": "_advance"}
+
 nb = _numba()
 if nb is None:
     raise ImportError("the gas engine's JIT kernels need numba")
 
 _jit = nb.njit(cache=True, error_model="numpy")
 _jit_inline = nb.njit(cache=True, error_model="numpy", inline="always")
-# Event loops that allocate nothing: no reference counting (pem_physics.engine.kernels._jit_borrowed)
+# Event loops that allocate nothing: no reference counting (pem_physics.engine.backends.kernels._jit_borrowed)
 _borrowed = nb.njit(cache=True, error_model="numpy", _nrt=False)
 
 # The event queue: a 4-ary min-heap of particles keyed by event time, with each slot's key stored

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from ..engine import aot
+from .. import aot
 from ..engine.simulate import Trajectory
 from ..jit import numba
 from ..model.rotations import euler_zyx

@@ -31,7 +31,7 @@ import stat
 import time
 from pathlib import Path
 
-from ..engine.aot import sha256  # the interpreter's own (hashlib loads OpenSSL: ~4 ms of a short run)
+from ..aot import sha256  # the interpreter's own (hashlib loads OpenSSL: ~4 ms of a short run)
 from ..errors import ValidationError
 from .files import atomic_open, unique_name
 

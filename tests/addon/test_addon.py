@@ -144,14 +144,14 @@ def test_a_fractional_frame_rate_bakes_on_its_own_clock(pem, fps, base):
 def test_bake_runs_on_the_compiled_engine_when_numba_is_there_and_equals_the_numpy_bake(pem, ext):
     """The bake's trajectory from the compiled engine equals the numpy engine's (within the round-off bound of
     tests/roundoff.py); without numba the bake runs on numpy and both the status line and the panel say so."""
-    compiled = importlib.import_module(f"{ext.__name__}.pem_physics.engine.compiled")
+    compiled = importlib.import_module(f"{ext.__name__}.pem_physics.engine.backends.compiled")
     jit = importlib.import_module(f"{ext.__name__}.pem_physics.jit")
     add_bake = pem["pem_addon.pendulum.bake"]
     obj, piv = pendulum_setup(omega=(0.3, 2.0, -0.4))
     plan = add_bake.prepare(bpy.context)
     fast = add_bake.run(plan)
     if not jit.installed():
-        # one pendulum without numba: the plain-Python path (engine/scalar.py)
+        # one pendulum without numba: the plain-Python path (engine/backends/scalar.py)
         assert fast.info["engine"] == "python"
         assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
         assert "plain-Python (no numba) engine" in bpy.context.scene.pem.status

@@ -113,7 +113,7 @@ def test_one_zip_per_platform_with_its_own_wheels(built_zips):
         assert all(tag in w for w in wheels), (platform, wheels)
         assert {w.split("-")[2] for w in wheels} == pythons, (platform, wheels)
         with zipfile.ZipFile(path) as zf:
-            kernels = sorted(Path(n).name for n in zf.namelist() if "/engine/_aot/" in n)
+            kernels = sorted(Path(n).name for n in zf.namelist() if "/_aot/" in n)
         if platform == HOST_PLATFORM:  # the kernels built ahead of time, for each of Blender's Pythons and numpys
             # (the main build, and the lanes' for AVX2 and AVX-512: x86_64_v3, x86_64_v4), a module and its types each
             assert [k.split(".")[0].rsplit("_", 1)[0] for k in kernels] == sorted(
@@ -273,11 +273,12 @@ def test_installed_zip_bakes_at_once_on_its_kernels_built_ahead_of_time(installe
     assert "compiled engine (built ahead of time)" in status and "compiling" not in status, status
     status = _bake_a_ball_on_a_table()
     assert "compiled engine (built ahead of time)" in status and "compiling" not in status, status
-    aot = importlib.import_module(f"{MODULE}.pem_physics.engine.aot")
+    aot = importlib.import_module(f"{MODULE}.pem_physics.aot")
     build = aot.load()
     assert build is not None and set(build.paths) == set(aot.PARTS), build
-    assert {p.parent for p in build.paths.values()} == {installed / "pem_physics" / "engine" / "_aot"}, build
-    lanes = importlib.import_module(f"{MODULE}.pem_physics.engine.lanes")  # an ensemble's: the widest this CPU runs
+    assert {p.parent for p in build.paths.values()} == {installed / "pem_physics" / "_aot"}, build
+    # an ensemble's: the widest this CPU runs
+    lanes = importlib.import_module(f"{MODULE}.pem_physics.engine.backends.lanes")
     runs = [v for v in aot.variants() if aot.cpu_runs(v)]
     got = lanes.build().paths["lanes"]
     assert got.name.startswith(aot.module_name("lanes", runs[0] if runs else "") + "."), got

@@ -208,7 +208,8 @@ def test_a_bake_is_the_command_line_run_of_its_exported_scene(pem, ext, tmp_path
     assert len(ref["t"]) == len(got.t)
     np.testing.assert_array_equal(ref["t"], got.t)
     # the bound: the numpy reference of the same plan and its twins (every sin, cos and exp an ulp off)
-    engines = [importlib.import_module(f"{ext.__name__}.pem_physics.engine.{m}") for m in ("compiled", "scalar")]
+    engines = [importlib.import_module(f"{ext.__name__}.pem_physics.engine.backends.{m}")
+               for m in ("compiled", "scalar")]
     try:
         for m in engines:
             m.ENABLED = False

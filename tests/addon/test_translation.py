@@ -403,9 +403,11 @@ def test_export_import_round_trip_of_translate_and_velocity(mods, tmp_path):
 
 def test_engine_line_says_when_the_kernels_are_built_ahead_of_time(mods, monkeypatch):
     ui = mods["pem_addon.pendulum.ui"]
-    aot = importlib.import_module(f"{ui.__name__.rsplit('.', 3)[0]}.pem_physics.engine.aot")
+    core = ui.__name__.rsplit('.', 3)[0] + ".pem_physics"
+    aot = importlib.import_module(f"{core}.aot")
+    entries = importlib.import_module(f"{core}.engine.backends.compiled").ENTRIES
     # a build that loads, with the single-scene kernels (the extension's linux-x64 zip)
-    monkeypatch.setattr(aot, "load", lambda *a: aot.Build({}, {}, dict.fromkeys(aot.ENTRIES, [])))
+    monkeypatch.setattr(aot, "load", lambda *a: aot.Build({}, {}, dict.fromkeys(entries, [])))
     layout = _Layout()
     ui._engine_line(layout, bpy.context)
     assert layout.labels == ["Engine: compiled, built ahead of time (no compile)"]

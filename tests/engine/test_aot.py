@@ -1,5 +1,5 @@
-"""The kernels built ahead of time (engine/aot.py) against numba's JIT kernels: single scenes, and ensembles (their
-members in threads, or in SIMD lanes: engine/lanes.py).
+"""The kernels built ahead of time (aot.py) against numba's JIT kernels: single scenes, and ensembles (their
+members in threads, or in SIMD lanes: engine/backends/lanes.py).
 
 Oracle: the JIT kernels, which test_compiled.py checks against the numpy reference feature by feature.
 The ahead-of-time build compiles the very same functions, so every scene feature and method must give
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from test_compiled import ARRAYS, FEATURES
 
-from pem_physics import Ensemble, examples, simulate
-from pem_physics.engine import aot, compiled, prebuild
+from pem_physics import Ensemble, aot, examples, simulate
+from pem_physics.engine.backends import compiled, prebuild
 
 from conftest import ROOT
 
@@ -122,7 +122,7 @@ if {plain}:
 sys.path.insert(0, {root!r})
 import numpy as np
 from pem_physics import Ensemble, examples, simulate
-from pem_physics.engine import lanes
+from pem_physics.engine.backends import lanes
 ran = []                               # the module whose lanes kernels each call ran ("" for none)
 real = lanes.Lanes.advance_to
 lanes.Lanes.advance_to = lambda self, marks: ran.append(self.aot.paths["lanes"].name.split(".")[0]) or real(self, marks)
@@ -152,7 +152,7 @@ def test_ensembles_run_on_the_build_with_and_without_numba_in_lanes_too(build_di
     three members in threads, forty in SIMD lanes (two blocks, a thread each) on the lanes kernels built for this
     CPU's widest vector unit (:data:`aot.VARIANTS`) — each the JIT's numbers bit for bit (the same functions, no
     fused multiply-adds), splitting4 and pem-rk4."""
-    from pem_physics.engine import lanes
+    from pem_physics.engine.backends import lanes
 
     env = dict(os.environ, PEM_AOT_DIR=str(build_dir), PEM_AOT="1", NUMBA_CACHE_DIR=str(tmp_path), PEM_THREADS="2")
     runs = {}
@@ -185,7 +185,7 @@ def test_every_lanes_build_gives_the_jits_numbers(build_dir):
     """The lanes kernels of the main build (any x86-64) and of each variant this CPU runs (AVX2, AVX-512) against
     numba's JIT kernels (compiled for this CPU) on the same call, 40 members over 300 steps: bit for bit — without
     fastmath no variant fuses a multiply-add, so a member's numbers do not depend on the CPU's vector width."""
-    from pem_physics.engine import lanes, lanes_kernels
+    from pem_physics.engine.backends import lanes, lanes_kernels
     from pem_physics.engine.integrators import make_integrator
     from pem_physics.engine.system import compile_system
 
@@ -215,7 +215,7 @@ def test_variants_match_the_cpu(build_dir, monkeypatch):
     """Which lanes build a CPU takes: :func:`aot.cpu_runs` (numpy's reading of the CPU) against the kernel's own
     flags in /proc/cpuinfo (Linux; an independent reading), and the choice: the widest variant the CPU runs, the
     main build where it runs none (as on a CPU without AVX2), numba's JIT only where there is no build."""
-    from pem_physics.engine import lanes
+    from pem_physics.engine.backends import lanes
 
     flags = aot._cpuinfo_flags()
     if flags is not None and aot.variants() and not os.environ.get("NPY_DISABLE_CPU_FEATURES"):
@@ -382,10 +382,10 @@ def test_a_run_writes_its_csv_on_the_build_without_numba(build_dir, tmp_path):
 
 def test_the_build_steps_without_the_gil(build_dir, monkeypatch):
     """The build's kernels release the GIL as the JIT ones do (aot._releasing_the_gil): independent bodies step in
-    threads on it (engine/groups.py), bit for bit as one run."""
+    threads on it (engine/backends/groups.py), bit for bit as one run."""
     from test_groups import longest_pause_while_stepping, mixed_scene
 
-    from pem_physics.engine import groups
+    from pem_physics.engine.backends import groups
 
     monkeypatch.setenv("PEM_AOT", "1")
     monkeypatch.setenv("PEM_AOT_DIR", str(build_dir))

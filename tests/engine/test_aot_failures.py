@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from pem_physics import aot
 from pem_physics.cli import main
-from pem_physics.engine import aot, compiled, prebuild
+from pem_physics.engine.backends import compiled, prebuild
 from pem_physics.errors import PemError
 
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
@@ -18,7 +19,7 @@ def test_no_c_compiler_is_said_and_leaves_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(aot, "compiler_class", lambda: no_compiler)
     with pytest.raises(PemError, match=r"needs a C compiler .* works without the build: runs keep using numba's JIT"):
-        aot.build("lanes", prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
+        aot.build("lanes", prebuild.probes("lanes"), tmp_path, force=True, log=lambda *a: None)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
 
 
@@ -40,17 +41,18 @@ def test_no_setuptools_is_said(monkeypatch):
 
 
 def test_ctrl_c_while_building_leaves_nothing_and_ends_in_one_line(tmp_path, monkeypatch, capsys):
-    def interrupted(kind):
-        raise KeyboardInterrupt
+    class Interrupted:     # a kernel whose compile is interrupted
+        def compile(self, types):
+            raise KeyboardInterrupt
 
     class Compiler:        # the kernels' compile is interrupted before pycc does anything
         def __init__(self, name):
             pass
 
     monkeypatch.setattr(aot, "compiler_class", lambda: Compiler)
-    monkeypatch.setattr(aot, "kernel", interrupted)
+    probes = [(kind, Interrupted(), args) for kind, _, args in prebuild.probes("lanes")]
     with pytest.raises(KeyboardInterrupt):
-        aot.build("lanes", prebuild.lanes_probes(), tmp_path, force=True, log=lambda *a: None)
+        aot.build("lanes", probes, tmp_path, force=True, log=lambda *a: None)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
     monkeypatch.setattr(prebuild, "build", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     assert main(["build-engine"]) == 130

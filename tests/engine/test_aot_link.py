@@ -1,4 +1,4 @@
-"""The build's JIT that types and links without emitting (pem_physics.engine.aot_link): what leaves it runs right,
+"""The build's JIT that types and links without emitting (pem_physics.aot_link): what leaves it runs right,
 nothing of it is cached, and numba's inlining copies keep each call site's own variables."""
 
 import copy
@@ -6,7 +6,7 @@ import copy
 import numpy as np
 import pytest
 
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed")
 
@@ -39,7 +39,7 @@ def test_what_was_typed_inside_runs_right_after_it():
     import numba
     from numba.core import codegen
 
-    from pem_physics.engine.aot_link import linked_once
+    from pem_physics.aot_link import linked_once
 
     caller, callee = _functions()
     a = np.array([0.5, -1.25, 3.0])
@@ -60,7 +60,7 @@ def test_nothing_typed_inside_is_cached():
     import numba
     from numba.core import caching
 
-    from pem_physics.engine.aot_link import linked_once
+    from pem_physics.aot_link import linked_once
 
     saved = []
     plain = caching.Cache.save_overload
@@ -77,7 +77,7 @@ def test_nothing_typed_inside_is_cached():
 def test_a_nested_block_is_part_of_the_outer():
     from numba.core import codegen
 
-    from pem_physics.engine.aot_link import linked_once
+    from pem_physics.aot_link import linked_once
 
     with linked_once():
         with linked_once():
@@ -90,7 +90,7 @@ def test_another_numba_gets_its_plain_jit(monkeypatch):
     import numba
     from numba.core import codegen
 
-    from pem_physics.engine import aot_link
+    from pem_physics import aot_link
 
     monkeypatch.setattr(numba, "__version__", "0.99.0")
     with aot_link.linked_once():
@@ -107,7 +107,7 @@ def _blocks(func):
 
 
 def test_blocks_of_one_scope_share_one_copied_scope_and_each_copy_is_new():
-    from pem_physics.engine.aot_link import SharedScopeCopy
+    from pem_physics.aot_link import SharedScopeCopy
 
     def f(a, b):
         s = 0.0

@@ -305,7 +305,7 @@ def test_stiffness_of_bodies_that_do_not_act_on_each_other_is_probed_all_at_once
     body only): a body's torque and force do not depend on the others' poses, so the estimate turns and moves them
     all at once (6 probes of the scene, not 6 per body: B² otherwise) — and equals the largest of the bodies'
     estimates each alone with the fixed magnets (groups.sub_scene), the second method."""
-    from pem_physics.engine import groups
+    from pem_physics.engine.backends import groups
     from pem_physics.engine.system import compile_system
     from pem_physics.model.inertia import Sphere
 

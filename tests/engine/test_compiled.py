@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pem_physics import Ensemble, SimulationError, TabulatedMotion, examples, simulate
-from pem_physics.engine import compiled
 from pem_physics.engine import simulate as sim_mod
+from pem_physics.engine.backends import compiled
 from pem_physics.model import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
 from pem_physics.model.inertia import Cuboid, MassProperties, Sphere
 from pem_physics.model.rotations import axis_angle_matrix
@@ -354,7 +354,7 @@ def test_compiled_code_is_cached_on_disk():
     kernels cold (minutes on a slow machine) to show what the first process below shows when the cache is cold."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
             "from pem_physics import examples, jit, simulate\n"
-            "from pem_physics.engine import kernels as K\n"
+            "from pem_physics.engine.backends import kernels as K\n"
             "simulate(examples.build('compass'), t_end=0.01)\n"
             "kernels = [f for f in vars(K).values() if hasattr(f, 'stats')]\n"
             "print(sum(sum(f.stats.cache_hits.values()) for f in kernels),\n"

@@ -20,7 +20,7 @@ import pytest
 from test_contact_sim import CRADLE, body_energy, cradle_oracle
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled, prebuild
+from pem_physics.engine.backends import compiled, prebuild
 from pem_physics.engine.contact import driver as contacts
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.system import compile_system

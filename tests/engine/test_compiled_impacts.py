@@ -27,7 +27,7 @@ from test_compiled_contacts import assert_same_run, both, numpy_runs
 from test_contact_sim import CRADLE
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 from pem_physics.engine.contact import driver as contacts
 from pem_physics.model.scene import Body, ContactSphere, StaticWall
 

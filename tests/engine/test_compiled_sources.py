@@ -1,5 +1,5 @@
 """The files a compiled kernel can read — the key of numba's cache (:data:`pem_physics.jit.COMPILED_SOURCES`) and of
-the build made ahead of time (:data:`pem_physics.engine.aot.SOURCES`) — derived here from the code itself.
+the build made ahead of time (:data:`pem_physics.aot.SOURCES`) — derived here from the code itself.
 
 Compiled code reads the globals of the module its Python function was written in, and through them whatever that
 module imports at its top, transitively. The list must hold every such file (else an edit leaves a stale kernel that
@@ -22,8 +22,10 @@ pytest.importorskip("numba")
 
 from numba.core.dispatcher import Dispatcher  # noqa: E402
 
-from pem_physics import jit  # noqa: E402
-from pem_physics.engine import aot  # noqa: E402
+from pem_physics import (
+    aot,  # noqa: E402
+    jit,  # noqa: E402
+)
 
 PKG = ROOT / "pem_physics"
 

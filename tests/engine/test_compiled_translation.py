@@ -27,7 +27,7 @@ from test_compiled_contacts import assert_same_run
 from test_compiled_contacts import both as both_contacts
 
 from pem_physics import Ensemble, SimulationError, ValidationError, examples, simulate
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 from pem_physics.model import Body, Dipole, RotatingField, Scene, Settings
 from pem_physics.model.inertia import Cuboid
 from pem_physics.model.scene import ContactSphere, StaticWall

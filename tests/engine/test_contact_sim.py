@@ -18,7 +18,7 @@ from scipy.optimize import brentq
 from scipy.special import ellipk, ellipkinc
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled, scalar
+from pem_physics.engine.backends import compiled, scalar
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.system import compile_system
 from pem_physics.errors import ValidationError

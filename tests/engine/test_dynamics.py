@@ -426,7 +426,7 @@ def test_a_vanishing_friction_gives_the_frictionless_run(hinged, engine):
     that x = 1e-14 must swing as the frictionless one but for the friction's own effect, of order c·t/I = 5e-11 over
     the run (measured 1.9e-10 and 5e-12: it scales with c, ×100 at x = 1e-12). Written as 1 − e the impulse lost its
     digits (1 − e is a multiple of 1.1e-16, 1 % of x here) and the swing parted from the frictionless one by 0.3."""
-    from pem_physics.engine import compiled
+    from pem_physics.engine.backends import compiled
 
     if engine == "compiled" and not compiled.available():
         pytest.skip("numba is not installed")

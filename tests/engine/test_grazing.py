@@ -26,7 +26,8 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from pem_physics import simulate
-from pem_physics.engine import compiled, integrators
+from pem_physics.engine import integrators
+from pem_physics.engine.backends import compiled
 from pem_physics.engine.contact import driver as contacts
 from pem_physics.model.inertia import Sphere
 from pem_physics.model.scene import Body, ContactSphere, Scene, Settings, StaticWall

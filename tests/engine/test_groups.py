@@ -1,4 +1,4 @@
-"""Independent bodies stepped in threads (engine/groups.py) against the same scene stepped as one.
+"""Independent bodies stepped in threads (engine/backends/groups.py) against the same scene stepped as one.
 
 Oracle: the single-threaded run of the whole scene. Bodies that do not act on each other have, step by step, the
 numbers a run of the whole scene gives them, so a split run must match it bit for bit — every recorded array, for
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled, groups
+from pem_physics.engine.backends import compiled, groups
 from pem_physics.errors import ValidationError
 from pem_physics.io.output import summary
 from pem_physics.model.inertia import MassProperties
@@ -198,7 +198,7 @@ def longest_pause_while_stepping(steps: int = 500_000) -> tuple[float, float]:
 
 def test_the_single_scene_kernels_release_the_gil(monkeypatch):
     """What lets the groups' threads step at once (the builds made ahead of time: test_aot.py)."""
-    from pem_physics.engine import kernels
+    from pem_physics.engine.backends import kernels
 
     monkeypatch.setenv("PEM_AOT", "0")
     assert kernels._member_splitting.targetoptions["nogil"] and kernels._member_pem.targetoptions["nogil"]

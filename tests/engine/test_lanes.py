@@ -1,4 +1,5 @@
-"""Ensembles with members in SIMD lanes (engine/lanes.py) against the numpy reference and the per-member engine.
+"""Ensembles with members in SIMD lanes (engine/backends/lanes.py) against the numpy reference and the per-member
+engine.
 
 Runs are compared within the round-off bound of tests/roundoff.py, measured on twin numpy runs with ulp-nudged
 steps."""
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from pem_physics import examples
 from pem_physics.analysis.basin import release_orientations
-from pem_physics.engine import compiled, lanes
+from pem_physics.engine.backends import compiled, lanes
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.simulate import Ensemble, SimulationError, simulate
 from pem_physics.engine.system import compile_system
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.skipif(not lanes.available(), reason="numba is not inst
 
 def lanes_kernels():
     """The lanes kernels module (imports numba: only where the tests run)."""
-    from pem_physics.engine import lanes_kernels
+    from pem_physics.engine.backends import lanes_kernels
 
     return lanes_kernels
 

@@ -25,7 +25,7 @@ from test_compiled_contacts import assert_same_run, numpy_runs
 from test_contact_sim import CRADLE
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 from pem_physics.engine.contact import bounds
 from pem_physics.engine.contact import driver as contacts
 from pem_physics.engine.integrators import make_integrator

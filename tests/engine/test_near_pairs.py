@@ -27,7 +27,7 @@ from test_compiled_impacts import count_numpy_steps
 from test_merged_flight import captured
 
 from pem_physics import examples, simulate
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 from pem_physics.engine.contact import walls
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -1,4 +1,4 @@
-"""The plain-Python path for one body without numba (engine/scalar.py) against the numpy reference, within the
+"""The plain-Python path for one body without numba (engine/backends/scalar.py) against the numpy reference, within the
 round-off bound of tests/roundoff.py (measured on twin numpy runs with ulp-nudged steps)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pem_physics import examples
-from pem_physics.engine import compiled, scalar
+from pem_physics.engine.backends import compiled, scalar
 from pem_physics.engine.integrators import make_integrator
 from pem_physics.engine.simulate import Ensemble, simulate
 from pem_physics.engine.system import compile_system

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from test_surface import NORMAL, G, ball, basis, leaning_rod, rolling_coin, spun_tippe, tilted, tippe
 
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 from pem_physics.engine.contact import surface as sf
 from pem_physics.engine.contact import surface_run as sr
 from pem_physics.engine.contact.surface import ContactRim, Surface, Table, TableBody

@@ -17,7 +17,7 @@ import pytest
 
 from pem_physics import examples, simulate
 from pem_physics.cli import main as cli_main
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 from pem_physics.errors import ValidationError
 from pem_physics.io.scene_writer import dumps
 from pem_physics.io.scenefile import load_scene, loads

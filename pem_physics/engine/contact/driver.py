@@ -647,10 +647,10 @@ def run(model: ContactModel, integ, marks: list, record, check, progress=None, s
 def run_compiled(model: ContactModel, integ, runner, marks: list, check, blowup, progress=None, stop=None,
                  call_seconds: float = 0.1, check_every: int = 64):
     """:func:`run` with the steps between impacts on the compiled engine (``runner``: a
-    :class:`~pem_physics.engine.compiled.Runner` of ``integ`` built with ``integ.contacts`` = ``model``).
+    :class:`~pem_physics.engine.backends.compiled.Runner` of ``integ`` built with ``integ.contacts`` = ``model``).
 
     Each kernel call runs through record marks until a step ends with a gap below
-    −:data:`~pem_physics.engine.compiled.CONTACT_RTOL`·(r_a + r_b) that the kernel does not resolve itself
+    −:data:`~pem_physics.engine.backends.compiled.CONTACT_RTOL`·(r_a + r_b) that the kernel does not resolve itself
     (status CONTACT, the state back at that step's start; the kernel takes most impact steps itself — friction,
     settling and resting contacts included —, logged here from its buffers after each call,
     status EVENTS_FULL when they are full); that one
@@ -733,7 +733,7 @@ class _CompiledRun:
         """Append the kernel's events (impacts, contacts settling and lifting off: impact_kernels._resolve_impacts,
         _lift_off) to the log as _log does, take its running energy loss, and return the loss at each of the
         ``recorded`` marks (step numbers; the kernel's rec_loss)."""
-        from .. import compiled
+        from ..backends import compiled
 
         model, log, arrays = self.model, self.log, self.arrays
         names = model.system.names
@@ -758,7 +758,7 @@ class _CompiledRun:
         of marks it recorded)."""
         import time as _time
 
-        from .. import compiled
+        from ..backends import compiled
 
         integ, marks, arrays, check_every = self.integ, self.marks, self.arrays, self.check_every
         start = integ.steps_done
@@ -800,7 +800,7 @@ class _CompiledRun:
     def run(self, progress, stop) -> tuple:
         """Kernel calls, and the numpy driver's step (:func:`_advance_step`) wherever one stops at a contact it
         leaves to it, to the last mark: :func:`run_compiled`'s result."""
-        from .. import compiled
+        from ..backends import compiled
 
         integ, marks, model, dt = self.integ, self.marks, self.model, self.dt
         steps, complete, i = marks[-1], True, 1

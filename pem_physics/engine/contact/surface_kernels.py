@@ -3,8 +3,8 @@ them, :func:`.surface_run_kernels.run_chunk`, is :mod:`.surface_run`'s twin).
 
 :mod:`.surface` is the reference — its docstring has the physics; here every function carries the name of the
 method it follows and does the same arithmetic on plain arrays, so that a whole run — its events located by Brent's
-method (the impact kernels' reverse-communication :func:`..kernels._brent`), its steps halved by the energy check,
-its impacts — goes without Python between steps. The two agree to round-off (tested to 1e-12, the same events).
+method (the impact kernels' reverse-communication :func:`..impact_kernels._brent`), its steps halved by the energy
+check, its impacts — goes without Python between steps. The two agree to round-off (tested to 1e-12, the same events).
 
 Layouts (all float64):
 

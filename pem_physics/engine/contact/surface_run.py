@@ -261,8 +261,8 @@ def _transition(surface: Surface, st: State, kind: str, k: int, dt: float) -> tu
 
 
 def _watched(surface: Surface, s: State, start: State, touched: dict) -> list:
-    """:meth:`.Surface.watch` at s for a step from ``start``, the impacts of the shapes in ``touched`` ({shape: depth
-    m}: they touched the table without an impact in this step, :func:`_touch_only`) watched that much deeper: the
+    """:meth:`.surface.Surface.watch` at s for a step from ``start``, the impacts of the shapes in ``touched`` ({shape:
+    depth m}: they touched the table without an impact in this step, :func:`_touch_only`) watched that much deeper: the
     round-off gap where such a shape just left does not fire again, but a rim's far side coming down does (its
     lowest point passes to the other side of it as it turns through flat in the air)."""
     return [(kind, val + touched[k] if kind == "impact" and k in touched else val, k)
@@ -307,8 +307,8 @@ def _first_event(surface: Surface, st: State, h: float, touched: dict) -> tuple:
     A trial whose rim's lowest point turns past a right angle well off flat (:func:`.surface_flat.sweeps`: it runs
     round the rim, as on a coin rolling on a tight circle or spinning down, or passes flat, which only shorter trials
     tell apart) is halved, at most MAX_SPLITS times. A trial that takes a rim past lying flat
-    (:meth:`.Surface.lands_flat`) tells only where it lands: past that instant its contact point has jumped to the
-    rim's far side and the other events' values are no measure (a slip reverses, a normal force turns), so the
+    (:meth:`.surface.Surface.lands_flat`) tells only where it lands: past that instant its contact point has jumped to
+    the rim's far side and the other events' values are no measure (a slip reverses, a normal force turns), so the
     landing is located first and the other events looked for before it."""
     full = True
     for _ in range(MAX_SPLITS):
@@ -469,7 +469,8 @@ def _numpy_stretch(surface: Surface, state: State, t_end: float, dt: float, ever
 def _compiled_kernel():
     """(the compiled ``run_chunk`` of :mod:`.surface_run_kernels`, "ahead-of-time" or "jit"): from an ahead-of-time
     build that has it (no numba import), else numba's JIT; None when neither can run."""
-    from .. import aot, compiled
+    from ... import aot
+    from ..backends import compiled
 
     build = aot.load()
     if build is not None and "surface" in build.specs:
@@ -731,7 +732,7 @@ def _astray(surface: Surface, E, R, s_end, t0: float, dt: float, i: int, i1: int
 
 def _compiled_run(surface: Surface, R, E, final: State, complete: bool, kernels: str, load_s: float) -> Run:
     """The :class:`Run` of a compiled run's records R and events E (their shapes the whole body's: on a tray, each
-    taken as its copy against the face it touches, :meth:`.Surface.on_faces`)."""
+    taken as its copy against the face it touches, :meth:`.surface.Surface.on_faces`)."""
     events = []
     for e in E:
         x, Q = e[9:12].copy(), e[12:21].reshape(3, 3).copy()

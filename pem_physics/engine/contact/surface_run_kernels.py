@@ -59,6 +59,9 @@ from .surface_layout import (
     STICK,
 )
 
+#: The kernel a build made ahead of time holds (:mod:`pem_physics.aot`): kind → function.
+BUILD_ENTRIES = {"surface": "run_chunk"}
+
 
 @_jit
 def _push(M, s, J, info):

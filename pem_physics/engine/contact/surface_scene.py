@@ -10,10 +10,10 @@ ensembles. The coefficients of the body–table pair follow the impact model's r
 (μ, dimensionless) or gliding friction (its own ``gliding_friction``, s/m, never compared with a Coulomb μ).
 
 The trajectory: one body; ``position`` and ``center_of_mass`` its centre of mass; ``torque`` the table's torque
-about it (zero apart); ``events`` an :class:`~.contacts.EventLog` of every contact change (kinds ``impact``,
+about it (zero apart); ``events`` an :class:`~.model.EventLog` of every contact change (kinds ``impact``,
 ``impact, sliding`` / ``impact, rolling``, ``stick``, ``slip``, ``reversal``, ``lift-off``; impulses for impacts),
 with the pose at each (the bake keys it); ``impact_loss`` the energy friction and impacts took, so
-:meth:`~.simulate.Trajectory.energy_balance` is the integration error.
+:meth:`~..simulate.Trajectory.energy_balance` is the integration error.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def model(scene) -> tuple[sf.Surface, sf.State, int]:
 
 def simulate(scene, progress=None, stop=None) -> dict:
     """Run a checked scene with ``contact_model = "surface"``: the fields of its
-    :class:`~.simulate.Trajectory` (which :func:`~.simulate.simulate` makes of them)."""
+    :class:`~..simulate.Trajectory` (which :func:`~..simulate.simulate` makes of them)."""
     s = scene.settings
     surface, state, i = model(scene)
     if s.steps == 0 and s.t_end > 0:

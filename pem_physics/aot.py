@@ -1,26 +1,23 @@
-"""The single-scene kernels built ahead of time: a run that starts without numba.
+"""Kernels built ahead of time: a run that starts without numba.
 
-numba compiles :mod:`.kernels` on first use and caches the machine code on disk, but every new
-process still imports numba (~0.3 s) and initialises its compiler to load that cache (~0.5 s) —
-longer than the whole run of a PEM sample (1e5 RK4 steps, ~0.3 s). ``pem build-engine``
-(:func:`build`) compiles the single-scene kernels (``member_splitting``, ``member_pem``: the very
-functions the JIT path calls, every method and every scene feature; one splitting kernel with and without
-contacts, :data:`ENTRIES`) once more, with numba's ahead-of-time compiler, into Python
-extension modules that need only numpy at run time — one per part (:data:`PARTS`: the table's kernel, the gas, the
-ensembles' lanes and the CSV writer are the others), each compiled in a process of its own, side by side. A
-single scene then runs on it (:class:`~.compiled.Runner`): same machine code, bit-identical
-results, no numba import. Its kernels release the GIL while they run (:func:`_releasing_the_gil`), as the JIT entries
-do: independent bodies step in threads (:mod:`.groups`). Ensembles run on it too, their members in threads or in
-SIMD lanes (:mod:`.lanes`); the lanes kernels once more in a small module of their own for each wider vector unit
-(:data:`VARIANTS`: AVX2, AVX-512), the one this CPU runs chosen at run time — the JIT's speed without numba.
+numba compiles the kernels on first use and caches the machine code on disk, but every new process still imports
+numba (~0.3 s) and initialises its compiler to load that cache (~0.5 s) — longer than the whole run of a PEM sample
+(1e5 RK4 steps, ~0.3 s). ``pem build-engine`` (:mod:`pem_physics.engine.backends.prebuild`, which knows what a build
+holds) compiles the very functions the JIT path calls once more, with numba's ahead-of-time compiler, into Python
+extension modules that need only numpy at run time — one per part (:data:`PARTS`), each compiled in a process of its
+own, side by side. Each kernel module names its own entries (``BUILD_ENTRIES``: kind → function), so this module
+knows no kernel: :func:`build` compiles the dispatchers it is handed. A run loads a build (:func:`load`) and calls
+its kernels (:meth:`Build.call`): same machine code, bit-identical results, no numba import. The kernels release the
+GIL while they run (:func:`_releasing_the_gil`), as the JIT entries do: independent bodies step in threads. The
+ensembles' lanes kernels are built once more for each wider vector unit (:data:`VARIANTS`: AVX2, AVX-512), the one
+this CPU runs chosen at run time.
 
 The build lives beside numba's cache (``<cache>/aot``, or ``PEM_AOT_DIR``), or ships in the package
-(:data:`SHIPPED`: the Blender extension's zip carries builds for Blender's Pythons), under a name keyed on
-the kernels' source, the Python minor version, numpy's major version and the machine, so an edited
-kernel or another interpreter never loads a stale build; it is written to a temporary folder and
-moved into place (a crash leaves no half-written module). Linking needs a C compiler (gcc, clang
-or MSVC). Each call checks its arguments against the types the build was made for (kind, dtype,
-dimensions, layout of every array and of every field of the scene's :class:`~.compiled.Model`),
+(:data:`SHIPPED`: the Blender extension's zip carries builds for Blender's Pythons), under a name keyed on the
+kernels' source, the Python minor version, numpy's major version and the machine, so an edited kernel or another
+interpreter never loads a stale build; it is written to a temporary folder and moved into place (a crash leaves no
+half-written module). Linking needs a C compiler (gcc, clang or MSVC). Each call checks its arguments against the
+types the build was made for (kind, dtype, dimensions, layout of every array and of every field of a record),
 because compiled code does not check them itself. ``PEM_AOT=0`` (or ``PEM_NUMBA=0``) turns it off.
 """
 
@@ -40,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import PemError
-from ..jit import COMPILED_SOURCES, cache_dir
+from .errors import PemError
+from .jit import COMPILED_SOURCES, cache_dir
 
 try:  # the interpreter's own SHA-256 (3.11: _sha256, 3.12+: _sha2); hashlib loads OpenSSL first, ~4 ms of a ~0.25 s run
     from _sha256 import sha256
@@ -51,41 +48,12 @@ except ImportError:
     except ImportError:
         from hashlib import sha256
 
-#: The entries of a build and the kernels they export: a single scene's splitting and PEM kernels (one splitting
-#: entry, with or without contacts: :func:`.compiled.no_contacts`); a body on a table's run (``surface``:
-#: :func:`.contact.surface_run_kernels.run_chunk`); the hard-sphere gas engine's two kernels for 3D gases
-#: (``gas_build_3d``, ``gas_advance_3d``: every 3D case, :data:`pem_physics.gas.edmd.CASES`, runs on them); a CSV's
-#: rows as text (``csv_rows``: :func:`pem_physics.ryu.format_rows`); the ensembles' lanes kernels
-#: (``lanes_splitting``, ``lanes_rk4``: :mod:`.lanes_kernels`, a range of blocks a call).
-ENTRIES = {"splitting": "_member_splitting", "pem": "_member_pem"}
 #: What a build is keyed on (:func:`key`): every file compiled code reads (:data:`pem_physics.jit.COMPILED_SOURCES`),
 #: this builder, the probes that give the entries' argument types and the runners that make those arguments.
-SOURCES = COMPILED_SOURCES + ("engine/aot.py", "engine/aot_link.py", "engine/prebuild.py", "engine/compiled.py",
-                               "engine/lanes.py")
+SOURCES = COMPILED_SOURCES + ("aot.py", "aot_link.py", "engine/backends/prebuild.py", "engine/backends/compiled.py",
+                               "engine/backends/lanes.py")
 
 
-def kernel(kind: str):
-    """The numba dispatcher an entry compiles: a single-scene kernel (:data:`ENTRIES`), the table's (``surface``),
-    a gas kernel (``gas_build_<case>``, ``gas_advance_<case>``), the CSV writer's (``csv_rows``) or the lanes'."""
-    if kind in ("lanes_splitting", "lanes_rk4"):
-        from . import lanes_kernels
-
-        return lanes_kernels.blocks_splitting if kind == "lanes_splitting" else lanes_kernels.blocks_rk4
-    if kind == "csv_rows":
-        from .. import ryu
-
-        return ryu.format_rows
-    if kind == "surface":
-        from .contact import surface_run_kernels
-
-        return surface_run_kernels.run_chunk
-    if kind.startswith("gas_"):
-        from ..gas import edmd_kernels
-
-        return edmd_kernels._build if kind.startswith("gas_build_") else edmd_kernels._advance
-    from . import kernels
-
-    return getattr(kernels, ENTRIES[kind])
 _loaded: dict = {}
 
 
@@ -104,7 +72,8 @@ def folder() -> Path:
 def store() -> Path:
     """Where builds are compiled, once per machine for each :func:`module_name` (sources, Python, numpy, variant):
     ``PEM_AOT_STORE``, or ``aot-store`` in the compile cache. Nothing loads from here: ``pem build-engine``,
-    ``pip install``, the extension's zip and the tests copy their build out of it (:func:`.prebuild.build`)."""
+    ``pip install``, the extension's zip and the tests copy their build out of it
+    (:func:`pem_physics.engine.backends.prebuild.build`)."""
     env = os.environ.get("PEM_AOT_STORE")
     return Path(env) if env else cache_dir() / "aot-store"
 
@@ -150,7 +119,7 @@ def key() -> str:
     Hashed once per process while the files stay as they were (each run looks for a build: hashing ~150 kB of
     source took ~0.7 ms a look, two looks a run)."""
     if _key_memo[0] is None:
-        package = Path(__file__).resolve().parents[1]
+        package = Path(__file__).resolve().parent
         _key_memo[0] = [str(package / name) for name in SOURCES]
     stamp = tuple((st.st_size, st.st_mtime_ns) for st in map(os.stat, _key_memo[0]))
     if _key_memo[1] != stamp:
@@ -163,10 +132,10 @@ def key() -> str:
     return _key_memo[2]
 
 
-#: Builds of the lanes kernels (:mod:`.lanes`) for wider vector units, beside the main build (which is for any
-#: CPU of its architecture: SSE2 on x86-64, two lanes of doubles): variant name → the LLVM CPU it is compiled for,
-#: widest first. x86-64-v3 is AVX2 (four lanes; every x86-64 CPU since 2013–2015), x86-64-v4 AVX-512 (LLVM still
-#: prefers 256-bit vectors there, as numba's JIT does on such a CPU, with AVX-512's 32 registers and masks). The
+#: Builds of the lanes kernels (:mod:`pem_physics.engine.backends.lanes`) for wider vector units, beside the main build
+#: (which is for any CPU of its architecture: SSE2 on x86-64, two lanes of doubles): variant name → the LLVM CPU it is
+#: compiled for, widest first. x86-64-v3 is AVX2 (four lanes; every x86-64 CPU since 2013–2015), x86-64-v4 AVX-512 (LLVM
+#: still prefers 256-bit vectors there, as numba's JIT does on such a CPU, with AVX-512's 32 registers and masks). The
 #: first this CPU runs is taken (:func:`cpu_runs`). Without fastmath LLVM fuses no multiply-add, so every variant
 #: gives the main build's numbers bit for bit (``tests/engine/test_aot.py``).
 VARIANTS = {"x86_64_v4": "x86-64-v4", "x86_64_v3": "x86-64-v3"}
@@ -178,10 +147,10 @@ _NEEDS = {"x86_64_v3": (("AVX", "AVX2", "FMA3", "F16C"), {"bmi1", "bmi2", "abm",
           "x86_64_v4": (("AVX", "AVX2", "FMA3", "F16C", "AVX512_SKX"), {"bmi1", "bmi2", "abm", "movbe"})}
 
 
-#: The parts of a build, each its own extension module compiled in a process of its own (:func:`.prebuild.build`
-#: runs them side by side): the single-scene splitting kernel, PEM's (apart: the two cores then end about
-#: together), the ensembles' lanes, the table's, the 3D gas with the CSV writer (small, and each
-#: module carries ~0.3 MB of numba's runtime). A run loads the parts it finds (:func:`load`);
+#: The parts of a build, each its own extension module compiled in a process of its own
+#: (:func:`pem_physics.engine.backends.prebuild.build` runs them side by side): the single-scene splitting kernel, PEM's
+#: (apart: the two cores then end about together), the ensembles' lanes, the table's, the 3D gas with the CSV writer
+#: (small, and each module carries ~0.3 MB of numba's runtime). A run loads the parts it finds (:func:`load`);
 #: a part missing or unloadable leaves its kernels to numba's JIT.
 PARTS = ("splitting", "pem", "lanes", "table", "gas")
 
@@ -306,7 +275,7 @@ def load(where: Path | None = None, variant: str = "") -> Build | None:
 
 
 def holding(*kinds) -> Build | None:
-    """The build (:func:`load`) when it holds every kernel of ``kinds`` (:data:`ENTRIES` …), else None."""
+    """The build (:func:`load`) when it holds every kernel of ``kinds`` (``"splitting"`` …), else None."""
     build = load()
     return build if build is not None and all(k in build.specs for k in kinds) else None
 
@@ -338,8 +307,8 @@ def _load_part(where: Path, name: str):
 def _releasing_the_gil():
     """numba's ahead-of-time compiler with ``nogil`` (which ``cc.export`` cannot ask for): each exported kernel's
     Python wrapper releases the GIL while the compiled code runs, as the JIT kernels declared ``nogil`` do, so
-    independent bodies can run in threads (:mod:`.groups`). The wrapper reads ``flags.release_gil`` of the flags
-    pycc makes for every export; this makes them with it set."""
+    independent bodies can run in threads (:mod:`pem_physics.engine.backends.groups`). The wrapper reads
+    ``flags.release_gil`` of the flags pycc makes for every export; this makes them with it set."""
     from numba.pycc import compiler as pycc
 
     plain = pycc.Flags
@@ -359,7 +328,8 @@ def _releasing_the_gil():
 def build(part: str, probes, where: Path | None = None, force: bool = False, log=print, variant: str = "") -> Path:
     """Compile the part ``part`` (:data:`PARTS`) ahead of time into ``where`` (default :func:`folder`).
 
-    ``probes`` yields (kind, args) of one kernel call of each kind the part holds (:data:`.prebuild.FAMILIES`):
+    ``probes`` yields (kind, dispatcher, args): the numba dispatcher of each kind the part holds and the arguments of
+    one call of it (:func:`pem_physics.engine.backends.prebuild.probes`):
     the build is compiled for those argument types; for the CPU of ``variant`` (:data:`VARIANTS`), or for any CPU
     of this architecture (""). Returns the module's path. Needs numba and a C compiler; raises
     :class:`PemError` saying which is missing.
@@ -425,7 +395,7 @@ def _mixin_objects(cc, build_dir: str, where: Path) -> list:
 
 def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Path:
     """:func:`build` under its lock."""
-    from ..jit import numba as _numba
+    from .jit import numba as _numba
 
     so = where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
     if so.is_file() and (where / (name + ".json")).is_file() and not force:
@@ -461,8 +431,7 @@ def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Pa
             cc.target_cpu = VARIANTS.get(variant, "")  # "": LLVM's generic CPU of the architecture
             cc._compile_mixins = lambda build_dir: _mixin_objects(cc, build_dir, where)
             specs = {}
-            for kind, args in probes:
-                disp = kernel(kind)
+            for kind, disp, args in probes:
                 types = tuple(nb.typeof(a) for a in args)
                 disp.compile(types)
                 sig = disp.overloads[types].signature

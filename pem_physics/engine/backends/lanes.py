@@ -7,7 +7,7 @@ periodic box (:func:`supported`). Here the members of a block of :data:`BLOCK` a
 loop of every operation: each state component is contiguous across the block (structure of
 arrays), every inner loop is straight-line code over the lanes, and LLVM puts members in SIMD
 lanes. The schemes are those of :mod:`.integrators` (the numpy reference):
-:class:`~.integrators.Splitting` (splitting4 / splitting2) and :class:`~.integrators.PemScheme`
+:class:`~..integrators.Splitting` (splitting4 / splitting2) and :class:`~..integrators.PemScheme`
 (pem-rk4), in the same order of operations; sin/cos in the drifts are a vectorisable
 polynomial (:func:`.lanes_kernels.sincos`, within an ulp or two of libm), so the two agree to rounding
 (``tests/engine/test_lanes.py``), not bit for bit. No fastmath: every lane's arithmetic is
@@ -16,9 +16,9 @@ position, the block it lands in, or the number of threads.
 
 The kernels (:mod:`.lanes_kernels`) run a range of blocks each and release the GIL: :class:`Lanes` hands the blocks
 to one thread per core (:func:`.groups.threads`), each a contiguous range. They are the build's made ahead of time
-(:mod:`.aot`), for the widest vector unit this CPU has: AVX-512 or AVX2 (:data:`.aot.VARIANTS`, four lanes of
-doubles), else any x86-64 (two lanes of SSE2) — 8.3·10⁶, 7.4·10⁶ and 4.1·10⁶ splitting4 member-steps/s for 4096
-members in one thread here, against numba's JIT for this CPU's 8.1·10⁶ — the same numbers bit for bit; so a process
+(:mod:`pem_physics.aot`), for the widest vector unit this CPU has: AVX-512 or AVX2 (:data:`pem_physics.aot.VARIANTS`,
+four lanes of doubles), else any x86-64 (two lanes of SSE2) — 8.3·10⁶, 7.4·10⁶ and 4.1·10⁶ splitting4 member-steps/s for
+4096 members in one thread here, against numba's JIT for this CPU's 8.1·10⁶ — the same numbers bit for bit; so a process
 with the build never imports numba. Without a build (a source checkout, a platform the zip carries none for) they
 are numba's JIT kernels, compiled for this CPU once and cached.
 
@@ -40,15 +40,16 @@ ENABLED = True
 
 def available() -> bool:
     """Whether numba's JIT can compile the lanes kernels (imports numba)."""
-    from ..jit import numba as _numba
+    from ...jit import numba as _numba
 
     return ENABLED and _numba() is not None
 
 
 def build():
-    """The build made ahead of time (:class:`.aot.Build`) that holds the lanes kernels for the widest vector unit
-    this CPU runs (:data:`.aot.VARIANTS`, :func:`.aot.cpu_runs`), else the main build if it holds them, else None."""
-    from . import aot
+    """The build made ahead of time (:class:`pem_physics.aot.Build`) that holds the lanes kernels for the widest vector
+    unit this CPU runs (:data:`pem_physics.aot.VARIANTS`, :func:`pem_physics.aot.cpu_runs`), else the main build if it
+    holds them, else None."""
+    from ... import aot
 
     for b in [aot.load(variant=v) for v in aot.variants() if aot.cpu_runs(v)] + [aot.load()]:
         if b is not None and all(e in b.specs for e in aot.VARIANT_ENTRIES):
@@ -60,7 +61,7 @@ def supported(integ) -> bool:
     """Whether the lanes kernels run this integrator object: a build holding them, or numba; splitting4/2 or
     pem-rk4; an ensemble of at least MIN_MEMBERS; one moving body, not hinged, not translating, on a fixed pivot;
     static sources; no rotating field or box."""
-    from .integrators import PemScheme, Splitting
+    from ..integrators import PemScheme, Splitting
 
     if not ENABLED:
         return False
@@ -88,7 +89,7 @@ class Lanes:
     :meth:`advance_to` runs through record marks and leaves the state in the integrator object."""
 
     def __init__(self, integ, orth_limit: float, check_every: int):
-        from .integrators import Splitting
+        from ..integrators import Splitting
 
         self.integ = integ
         sys_ = integ.system

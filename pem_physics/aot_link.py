@@ -1,4 +1,5 @@
-"""numba's JIT made to type and link, not optimise and emit, while a build made ahead of time compiles (:mod:`.aot`).
+"""numba's JIT made to type and link, not optimise and emit, while a build made ahead of time compiles
+(:mod:`pem_physics.aot`).
 
 A build compiles each entry with numba's JIT (for the types of its result), then with pycc, which links the IR of
 every function the entries call into one module, optimises it and emits it. Under the plain JIT each of those
@@ -11,8 +12,9 @@ inlining copies a scope once, not once per block (:class:`SharedScopeCopy`). The
 
 Nothing compiled inside may run: its entry points do not exist. So nothing of it is cached on disk, and on leaving,
 every dispatcher that gained an overload inside forgets its overloads; the builds run it in processes of their own
-(:func:`.prebuild.build_part`). The kernels are the plain build's bit for bit — without fastmath LLVM keeps every
-floating-point operation — and as fast (``tests/engine/test_aot.py`` compares a cold build with the JIT kernels).
+(:func:`pem_physics.engine.backends.prebuild.build_part`). The kernels are the plain build's bit for bit — without
+fastmath LLVM keeps every floating-point operation — and as fast (``tests/engine/test_aot.py`` compares a cold build
+with the JIT kernels).
 """
 
 from __future__ import annotations

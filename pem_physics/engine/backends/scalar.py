@@ -4,7 +4,7 @@ Blender ships numpy but not numba, and on platforms without bundled numba wheels
 run on the numpy reference, whose cost is numpy's per-call overhead on 3-vectors (~10 calls per
 sub-step). For the common case — one moving body (pendulum or free, not hinged) over fixed
 magnets, gravity, a uniform field and friction, integrated with splitting4 or splitting2 — this
-module runs :class:`~.integrators.Splitting`'s step on Python floats instead: the same formulas in
+module runs :class:`~..integrators.Splitting`'s step on Python floats instead: the same formulas in
 the same order as :mod:`.compiled` (so the three agree to rounding; ``tests/engine/test_scalar.py``
 checks it against the numpy reference to 1e-12), ~20× the numpy reference's steps per second.
 
@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from .dipole_pair import field_and_force
+from ..dipole_pair import field_and_force
 
 #: Set False to run single scenes without numba on the numpy reference.
 ENABLED = True
@@ -31,8 +31,8 @@ FORCE = False
 def supported(integ) -> bool:
     """Whether this path runs the integrator: no numba (or FORCE), splitting, one member, one moving body that
     is not hinged and does not translate, static sources, no rotating field or periodic box."""
-    from ..jit import installed
-    from .integrators import Splitting
+    from ...jit import installed
+    from ..integrators import Splitting
 
     if not ENABLED or not isinstance(integ, Splitting):
         return False

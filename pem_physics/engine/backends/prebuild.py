@@ -1,23 +1,23 @@
-"""What ``pem build-engine`` builds: one call of each single-scene kernel entry (:data:`.aot.ENTRIES`), from
-which :func:`.aot.build` takes the argument types to compile ahead of time.
+"""What ``pem build-engine`` builds (:mod:`pem_physics.aot` builds it): the parts (:data:`FAMILIES`), each the
+kernels some modules name (their ``BUILD_ENTRIES``) and one call of each, from which the build takes the argument
+types to compile ahead of time (:func:`probes`).
 
-A module of its own because the probes need scenes of every kind — a contact scene's needs the contact
-model (:mod:`.contacts`), which itself runs on :mod:`.compiled`.
+A module of its own, above the stages, because the probes need scenes of every kind (contacts, a table, a gas).
 """
 
 from __future__ import annotations
 
-from . import aot
+from ... import aot
 from .compiled import Runner
 
 
 def splitting_probes():
     """(entry, args) of the single-scene splitting kernel: splitting4 on Newton's cradle (with contacts; a scene without
     takes the same types, :func:`.compiled.no_contacts`)."""
-    from ..examples import build as example
-    from .contact.model import ContactModel
-    from .integrators import make_integrator
-    from .system import compile_system
+    from ...examples import build as example
+    from ..contact.model import ContactModel
+    from ..integrators import make_integrator
+    from ..system import compile_system
 
     scene = example("newtons-cradle").checked()
     system = compile_system(scene)
@@ -28,9 +28,9 @@ def splitting_probes():
 
 def pem_probes():
     """(entry, args) of the single-scene PEM kernel: pem-rk4 on the three-magnet pendulum."""
-    from ..examples import build as example
-    from .integrators import make_integrator
-    from .system import compile_system
+    from ...examples import build as example
+    from ..integrators import make_integrator
+    from ..system import compile_system
 
     scene = example("three-magnet").checked()
     system = compile_system(scene)
@@ -43,10 +43,10 @@ def lanes_probes():
     of the smallest size the lanes take, splitting4 and pem-rk4."""
     import numpy as np
 
-    from ..examples import build as example
+    from ...examples import build as example
+    from ..integrators import make_integrator
+    from ..system import compile_system
     from . import lanes
-    from .integrators import make_integrator
-    from .system import compile_system
 
     scene = example("three-magnet").checked()
     system = compile_system(scene)
@@ -65,13 +65,13 @@ def csv_probe() -> tuple:
 
 
 def surface_probe() -> tuple:
-    """The arguments of one call of the table's kernel (:func:`.contact.surface_run.run_compiled`'s)."""
+    """The arguments of one call of the table's kernel (:func:`..contact.surface_run.run_compiled`'s)."""
     import numpy as np
 
-    from ..examples import build as example
-    from .contact import surface_layout as lay
-    from .contact import surface_run as sf
-    from .contact.surface_scene import model
+    from ...examples import build as example
+    from ..contact import surface_layout as lay
+    from ..contact import surface_run as sf
+    from ..contact.surface_scene import model
 
     surface, state, _ = model(example("tippe-top").checked())
     return (sf.model_arrays(surface), sf.state_vector(state), np.zeros(3), 0, 1, 1, 0.0, 1e-3, 1,
@@ -88,12 +88,12 @@ class _NoKernels:
 
 def gas_probes():
     """(entry, args) of the gas engine's two kernels for 3D gases (every 3D case: walls, gravity, periodic —
-    :data:`..gas.edmd.CASES` — runs on them), on a few spheres. The 2D ones stay with numba's JIT: Blender (the
+    :data:`...gas.edmd.CASES` — runs on them), on a few spheres. The 2D ones stay with numba's JIT: Blender (the
     user who cannot wait for a compile) makes 3D gases only."""
     import numpy as np
 
-    from ..gas import edmd
-    from ..gas.state import GasState
+    from ...gas import edmd
+    from ...gas.state import GasState
 
     n, d = 4, 3
     x = np.array([[0.25, 0.25, 0.25], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75], [0.75, 0.75, 0.25]])
@@ -122,27 +122,46 @@ def gas_and_csv_probes():
     yield "csv_rows", csv_probe()
 
 
-#: The kernels of each part of a build (:data:`.aot.PARTS`): each part is a module of its own, compiled in a
-#: process of its own (:func:`build`); what each costs to compile is measured on its own (bench/bench_build.py).
+#: The kernels of each part of a build (:data:`pem_physics.aot.PARTS`): each part is a module of its own, compiled in
+#: a process of its own (:func:`build`); what each costs to compile is measured on its own (bench/bench_build.py).
 FAMILIES = {"splitting": splitting_probes, "pem": pem_probes, "lanes": lanes_probes, "table": table_probes,
             "gas": gas_and_csv_probes}
+#: The modules whose ``BUILD_ENTRIES`` (kind → function) name the kernels of each part.
+MODULES = {"splitting": ("pem_physics.engine.backends.kernels",), "pem": ("pem_physics.engine.backends.kernels",),
+           "lanes": ("pem_physics.engine.backends.lanes_kernels",),
+           "table": ("pem_physics.engine.contact.surface_run_kernels",),
+           "gas": ("pem_physics.gas.edmd_kernels", "pem_physics.ryu")}
+
+
+def probes(part: str) -> list:
+    """(kind, dispatcher, args) of each kernel of ``part``: its numba dispatcher, named by the ``BUILD_ENTRIES`` of
+    the part's :data:`MODULES`, and the arguments of one call (:data:`FAMILIES`), as :func:`pem_physics.aot.build`
+    takes them."""
+    import importlib
+
+    entries = {}
+    for name in MODULES[part]:
+        module = importlib.import_module(name)
+        entries.update({kind: getattr(module, fn) for kind, fn in module.BUILD_ENTRIES.items()})
+    return [(kind, entries[kind], args) for kind, args in FAMILIES[part]()]
 #: The order the parts start in: the longest compile (splitting) first, then the others so that its worker goes on
 #: with the table and the other with lanes, gas and PEM, and the two end about together (bench/bench_build.py).
 ORDER = ("splitting", "lanes", "gas", "table", "pem")
 
 
 def build_part(part: str, store: str, force: bool = False) -> tuple:
-    """Compile ``part`` (the lanes: also once for each wider vector unit, :data:`.aot.VARIANTS`) into ``store``:
-    (the modules' paths, the log's lines). What each worker of :func:`build` runs, in a process of its own: the JIT
-    only types and links there (:func:`.aot_link.linked_once`), which leaves its dispatchers unusable for running."""
-    from .aot_link import linked_once
+    """Compile ``part`` (the lanes: also once for each wider vector unit, :data:`pem_physics.aot.VARIANTS`) into
+    ``store``: (the modules' paths, the log's lines). What each worker of :func:`build` runs, in a process of its own:
+    the JIT only types and links there (:func:`pem_physics.aot_link.linked_once`), which leaves its dispatchers unusable
+    for running."""
+    from ...aot_link import linked_once
 
     lines = []
-    probes = list(FAMILIES[part]())  # made first: making them may run compiled code, which linked_once forbids
+    made = probes(part)  # made first: making them may run compiled code, which linked_once forbids
     with linked_once():  # one block: the variants reuse the lanes' typing and differ only in pycc's module
-        paths = [aot.build(part, probes, store, force, lines.append)]
+        paths = [aot.build(part, made, store, force, lines.append)]
         if part == "lanes":
-            paths += [aot.build(part, probes, store, force, lines.append, variant=v) for v in aot.variants()]
+            paths += [aot.build(part, made, store, force, lines.append, variant=v) for v in aot.variants()]
     return [str(p) for p in paths], lines
 
 
@@ -181,7 +200,7 @@ def _compile_parts(todo: list, store, force: bool) -> dict:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from ..errors import PemError
+    from ...errors import PemError
 
     pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
     try:
@@ -199,11 +218,12 @@ def _compile_parts(todo: list, store, force: bool) -> dict:
 
 
 def build(where=None, force: bool = False, log=print) -> list:
-    """``pem build-engine``: the kernels built ahead of time (:mod:`.aot`), each part of :data:`FAMILIES` a module
-    compiled in a process of its own, :func:`jobs` side by side; the lanes kernels once more for each wider vector
-    unit of this architecture (:data:`.aot.VARIANTS`). Each is compiled once per machine into :func:`.aot.store`
-    (``force``: again) and copied from there into ``where`` (default :func:`.aot.folder`, where runs load it);
-    returns the modules' paths in ``where``, in the order of :data:`.aot.PARTS`."""
+    """``pem build-engine``: the kernels built ahead of time (:mod:`pem_physics.aot`), each part of :data:`FAMILIES` a
+    module compiled in a process of its own, :func:`jobs` side by side; the lanes kernels once more for each wider
+    vector unit of this architecture (:data:`pem_physics.aot.VARIANTS`). Each is compiled once per machine into
+    :func:`pem_physics.aot.store` (``force``: again) and copied from there into ``where`` (default
+    :func:`pem_physics.aot.folder`, where runs load it); returns the modules' paths in ``where``, in the order of
+    :data:`pem_physics.aot.PARTS`."""
     import shutil
     from pathlib import Path
 
@@ -235,10 +255,10 @@ def warm() -> None:
     """Run each kernel a Blender bake or gas build uses once under numba's JIT, so that it is compiled and cached
     (the add-on's background warm-up on platforms without a build made ahead of time): splitting4 and pem-rk4 on
     a single scene, splitting4 with contacts, a body on a table, the gas engine's 3D kernels."""
-    from ..examples import build as example
-    from ..gas import edmd
-    from ..gas.state import make_gas
-    from .simulate import simulate
+    from ...examples import build as example
+    from ...gas import edmd
+    from ...gas.state import make_gas
+    from ..simulate import simulate
 
     scene = example("three-magnet")
     for method in ("splitting4", "pem-rk4"):

@@ -5,7 +5,7 @@ modules of their own (:mod:`.kernel_flags` lists them).
 Everything here is compiled by numba on first use (cached on disk, :mod:`pem_physics.jit`); the Python
 side — the scene's constant arrays (:class:`~.compiled.Model`), the runner that calls these kernels
 through record marks — lives in :mod:`.compiled`, which imports this module only when a kernel runs
-(or not at all when an ahead-of-time build of the single-scene kernels is loaded: :mod:`.aot`).
+(or not at all when an ahead-of-time build of the single-scene kernels is loaded: :mod:`pem_physics.aot`).
 
 Shapes: E members, B moving bodies, D dipoles on them, S source dipoles on K fixed/driven bodies.
 Status codes per member: (code, steps done, body), codes as :data:`.compiled.OK` etc.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .broad_kernels import (
+from ..broad_kernels import (
     _body_speeds,
     _graze_near,
     _grazing,
@@ -26,8 +26,8 @@ from .broad_kernels import (
     _refresh,
     _sphere_speed_max,
 )
-from .impact_kernels import _any_near, _hold, _idle_but, _impact_search, _lift_off, _near_count, _undo_events
-from .kernel_flags import (
+from ..impact_kernels import _any_near, _hold, _idle_but, _impact_search, _lift_off, _near_count, _undo_events
+from ..kernel_flags import (
     CONTACT,
     EVENTS_FULL,
     OK,
@@ -39,7 +39,7 @@ from .kernel_flags import (
     _jit_par,
     prange,
 )
-from .step_kernels import (
+from ..step_kernels import (
     _check,
     _copy_bodies,
     _copy_state,
@@ -49,7 +49,11 @@ from .step_kernels import (
     _same_state,
     _split_chunk,
 )
-from .torque_kernels import _external, _pivots, _sources_exact, _sources_pem, _torque
+from ..torque_kernels import _external, _pivots, _sources_exact, _sources_pem, _torque
+
+#: The kernels a build made ahead of time holds (:mod:`pem_physics.aot`): kind → function. One splitting entry serves
+#: scenes with and without contacts (:func:`.compiled.no_contacts`).
+BUILD_ENTRIES = {"splitting": "_member_splitting", "pem": "_member_pem"}
 
 # The step loop's state between its phases, in two small arrays (CH[15], CH[16]) so that the phases, functions of
 # their own inlined into the loop, share it: iv (int64) and fv (float64) at these indices.

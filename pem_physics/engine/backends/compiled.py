@@ -6,14 +6,14 @@ dipoles per body, fixed and driven magnets (constant velocity, elliptic orbit �
 bookkeeping of them for ``pem-*`` —, tables of positions and orientations), pendulums on moving pivots (tables),
 uniform and rotating fields, periodic boxes, friction, and
 per-member friction and field, the drivers' work (splitting: summed by the kicks as
-:class:`~.integrators.Splitting` sums it, so that the energy balance stays the integration error), translating
+:class:`~..integrators.Splitting` sums it, so that the energy balance stays the integration error), translating
 free bodies (splitting: centre-of-mass positions and momenta
-kicked and drifted with the rotation, as :class:`~.integrators.Splitting` does), and (splitting, a single
+kicked and drifted with the rotation, as :class:`~..integrators.Splitting` does), and (splitting, a single
 scene) contact spheres and walls: the kernels check every gap after each step; a step that ends overlapping
 they take themselves where they can (impacts, with Coulomb friction too: impact_kernels._resolve_impacts, a port of the
 numpy driver's impact step, its trial steps starting anywhere in time; contacts that settle, and the resting
 contacts held after every step and their lift-offs: impact_kernels._hold) and
-otherwise stop at its start, for the numpy contact driver to take that step (:func:`.contacts.run_compiled`).
+otherwise stop at its start, for the numpy contact driver to take that step (:func:`..contact.driver.run_compiled`).
 A single scene is an ensemble of one; members run in parallel
 (``prange``), each member's arithmetic independent of the others, so results repeat bit for bit
 whatever the thread count.
@@ -21,8 +21,8 @@ whatever the thread count.
 This module is the Python side — the scene's constant arrays (:class:`Model`) and the
 :class:`Runner` that calls the kernels; the kernels themselves are in :mod:`.kernels` (numba, JIT
 compiled and cached on disk). A scene or an ensemble may instead run the same kernels built ahead of time
-(:mod:`.aot`, ``pem build-engine``; an ensemble's members then in threads, or in SIMD lanes: :mod:`.lanes`): then
-numba is not even imported, and a run starts at once.
+(:mod:`pem_physics.aot`, ``pem build-engine``; an ensemble's members then in threads, or in SIMD lanes: :mod:`.lanes`):
+then numba is not even imported, and a run starts at once.
 
 One call of the kernels advances every member through a run of record marks without returning
 to Python: it steps, checks for blow-ups at the same points as the numpy driver (every
@@ -45,13 +45,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..jit import numba as _numba
-from ..model.analytic import Oscillation, UniformRotation
-from ..model.motion import TabulatedMotion
-from ..model.scene import ConstantVelocity, EllipticOrbit
-from . import aot
-from .system import orbit_terms
-from .system import spin as orbit_spin
+from ... import aot
+from ...jit import numba as _numba
+from ...model.analytic import Oscillation, UniformRotation
+from ...model.motion import TabulatedMotion
+from ...model.scene import ConstantVelocity, EllipticOrbit
+from ..system import orbit_terms
+from ..system import spin as orbit_spin
 
 #: Methods the compiled engine runs (DOP853 stays with scipy).
 METHODS = ("splitting4", "splitting2", "pem-rk4", "pem-euler")
@@ -72,6 +72,9 @@ OK, NONFINITE, NOT_ORTHONORMAL, CONTACT, EVENTS_FULL = 0, 1, 2, 3, 4
 #: finds clear it simply takes as it is.
 CONTACT_RTOL = 0.5e-12
 
+#: The single-scene kernels' kinds in a build made ahead of time (``BUILD_ENTRIES`` of :mod:`.kernels`): one
+#: splitting entry with or without contacts (:func:`no_contacts`), and PEM's.
+ENTRIES = ("splitting", "pem")
 #: Wall kinds in Model.wall_kind (model.make_wall / engine.walls).
 WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3
 
@@ -190,7 +193,7 @@ GRAZING = True
 
 
 def contact_arrays(contacts, axes, U, J, coupled: bool = True) -> ContactArrays:
-    """The :class:`ContactArrays` of a :class:`~.contacts.ContactModel`, sphere centres of
+    """The :class:`ContactArrays` of a :class:`~..contact.model.ContactModel`, sphere centres of
     moving bodies turned into the body axes ``axes`` (B,3,3) (columns: those axes in the user's body
     coordinates; identities for the user's own axes).
 
@@ -199,11 +202,11 @@ def contact_arrays(contacts, axes, U, J, coupled: bool = True) -> ContactArrays:
     Walls: kind (WALL_*); sign +1 inside (a container) / −1 (an obstacle) for spheres, cylinders and boxes;
     point: plane point, sphere or box centre, point on a cylinder's axis; dir: plane normal (into the
     allowed side) or cylinder direction; radius; axes (rows: box axes in lab); half sizes.
-    The grazing constants (:class:`.contacts.SpeedBounds`) need the orientations U (B,3,3) (user's body axes)
+    The grazing constants (:class:`..contact.bounds.SpeedBounds`) need the orientations U (B,3,3) (user's body axes)
     and hinge inertias J (B,) of a state of the run. ``coupled``: whether moving bodies act on each other
     (System.bodies_coupled).
     """
-    from .contact import walls as wallmod
+    from ..contact import walls as wallmod
     C, W = len(contacts.radius), len(contacts.walls)
     N, B = EVENT_CAPACITY, len(axes)
     owner = np.array(contacts.owner, dtype=np.int64)
@@ -374,15 +377,15 @@ class Runner:
     """
 
     def __init__(self, integ, orth_limit: float, check_every: int):
-        from .integrators import PemScheme, Splitting
+        from ..integrators import PemScheme, Splitting
 
         self.integ = integ
         sys_ = integ.system
         self.check_every = int(check_every)
-        #: the ahead-of-time build the run uses (:class:`.aot.Build`), or None: numba's JIT. A scene or an ensemble
-        #: takes the build whenever there is one (an ensemble's members then run in threads, as numba's parallel
-        #: loop runs them): no compile, no numba import
-        self.aot = aot.holding(*aot.ENTRIES)
+        #: the ahead-of-time build the run uses (:class:`pem_physics.aot.Build`), or None: numba's JIT. A scene or an
+        #: ensemble takes the build whenever there is one (an ensemble's members then run in threads, as numba's
+        #: parallel loop runs them): no compile, no numba import
+        self.aot = aot.holding(*ENTRIES)
         E, B = integ.L.shape[:2]
         c = sys_.member_friction if sys_.member_friction is not None else np.full(E, sys_.friction)
         self.friction = _f(np.broadcast_to(c, (E,)))
@@ -425,13 +428,13 @@ class Runner:
             raise TypeError(f"no compiled counterpart for {type(integ).__name__}")
         #: :meth:`step`'s kernel arguments, made at its first call
         self._step_args = None
-        #: the single-scene kernel's entry in an ahead-of-time build (:data:`.aot.ENTRIES`)
+        #: the single-scene kernel's entry in an ahead-of-time build (:data:`ENTRIES`)
         self.entry = self.kind
 
     def member_call(self, marks) -> tuple:
         """(kind, args) of the single-scene kernel call through ``marks`` (ints): what
         :meth:`advance_to` passes to ``member_splitting`` / ``member_pem`` for an ensemble of one —
-        also how :mod:`.aot` learns the kernels' argument types."""
+        also how :mod:`pem_physics.aot` learns the kernels' argument types."""
         args, _ = self._args(marks)
         return self.entry, _member(self.kind, args)
 
@@ -536,7 +539,7 @@ class Runner:
         (B,3), hinge inertias J (B,), centres of rotation X (m), linear momenta P and forces F (B,3), and with drivers
         DW (2,) their power (W) and work (J) — all of one member, updated in place (X, P only for translating bodies;
         F any (B,3) array where none translates). No gap check: the contact driver's trial steps
-        (:func:`.contacts.run_compiled`), which start anywhere in time."""
+        (:func:`..contact.driver.run_compiled`), which start anywhere in time."""
         state = (Q, L, T, J, X, P, F)
         member = self._step_args
         if member is None:  # the first call: the whole argument list, checked once (Brent calls this ~10× an impact)
@@ -564,10 +567,10 @@ class Runner:
             DW[:] = member[_SPLIT_DW]
 
     def _single(self, entry: str):
-        """The single-scene kernel ``entry``: ahead-of-time built when loaded (:mod:`.aot`), else numba's."""
+        """The single-scene kernel ``entry``: ahead-of-time built when loaded (:mod:`pem_physics.aot`), else numba's."""
         if self.aot is not None:
             return self.aot.entry(entry)
-        return getattr(_kernels(), aot.ENTRIES[entry])
+        return getattr(_kernels(), _kernels().BUILD_ENTRIES[entry])
 
 
 #: From this many dipole pairs per member on, a step is all-pairs work: the numpy driver with the
@@ -579,7 +582,7 @@ MAX_PAIRS = 1 << 14
 def supports(integ) -> bool:
     """Whether the compiled engine runs this integrator object: the method is covered, the system is not
     a large all-pairs one, and there are kernels — an ahead-of-time build for a single scene
-    (:mod:`.aot`), else numba."""
+    (:mod:`pem_physics.aot`), else numba."""
     if not (ENABLED and getattr(integ, "name", "") in METHODS):
         return False
     sys_ = integ.system
@@ -590,4 +593,4 @@ def supports(integ) -> bool:
     if sys_.n_dipoles * (sys_.n_dipoles + len(sys_.src_pos)) >= MAX_PAIRS:
         return False
     # the build (an ensemble's members in threads), else numba's JIT kernels
-    return aot.holding(*aot.ENTRIES) is not None or available()
+    return aot.holding(*ENTRIES) is not None or available()

@@ -1,20 +1,23 @@
 """The ensemble kernels of :mod:`.lanes` (members in SIMD lanes), compiled by numba's JIT or ahead of time.
 
 A module of their own because it imports numba: :mod:`.lanes` imports it only where numba runs the kernels (its JIT,
-for this CPU's vector width: where there is no build); else they come from the build made ahead of time (:mod:`.aot`:
-the entries ``lanes_splitting`` and ``lanes_rk4``, also for AVX2 and AVX-512) and numba is never imported. The entries
-run a range of blocks (:func:`blocks_splitting`, :func:`blocks_rk4`) and release the GIL: :class:`.lanes.Lanes` runs
-the ranges in threads, as numba's parallel loop did, and a build can hold them (numba's ahead-of-time compiler cannot
-compile parallel loops). Layout, schemes and accuracy: :mod:`.lanes`.
+for this CPU's vector width: where there is no build); else they come from the build made ahead of time
+(:mod:`pem_physics.aot`: the entries ``lanes_splitting`` and ``lanes_rk4``, also for AVX2 and AVX-512) and numba is
+never imported. The entries run a range of blocks (:func:`blocks_splitting`, :func:`blocks_rk4`) and release the GIL:
+:class:`.lanes.Lanes` runs the ranges in threads, as numba's parallel loop did, and a build can hold them (numba's
+ahead-of-time compiler cannot compile parallel loops). Layout, schemes and accuracy: :mod:`.lanes`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..jit import numba as _numba
-from . import dipole_pair
+from ...jit import numba as _numba
+from .. import dipole_pair
 from .lanes_layout import BLOCK
+
+#: The kernels a build made ahead of time holds (:mod:`pem_physics.aot`): kind → function (a range of blocks a call).
+BUILD_ENTRIES = {"lanes_splitting": "blocks_splitting", "lanes_rk4": "blocks_rk4"}
 
 nb = _numba()
 

@@ -3,8 +3,8 @@
 A scene whose moving bodies exchange nothing — no contacts, dipoles on at most one of them (fixed magnets, fields
 and gravity act on each body alone) — is as many independent problems as it has bodies. The compiled kernels
 release the GIL while they step (:mod:`.kernels`' entries ``nogil``; the builds made ahead of time too:
-:mod:`.aot`), so :func:`plan` splits such a scene into one contiguous group of bodies per core and the driver steps
-each group in a thread of its own (:func:`run`). Every step of a body reads only that body's state, so each body's
+:mod:`pem_physics.aot`), so :func:`plan` splits such a scene into one contiguous group of bodies per core and the driver
+steps each group in a thread of its own (:func:`run`). Every step of a body reads only that body's state, so each body's
 numbers are the ones a run of the whole scene gives, bit for bit (tests/engine/test_groups.py); the records are then
 taken over the whole scene as before.
 
@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import ValidationError
+from ...errors import ValidationError
 
 #: Body-steps (steps × moving bodies) below which a run keeps one thread: setting up a group (its system, integrator
 #: and runner) costs ~1 ms of Python, ~10⁴ body-steps.
