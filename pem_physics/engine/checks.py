@@ -4,7 +4,9 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
 
 - **errors** (:class:`~pem_physics.errors.ValidationError`, naming the items): dipoles of two
   bodies at one point (closer than :data:`COINCIDENT` m: the force between them is infinite; in a periodic box
-  their minimum-image separation, so a dipole a box length from another's sits on its image), and a
+  their minimum-image separation, so a dipole a box length from another's sits on its image), a body whose own
+  dipoles can span more than half the periodic box along an axis (:func:`_check_spans`: the image is taken per
+  dipole pair, so its ends would see different images of one dipole), and a
   moving body with no moment of inertia about its pivot (mass at the pivot or a zero tensor: any
   torque would turn it infinitely fast), a body whose start spin or torques turn it so fast that
   resolving t_end would take more than :data:`MAX_RESOLVED_STEPS` steps (an input beyond a physical range,
@@ -29,7 +31,8 @@ Before (:func:`preflight`, called by :func:`~.simulate.simulate`):
   dt·ω above :data:`MAX_STEP_PHASE` warns (the splitting and RK4 lose accuracy quickly beyond; a
   pendulum that later swings close to a magnet is caught by the energy check instead).
 
-After (:func:`postflight`): the energy balance. Pivot friction takes energy at the rate
+After (:func:`postflight`): a dipole pair whose minimum image switched in a periodic box
+(:func:`image_switch_warning`: its energy jumps there), and the energy balance. Pivot friction takes energy at the rate
 c·Σ|ω|²; its work W(t) is integrated over the records (``Trajectory.friction_work``, cumulative
 trapezoid, error O(Δt²) of the record spacing), so E(t) + W(t) − E(0) is the integration error
 (``Trajectory.energy_balance``). Above :data:`MAX_BALANCE_ERROR` it warns with the number. Driven
@@ -42,7 +45,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ValidationError
+from ..model.analytic import UniformRotation
+from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix
+from ..model.scene import EllipticOrbit
 from .system import ZERO_MOMENT, System
 from .torques import evaluate
 
@@ -91,6 +97,7 @@ def preflight(scene, system: System) -> list:
             raise ValidationError(f"bodies[{i}].velocity", f"{body.name!r} starts at {speed:.3g} m/s, faster than "
                                   f"light ({SPEED_OF_LIGHT:.9g} m/s): beyond a physical range; give a physical "
                                   "velocity (SI units: m/s)")
+    _check_spans(scene, system.box)
     box_warnings = _coincident(scene, system) + contact_warnings(scene)
     if system.n_bodies == 0:
         return box_warnings + _hinge_warnings(scene)
@@ -297,6 +304,76 @@ def _coincident(scene, system: System) -> list:
 
 #: Lab axes' names in messages.
 AXES = "xyz"
+
+
+def _turn_axis(body):
+    """How a checked body can turn during a run: None (it keeps its orientation), a lab unit axis (3,) it turns
+    about only (a hinge, an orbit's spin), or "any" (a free turn, a tabulated orientation)."""
+    from .system import orbit_terms
+
+    if body.moving:
+        return "any" if body.hinge is None else np.asarray(body.hinge, float)
+    motion = body.motion
+    if isinstance(motion, (EllipticOrbit, UniformRotation)):
+        return np.asarray(orbit_terms(motion)[5], float)
+    if isinstance(motion, TabulatedMotion) and motion.orientations is not None:
+        return "any"
+    return None
+
+
+def dipole_reach(body) -> np.ndarray:
+    """The largest extent (3,) m along each lab axis that a checked body's dipoles reach in any orientation it can
+    take: the largest |δ_k| over pairs of its dipoles, δ their separation. Turned freely a pair reaches its length
+    |δ| along every axis; turned about a unit axis a only, |δ·a| |a_k| + |δ − (δ·a) a| √(1 − a_k²); not turned,
+    its start |δ_k|."""
+    U = np.asarray(body.orientation, float)
+    r = np.array([np.asarray(d.position, float) for d in body.dipoles]).reshape(-1, 3) @ U  # lab offsets
+    reach = np.zeros(3)
+    if len(r) < 2:
+        return reach
+    turn = _turn_axis(body)
+    for start in range(0, len(r), 512):   # rows in blocks: bounded memory for bodies of many dipoles
+        delta = r[start:start + 512, None] - r[None]
+        if turn is None:
+            reach = np.maximum(reach, np.abs(delta).max(axis=(0, 1)))
+        elif isinstance(turn, str):
+            reach = np.maximum(reach, np.linalg.norm(delta, axis=-1).max())
+        else:
+            along = delta @ turn
+            across = np.linalg.norm(delta - along[..., None] * turn, axis=-1)
+            spread = np.abs(along)[..., None] * np.abs(turn) + across[..., None] * np.sqrt(
+                np.clip(1.0 - turn**2, 0.0, 1.0))
+            reach = np.maximum(reach, spread.max(axis=(0, 1)))
+    return reach
+
+
+def _check_spans(scene, box) -> None:
+    """Refuse a body whose dipoles can span more than half the periodic box along an axis (:func:`dipole_reach`)
+    while they meet another body's dipoles. Minimum-image separations are taken dipole pair by dipole pair: within
+    half a box each of the body's dipoles sees the same image of another dipole wherever that one is near, beyond
+    it the body's dipoles see different images of one dipole — a body torn between images, forces and torques
+    that are no periodic scene's."""
+    if box is None or not scene.mu0 > 0:
+        return
+    box = np.asarray(box, float)
+    carriers = [i for i, b in enumerate(scene.bodies) if b.dipoles]
+    moving = [i for i in carriers if scene.bodies[i].moving]
+    for i in carriers:
+        body = scene.bodies[i]
+        # a moving body's dipoles meet every other body's, a fixed or driven one's only the moving bodies'
+        met = [j for j in (carriers if body.moving else moving) if j != i]
+        if len(body.dipoles) < 2 or not met:
+            continue
+        reach = dipole_reach(body)
+        k = int(np.argmax(reach / box))
+        if reach[k] > box[k] / 2:
+            turned = "" if _turn_axis(body) is None else " as it turns"
+            raise ValidationError(f"bodies[{i}].dipoles", f"body {body.name!r}: its dipoles span {reach[k]:.3g} m "
+                                  f"along {AXES[k]}{turned}, more than half the periodic box's {box[k]:.3g} m along "
+                                  f"{AXES[k]}, so minimum-image separations would take different images of one "
+                                  f"dipole across the body: enlarge periodic_box to more than {2 * reach[k]:.3g} m "
+                                  f"along {AXES[k]}, or bring the body's dipoles within {box[k] / 2:.3g} m of each "
+                                  "other")
 
 
 def _lengths(v) -> str:
@@ -509,12 +586,130 @@ BALANCE_NOT_SUMMED = ("energy balance not checked: driven magnets, moving pivots
 
 
 def postflight(system: System, traj) -> list:
-    """Warnings (str) about the finished run: the energy balance (module docstring)."""
+    """Warnings (str) about the finished run: the energy balance (module docstring) and the first switch of a
+    dipole pair's minimum image in a periodic box (:func:`image_switch_warning`)."""
+    switch = image_switch_warning(system, traj)
     if system.driven and traj.driver_work is None:
-        return [BALANCE_NOT_SUMMED]
+        return [BALANCE_NOT_SUMMED] + switch
     err = traj.energy_balance()
     if err > MAX_BALANCE_ERROR:
         loss = traj.friction_loss()
+        cause = " or a larger periodic_box (minimum-image switches make the energy jump)" if switch else ""
         return [f"energy balance off by {100 * err:.3g} % of the energy scale (integration error; friction took "
-                f"{100 * loss:.3g} %): the run is not accurate — try a smaller dt"]
-    return []
+                f"{100 * loss:.3g} %): the run is not accurate — try a smaller dt{cause}"] + switch
+    return switch
+
+
+#: Dipole pairs × records compared at once when looking for minimum-image switches (bounded memory).
+SWITCH_BLOCK = 1 << 21
+
+
+def pair_energy(pa, pb, s, k: float) -> np.ndarray:
+    """Energy (…,) J of dipoles pa, pb (…, 3) A·m² at separation s (…, 3) m: k/r³ [pa·pb − 3 (pa·s)(pb·s)/r²],
+    k = μ₀/4π (T·m/A)."""
+    r2 = np.sum(s * s, axis=-1)
+    return k / (r2 * np.sqrt(r2)) * (np.sum(pa * pb, axis=-1)
+                                     - 3.0 * np.sum(pa * s, axis=-1) * np.sum(pb * s, axis=-1) / r2)
+
+
+def _candidates(pos: np.ndarray, owner: np.ndarray, n_moving: int, box: np.ndarray) -> tuple:
+    """(a, b): the dipole pairs (a moving, b any, of different bodies, each pair once) whose separation can have
+    crossed a half-box boundary (n + ½)·L along some axis between the records pos (R, N, 3) m: its start distance
+    to the nearest boundary is within the two dipoles' largest displacements from their start."""
+    moved = np.abs(pos - pos[:1]).max(axis=0)   # (N, 3)
+    a_all, b_all = [], []
+    for start in range(0, n_moving, 512):
+        rows = np.arange(start, min(start + 512, n_moving))
+        d = (pos[0, rows, None] - pos[0, None]) / box
+        gap = np.abs(d - np.floor(d) - 0.5) * box   # distance to the nearest half-box boundary, per axis
+        near = (gap <= moved[rows, None] + moved[None]).any(axis=-1)
+        near &= (owner[rows, None] != owner[None]) & (rows[:, None] < np.arange(len(owner)))
+        a, b = np.nonzero(near)
+        a_all.append(rows[a])
+        b_all.append(b)
+    return (np.concatenate(a_all), np.concatenate(b_all)) if a_all else (np.zeros(0, int), np.zeros(0, int))
+
+
+def _first_switch(pos: np.ndarray, owner: np.ndarray, n_moving: int, box: np.ndarray):
+    """(r, a, b) of the first switch of a dipole pair's minimum image between records r and r + 1 — the image
+    rint(d/L) of the pair's separation d = pos[:, a] − pos[:, b] changes — or None. pos (R, N, 3) m: the moving
+    dipoles first, then the fixed and driven ones; owner (N,): their bodies."""
+    a, b = _candidates(pos, owner, n_moving, box)
+    R = len(pos)
+    best = None
+    step = max(1, SWITCH_BLOCK // max(1, R))
+    for start in range(0, len(a), step):
+        pa, pb = a[start:start + step], b[start:start + step]
+        image = np.rint((pos[:, pa] - pos[:, pb]) / box)   # (R, P, 3)
+        changed = (image[1:] != image[:-1]).any(axis=-1)   # (R − 1, P)
+        rows = changed.any(axis=1)
+        if rows.any():
+            r = int(np.argmax(rows))
+            if best is None or r < best[0]:
+                c = int(np.argmax(changed[r]))
+                best = (r, int(pa[c]), int(pb[c]))
+    return best
+
+
+def _switch_state(t, pos, mom, r: int, a: int, b: int, box: np.ndarray, k: float) -> tuple:
+    """(time s, axis, energy jump J) of the first minimum-image switch of pair (a, b) between records r and r + 1
+    (pos, mom (R, N, 3) m, A·m²): where the separation, taken linear between the records, first meets a half-box
+    boundary; the jump is the pair's energy in the image after less the one before, both at that point."""
+    d0, d1 = pos[r, a] - pos[r, b], pos[r + 1, a] - pos[r + 1, b]
+    n0, n1 = np.rint(d0 / box), np.rint(d1 / box)
+    axes = np.flatnonzero(n0 != n1)
+    way = np.sign(n1 - n0)[axes]
+    edges = (n0[axes] + 0.5 * way) * box[axes]   # the first half-box boundary on the way from d0 to d1
+    fs = np.clip((edges - d0[axes]) / (d1[axes] - d0[axes]), 0.0, 1.0)
+    i = int(np.argmin(fs))
+    f, axis = float(fs[i]), int(axes[i])
+    d = d0 + f * (d1 - d0)
+    pa = mom[r, a] + f * (mom[r + 1, a] - mom[r, a])
+    pb = mom[r, b] + f * (mom[r + 1, b] - mom[r, b])
+    before = d - box * n0
+    after = before - box[axis] * way[i] * np.eye(3)[axis]
+    jump = float(pair_energy(pa, pb, after, k) - pair_energy(pa, pb, before, k))
+    return float(t[r] + f * (t[r + 1] - t[r])), axis, jump
+
+
+def image_switch_warning(system: System, traj) -> list:
+    """The warning (a list of one str, or none) of the first record interval of a periodic run in which a dipole
+    pair's minimum image switched: its separation crossed half the box along an axis, so the pair's energy jumped
+    from its value at separation d to the one at d ∓ L (the force, −∇ of the nearest image's energy, is
+    discontinuous there and the total energy is not conserved). Read from the recorded dipole positions and moments
+    (moving dipoles) and the fixed and driven dipoles' kinematics at the record times; a pair that crosses and
+    crosses back between two records is not seen. The message names the time, the two bodies, the jump (J) and the
+    fix."""
+    if system.box is None or not system.mu0 > 0 or traj.dipole_position.shape[-2] == 0 or len(traj.t) < 2:
+        return []
+    box, t = np.asarray(system.box, float), np.asarray(traj.t, float)
+    D = traj.dipole_position.shape[-2]
+    pos_m = traj.dipole_position.reshape((-1, len(t), D, 3))
+    mom_m = traj.dipole_moment.reshape((-1, len(t), D, 3))
+    S = len(system.src_pos)
+    if S:
+        placed = [system.sources(float(x)) for x in (t[:1] if system.static_sources else t)]
+        src_r = np.broadcast_to(np.array([p[0] for p in placed]), (len(t), S, 3))
+        src_m = np.broadcast_to(np.array([p[1] for p in placed]), (len(t), S, 3))
+    owner = np.concatenate([traj.dipole_owner, system.n_bodies + np.asarray(system.src_owner, int)])
+    names = list(traj.names) + [body.name for body in system.src_bodies]
+    found = None
+    for e in range(len(pos_m)):
+        pos, mom = pos_m[e], mom_m[e]
+        if S:
+            pos, mom = np.concatenate([pos, src_r], axis=1), np.concatenate([mom, src_m], axis=1)
+        hit = _first_switch(pos, owner, D, box)
+        if hit is not None and (found is None or hit[0] < found[1][0]):
+            found = (e, hit, pos, mom)
+    if found is None:
+        return []
+    e, (r, a, b), pos, mom = found
+    when, axis, jump = _switch_state(t, pos, mom, r, a, b, box, system.mu0 / (4 * np.pi))
+    scale = float(np.asarray(traj._energy_scale()).reshape(-1)[e])
+    member = f" of ensemble member {e}" if traj.ensemble else ""
+    return [f"periodic_box: the minimum image of the dipole pair of {names[owner[a]]!r} and {names[owner[b]]!r}"
+            f"{member} switched at t ≈ {when:.6g} s (their separation crossed half the box, {box[axis] / 2:.3g} m, "
+            f"along {AXES[axis]}), and the pair's energy jumped by {jump:.3g} J there ({100 * abs(jump) / scale:.2g} % "
+            "of the energy scale): without a cutoff or an Ewald sum the energy is not conserved where a pair "
+            "crosses half a box (the first such switch of the run is named); enlarge periodic_box so that the "
+            "bodies stay within half a box of each other along each axis"]
