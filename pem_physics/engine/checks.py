@@ -50,7 +50,7 @@ from ..model.motion import TabulatedMotion
 from ..model.rotations import axis_angle_matrix
 from ..model.scene import EllipticOrbit
 from .system import ZERO_MOMENT, System
-from .torques import evaluate
+from .torques import dipole_pair_terms, evaluate
 
 #: Dipoles of different bodies closer than this (m) are at one point.
 COINCIDENT = 1e-9
@@ -604,14 +604,6 @@ def postflight(system: System, traj) -> list:
 SWITCH_BLOCK = 1 << 21
 
 
-def pair_energy(pa, pb, s, k: float) -> np.ndarray:
-    """Energy (…,) J of dipoles pa, pb (…, 3) A·m² at separation s (…, 3) m: k/r³ [pa·pb − 3 (pa·s)(pb·s)/r²],
-    k = μ₀/4π (T·m/A)."""
-    r2 = np.sum(s * s, axis=-1)
-    return k / (r2 * np.sqrt(r2)) * (np.sum(pa * pb, axis=-1)
-                                     - 3.0 * np.sum(pa * s, axis=-1) * np.sum(pb * s, axis=-1) / r2)
-
-
 def _candidates(pos: np.ndarray, owner: np.ndarray, n_moving: int, box: np.ndarray) -> tuple:
     """(a, b): the dipole pairs (a moving, b any, of different bodies, each pair once) whose separation can have
     crossed a half-box boundary (n + ½)·L along some axis between the records pos (R, N, 3) m: its start distance
@@ -668,7 +660,11 @@ def _switch_state(t, pos, mom, r: int, a: int, b: int, box: np.ndarray, k: float
     pb = mom[r, b] + f * (mom[r + 1, b] - mom[r, b])
     before = d - box * n0
     after = before - box[axis] * way[i] * np.eye(3)[axis]
-    jump = float(pair_energy(pa, pb, after, k) - pair_energy(pa, pb, before, k))
+    def energy(s):   # the pair's energy at separation s (the one formula: torques.dipole_pair_terms)
+        return float(dipole_pair_terms(s[None, None], pa[None, None], np.zeros((1, 1, 3)), pb[None, None], k,
+                                       energy_weights=np.ones(1))[2][0, 0])
+
+    jump = energy(after) - energy(before)
     return float(t[r] + f * (t[r + 1] - t[r])), axis, jump
 
 
