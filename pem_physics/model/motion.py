@@ -5,7 +5,9 @@ x_k (m, lab) and optionally orientations q_k (unit quaternions w, x, y, z, body 
 
 - positions: the cubic spline through the samples (C²: position, velocity and acceleration continuous), its end
   slopes those of the cubic through the four samples at each end (so a smooth motion is matched to O(h⁴) in
-  position, O(h³) in velocity and O(h²) in acceleration everywhere, ends included, h the sample spacing);
+  position, O(h³) in velocity and O(h²) in acceleration everywhere, ends included, h the sample spacing), or zero
+  where a table starts or ends at rest (two equal samples). A motion that starts abruptly (a kink: at rest, then
+  moving) is smoothed over about a sample on each side, and swings by a fraction of a step there: sample it finely;
   velocity and acceleration are the spline's own derivatives (one interpolant, not finite differences);
 - orientations: the quaternion components (each sample's sign chosen to continue the previous one: q and −q are
   one rotation) splined the same way and normalised, q(t) = s(t)/|s(t)| — C² and through every sample; the
@@ -37,7 +39,9 @@ JUMP_RATIO = 10.0
 
 
 def _end_slopes(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Derivatives at t[0] and t[-1] of the cubics through the first and the last four samples (K ≥ 4)."""
+    """Derivatives at t[0] and t[-1] of the cubics through the first and the last four samples (K ≥ 4); zero in a
+    column whose first (last) two samples are equal: a table that starts (ends) at rest says so, where the cubic
+    through a start and the motion after it would give the start a speed it does not have."""
     def slope(x, v):
         # d/dx of the Lagrange polynomial through (x_j, v_j), j = 0..3, at x_0
         x0 = x[0]
@@ -47,7 +51,8 @@ def _end_slopes(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             den = math.prod(x[k] - x[j] for j in range(4) if j != k)
             d = d + (num / den) * v[k]
         return d
-    return slope(t[:4], y[:4]), slope(t[::-1][:4], y[::-1][:4])
+    first, last = slope(t[:4], y[:4]), slope(t[::-1][:4], y[::-1][:4])
+    return np.where(y[1] == y[0], 0.0, first), np.where(y[-2] == y[-1], 0.0, last)
 
 
 def spline_moments(t: np.ndarray, y: np.ndarray) -> np.ndarray:

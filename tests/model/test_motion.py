@@ -162,6 +162,31 @@ def test_a_start_from_rest_and_uneven_sampling_are_no_jump():
     TabulatedMotion(t, x).checked("m")
 
 
+def test_a_table_that_starts_or_ends_at_rest_starts_or_ends_with_no_speed():
+    """Samples at rest, then moving (and back to rest): the four-point cubic through the start would give the
+    start the speed of the motion after it (the audit's −4.17 m/s from samples at rest); two equal samples say the
+    table is at rest there, so the spline is the clamped one with a zero end slope in that column (scipy's, checked
+    independently) — positions and orientations alike: no speed, no spin at either end."""
+    scipy_interp = pytest.importorskip("scipy.interpolate")
+    t = np.linspace(0.0, 0.7, 8)
+    x = np.zeros((8, 3))
+    x[:, 0] = [0.0, 0.0, 0.0, 0.1, 0.2, 0.3, 0.3, 0.3]    # at rest, a kink, moving, at rest
+    x[:, 1] = np.sin(3 * t)                              # moving at both ends: its four-point slopes stay
+    angle = np.array([0.0, 0.0, 0.2, 0.5, 0.9, 1.2, 1.3, 1.3])
+    q = np.array([orientation_to_quat(axis_angle_matrix(np.array([0.0, 0.0, 1.0]), a)) for a in angle])
+    m = TabulatedMotion(t, x, q).checked("m")
+    np.testing.assert_array_equal(m.velocity(0.0)[0], 0.0)
+    assert abs(m.velocity(0.7)[0]) < 1e-15
+    np.testing.assert_allclose(m.angular_velocity(0.0), 0.0, atol=1e-15)
+    np.testing.assert_allclose(m.angular_velocity(0.7), 0.0, atol=1e-15)
+    s0, s1 = _end_slopes(t, x)
+    assert s0[1] != 0.0 and s1[1] != 0.0
+    ref = scipy_interp.CubicSpline(t, x, bc_type=((1, [0.0, s0[1], 0.0]), (1, [0.0, s1[1], 0.0])))
+    for tt in np.linspace(0.0, 0.7, 71):
+        np.testing.assert_allclose(m.position(tt), ref(tt), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(m.velocity(tt), ref(tt, 1), rtol=0, atol=1e-12)
+
+
 def pendulum(**kw):
     return Body(name="bob", mass_properties=MassProperties(0.1, np.array([0, 0, -0.2]), np.zeros((3, 3))),
                 hinge=(1, 0, 0), **kw)
