@@ -78,9 +78,16 @@ _PANEL_PHRASES = (
 )
 
 
+def _contact_label(objects, i: int, j: int) -> str:
+    """``contact rim #j`` or ``contact sphere #j``: the kind of object i's contact item j, as its panel lists it."""
+    items = getattr(getattr(objects[i], "pem", None), "contacts", ()) if i < len(objects) else ()
+    kind = getattr(items[j], "kind", "SPHERE") if j < len(items) else "SPHERE"
+    return f"contact {'rim' if kind == 'RIM' else 'sphere'} #{j}"
+
+
 def object_message(msg: str, objects, walls=()) -> str:
     """A core message in the panel's words: ``bodies[i].dipoles[j]`` → ``Object 'name' dipole #j`` (and
-    ``contacts[j]`` → ``contact sphere #j``, ``walls[k]`` → ``Object 'name' (wall)``), a leading
+    ``contacts[j]`` → ``contact sphere #j`` or ``contact rim #j``, ``walls[k]`` → ``Object 'name' (wall)``), a leading
     ``bodies[i].field: …`` → ``Object 'name': <the field's UI name and where it is>: …``, a scene setting's
     path → its UI name and panel, and the scene-file settings of :data:`_PANEL_PHRASES` the same."""
     def name(i: int) -> str:
@@ -95,8 +102,8 @@ def object_message(msg: str, objects, walls=()) -> str:
 
     msg = re.sub(r"bodies\[(\d+)\]\.dipoles\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} dipole #{m[2]}"
                  + (" " if m[0].endswith(".") else ""), msg)
-    msg = re.sub(r"bodies\[(\d+)\]\.contacts\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} contact sphere #{m[2]}"
-                 + (" " if m[0].endswith(".") else ""), msg)
+    msg = re.sub(r"bodies\[(\d+)\]\.contacts\[(\d+)\]\.?", lambda m: f"{name(int(m[1]))} "
+                 f"{_contact_label(objects, int(m[1]), int(m[2]))}" + (" " if m[0].endswith(".") else ""), msg)
     msg = re.sub(r"walls\[(\d+)\]\.(\w+)", lambda m: (f"walls[{m[1]}]: {_WALL_FIELDS[m[2]]}" if m[2] in _WALL_FIELDS
                                                       else m[0]), msg)   # "(wall) rolling_resistance: …" before
     msg = re.sub(r"walls\[(\d+)\]\.?", lambda m: (f"Object '{walls[int(m[1])].name}' (wall)" if int(m[1]) < len(walls)

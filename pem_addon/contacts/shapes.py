@@ -44,9 +44,10 @@ def body_contacts(obj, M: np.ndarray, S: np.ndarray, offset: np.ndarray, unit: f
     out = []
     for k, c in enumerate(p.contacts):
         r = units.exact(c, "radius")
+        label = f"contact {'rim' if c.kind == 'RIM' else 'sphere'} #{k}"
         if not r > 0:
-            raise AddonError(f"Object '{obj.name}' contact sphere #{k}: radius must be > 0 (got {r:g})")
-        s = _uniform_scale(obj, M, f"contact sphere #{k}")
+            raise AddonError(f"Object '{obj.name}' {label}: radius must be > 0 (got {r:g})")
+        s = _uniform_scale(obj, M, label)
         if c.kind == "RIM":
             _check_rim_on_body(obj, k, units.exact(c, "center"), units.exact(c, "axis"), r)
             a = S @ units.exact(c, "axis")

@@ -390,7 +390,7 @@ def test_refusals_name_the_object_and_leave_the_scene_as_it_was(mods):
 
     scene.pem.contact_model = "IMPACTS"
     ball.pem.contacts[0].kind = "RIM"
-    expect_error(r"Object 'Ball' contact sphere #0 ?:? ?a rim stands on a table only in the surface contact model: "
+    expect_error(r"Object 'Ball' contact rim #0 ?:? ?a rim stands on a table only in the surface contact model: "
                  r"set Contacts: Rolling and Sliding \(Scene ▸ Magnetic Pendulum\)")
     ball.pem.contacts[0].kind = "SPHERE"
     bpy.data.objects["Table"].pem.friction_law = "VISCOUS"    # ignored under Impacts: nothing to refuse
