@@ -48,13 +48,18 @@ def test_tc_0_with_inelastic_spheres_is_refused_as_e_0_is_not_left_to_stall(tmp_
 # --- the guard against a run whose time stops -------------------------------------------------------------------
 
 def collapsing(monkeypatch):
-    """A checked config that collapses (the TC model off, as tc = 0 did before check_config refused it), the guard's
-    window shortened to 0.5 s; and a backstop progress callback that stops the run after 30 s of wall time."""
+    """A checked config that collapses (the TC model off, as tc = 0 did before check_config and edmd.run refused it:
+    the run's choice of t_c is replaced to let it through), the guard's window shortened to 0.5 s; and a backstop
+    progress callback that stops the run after 30 s of wall time."""
     from pem_physics.gas import edmd
+    from pem_physics.gas import state as edmd_state
 
     if not edmd.available():
         pytest.skip("numba is not installed")
     monkeypatch.setattr(gas_command, "STALL_SECONDS", 0.5, raising=False)   # (none before the guard)
+    picked = edmd.default_tc
+    for module in (edmd, edmd_state):   # the run's and the command's check_tc's
+        monkeypatch.setattr(module, "default_tc", lambda state, e, g, tc: 0.0 if tc == 0 else picked(state, e, g, tc))
     c = gas_command.check_config({"n": 300, "dimension": 2, "packing_fraction": 0.3, "restitution": 0.1,
                                   "t_end": 50.0})
     c["tc"] = 0.0

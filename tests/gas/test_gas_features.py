@@ -7,6 +7,7 @@ energy balances, and the event-driven count as the yardstick of the fixed-step m
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -108,6 +109,35 @@ def test_tc_model_compiled_matches_the_reference():
     assert ref.info["tc_elastic"] > 5 and cmp.info["tc_elastic"] == ref.info["tc_elastic"]
     assert same_sequence(ref.log, cmp.log)
     assert np.allclose(cmp.state.velocities, ref.state.velocities, atol=1e-9)
+
+
+def collapsing_gas():
+    """Disks at area fraction 0.7: with e = 0.2 and no TC model they collapse before t = 1 (see above)."""
+    return make_gas(400, 0.7, 2, seed=3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, progress: edmd.run(s, 5.0, restitution=0.2, tc=0.0, progress=progress),
+    lambda s, progress: edmd.run(s, 5.0, restitution=0.2, tc=0.0, progress=progress, engine="numpy"),
+    lambda s, progress: run_reference(s, 5.0, restitution=0.2, tc=0.0, progress=progress, gravity=None),
+], ids=["edmd.run", "edmd.run-numpy", "run_reference"])
+def test_tc_0_with_inelastic_spheres_is_refused_before_any_event(call):
+    """tc = 0 turns the TC model off, and these disks then collapse (the run never ends): refused by name with
+    its fix before the first chunk of events (the progress callback, called after each chunk, stops a run that
+    started after 5 s, so the test fails instead of hanging)."""
+    start, calls = time.perf_counter(), []
+
+    def progress(t):
+        calls.append(t)
+        if time.perf_counter() - start > 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(ValueError, match=r"^tc: 0 turns the TC model off") as err:
+        call(collapsing_gas(), progress)
+    assert "restitution 0.2 < 1" in str(err.value) and "give tc > 0 or None" in str(err.value)
+    assert not calls
+    # elastic spheres take tc = 0 (their TC model is off anyway)
+    assert edmd.run(make_gas(10, 0.1, 2, seed=1), 0.1, restitution=1.0, tc=0.0).complete
 
 
 def test_tc_default_and_refusal():
