@@ -51,8 +51,12 @@ Command-line options override the scene's values. Outputs (all written atomicall
   and the virial pressure so far (P and βPσ^d);
 - ``summary.json``: N, η, collisions, collisions per wall-clock second, βPσ^d ± its error, the
   equation of state's value and the deviation (in errors and relative), temperature, mean free
-  path, the Kolmogorov–Smirnov p-value of the speeds, and for ``timestep`` the collisions missed
-  against the event-driven run from the same start (negative: it counted that many more).
+  path, the Kolmogorov–Smirnov p-value of the speeds, and for ``timestep``: ``passes``, the collisions the run
+  itself saw it miss (pairs that passed through each other within a step), and against an event-driven run from
+  the same start, its collisions matched by pair and time within dt
+  (:func:`pem_physics.gas.timestep.missed_collisions`): ``missed_collisions`` (the event-driven run's without a
+  match), ``spurious_collisions`` (the run's without one), ``matched_collisions`` and ``first_mismatch_time``
+  (the runs agree up to it, then part ways).
 """
 
 from __future__ import annotations
@@ -117,7 +121,7 @@ STALL_FRACTION = 1e-9
 
 
 def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasRun, dict]:
-    """Run the checked config ``c``; (the run, extras: missed collisions for timestep)."""
+    """Run the checked config ``c``; (the run, extras: for timestep its comparison with an event-driven run)."""
     state = initial_state(c) if state is None else state
     extra: dict = {}
     t_end = state.time + c["t_end"]
@@ -127,13 +131,12 @@ def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasR
         from ..gas.timestep import run_timestep
 
         run = run_timestep(state, t_end, c["dt"], restitution=c["restitution"], blocks=c["blocks"],
-                           record_interval=c["record_interval"], progress=progress)
-        # the count compares with an event-driven run, which cannot take e = 0 (spheres that stick): none then; nor
+                           record_interval=c["record_interval"], progress=progress, log=True)
+        # the comparison is an event-driven run, which cannot take e = 0 (spheres that stick): none then; nor
         # after Ctrl-C (or SIGTERM) stopped the run, which asked for the command to end, not for another run
-        extra["missed_collisions"] = extra["comparison_interrupted"] = None
+        extra["comparison"] = extra["comparison_interrupted"] = None
         if c["restitution"] > 0 and run.complete:
-            extra["missed_collisions"], extra["comparison_interrupted"] = _missed_collisions(
-                state, run, c["restitution"])
+            extra["comparison"], extra["comparison_interrupted"] = _compare(state, run)
     else:
         from ..gas import edmd
 
@@ -144,19 +147,18 @@ def run_gas(c: dict, state: GasState | None = None, progress=None) -> tuple[GasR
     return run, extra
 
 
-def _missed_collisions(state: GasState, run: GasRun, restitution: float) -> tuple[int | None, float | None]:
-    """(missed, interrupted): the collisions the timestep ``run`` missed — an event-driven run's count from the same
-    start over the same span minus the run's (gas.timestep.missed_collisions, whose event-driven run has the TC model
-    off: with e < 1 it collapsed and never ended) — and None; here the event-driven run has the default TC model (off
-    for e = 1, the same count), under :class:`_StallGuard`. (None, None) when it stalled; (None, t) when Ctrl-C (or
-    SIGTERM) stopped it at its time t: the engine keeps a partial run, and the command must end as interrupted."""
-    from ..gas import edmd
+def _compare(state: GasState, run: GasRun):
+    """(comparison, interrupted): the timestep ``run``'s collisions matched against an event-driven run's from the
+    same start (:func:`pem_physics.gas.timestep.missed_collisions`: with e < 1 the default TC model), under
+    :class:`_StallGuard`, and None. (None, None) when that run stalled; (None, t) when Ctrl-C (or SIGTERM) stopped
+    it at its time t: the engine keeps a partial run, and the command must end as interrupted."""
+    from ..gas.timestep import missed_collisions
 
     guard = _StallGuard(None, state.time, run.t_end)
-    ev = edmd.run(state, run.t_end, restitution=restitution, progress=guard)
-    if ev.complete:
-        return ev.n_collisions - run.n_collisions, None
-    return None, (ev.t_end if guard.stalled is None else None)
+    comp = missed_collisions(state, run, progress=guard)
+    if comp.complete:
+        return comp, None
+    return None, (comp.t_end if guard.stalled is None else None)
 
 
 class _StallGuard:
@@ -210,19 +212,7 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
         notes.append(extra["tc_warning"])
     if c["method"] == "timestep":
         out["dt"] = run.info.get("dt")
-        out["missed_collisions"] = missed = extra.get("missed_collisions")
-        if missed and missed > 0:
-            notes.append(f"the timestep method missed {missed} collision(s) that an event-driven run of the same "
-                         "start has (pairs that passed through each other within a step): lower dt")
-        elif missed:   # fewer in the exact run: no missed collision shows (the two runs part ways, by chance too)
-            notes.append(f"the timestep method counted {-missed} collision(s) more than an event-driven run of the "
-                         "same start, so the count shows none missed (the two runs part ways after a few collisions "
-                         "each, and their counts then differ by chance too); a smaller dt brings them together")
-        elif extra.get("comparison_interrupted") is not None:
-            notes.append(f"no missed-collision count: the event-driven run to compare with was interrupted at t = "
-                         f"{extra['comparison_interrupted']:g}")
-        elif missed is None and run.restitution > 0 and run.complete:
-            notes.append("no missed-collision count: the event-driven run to compare with did not reach the end")
+        _timestep_summary(run, extra, out, notes)
     if run.duration > 0 and run.n_collisions > 0:
         p = measure.pressure(run, sigma=sig, skip_blocks=1 if nb >= 3 else 0)
         eos = float(measure.reduced_pressure_eos(eta, d))
@@ -250,6 +240,31 @@ def summarize(run: GasRun, c: dict, extra: dict) -> dict:
             out["wall_pressure_ideal_gas"] = _finite(w.ideal)
     out["notes"] = notes
     return out
+
+
+def _timestep_summary(run: GasRun, extra: dict, out: dict, notes: list) -> None:
+    """The timestep method's own count of the collisions it passed over and its comparison with the event-driven
+    run (``extra["comparison"]``, :class:`pem_physics.gas.timestep.CollisionComparison`), into ``out`` and ``notes``."""
+    out["passes"] = passes = run.info.get("passes")
+    if passes:
+        notes.append(f"the timestep method missed {passes} collision(s): pairs that passed through each other within "
+                     f"a step (or whose overlap was found already separating), by its own check: lower dt")
+    comp = extra.get("comparison")
+    out["missed_collisions"] = None if comp is None else comp.missed
+    out["spurious_collisions"] = None if comp is None else comp.spurious
+    out["matched_collisions"] = None if comp is None else comp.matched
+    out["first_mismatch_time"] = None if comp is None else comp.first_mismatch
+    if comp is not None and comp.first_mismatch is not None:
+        notes.append(f"against an event-driven run of the same start (collisions matched by pair and time within dt): "
+                     f"{comp.missed} of its {comp.event_collisions} collision(s) missing here, {comp.spurious} of "
+                     f"this run's {comp.timestep_collisions} spurious; the runs agree up to t = "
+                     f"{comp.first_mismatch:.6g} and part ways after it (chaos: one different collision changes all "
+                     f"that follow), so these counts also hold the collisions that differ because of it")
+    elif extra.get("comparison_interrupted") is not None:
+        notes.append(f"no comparison with an event-driven run: it was interrupted at t = "
+                     f"{extra['comparison_interrupted']:g}")
+    elif comp is None and run.restitution > 0 and run.complete:
+        notes.append("no comparison with an event-driven run: it did not reach the end")
 
 
 def stall_message(run: GasRun, t: float) -> str:
@@ -389,7 +404,7 @@ def cmd_gas(args) -> int:
         return 130
     if extra.get("comparison_interrupted") is not None:   # the run is whole; the count it is compared by is not
         print(f"interrupted at t = {extra['comparison_interrupted']:g} of the event-driven run compared with; partial "
-              f"results written to {args.outdir} (the timestep run whole, without its missed-collision count)",
+              f"results written to {args.outdir} (the timestep run whole, without its comparison)",
               file=sys.stderr)
         return 130
     return 0

@@ -437,7 +437,7 @@ def _check_memory(c: dict, eta: float, d: int) -> None:
         sides = _implied_box(c["n"], eta, d, c["box"], c["cylinder_axis"], c["cylinder_aspect"])
         cells = float(np.prod(np.maximum(np.floor(sides), 1.0)))
         lists = ("the event-driven engine's cell lists" if c["method"] == "event" else
-                 "the cell lists of the event-driven run that counts the timestep method's missed collisions")
+                 "the cell lists of the event-driven run the timestep method's collisions are matched against")
         budget.check(cells * BYTES_PER_CELL, "gas.packing_fraction",
                      f"η = {eta:g} spreads {c['n']:,} particles over {cells:.3g} cells of one diameter: {lists}",
                      "raise the packing fraction (or use fewer particles)")
@@ -467,8 +467,8 @@ def expected_events(state: GasState, duration: float, gravity=None) -> float:
 
 def check_length(c: dict, state: GasState) -> None:
     """Refuse (``gas.t_end``) a run from ``state`` that could not finish: more than :data:`MAX_EVENTS` steps of the
-    timestep method, or an event-driven run (the method's, or the one that counts the timestep method's missed
-    collisions) of more than :data:`MAX_EVENTS` events (:func:`expected_events`)."""
+    timestep method, or an event-driven run (the method's, or the one the timestep method's collisions are
+    matched against) of more than :data:`MAX_EVENTS` events (:func:`expected_events`)."""
     t = c["t_end"]
     timestep = c["method"] == "timestep"
     if timestep:
@@ -483,7 +483,7 @@ def check_length(c: dict, state: GasState) -> None:
             return
     events = expected_events(state, t, c["gravity"])
     if events > MAX_EVENTS:
-        which = "the event-driven run that counts the timestep method's missed collisions: " if timestep else ""
+        which = "the event-driven run the timestep method's collisions are matched against: " if timestep else ""
         raise _err("t_end", f"{t:g} would take about {events:.2g} events ({which}collisions at Enskog's rate and "
                             f"cell crossings, at the start's speeds); at most {MAX_EVENTS:g}: lower t_end")
 

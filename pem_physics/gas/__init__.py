@@ -13,7 +13,7 @@ and k_B = 1 throughout.
   gravity (parabolic flights, hard walls), restitution e < 1 with the TC guard against inelastic
   collapse, records at fixed times (:class:`GasRecords`) that leave the run bit-identical;
 - :mod:`.timestep` — the seed's fixed-time-step method (O(N²) overlap checks, backtracking), for
-  comparison: :func:`.timestep.missed_collisions`;
+  comparison: :func:`.timestep.missed_collisions` (its collisions matched against the event-driven run's);
 - :mod:`.measure` — pressure from the collision virial, temperature, collision rate, mean free
   path, speed distribution and its Kolmogorov–Smirnov test, equations of state.
 """

@@ -334,8 +334,8 @@ def run(state: GasState, t_end: float, *, restitution: float = 1.0, blocks: int 
 
     ``gravity`` (d,): uniform acceleration (length / time²), parabolic flights; needs a hard-wall box.
     ``tc``: the TC model's time against inelastic collapse (see :func:`.state.default_tc`; None picks
-    it, 0 turns it off). Chunks are sized to about ``chunk_seconds`` of wall time from the speed of the
-    previous chunk.
+    it, 0 turns it off: refused with e < 1, ValidationError naming ``tc``, before any event). Chunks are sized to
+    about ``chunk_seconds`` of wall time from the speed of the previous chunk.
     """
     check_run_args(state, t_end, restitution, blocks)
     g = check_gravity(state, gravity)

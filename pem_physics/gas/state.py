@@ -877,6 +877,13 @@ def check_gravity(state: GasState, gravity) -> np.ndarray:
     return g
 
 
+def collapse_message(restitution: float) -> str:
+    """Why tc = 0 (the TC model off) is refused with ``restitution`` < 1, and the fix: one line."""
+    return (f"0 turns the TC model off, and inelastic spheres (restitution {restitution:g} < 1) then undergo inelastic "
+            f"collapse (infinitely many collisions in a finite time): the event-driven run would never end; give "
+            f"tc > 0 or None (the default picks one), restitution = 1, or the fixed-step method (run_timestep)")
+
+
 #: The TC model's default t_c as a fraction of the time to fly the smallest diameter at the start's speed scale.
 TC_FRACTION = 1e-4
 #: Under gravity, at least this fraction of √(σ_min / |g|): a settled pile keeps colliding about every t_c
@@ -892,11 +899,16 @@ def default_tc(state: GasState, restitution: float, gravity, tc: float | None) -
     is elastic, so intervals cannot shrink below ~t_c. ``tc`` None picks t_c = :data:`TC_FRACTION`
     × σ_min / u with u the rms speed at the start, under gravity at least :data:`TC_GRAVITY_FRACTION`
     × √(σ_min / |g|) (a pile resting on the floor collides about every t_c), and 0 (off) for e = 1;
-    an explicit ``tc`` ≥ 0 is used as given.
+    an explicit ``tc`` ≥ 0 is used as given, but ``tc`` = 0 with e < 1 is refused (ValidationError
+    naming ``tc``): without the model the run could never end. Every event-driven run's entry point
+    (:func:`.edmd.run`, :func:`.reference.run_reference`, :func:`.timestep.missed_collisions`) resolves
+    its t_c here.
     """
     if tc is not None:
         if not (math.isfinite(tc) and tc >= 0):
             raise ValueError(f"tc = {tc!r} must be finite and >= 0 (time units)")
+        if tc == 0 and restitution < 1:
+            raise ValidationError("tc", collapse_message(restitution))
         return float(tc)
     if restitution >= 1.0:
         return 0.0

@@ -49,13 +49,22 @@ def test_gas_command_writes_consistent_outputs(tmp_path):
 
 @needs_numba
 def test_timestep_method_reports_missed_collisions(tmp_path):
+    """At dt = 0.2 the fixed step misses collisions (its own count, ``passes``); matched against an event-driven run
+    from the same start, the matched and missed collisions add up to that run's count (run here apart), the matched
+    and spurious ones to the timestep run's."""
     assert gas(tmp_path, "--n", "100", "--dimension", "2", "--packing-fraction", "0.3", "--t-end", "2",
                "--method", "timestep", "--dt", "0.2") == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     ev = edmd.run(gas_command.initial_state(gas_command.check_config(
         {"n": 100, "dimension": 2, "packing_fraction": 0.3})), 2.0).n_collisions
-    assert summary["method"] == "timestep" and summary["missed_collisions"] == ev - summary["collisions"] > 0
-    assert any(f"missed {summary['missed_collisions']} collision(s)" in n and "lower dt" in n for n in summary["notes"])
+    assert summary["method"] == "timestep" and summary["passes"] > 0
+    assert summary["matched_collisions"] + summary["missed_collisions"] == ev
+    assert summary["matched_collisions"] + summary["spurious_collisions"] == summary["collisions"]
+    assert 0 < summary["first_mismatch_time"] < 2
+    assert any(f"missed {summary['passes']} collision(s)" in n and "lower dt" in n for n in summary["notes"])
+    assert any(f"{summary['missed_collisions']} of its {ev} collision(s) missing here" in n
+               and f"{summary['spurious_collisions']} of this run's" in n and "agree up to t = " in n
+               for n in summary["notes"]), summary["notes"]
 
 
 @needs_numba
@@ -230,15 +239,22 @@ def test_the_timestep_method_takes_sticky_spheres_without_an_event_comparison(tm
 @needs_numba
 def test_a_timestep_run_that_counted_more_collisions_is_not_said_to_have_missed_some():
     """The timestep method's count minus the event-driven run's is as often positive as negative (the two runs part
-    ways after a few collisions: n = 2000 at the default dt counted 130 more); a negative difference was said as
-    "the timestep method missed -130 collision(s)". It is said as the collisions it counted more."""
+    ways after a few collisions: n = 2000 at the default dt counted 130 more); that difference was reported as the
+    collisions missed. The summary says the missed and the spurious collisions apart, and the run's own misses."""
+    from pem_physics.gas.timestep import CollisionComparison
+
     c = gas_command.check_config({"n": 20, "box": "walls", "method": "timestep", "t_end": 0.1})
     run, extra = gas_command.run_gas(c)
-    notes = gas_command.summarize(run, c, {**extra, "missed_collisions": -7})["notes"]
+    comp = CollisionComparison(missed=3, spurious=10, matched=5, event_collisions=8, timestep_collisions=15,
+                               first_mismatch=0.04, t_start=0.0, t_end=0.1, window=0.01)
+    run.info["passes"] = 2
+    summary = gas_command.summarize(run, c, {**extra, "comparison": comp})
+    notes = summary["notes"]
     assert not any("missed -" in n for n in notes), notes
-    assert any("counted 7 collision(s) more than an event-driven run" in n for n in notes), notes
-    notes = gas_command.summarize(run, c, {**extra, "missed_collisions": 7})["notes"]
-    assert any("missed 7 collision(s)" in n for n in notes), notes
+    assert (summary["missed_collisions"], summary["spurious_collisions"], summary["matched_collisions"],
+            summary["first_mismatch_time"], summary["passes"]) == (3, 10, 5, 0.04, 2)
+    assert any("3 of its 8 collision(s) missing here, 10 of this run's 15 spurious" in n for n in notes), notes
+    assert any("missed 2 collision(s)" in n for n in notes), notes
 
 
 def test_a_state_edited_after_its_run_is_refused(tmp_path, capsys):

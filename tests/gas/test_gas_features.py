@@ -6,7 +6,9 @@ energy balances, and the event-driven count as the yardstick of the fixed-step m
 
 from __future__ import annotations
 
+import contextlib
 import math
+import time
 
 import numpy as np
 import pytest
@@ -15,8 +17,8 @@ from hypothesis import strategies as st
 
 from pem_physics.gas import edmd
 from pem_physics.gas.reference import reach_time, run_reference
-from pem_physics.gas.state import GasState, first_overlap, make_gas, record_times
-from pem_physics.gas.timestep import missed_collisions, run_timestep
+from pem_physics.gas.state import EventLog, GasState, first_overlap, make_gas, record_times
+from pem_physics.gas.timestep import match_collisions, missed_collisions, run_timestep
 
 from budget import property_settings
 
@@ -43,20 +45,81 @@ def test_timestep_head_on_pair_is_backtracked_to_the_contact_instant():
     assert run.virial == pytest.approx(2.0 * 1.0, rel=1e-12)  # J·r = m Δv · r = (−2)(−1)
 
 
-def test_timestep_misses_collisions_at_a_large_step_and_agrees_at_a_small_one():
+def head_on(speed):
+    """Two unit-diameter spheres 2 apart on the x axis of a 10³ hard-wall box, closing at ±speed: contact at
+    t = 0.5 / speed (the centres 1 apart), the next wall hit at 2.5 / speed."""
+    return GasState([[2.0, 5.0, 5.0], [4.0, 5.0, 5.0]], [[speed, 0, 0], [-speed, 0, 0]], 0.5, 1.0, [10, 10, 10],
+                    periodic=False)
+
+
+@pytest.mark.parametrize("dt,passes", [(0.2, 1), (0.125, 1), (0.01, 0)])
+def test_a_head_on_collision_a_step_jumps_over_is_missed_and_nothing_spurious(dt, passes):
+    """Closing at ±10 the spheres touch at t = 0.05 and part again (the event-driven run: 1 collision up to the wall
+    hit at 0.25). A step of 0.2 jumps from centres 2 apart to centres 2 apart the other way round (they passed
+    through each other); 0.125 finds them overlapping at 0.125 already separating, and apart at 0.25 (one miss,
+    counted once); 0.01 finds the overlap approaching and backtracks it to the contact at 0.05."""
+    s = head_on(10.0)
+    run = run_timestep(s, 0.25 if dt == 0.125 else 0.2, dt, log=True)
+    comp = missed_collisions(s, run)
+    assert run.info["passes"] == passes
+    assert (comp.missed, comp.spurious, comp.matched) == ((1, 0, 0) if passes else (0, 0, 1))
+    assert comp.event_collisions == 1 and comp.timestep_collisions == 1 - passes
+    if passes:
+        assert comp.first_mismatch == pytest.approx(0.05, rel=1e-12)
+    else:
+        assert comp.first_mismatch is None and run.log.time[0] == pytest.approx(0.05, rel=1e-12)
+
+
+def test_collisions_are_matched_by_pair_and_time_within_the_window():
+    """Constructed logs: (0, 1) at 1.0 and 2.0 in a, at 1.05 and 3.0 in b; (1, 2) at 1.5 in a only; (0, 2) at 0.5
+    in b only; wall events (j < 0) are not collisions. Window 0.1: one (0, 1) pair of each run matches."""
+    a = EventLog(np.array([1.0, 1.2, 1.5, 2.0]), np.array([0, 1, 1, 0]), np.array([1, -1, 2, 1]))
+    b = EventLog(np.array([0.5, 1.05, 3.0]), np.array([0, 0, 0]), np.array([2, 1, 1]))
+    used_a, used_b = match_collisions(a, b, 0.1, 3)
+    assert used_a.tolist() == [True, False, False] and used_b.tolist() == [False, True, False]
+    # a window of 1: 2.0 and 3.0 match too, each collision used once
+    used_a, used_b = match_collisions(a, b, 1.0, 3)
+    assert used_a.tolist() == [True, False, True] and used_b.tolist() == [False, True, True]
+
+
+def test_timestep_misses_collisions_at_a_large_step_and_none_at_a_small_one():
+    """150 spheres, η = 0.2, t = 2: at dt = 0.0003 the fixed-step run has the event-driven run's collisions one for
+    one (pair and contact time); at larger steps it sees itself miss more. The comparison's counts add up to the two
+    runs' own counts (matched + missed = event-driven, matched + spurious = fixed-step)."""
     s = make_gas(150, 0.2, 3, seed=4)
     ev = edmd.run(s, 2.0).n_collisions
-    coarse = run_timestep(s, 2.0, 0.3)
-    fine = run_timestep(s, 2.0, 0.003)
-    miss_coarse = missed_collisions(s, coarse)
-    miss_fine = missed_collisions(s, fine)
-    assert miss_coarse == ev - coarse.n_collisions and ev > 300
-    assert miss_coarse > 0.25 * ev
-    # the runs part ways (chaos), so the fine count agrees within the statistical spread, ~√N_coll
-    assert abs(miss_fine) < 0.05 * ev and abs(miss_fine) < miss_coarse / 5
+    runs = {dt: run_timestep(s, 2.0, dt, log=True) for dt in (0.3, 0.03, 0.0003)}
+    comps = {dt: missed_collisions(s, r) for dt, r in runs.items()}
+    fine = comps[0.0003]
+    assert ev > 300 and (fine.matched, fine.missed, fine.spurious, fine.first_mismatch) == (ev, 0, 0, None)
+    assert runs[0.0003].info["passes"] == 0 < runs[0.03].info["passes"] < runs[0.3].info["passes"]
+    assert runs[0.3].info["passes"] > 0.1 * ev
+    for dt, c in comps.items():
+        assert c.matched + c.missed == ev and c.matched + c.spurious == runs[dt].n_collisions
+        assert c.missed >= 0 and c.spurious >= 0 and c.window == pytest.approx(runs[dt].info["dt"])
     # both keep the energy: every applied impulse is the exact elastic one
-    for r in (coarse, fine):
+    for r in runs.values():
         assert r.state.kinetic_energy() == pytest.approx(s.kinetic_energy(), rel=1e-12)
+
+
+def test_a_log_that_overflows_is_grown_and_its_chunk_redone(monkeypatch):
+    """A log started with room for 4 collisions grows as the run goes; the chunk that overflowed it is run again,
+    so the run is the one with room from the start, collision for collision and bit for bit."""
+    from pem_physics.gas import timestep
+
+    s = make_gas(60, 0.3, 2, seed=5)
+    roomy = run_timestep(s, 1.0, 0.01, log=True)
+    monkeypatch.setattr(timestep, "LOG_START", 4)
+    grown = run_timestep(s, 1.0, 0.01, log=True, chunk_seconds=1.0)
+    assert len(roomy.log) == roomy.n_collisions > 50
+    assert same_sequence(grown.log, roomy.log) and np.array_equal(grown.log.time, roomy.log.time)
+    assert np.array_equal(grown.state.positions, roomy.state.positions) and grown.virial == roomy.virial
+
+
+def test_the_comparison_needs_the_runs_log():
+    s = head_on(10.0)
+    with pytest.raises(ValueError, match="log=True"):
+        missed_collisions(s, run_timestep(s, 0.2, 0.01))
 
 
 def test_timestep_records_and_refusals():
@@ -108,6 +171,72 @@ def test_tc_model_compiled_matches_the_reference():
     assert ref.info["tc_elastic"] > 5 and cmp.info["tc_elastic"] == ref.info["tc_elastic"]
     assert same_sequence(ref.log, cmp.log)
     assert np.allclose(cmp.state.velocities, ref.state.velocities, atol=1e-9)
+
+
+class TookTooLong(Exception):
+    """Raised by :func:`deadline`'s alarm (not a KeyboardInterrupt, which the engines' drivers catch)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: int):
+    """Fail a block still running after ``seconds`` (SIGALRM, between two chunks of the engines) instead of
+    hanging."""
+    import signal
+
+    if not hasattr(signal, "SIGALRM"):
+        pytest.skip("no SIGALRM")
+
+    def alarm(signum, frame):
+        raise TookTooLong
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def collapsing_gas():
+    """Disks at area fraction 0.7: with e = 0.2 and no TC model they collapse before t = 1 (see above)."""
+    return make_gas(400, 0.7, 2, seed=3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, progress: edmd.run(s, 5.0, restitution=0.2, tc=0.0, progress=progress),
+    lambda s, progress: edmd.run(s, 5.0, restitution=0.2, tc=0.0, progress=progress, engine="numpy"),
+    lambda s, progress: run_reference(s, 5.0, restitution=0.2, tc=0.0, progress=progress, gravity=None),
+], ids=["edmd.run", "edmd.run-numpy", "run_reference"])
+def test_tc_0_with_inelastic_spheres_is_refused_before_any_event(call):
+    """tc = 0 turns the TC model off, and these disks then collapse (the run never ends): refused by name with
+    its fix before the first chunk of events (the progress callback, called after each chunk, stops a run that
+    started after 5 s, so the test fails instead of hanging)."""
+    start, calls = time.perf_counter(), []
+
+    def progress(t):
+        calls.append(t)
+        if time.perf_counter() - start > 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(ValueError, match=r"^tc: 0 turns the TC model off") as err:
+        call(collapsing_gas(), progress)
+    assert "restitution 0.2 < 1" in str(err.value) and "give tc > 0 or None" in str(err.value)
+    assert not calls
+    # elastic spheres take tc = 0 (their TC model is off anyway)
+    assert edmd.run(make_gas(10, 0.1, 2, seed=1), 0.1, restitution=1.0, tc=0.0).complete
+
+
+def test_the_timestep_comparison_of_inelastic_spheres_ends():
+    """missed_collisions compared an e = 0.2 fixed-step run with an event-driven run with the TC model off: the
+    collapsing disks hung it. Its event-driven run has the default TC model (the fixed step itself cannot collapse:
+    its steps do not shrink)."""
+    s = collapsing_gas()
+    missed_collisions(head_on(10.0), run_timestep(head_on(10.0), 0.2, 0.01, restitution=0.2, log=True))  # compile
+    run = run_timestep(s, 1.0, 0.01, restitution=0.2, log=True)
+    with deadline(60):
+        comp = missed_collisions(s, run)
+    assert comp.complete and comp.t_end == 1.0 and comp.matched + comp.spurious == run.n_collisions > 0
 
 
 def test_tc_default_and_refusal():
