@@ -23,6 +23,9 @@ from .kernel_flags import (
 from .step_kernels import _copy_state, _omega_one_or_hinge
 from .torque_kernels import _skew
 
+#: float64's ε (impulses.EPS): the rounding of an impact's energy terms
+EPS = float(np.finfo(np.float64).eps)
+
 # ------------------------------------------------------------------ impacts in the kernel (contacts._advance_step)
 
 _brent = _jit_borrowed(brent.step)
@@ -269,17 +272,71 @@ def _pinv_solve(A, V, d0, d1, d2):
     return x0, x1, x2
 
 @_jit_borrowed
-def _friction_impulse(M, bW, X, moving, i, j, c0, c1, c2, n0, n1, n2, vr0, vr1, vr2, vn, e, mu, kw):
-    """impulses.compute_impulse with Coulomb friction μ > 0 for an approaching contact (vn = n·v_rel < 0, v_rel
-    the relative velocity): the sticking impulse solves (K₁+K₂) J = −e v_n n − v_rel (least squares); when its
-    tangential part exceeds μ times its normal part, J = j (n + μ t̂) with j from the normal restitution. Returns
-    (J, ok); not ok where the normal impulse is ill-defined (n·K·(n + μ t̂) ≤ 0: Painlevé). kw (2,3,3) scratch."""
-    K = kw[0]
+def _sum_K(M, bW, X, moving, i, j, c0, c1, c2, K):
+    """K (3,3) ← K₁ + K₂ of bodies i and j at the point c (:func:`_add_K`; −1: a fixed side)."""
     for x in range(3):
         for y in range(3):
             K[x, y] = 0.0
     _add_K(M, bW, X, moving, i, c0, c1, c2, K)
     _add_K(M, bW, X, moving, j, c0, c1, c2, K)
+
+@_jit_borrowed
+def _largest_root(a0, a1, a2):
+    """impulses._largest_root: the larger root of a₂s² + a₁s + a₀ (a₀ ≤ 0 ≤ a₂), clipped to [0, 1]."""
+    disc = np.sqrt(max(a1 * a1 - 4.0 * a2 * a0, 0.0))
+    if a1 >= 0.0:
+        s = -2.0 * a0 / (a1 + disc) if a1 + disc > 0.0 else 0.0
+    else:
+        s = (disc - a1) / (2.0 * a2) if a2 > 0.0 else 0.0
+    return min(max(s, 0.0), 1.0)
+
+@_jit_borrowed
+def _energy_change(K, vr0, vr1, vr2, J0, J1, J2):
+    """The energy change's terms J·v_rel and ½ J·K J (J) of the impulse J at a contact of K (3,3), and K J."""
+    k0 = K[0, 0] * J0 + K[0, 1] * J1 + K[0, 2] * J2
+    k1 = K[1, 0] * J0 + K[1, 1] * J1 + K[1, 2] * J2
+    k2 = K[2, 0] * J0 + K[2, 1] * J1 + K[2, 2] * J2
+    return J0 * vr0 + J1 * vr1 + J2 * vr2, 0.5 * (J0 * k0 + J1 * k1 + J2 * k2), k0, k1, k2
+
+@_jit_borrowed
+def _dissipative(K, n0, n1, n2, vr0, vr1, vr2, e, J0, J1, J2):
+    """impulses.dissipative_impulse: J when it adds no kinetic energy (beyond the rounding of the terms), else
+    J_f + s (J − J_f) with the largest s ∈ [0, 1] that adds none (J_f the frictionless impulse), the root refined by
+    one Newton step at J(s); K (3,3) = K₁ + K₂, n the unit normal, v_rel the relative velocity (m/s)."""
+    jv, jkj, k0, k1, k2 = _energy_change(K, vr0, vr1, vr2, J0, J1, J2)
+    # a gain within the rounding of its terms (|J|·|v_rel| and tr K·|J|² bound them) is none
+    JJ = J0 * J0 + J1 * J1 + J2 * J2
+    tol = 8.0 * EPS * (np.sqrt(JJ * (vr0 * vr0 + vr1 * vr1 + vr2 * vr2)) + (K[0, 0] + K[1, 1] + K[2, 2]) * JJ)
+    if jv + jkj <= tol:
+        return J0, J1, J2
+    vn = n0 * vr0 + n1 * vr1 + n2 * vr2
+    m0 = K[0, 0] * n0 + K[0, 1] * n1 + K[0, 2] * n2
+    m1 = K[1, 0] * n0 + K[1, 1] * n1 + K[1, 2] * n2
+    m2 = K[2, 0] * n0 + K[2, 1] * n1 + K[2, 2] * n2
+    jf = -(1.0 + e) * vn / (n0 * m0 + n1 * m1 + n2 * m2)
+    D0, D1, D2 = J0 - jf * n0, J1 - jf * n1, J2 - jf * n2
+    a0 = 0.5 * (1.0 - e) * jf * vn
+    a1 = D0 * (vr0 + jf * m0) + D1 * (vr1 + jf * m1) + D2 * (vr2 + jf * m2)
+    a2 = 0.5 * (D0 * (k0 - jf * m0) + D1 * (k1 - jf * m1) + D2 * (k2 - jf * m2))
+    s = _largest_root(a0, a1, a2)
+    J0, J1, J2 = jf * n0 + s * D0, jf * n1 + s * D1, jf * n2 + s * D2
+    jv, jkj, k0, k1, k2 = _energy_change(K, vr0, vr1, vr2, J0, J1, J2)
+    g = jv + jkj
+    dg = D0 * (vr0 + k0) + D1 * (vr1 + k1) + D2 * (vr2 + k2)
+    if g > 0.0 and dg > 0.0:
+        s = max(s - g / dg, 0.0)
+        J0, J1, J2 = jf * n0 + s * D0, jf * n1 + s * D1, jf * n2 + s * D2
+    return J0, J1, J2
+
+@_jit_borrowed
+def _friction_impulse(M, bW, X, moving, i, j, c0, c1, c2, n0, n1, n2, vr0, vr1, vr2, vn, e, mu, kw):
+    """impulses.compute_impulse with Coulomb friction μ > 0 for an approaching contact (vn = n·v_rel < 0, v_rel
+    the relative velocity): the sticking impulse solves (K₁+K₂) J = −e v_n n − v_rel (least squares); when its
+    tangential part exceeds μ times its normal part, J = j (n + μ t̂) with j from the normal restitution; where
+    that impulse would add kinetic energy, :func:`_dissipative` scales its friction down. Returns (J, ok); not ok
+    where the normal impulse is ill-defined (n·K·(n + μ t̂) ≤ 0: Painlevé). kw (2,3,3) scratch."""
+    K = kw[0]
+    _sum_K(M, bW, X, moving, i, j, c0, c1, c2, K)
     # n·K·(n + μ t̂) for the sliding impulse, from K before the solve diagonalises it
     Kn0 = K[0, 0] * n0 + K[0, 1] * n1 + K[0, 2] * n2
     Kn1 = K[1, 0] * n0 + K[1, 1] * n1 + K[1, 2] * n2
@@ -289,15 +346,17 @@ def _friction_impulse(M, bW, X, moving, i, j, c0, c1, c2, n0, n1, n2, vr0, vr1, 
     jn = n0 * J0 + n1 * J1 + n2 * J2
     t0, t1, t2 = J0 - jn * n0, J1 - jn * n1, J2 - jn * n2
     tn = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
-    if tn <= mu * jn:
-        return J0, J1, J2, True
-    t0, t1, t2 = t0 / tn, t1 / tn, t2 / tn
-    # n·K·(n + μ t) = (K n)·(n + μ t): K is symmetric
-    den = Kn0 * (n0 + mu * t0) + Kn1 * (n1 + mu * t1) + Kn2 * (n2 + mu * t2)
-    if not den > 0.0:
-        return 0.0, 0.0, 0.0, False
-    jm = -(1.0 + e) * vn / den
-    return jm * (n0 + mu * t0), jm * (n1 + mu * t1), jm * (n2 + mu * t2), True
+    if tn > mu * jn:
+        t0, t1, t2 = t0 / tn, t1 / tn, t2 / tn
+        # n·K·(n + μ t) = (K n)·(n + μ t): K is symmetric
+        den = Kn0 * (n0 + mu * t0) + Kn1 * (n1 + mu * t1) + Kn2 * (n2 + mu * t2)
+        if not den > 0.0:
+            return 0.0, 0.0, 0.0, False
+        jm = -(1.0 + e) * vn / den
+        J0, J1, J2 = jm * (n0 + mu * t0), jm * (n1 + mu * t1), jm * (n2 + mu * t2)
+    _sum_K(M, bW, X, moving, i, j, c0, c1, c2, K)  # the solve diagonalised K in place
+    J0, J1, J2 = _dissipative(K, n0, n1, n2, vr0, vr1, vr2, e, J0, J1, J2)
+    return J0, J1, J2, True
 
 @_jit_borrowed
 def _sweeps(M, X, moving, ci, cf, order, nc, bv, bw, bW, tol, kw):

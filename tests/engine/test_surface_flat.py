@@ -401,7 +401,8 @@ def test_a_coin_dropped_slightly_tilted_rattles_down_to_rest(tilt, e):
     # each step's energy balance is held within SPLIT_RTOL of the energy scale (steps are halved until it is)
     books = r.energy - r.energy[0] - r.friction_work - r.impact_work
     assert np.max(np.abs(books)) <= SPLIT_RTOL * len(r.t) * r.energy[0]
-    assert r.final.mode == FLAT_REST and abs(r.energy[-1] - m * G * h) <= 1e-15 * m * G * h
+    # (to the rounding of the pose's centre height: 7 ulps of Mgh measured, at e = 0.8)
+    assert r.final.mode == FLAT_REST and abs(r.energy[-1] - m * G * h) <= 16 * np.finfo(float).eps * m * G * h
     again = run_numpy(sf, st, 0.5, 1e-3)
     assert np.array_equal(again.x, r.x) and np.array_equal(again.L, r.L)
     assert [(ev.t, ev.kind, *ev.impulse) for ev in again.events] == [(ev.t, ev.kind, *ev.impulse) for ev in r.events]

@@ -54,7 +54,7 @@ overlapping at an impact's start, a grazing dip flagged beside a crossing, no ef
 friction impulse without a defined normal part (Painlevé), nothing approaching, more than MAX_EVENTS_PER_STEP
 impacts. Impacts with Coulomb friction are the kernels' (``impact_kernels._friction_impulse``: the sticking impulse from
 the least-squares solve of K J = Δv by Jacobi's eigenvectors, as numpy's lstsq with rcond 1e-12, projected onto
-the cone). Contacts that settle and rest are
+the cone, its friction scaled down where it would add energy). Contacts that settle and rest are
 the kernels' too: the settling impact, the hold after each step (``impact_kernels._hold``, a port of
 :func:`_hold`: the push along the normal, the e = 0 sweeps with their friction, the forces and the drivers' power
 evaluated again where the push left the bodies — steps of length 0 on the kernels' one call site —, the energy it

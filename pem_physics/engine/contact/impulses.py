@@ -17,6 +17,13 @@ With friction the sticking impulse solves ``(K₁+K₂) J = Δv_rel`` for the re
 ``−e(n·v_rel) n`` afterwards (normal restitution, no slip); when its tangential part exceeds μ times
 its normal part, the impulse is projected onto the friction cone: J = j (n + μ t̂) with t̂ the
 direction of the sticking impulse's tangential part and j set by normal restitution.
+In 3D neither impulse is sure to dissipate (K couples the normal and tangential directions: Kane's paradox),
+so where one would add kinetic energy its friction is scaled down: J(s) = J_f + s (J₀ − J_f) from the
+frictionless impulse J_f, which dissipates ½(1−e²)(n·v_rel)²/(n·K n) ≥ 0, towards that impulse J₀, with the
+largest s ∈ [0, 1] whose energy change J·v_rel + ½ J·K J is ≤ 0 (:func:`dissipative_impulse`). It keeps as much
+friction as the energy allows, J in the cone and the normal restitution (where J₀ has it), and leaves every
+impulse that dissipates as it was: a closed form, where Stronge's energetic restitution would integrate the
+impact along the normal impulse.
 
 Simultaneous contacts (:func:`resolve_contacts`) are resolved pairwise, sweeping the contact list in
 its given order and re-checking every approach velocity after each impulse, until no pair
@@ -42,6 +49,8 @@ from ...errors import SimulationError, ValidationError
 from ...model.inertia import pseudo_inverse
 
 KINDS = ("free", "pendulum", "fixed")
+#: float64's ε: the rounding of an impact's energy terms (:func:`dissipative_impulse`)
+EPS = float(np.finfo(float).eps)
 
 
 def skew(r) -> np.ndarray:
@@ -177,14 +186,57 @@ def compute_impulse(b1: ContactBody, b2: ContactBody, c, n, e: float, mu: float 
     J = np.linalg.lstsq(K, dv, rcond=1e-12)[0]  # K may be singular (point-mass pendulums, walls)
     jn = float(n @ J)
     Jt = J - jn * n
-    if np.linalg.norm(Jt) <= mu * jn:
+    if np.linalg.norm(Jt) > mu * jn:
+        t = Jt / np.linalg.norm(Jt)
+        den = float(n @ K @ (n + mu * t))
+        if not den > 0.0:
+            raise SimulationError(f"contact {b1.name!r}–{b2.name!r}: friction μ = {mu:g} makes the normal impulse "
+                                  "ill-defined (Painlevé-type coupling)")
+        J = (-(1.0 + e) * vn / den) * (n + mu * t)
+    return dissipative_impulse(J, K, n, vrel, e)
+
+
+def dissipative_impulse(J, K, n, vrel, e: float) -> np.ndarray:
+    """J (3,) N·s when it adds no kinetic energy, else the impulse J_f + s (J − J_f) with the largest s ∈ [0, 1]
+    that adds none: J_f = j_f n the frictionless impulse, j_f = −(1+e) v_n/(n·K n). K (3,3) kg⁻¹ = K₁ + K₂,
+    n (3,) the unit normal, vrel (3,) m/s the approaching relative velocity (v_n = n·vrel < 0), e ∈ [0, 1].
+
+    The energy change ΔT(s) = J(s)·vrel + ½ J(s)·K J(s) (J) is a convex quadratic c₂s² + c₁s + c₀ with
+    c₀ = ΔT(0) = ½(1−e) j_f v_n ≤ 0, so where ΔT(1) > 0 (beyond the rounding of its terms) its larger root is the
+    s sought; one Newton step on ΔT evaluated at J(s) refines it."""
+    KJ = K @ J
+    # a gain within the rounding of its terms is none (an elastic impact's ΔT = 0 would be decided by it):
+    # |J|·|v_rel| and tr K·|J|² bound them (K is positive semi-definite)
+    JJ = float(J @ J)
+    tol = 8.0 * EPS * (np.sqrt(JJ * float(vrel @ vrel)) + float(np.trace(K)) * JJ)
+    if float(J @ vrel) + 0.5 * float(J @ KJ) <= tol:
         return J
-    t = Jt / np.linalg.norm(Jt)
-    den = float(n @ K @ (n + mu * t))
-    if not den > 0.0:
-        raise SimulationError(f"contact {b1.name!r}–{b2.name!r}: friction μ = {mu:g} makes the normal impulse "
-                              "ill-defined (Painlevé-type coupling)")
-    return (-(1.0 + e) * vn / den) * (n + mu * t)
+    vn = float(n @ vrel)
+    Kn = K @ n
+    jf = -(1.0 + e) * vn / float(n @ Kn)
+    D = J - jf * n
+    c0 = 0.5 * (1.0 - e) * jf * vn
+    c1 = float(D @ (vrel + jf * Kn))  # D · the relative velocity after J_f
+    c2 = 0.5 * float(D @ (KJ - jf * Kn))  # ½ D·K D
+    s = _largest_root(c0, c1, c2)
+    # one Newton step on ΔT(s) evaluated at J(s): c₂ loses digits where J is large along a soft direction of K
+    J = jf * n + s * D
+    KJ = K @ J
+    g, dg = float(J @ vrel) + 0.5 * float(J @ KJ), float(D @ (vrel + KJ))
+    if g > 0.0 and dg > 0.0:
+        s = max(s - g / dg, 0.0)
+        J = jf * n + s * D
+    return J
+
+
+def _largest_root(c0: float, c1: float, c2: float) -> float:
+    """The larger root of c₂s² + c₁s + c₀ (c₀ ≤ 0 ≤ c₂), clipped to [0, 1], in the form without cancellation."""
+    disc = np.sqrt(max(c1 * c1 - 4.0 * c2 * c0, 0.0))
+    if c1 >= 0.0:
+        s = -2.0 * c0 / (c1 + disc) if c1 + disc > 0.0 else 0.0
+    else:
+        s = (disc - c1) / (2.0 * c2) if c2 > 0.0 else 0.0
+    return min(max(s, 0.0), 1.0)
 
 
 def contact_impulse(b1: ContactBody, b2: ContactBody, c, n, e: float, mu: float = 0.0) -> Impulse:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..impact_kernels import _brent, _brent_start
+from ..impact_kernels import _brent, _brent_start, _dissipative
 from .surface_kernels import (
     _K,
     _Q,
@@ -73,7 +73,8 @@ def _push(M, s, J, info):
 @_jit
 def _impact_impulse(K, u, n, e, mu, info, t):
     """impulses.compute_impulse of a free body on a fixed wall of normal n: u the contact point's velocity, K its
-    effective inverse mass (Coulomb friction μ, restitution e)."""
+    effective inverse mass (Coulomb friction μ, restitution e; the friction scaled down where the impulse would add
+    kinetic energy: impact_kernels._dissipative)."""
     vn = _dot(n, u)
     if vn >= 0.0:
         return np.zeros(3)
@@ -83,14 +84,15 @@ def _impact_impulse(K, u, n, e, mu, info, t):
     J = _solve(K, -e * vn * n - u)
     jn = _dot(n, J)
     Jt = J - jn * n
-    if _norm(Jt) <= mu * jn:
-        return J
-    tt = Jt / _norm(Jt)
-    den = _dot(n, _mv(K, n + mu * tt))
-    if not den > 0.0:
-        info[0], info[1] = 2.0, t
-        return np.zeros(3)
-    return (-(1.0 + e) * vn / den) * (n + mu * tt)
+    if _norm(Jt) > mu * jn:
+        tt = Jt / _norm(Jt)
+        den = _dot(n, _mv(K, n + mu * tt))
+        if not den > 0.0:
+            info[0], info[1] = 2.0, t
+            return np.zeros(3)
+        J = (-(1.0 + e) * vn / den) * (n + mu * tt)
+    j0, j1, j2 = _dissipative(K, n[0], n[1], n[2], u[0], u[1], u[2], e, J[0], J[1], J[2])
+    return np.array([j0, j1, j2])
 
 
 @_jit
