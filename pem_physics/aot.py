@@ -393,6 +393,25 @@ def _mixin_objects(cc, build_dir: str, where: Path) -> list:
     return compile_(sources[:1], build_dir) + [str(home / o) for o in objects]
 
 
+def _prune(where: Path, name: str) -> None:
+    """Remove builds of other sources of this part, interpreter and variant from ``where`` once they are older than
+    :data:`pem_physics.jit.KEEP_DAYS`: a store or folder two checkouts share (a dev tree beside an installed copy, two
+    test runs) holds both versions' builds, and one removing the other's at once would pull a module from under
+    the other's copy or load. Windows cannot remove a module another process loaded: they stay there."""
+    if sys.platform == "win32":
+        return
+    from .jit import KEEP_DAYS
+
+    now = time.time()
+    for old in where.glob(name.replace(key(), "*")):  # other Pythons', numpys' and variants' builds stay
+        try:
+            if (not old.name.startswith(name) and not old.name.startswith(".")
+                    and now - old.stat().st_mtime > KEEP_DAYS * 86400):
+                old.unlink()
+        except OSError:  # removed by another builder meanwhile
+            pass
+
+
 def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Path:
     """:func:`build` under its lock."""
     from .jit import numba as _numba
@@ -458,10 +477,7 @@ def _build(probes, where: Path, name: str, force: bool, log, variant: str) -> Pa
     os.replace(built, so)  # the module first: load() wants both, so a crash between leaves no usable half
     os.replace(tmp / (name + ".json"), where / (name + ".json"))
     shutil.rmtree(tmp, ignore_errors=True)
-    if sys.platform != "win32":  # builds of older sources (Windows cannot remove a module another process loaded)
-        for old in where.glob(name.replace(key(), "*")):  # other Pythons', numpys' and variants' builds stay
-            if not old.name.startswith(name) and not old.name.startswith("."):
-                old.unlink()
+    _prune(where, name)
     _loaded.clear()  # a load before the build found none
     log(f"built {so} in {time.perf_counter() - t0:.1f} s")
     return so

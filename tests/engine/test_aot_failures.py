@@ -1,5 +1,5 @@
 """`pem build-engine` when it cannot finish (issue 46): no C compiler, or Ctrl-C — one clear line, nothing
-half-built left in the folder, and the package still runs on numba's JIT."""
+half-built left in the folder, and the package still runs on numba's JIT; and a store two checkouts share."""
 
 from __future__ import annotations
 
@@ -72,3 +72,25 @@ def test_a_damaged_build_is_said_not_skipped_silently(tmp_path, monkeypatch):
     with pytest.warns(RuntimeWarning, match=r"could not be loaded .* numba's JIT compiles them instead .*"
                                              r"`pem build-engine --force`"):
         assert aot.load(tmp_path) is None
+
+
+def test_a_build_leaves_another_checkouts_build_alone_until_it_is_old(tmp_path):
+    """Two checkouts sharing a store (a dev tree beside an installed copy, two test runs) build different keys of
+    one part: a build removes the other's only once it is older than KEEP_DAYS — removed at once, it was pulled
+    from under the other's copy (a FileNotFoundError seen when two test runs shared the store)."""
+    import os
+    import time
+
+    from pem_physics.jit import KEEP_DAYS
+
+    name = aot.module_name("gas")
+    other = {s: tmp_path / (name.replace(aot.key(), "0123456789abcdef") + s) for s in (".so", ".json")}
+    old = {s: tmp_path / (name.replace(aot.key(), "fedcba9876543210") + s) for s in (".so", ".json")}
+    for p in [*other.values(), *old.values()]:
+        p.write_text("a build")
+    for p in old.values():
+        then = time.time() - (KEEP_DAYS + 1) * 86400
+        os.utime(p, (then, then))
+    aot._prune(tmp_path, name)
+    assert all(p.is_file() for p in other.values())
+    assert not any(p.exists() for p in old.values()) or os.name == "nt"
