@@ -19,7 +19,8 @@ def _report_bake(op, context, n: int) -> None:
     """The bake's report: its status and the objects keyed, and each plausibility warning as a WARNING (the scene
     is baked)."""
     sp = context.scene.pem
-    keyed = ", ".join(f"'{o.name}'" for o in bodies.pem_objects(context.scene) if o.pem.baked)
+    baked = set(cache.baked_objects(context.scene))
+    keyed = ", ".join(f"'{o.name}'" for o in bodies.pem_objects(context.scene) if o in baked)
     op.report({"INFO"}, f"{sp.status}; {n} keys per channel on {keyed}")
     for line in sp.last_warnings.splitlines():
         op.report({"WARNING"}, line)
@@ -95,7 +96,7 @@ def _scene_context(context, scene):
 
 def simulation_scenes() -> list:
     """Scenes of the file with PEM bodies or a PEM bake, in name order (each is one simulation)."""
-    return sorted((s for s in bpy.data.scenes if any(o.pem.enabled or o.pem.baked for o in s.objects)),
+    return sorted((s for s in bpy.data.scenes if any(o.pem.enabled for o in s.objects) or cache.is_baked(s)),
                   key=lambda s: s.name)
 
 

