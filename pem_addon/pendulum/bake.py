@@ -76,6 +76,7 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None, r
     if inputs is None:
         inputs = cache.inputs(context)  # before anything moves: what the panel compares with after the bake
     objects = bodies.pem_objects(scene)
+    refuse_baked_elsewhere(scene, objects)
     walls = [o for o in objects if o.pem.role == "WALL"]  # core.walls, in their order
     frame, subframe = scene.frame_current, scene.frame_subframe
     now = {obj: transform_state(obj) for obj in objects}
@@ -111,6 +112,15 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None, r
     return Plan(prepared.scene, objects, worlds, fps, frame_start, units.unit_scale(scene),
                 scenes.record_plan(fps, dt, substeps, records_cap)[1], moved, parents, notes, walls, inputs, last,
                 prepared)
+
+
+def refuse_baked_elsewhere(scene, objects) -> None:
+    """AddonError when another scene holds a bake of one of ``objects`` (linked into both scenes): the object
+    keeps one pre-bake pose, which a second bake would overwrite."""
+    found = cache.baked_elsewhere(scene, objects)
+    if found is not None:
+        obj, other = found
+        raise AddonError(f"Object '{obj.name}' is baked in scene '{other.name}': delete that bake first")
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
@@ -283,6 +293,7 @@ def apply(plan: Plan, traj: Trajectory, context, decomposed: dict | None = None)
     per channel. All-or-nothing."""
     if decomposed is None:
         decomposed = checked_keys(plan, traj)  # all checks before any change
+    refuse_baked_elsewhere(context.scene, list(decomposed))
     snapshots = []
     moved = plan.moved or {}
     keyed = set(cache.baked_objects(context.scene))

@@ -306,6 +306,19 @@ def is_keyed(scene, obj) -> bool:
     return obj.pem.baked and obj in baked_objects(scene)
 
 
+def baked_elsewhere(scene, objects):
+    """(object, scene) of the first of ``objects`` whose bake another scene holds (the object is linked into both),
+    else None: a second bake would overwrite the pose the first one keeps."""
+    for other in bpy.data.scenes:
+        if other == scene:
+            continue
+        keyed = set(baked_objects(other))
+        for obj in objects:
+            if obj in keyed:
+                return obj, other
+    return None
+
+
 def refresh_records(by_name: bool) -> None:
     """Bring every scene's record of its baked objects up to date: their session uids from their names after a
     file is loaded (``by_name``: uids are per session), their names from their uids before one is saved (an object

@@ -100,6 +100,18 @@ def simulation_scenes() -> list:
                   key=lambda s: s.name)
 
 
+def _refuse_shared(plans) -> None:
+    """AddonError when one object is a body of two of the scenes to bake ([(scene, plan)]): it keeps one pre-bake
+    pose, so it can hold one scene's bake."""
+    seen = {}
+    for scene, plan in plans:
+        for obj in plan.objects:
+            if obj in seen:
+                raise AddonError(f"Object '{obj.name}' is a body of scenes '{seen[obj].name}' and '{scene.name}': "
+                                 "it can hold one scene's bake; bake one of them (Bake in that scene)")
+            seen[obj] = scene
+
+
 class PEM_OT_bake(ModalJob, bpy.types.Operator):
     """Simulate the scene's bodies over the simulation's frame range and bake them to keyframes (Esc cancels and
     changes nothing)"""
@@ -277,6 +289,7 @@ class PEM_OT_bake_all(ModalJob, bpy.types.Operator):
                 except PemError as err:
                     msg = str(err)
                     raise AddonError(msg if f"Scene '{scene.name}'" in msg else f"Scene '{scene.name}': {msg}") from err
+        _refuse_shared(plans)
         return plans
 
     def _apply(self, context, plans, trajs) -> set:

@@ -76,3 +76,46 @@ def test_a_renamed_baked_object_is_still_baked_after_save_and_reload(cache, tmp_
     assert bpy.ops.pem.clear_bake() == {"FINISHED"}
     assert _basis(obj) == before
     assert tuple(dup.location) == (0.5, 0.5, 0.5)
+
+
+def _two_scenes():
+    """The pendulum's cube and pivot linked into a second scene 'B' (the same objects)."""
+    obj, piv = pendulum_setup()
+    second = bpy.data.scenes.new("B")
+    for o in (obj, piv):
+        second.collection.objects.link(o)
+    second.frame_start, second.frame_end = bpy.context.scene.frame_start, bpy.context.scene.frame_end
+    return obj, bpy.context.scene, second
+
+
+def _in(scene):
+    return bpy.context.temp_override(scene=scene, view_layer=scene.view_layers[0])
+
+
+def test_an_object_baked_in_one_scene_is_refused_a_bake_in_another(cache):
+    obj, first, second = _two_scenes()
+    before = _basis(obj)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    snap = fingerprint()
+    with _in(second), pytest.raises(RuntimeError, match=rf"Object 'Cube' is baked in scene '{first.name}': "
+                                                       "delete that bake first"):
+        bpy.ops.pem.simulate_bake()
+    assert fingerprint() == snap
+    assert cache.baked_objects(second) == [] and cache.baked_objects(first) == [obj]
+    with _in(second):
+        assert bpy.ops.pem.clear_bake() == {"FINISHED"}   # nothing of its own to delete
+    assert fingerprint() == snap
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert _basis(obj) == before                          # the first pose is kept
+    with _in(second):
+        assert bpy.ops.pem.simulate_bake() == {"FINISHED"}  # that bake deleted: now it may
+    assert cache.baked_objects(second) == [obj]
+
+
+def test_bake_all_refuses_an_object_of_two_scenes(cache):
+    obj, first, second = _two_scenes()
+    snap = fingerprint()
+    with pytest.raises(RuntimeError, match=r"Object 'Cube' is a body of scenes .* and .*: it can hold one scene's"):
+        bpy.ops.pem.bake_all()
+    assert fingerprint() == snap
+    assert not np.any([o.pem.baked for o in bpy.data.objects])
