@@ -271,11 +271,22 @@ def delete(obj) -> tuple[list, str | None]:
     return [], None
 
 
+def _free_path(folder: str, name: str) -> str:
+    """``folder/name``, or where a file (or folder) of that name exists already, the same name with a fresh token
+    (:func:`cache_path`'s pattern): a path no file has, so that moving a cache there overwrites nothing."""
+    path = os.path.join(folder, name)
+    head = name[:-len(".pc2")].rsplit("_", 1)[0] if name.endswith(".pc2") else _safe(name)
+    while os.path.lexists(path):
+        path = os.path.join(folder, f"{head}_{uuid.uuid4().hex[:8]}.pc2")
+    return path
+
+
 @bpy.app.handlers.persistent
 def move_caches_beside_the_blend(filepath, *args):
     """Before a .blend is saved (``save_pre``): every gas cache still in the temporary folder (built before the file
     was saved) moves next to it and is played by a relative path (``//``), so the file and its caches travel
-    together."""
+    together. A file already there under the cache's new name is never replaced: the cache gets a free name
+    (:func:`_free_path`), which the object records."""
     folder = os.path.dirname(bpy.path.abspath(filepath)) if filepath else ""
     if not folder:
         return
@@ -288,7 +299,7 @@ def move_caches_beside_the_blend(filepath, *args):
         src = os.path.normpath(bpy.path.abspath(mod.filepath))
         if os.path.dirname(src) != temp or not os.path.exists(src):
             continue
-        dst = os.path.join(folder, stem + os.path.basename(src))
+        dst = _free_path(folder, stem + os.path.basename(src))
         shutil.move(src, dst)             # across file systems too (the temporary folder often is another)
         _written.discard(src)
         _written.add(os.path.normpath(dst))

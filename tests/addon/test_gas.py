@@ -329,3 +329,22 @@ def test_delete_gas_leaves_a_file_it_did_not_write(mods, tmp_path, named, capfd)
     assert target.read_bytes() == content
     assert f"Gas 'Cube Gas': its cache file {target} was left: " in capfd.readouterr().out
     assert not [o for o in bpy.data.objects if "pem_gas" in o]
+
+
+def test_saving_never_overwrites_a_file_beside_the_blend(mods, tmp_path):
+    """A file beside the .blend already has the name the cache would get (<blend>_<cache name>): saving leaves it
+    byte for byte and moves the cache under a free name, which the object plays."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    setup(periodic=True)
+    assert bpy.ops.pem.gas_build() == {"FINISHED"}
+    obj = the_gas()
+    temp_path = obj.modifiers["Gas Cache"].filepath
+    cache_bytes = open(temp_path, "rb").read()
+    taken = tmp_path / ("later_" + os.path.basename(temp_path))
+    taken.write_bytes(b"the user's file\n")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "later.blend"))
+    assert taken.read_bytes() == b"the user's file\n"
+    path = bpy.path.abspath(obj.modifiers["Gas Cache"].filepath)
+    assert os.path.dirname(path) == str(tmp_path) and path != str(taken)
+    assert obj["pem_gas"]["cache"] == obj.modifiers["Gas Cache"].filepath
+    assert open(path, "rb").read() == cache_bytes and not os.path.exists(temp_path)
