@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
+
 import bpy
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ...pem_physics.errors import PemError
@@ -394,20 +396,64 @@ class PEM_OT_dipole_duplicate(OnSelectedItem, bpy.types.Operator):
         return {"FINISHED"}
 
 
+#: The first line of every TOML scene file PEM writes (pem_physics.io.scene_writer.dumps): such a file may be
+#: replaced by a new export without asking.
+_OWN_TOML = "# PEM scene file (format "
+
+
+def export_refusal(path: str, overwrite: bool) -> str | None:
+    """Why the scene may not be exported to ``path``, or None: it must end in .toml (a TOML scene file) or .udf (a
+    PEM input file), and an existing file is replaced only if PEM wrote it as a scene file or ``overwrite`` says
+    so (as ``python -m pem_physics convert`` refuses an existing output without --force)."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".toml", ".udf"):
+        return (f"Cannot export to {path}: the file must end in .toml (a PEM scene file) or .udf (a PEM input "
+                "file)")
+    if os.path.isdir(path):
+        return f"Cannot export to {path}: it is a folder; give the file's name"
+    if not os.path.lexists(path) or overwrite:
+        return None
+    if ext == ".toml":
+        try:
+            with open(path, encoding="utf-8") as fh:
+                if fh.readline().startswith(_OWN_TOML):
+                    return None
+        except (OSError, UnicodeDecodeError):
+            pass
+    return (f"Cannot export to {path}: the file exists and is not a scene file PEM wrote; choose another name, "
+            "or tick Overwrite to replace it")
+
+
 class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
-    """Export the PEM bodies and settings as a TOML scene file (for python -m pem_physics)"""
+    """Export the PEM bodies and settings as a TOML scene file (.toml) or a PEM input file (.udf), for python -m
+    pem_physics"""
 
     bl_idname = "pem.export_scene"
-    bl_label = "Export PEM Scene (.toml)"
+    bl_label = "Export PEM Scene"
     filename_ext = ".toml"
-    filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
+    check_extension = None   # .toml or .udf, as named: no extension is forced on the name
+    filter_glob: StringProperty(default="*.toml;*.udf", options={"HIDDEN"})
+    overwrite: BoolProperty(name="Overwrite", default=False, options={"SKIP_SAVE"},
+                            description="Replace an existing file even if it is not a scene file PEM wrote "
+                                        "(a scene file PEM wrote is replaced anyway)")
+    udf_method: EnumProperty(name="UDF Integrator", default="pem-rk4", items=[
+        ("pem-rk4", "PEM RK4", "PEM's fourth-order Runge–Kutta"),
+        ("pem-euler", "PEM Euler", "PEM's Euler method")],
+        description="The integrator a .udf file asks PEM for (PEM has these two); a .toml file keeps the scene's")
 
     def execute(self, context):
-        from ...pem_physics.io import scene_writer
+        from ...pem_physics.io import scene_writer, udf_write
 
+        why = export_refusal(self.filepath, self.overwrite)
+        if why is not None:
+            self.report({"ERROR"}, why)
+            return {"CANCELLED"}
         try:
             core, _, _ = scenes.build_scene(context)
-            scene_writer.save_scene(core, self.filepath)
+            if self.filepath.lower().endswith(".udf"):
+                udf_write.write_udf(core, self.filepath, method=self.udf_method)
+            else:
+                scene_writer.save_scene(core, self.filepath)
         except (PemError, OSError) as err:
             return _fail(self, err)
         self.report({"INFO"}, f"Wrote Scene '{context.scene.name}' ({plural(len(core.bodies), 'body', 'bodies')}) "
@@ -504,7 +550,7 @@ def _menu_import(self, context):
 
 
 def _menu_export(self, context):
-    self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml)")
+    self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml, .udf)")
 
 
 classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_basin_map, PEM_OT_ghost_path_to_curve,
