@@ -1,0 +1,42 @@
+"""Scenes the simulation cannot do as built are refused by name before anything changes: a pendulum hanging from
+another simulated body (a chain).
+
+Oracle: the scene's fingerprint (:func:`.test_addon.fingerprint`) unchanged by the refusal.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
+
+from .test_addon import _expect_error, cube, pem, pendulum_setup  # noqa: E402, F401
+
+
+def _dipole(obj):
+    """A fixed magnet needs a dipole."""
+    d = obj.pem.dipoles.add()
+    d.moment = (0.0, 0.0, 0.01)
+
+
+@pytest.mark.parametrize("role", ["PENDULUM", "FREE"])
+def test_a_pivot_that_is_itself_simulated_is_refused(pem, role):  # noqa: F811
+    upper, _ = pendulum_setup()                          # 'Cube' swings on 'Pivot'
+    lower = cube("Lower", location=(0.0, 0.0, -0.6))
+    lower.pem.enabled = True
+    lower.pem.pivot_object = upper                       # hung from the swinging cube: a chain
+    lower.pem.density = 1000.0
+    upper.pem.role = role
+    _expect_error(rf"Object 'Lower': its pivot 'Cube' is itself simulated \(a {role.lower()} body\); chains of "
+                  r"pendulums are not supported: pivot 'Lower' on an object the simulation does not move")
+
+
+def test_a_fixed_body_is_a_pivot_still(pem):  # noqa: F811
+    upper, _ = pendulum_setup()
+    lower = cube("Lower", location=(0.0, 0.0, -0.6))
+    lower.pem.enabled = True
+    lower.pem.pivot_object = upper
+    lower.pem.density = 1000.0
+    upper.pem.role = "FIXED"
+    _dipole(upper)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
