@@ -1,5 +1,5 @@
 """Scenes the simulation cannot do as built are refused by name before anything changes: a pendulum hanging from
-another simulated body (a chain).
+another simulated body (a chain), a body that also has Blender's Rigid Body physics.
 
 Oracle: the scene's fingerprint (:func:`.test_addon.fingerprint`) unchanged by the refusal.
 """
@@ -39,4 +39,25 @@ def test_a_fixed_body_is_a_pivot_still(pem):  # noqa: F811
     lower.pem.density = 1000.0
     upper.pem.role = "FIXED"
     _dipole(upper)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+
+
+def test_a_body_with_blender_rigid_body_physics_is_refused(pem):  # noqa: F811
+    obj, _ = pendulum_setup()
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.rigidbody.object_add() == {"FINISHED"}
+    _expect_error(r"Object 'Cube' also has Blender Rigid Body physics, which overrides the bake: remove it "
+                  r"\(Physics ▸ Rigid Body\)")
+
+
+def test_an_active_rigid_body_on_a_fixed_body_is_refused(pem):  # noqa: F811
+    pendulum_setup()
+    wall = cube("Magnet", location=(0.0, 0.0, -0.8))
+    wall.pem.enabled = True
+    wall.pem.role = "FIXED"
+    _dipole(wall)
+    bpy.context.view_layer.objects.active = wall
+    assert bpy.ops.rigidbody.object_add() == {"FINISHED"}
+    _expect_error(r"Object 'Magnet' also has active Blender Rigid Body physics, which moves it")
+    wall.rigid_body.type = "PASSIVE"
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
