@@ -61,3 +61,14 @@ def test_an_active_rigid_body_on_a_fixed_body_is_refused(pem):  # noqa: F811
     _expect_error(r"Object 'Magnet' also has active Blender Rigid Body physics, which moves it")
     wall.rigid_body.type = "PASSIVE"
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+
+
+@pytest.mark.parametrize("scale, match", [
+    (1e-20, r"Object 'Cube' has a scale of 1e-20 on an axis, too small to simulate \(1e-12 or less\): give it a "
+            r"larger scale"),
+    (0.0, r"Object 'Cube' has zero scale on an axis: give it a scale other than 0")])
+def test_a_tiny_scale_is_called_too_small_and_a_zero_one_zero(pem, scale, match):  # noqa: F811
+    obj, _ = pendulum_setup()
+    obj.scale = (scale, 1.0, 1.0)
+    bpy.context.view_layer.update()
+    _expect_error(match)
