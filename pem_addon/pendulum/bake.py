@@ -12,6 +12,7 @@ import contextlib
 import uuid
 from dataclasses import dataclass
 
+import bpy
 import numpy as np
 
 from ...pem_physics import simulate
@@ -38,6 +39,10 @@ MAX_KEY_ANGLE = np.radians(45.0)
 #: sub-frame keys are written. A free fall sags g·Δt²/8 between keys Δt apart (2.1 mm at 24 fps): a marble
 #: gets sub-frame keys, a football one per frame. Impacts are not sags: they get keys of their own.
 MAX_KEY_SAG = 0.05
+
+#: Custom property on a bake's own action (:func:`.keyframes.use_own_action`): the bake key of the object it
+#: was made for, so that Delete Bake finds it after the object was deleted.
+BAKE_KEY_MARK = "pem_bake_key"
 
 
 @dataclass
@@ -310,6 +315,7 @@ def apply(plan: Plan, traj: Trajectory, context, decomposed: dict | None = None)
                 user = keyframes.use_own_action(obj)
                 p.user_action, p.user_slot, p.user_had_animation = user.action, user.slot, user.had_animation_data
                 p.bake_key = uuid.uuid4().hex
+                obj.animation_data.action[BAKE_KEY_MARK] = p.bake_key  # the bake's own action, by its key
             elif obj in moved:
                 p.pre_bake_state = moved[obj]  # moved by hand after the bake: the new start pose
             keyframes.write_transform_keys(obj, frames, loc, q)
@@ -329,6 +335,7 @@ def apply(plan: Plan, traj: Trajectory, context, decomposed: dict | None = None)
     for obj in keyed:  # baked before, but no longer moving (now a fixed magnet, a wall, off)
         if obj not in decomposed:
             clear(obj)
+    _remove_orphan_actions(context.scene)  # of objects deleted since the last bake: the record is replaced
     cache.store(context.scene, plan.inputs, plan.frame_start, plan.frame_end, list(decomposed))
     context.scene.frame_set(context.scene.frame_current)
     return len(next(iter(decomposed.values()))[0]) if decomposed else 0
@@ -461,8 +468,21 @@ def delete(scene) -> list:
     objs = cache.baked_objects(scene)
     for obj in objs:
         clear(obj)
+    _remove_orphan_actions(scene)
     cache.forget(scene)
     return objs
+
+
+
+def _remove_orphan_actions(scene) -> None:
+    """Remove the actions this scene's bake made that nothing uses any more (their object was deleted after the
+    bake): made by the add-on (:data:`.keyframes.CREATED_MARK`) for one of the bake's keys, no users, no fake
+    user."""
+    keys = set(cache.recorded_keys(scene))
+    for action in list(bpy.data.actions):
+        if (action.users == 0 and not action.use_fake_user and action.get(keyframes.CREATED_MARK)
+                and action.get(BAKE_KEY_MARK) in keys):
+            bpy.data.actions.remove(action)
 
 
 def clear(obj) -> None:

@@ -264,6 +264,11 @@ def _record(scene) -> dict:
     return record if isinstance(record, dict) else {}
 
 
+def recorded_keys(scene) -> list:
+    """The bake keys the scene's record lists, of objects deleted since the bake too."""
+    return list(_record(scene))
+
+
 def _resolve(record: dict, carriers: dict, by_name: bool) -> dict:
     """{bake key: object} of the record's objects among ``carriers`` ({bake key: [objects carrying it]}): the one
     with the recorded session uid (renames and undo keep it), else the one with the recorded name (a file loaded

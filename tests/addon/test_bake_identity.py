@@ -119,3 +119,30 @@ def test_bake_all_refuses_an_object_of_two_scenes(cache):
         bpy.ops.pem.bake_all()
     assert fingerprint() == snap
     assert not np.any([o.pem.baked for o in bpy.data.objects])
+
+
+def test_delete_bake_removes_the_action_of_a_baked_object_deleted_since(cache):
+    obj, _ = pendulum_setup()
+    other = bpy.data.actions.new("Unused")               # the user's own orphan action: not the bake's
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    baked = obj.animation_data.action.name
+    bpy.data.objects.remove(obj)
+    assert baked in bpy.data.actions
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert baked not in bpy.data.actions
+    assert [a.name for a in bpy.data.actions] == [other.name]
+
+
+def test_a_rebake_removes_the_action_of_a_baked_object_deleted_since(cache):
+    obj, piv = pendulum_setup()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    dup = obj.copy()
+    dup.animation_data_clear()
+    bpy.context.scene.collection.objects.link(dup)
+    dup.location = (0.05, 0.0, -0.3)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    baked = obj.animation_data.action.name
+    bpy.data.objects.remove(obj)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}   # the copy alone now
+    assert baked not in bpy.data.actions
+    assert [a.name for a in bpy.data.actions] == [dup.animation_data.action.name]
