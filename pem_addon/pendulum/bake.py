@@ -318,6 +318,8 @@ def apply(plan: Plan, traj: Trajectory, context, decomposed: dict | None = None)
                 obj.animation_data.action[BAKE_KEY_MARK] = p.bake_key  # the bake's own action, by its key
             elif obj in moved:
                 p.pre_bake_state = moved[obj]  # moved by hand after the bake: the new start pose
+            if not p.bake_key:  # baked by an older version, without a key: one from now on
+                p.bake_key = uuid.uuid4().hex
             keyframes.write_transform_keys(obj, frames, loc, q)
             p.baked = True
     except BaseException:

@@ -317,7 +317,8 @@ def baked_elsewhere(scene, objects):
     for other in bpy.data.scenes:
         if other == scene:
             continue
-        keyed = set(baked_objects(other))
+        # keyed objects only: one baked by an older version (no key) counts as baked in every scene it is in
+        keyed = set(_resolve(_record(other), _carriers(other.objects), by_name=False).values())
         for obj in objects:
             if obj in keyed:
                 return obj, other

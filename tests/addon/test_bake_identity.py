@@ -146,3 +146,23 @@ def test_a_rebake_removes_the_action_of_a_baked_object_deleted_since(cache):
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}   # the copy alone now
     assert baked not in bpy.data.actions
     assert [a.name for a in bpy.data.actions] == [dup.animation_data.action.name]
+
+
+def test_an_object_baked_by_an_older_version_is_baked_and_rebakes_with_a_key(cache):
+    """A bake of an older version: the object's flag and pre-bake pose, no key, no record. It counts as baked
+    (Delete Bake restores it); linked into a second scene it does not block a bake there."""
+    obj, piv = pendulum_setup()
+    before = _basis(obj)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    obj.pem.bake_key = ""
+    bpy.context.scene.pem.bake_objects = ""
+    assert cache.baked_objects(bpy.context.scene) == [obj]
+    second = bpy.data.scenes.new("B")
+    for o in (obj, piv):
+        second.collection.objects.link(o)
+    assert cache.baked_elsewhere(second, [obj]) is None
+    bpy.context.scene.frame_set(1)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}   # a re-bake gives it a key
+    assert obj.pem.bake_key and cache.baked_objects(bpy.context.scene) == [obj]
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert _basis(obj) == before
