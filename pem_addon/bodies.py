@@ -11,7 +11,8 @@ from .units import exact, initial_world, world
 
 
 def pivot_world(obj) -> np.ndarray:
-    """Pivot (BU, world) of a pendulum; AddonError naming the object if it has none."""
+    """Pivot (BU, world) of a pendulum; AddonError naming the object if it has none, if it is its own, or if its
+    pivot object is a simulated body (a chain the simulation cannot follow)."""
     p = obj.pem
     if p.pivot_mode == "OBJECT":
         piv = p.pivot_object
@@ -22,6 +23,12 @@ def pivot_world(obj) -> np.ndarray:
             raise AddonError(f"Object '{obj.name}': its pivot object '{piv.name}' is not in the scene")
         if piv == obj:
             raise AddonError(f"Object '{obj.name}' is its own pivot object; use Pivot: Point instead")
+        if piv.pem.enabled and piv.pem.role in ("PENDULUM", "FREE"):
+            # the simulation would hold the pivot at its start: two independent bodies, not the chain built
+            raise AddonError(f"Object '{obj.name}': its pivot '{piv.name}' is itself simulated (a "
+                             f"{piv.pem.role.lower()} body); chains of pendulums are not supported: pivot "
+                             f"'{obj.name}' on an object the simulation does not move (an Empty), or turn "
+                             f"Magnetic Pendulum off on '{piv.name}'")
         return world(piv)[:3, 3]
     return (initial_world(obj) @ np.r_[exact(p, "pivot_point"), 1.0])[:3]
 

@@ -115,12 +115,19 @@ def world(obj) -> np.ndarray:
     return M
 
 
+#: The smallest scale (the length of a world matrix's axis) the rotation of a body is read from.
+MIN_SCALE = 1e-12
+
+
 def rotation_part(M: np.ndarray, name: str) -> np.ndarray:
     """The rotation R of a world matrix whose 3×3 is R·S (S a diagonal positive scale)."""
     A = M[:3, :3]
     norms = np.linalg.norm(A, axis=0)
-    if not np.all(norms > 1e-12):
-        raise AddonError(f"Object '{name}' has zero scale on an axis")
+    if not np.all(norms > 0):
+        raise AddonError(f"Object '{name}' has zero scale on an axis: give it a scale other than 0")
+    if not np.all(norms > MIN_SCALE):
+        raise AddonError(f"Object '{name}' has a scale of {norms.min():.3g} on an axis, too small to simulate "
+                         f"({MIN_SCALE:g} or less): give it a larger scale")
     R = A / norms
     if np.abs(R.T @ R - np.eye(3)).max() > 1e-5 or np.linalg.det(R) < 0:
         raise AddonError(f"Object '{name}' is sheared or mirrored (negative scale, or a non-uniformly scaled "

@@ -225,26 +225,73 @@ def _remove_object(obj) -> None:
         bpy.data.meshes.remove(mesh)
 
 
-def delete(obj) -> list:
-    """Delete a gas object and its cache file (the file only if no other object plays it); the files removed."""
-    path = os.path.normpath(bpy.path.abspath(obj[GAS_KEY]["cache"]))
+#: A cache file's name as :func:`cache_path` makes it: letters, digits, ``_.-``, then ``_`` and an 8-digit hex token.
+_CACHE_NAME = re.compile(r"[A-Za-z0-9_.-]*_[0-9a-f]{8}\.pc2")
+
+
+def _temp_folder() -> str:
+    return os.path.normpath(os.path.join(tempfile.gettempdir(), "pem_gas"))
+
+
+def not_ours(obj, path: str) -> str | None:
+    """Why the file ``path`` that gas object ``obj`` names is not a cache this add-on wrote for it, or None when it
+    is: named as :func:`cache_path` names caches, in the folder caches are written to (beside this .blend, or the
+    temporary folder), the file the object's Gas Cache modifier plays, with a PC2 header that matches its size.
+    The object's record and its modifier's path can both be edited (or arrive so in any .blend): anything else is
+    the user's."""
+    if not _CACHE_NAME.fullmatch(os.path.basename(path)):
+        return "its name is not one this add-on gives its caches"
+    folders = {_temp_folder()}
+    if bpy.data.filepath:
+        folders.add(os.path.normpath(os.path.dirname(bpy.path.abspath(bpy.data.filepath))))
+    if os.path.dirname(path) not in folders:
+        return "it is not in the folder this add-on writes caches to"
+    mod = obj.modifiers.get(CACHE_MODIFIER)
+    if mod is None or mod.type != "MESH_CACHE" or os.path.normpath(bpy.path.abspath(mod.filepath)) != path:
+        return "it is not the file the object's Gas Cache modifier plays"
+    try:
+        pc2.read_pc2_header(path)
+    except (OSError, pc2.PC2Error):
+        return "it is not a PC2 cache"
+    return None
+
+
+def delete(obj) -> tuple[list, str | None]:
+    """Delete a gas object and its cache file: (the files removed, why the file named was left, or None). The file
+    goes only if this add-on wrote it (:func:`not_ours`) and no other object plays it."""
+    name = obj.name
+    path = os.path.normpath(bpy.path.abspath(str(obj[GAS_KEY].get("cache", ""))))
+    why = not_ours(obj, path) if os.path.isfile(path) else None
     _remove_object(obj)
-    if os.path.exists(path) and path not in _cache_paths_in_use():
+    if why is not None:
+        return [], f"Gas '{name}': its cache file {path} was left: {why}; delete it yourself if it is not needed"
+    if os.path.isfile(path) and path not in _cache_paths_in_use():
         os.remove(path)
-        return [path]
-    return []
+        return [path], None
+    return [], None
+
+
+def _free_path(folder: str, name: str) -> str:
+    """``folder/name``, or where a file (or folder) of that name exists already, the same name with a fresh token
+    (:func:`cache_path`'s pattern): a path no file has, so that moving a cache there overwrites nothing."""
+    path = os.path.join(folder, name)
+    head = name[:-len(".pc2")].rsplit("_", 1)[0] if name.endswith(".pc2") else _safe(name)
+    while os.path.lexists(path):
+        path = os.path.join(folder, f"{head}_{uuid.uuid4().hex[:8]}.pc2")
+    return path
 
 
 @bpy.app.handlers.persistent
 def move_caches_beside_the_blend(filepath, *args):
     """Before a .blend is saved (``save_pre``): every gas cache still in the temporary folder (built before the file
     was saved) moves next to it and is played by a relative path (``//``), so the file and its caches travel
-    together."""
+    together. A file already there under the cache's new name is never replaced: the cache gets a free name
+    (:func:`_free_path`), which the object records."""
     folder = os.path.dirname(bpy.path.abspath(filepath)) if filepath else ""
     if not folder:
         return
     stem = _safe(os.path.splitext(os.path.basename(filepath))[0]) + "_"
-    temp = os.path.normpath(os.path.join(tempfile.gettempdir(), "pem_gas"))
+    temp = _temp_folder()
     for obj in bpy.data.objects:
         if GAS_KEY not in obj or CACHE_MODIFIER not in obj.modifiers:
             continue
@@ -252,7 +299,7 @@ def move_caches_beside_the_blend(filepath, *args):
         src = os.path.normpath(bpy.path.abspath(mod.filepath))
         if os.path.dirname(src) != temp or not os.path.exists(src):
             continue
-        dst = os.path.join(folder, stem + os.path.basename(src))
+        dst = _free_path(folder, stem + os.path.basename(src))
         shutil.move(src, dst)             # across file systems too (the temporary folder often is another)
         _written.discard(src)
         _written.add(os.path.normpath(dst))

@@ -136,6 +136,8 @@ class PEM_OT_gas_delete(bpy.types.Operator):
     def execute(self, context):
         obj = context.object
         name = obj.name
-        removed = delete(obj)
+        removed, left = delete(obj)
         self.report({"INFO"}, f"Deleted gas '{name}'" + (f" and its cache {removed[0]}" if removed else ""))
+        if left is not None:
+            self.report({"WARNING"}, left)
         return {"FINISHED"}

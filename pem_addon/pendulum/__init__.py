@@ -14,10 +14,10 @@ Shared with the other features (``..``): :mod:`..bodies`, :mod:`..meshes`, :mod:
 :mod:`..messages`; contact spheres and walls are :mod:`..contacts`.
 """
 
-from . import ghost, live, operators, overlay, props, timeline, ui
+from . import cache, ghost, live, operators, overlay, props, timeline, ui
 
 # Submodules with register()/unregister(), in registration order.
-_modules = (props, operators, ui, overlay, timeline, ghost, live)
+_modules = (props, cache, operators, ui, overlay, timeline, ghost, live)
 
 
 def register():

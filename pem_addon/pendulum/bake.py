@@ -9,8 +9,10 @@
 from __future__ import annotations
 
 import contextlib
+import uuid
 from dataclasses import dataclass
 
+import bpy
 import numpy as np
 
 from ...pem_physics import simulate
@@ -37,6 +39,10 @@ MAX_KEY_ANGLE = np.radians(45.0)
 #: sub-frame keys are written. A free fall sags g·Δt²/8 between keys Δt apart (2.1 mm at 24 fps): a marble
 #: gets sub-frame keys, a football one per frame. Impacts are not sags: they get keys of their own.
 MAX_KEY_SAG = 0.05
+
+#: Custom property on a bake's own action (:func:`.keyframes.use_own_action`): the bake key of the object it
+#: was made for, so that Delete Bake finds it after the object was deleted.
+BAKE_KEY_MARK = "pem_bake_key"
 
 
 @dataclass
@@ -75,15 +81,17 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None, r
     if inputs is None:
         inputs = cache.inputs(context)  # before anything moves: what the panel compares with after the bake
     objects = bodies.pem_objects(scene)
+    refuse_baked_elsewhere(scene, objects)
     walls = [o for o in objects if o.pem.role == "WALL"]  # core.walls, in their order
     frame, subframe = scene.frame_current, scene.frame_subframe
     now = {obj: transform_state(obj) for obj in objects}
+    keyed = set(cache.baked_objects(scene))
     moved = {obj: now[obj] for obj in objects
-             if obj.pem.baked and keyframes.edited_by_hand(obj, frame + subframe)}
+             if obj in keyed and keyframes.edited_by_hand(obj, frame + subframe)}
     with contextlib.ExitStack() as stack:
         for obj in objects:
             p = obj.pem
-            if not p.baked:
+            if obj not in keyed:
                 continue
             if obj not in moved and p.pre_bake_state:
                 restore_transform_state(obj, p.pre_bake_state, BAKED_PROPS)
@@ -109,6 +117,15 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None, r
     return Plan(prepared.scene, objects, worlds, fps, frame_start, units.unit_scale(scene),
                 scenes.record_plan(fps, dt, substeps, records_cap)[1], moved, parents, notes, walls, inputs, last,
                 prepared)
+
+
+def refuse_baked_elsewhere(scene, objects) -> None:
+    """AddonError when another scene holds a bake of one of ``objects`` (linked into both scenes): the object
+    keeps one pre-bake pose, which a second bake would overwrite."""
+    found = cache.baked_elsewhere(scene, objects)
+    if found is not None:
+        obj, other = found
+        raise AddonError(f"Object '{obj.name}' is baked in scene '{other.name}': delete that bake first")
 
 
 def run(plan: Plan, progress=None, stop=None) -> Trajectory:
@@ -281,39 +298,47 @@ def apply(plan: Plan, traj: Trajectory, context, decomposed: dict | None = None)
     per channel. All-or-nothing."""
     if decomposed is None:
         decomposed = checked_keys(plan, traj)  # all checks before any change
+    refuse_baked_elsewhere(context.scene, list(decomposed))
     snapshots = []
     moved = plan.moved or {}
+    keyed = set(cache.baked_objects(context.scene))
     try:
         for obj, (frames, loc, q) in decomposed.items():
             p = obj.pem
-            before = (p.baked, p.pre_bake_state, p.user_action, p.user_slot, p.user_had_animation)
+            before = (p.baked, p.bake_key, p.pre_bake_state, p.user_action, p.user_slot, p.user_had_animation)
             snapshots.append((obj, keyframes.snapshot_animation(obj), before))
-            if not p.baked:
-                # the first bake: its start pose and the user's own animation are kept for Delete Bake and
-                # re-bakes; the keys go into an action of the bake's own
+            if obj not in keyed:
+                # the first bake (a copy of a baked object too: what it copied is not its own): its start pose
+                # and the user's own animation are kept for Delete Bake and re-bakes; the keys go into an action
+                # of the bake's own; a key of its own names it in the scene's record
                 p.pre_bake_state = transform_state(obj)
                 user = keyframes.use_own_action(obj)
                 p.user_action, p.user_slot, p.user_had_animation = user.action, user.slot, user.had_animation_data
+                p.bake_key = uuid.uuid4().hex
+                obj.animation_data.action[BAKE_KEY_MARK] = p.bake_key  # the bake's own action, by its key
             elif obj in moved:
                 p.pre_bake_state = moved[obj]  # moved by hand after the bake: the new start pose
+            if not p.bake_key:  # baked by an older version, without a key: one from now on
+                p.bake_key = uuid.uuid4().hex
             keyframes.write_transform_keys(obj, frames, loc, q)
             p.baked = True
     except BaseException:
-        for obj, snap, (baked, state, action, slot, had) in reversed(snapshots):
+        for obj, snap, (baked, key, state, action, slot, had) in reversed(snapshots):
             keyframes.restore_animation(obj, snap)
             p = obj.pem
-            p.baked, p.pre_bake_state, p.user_action, p.user_slot, p.user_had_animation = (
-                baked, state, action, slot, had)
+            p.baked, p.bake_key, p.pre_bake_state, p.user_action, p.user_slot, p.user_had_animation = (
+                baked, key, state, action, slot, had)
         raise
     for _, snap, _ in snapshots:
         keyframes.discard_snapshot(snap)
     # the core names items by path (bodies[0].contacts[1], walls[0]); the panel and report name the objects
     said = [messages.object_message(w, plan.objects, plan.walls or []) for w in traj.info.get("warnings", [])]
     _store_diagnostics(context.scene, traj, (plan.notes or []) + said)
-    for obj in context.scene.objects:  # baked before, but no longer moving (now a fixed magnet, a wall, off)
-        if obj.pem.baked and obj not in decomposed:
+    for obj in keyed:  # baked before, but no longer moving (now a fixed magnet, a wall, off)
+        if obj not in decomposed:
             clear(obj)
-    cache.store(context.scene, plan.inputs, plan.frame_start, plan.frame_end)
+    _remove_orphan_actions(context.scene)  # of objects deleted since the last bake: the record is replaced
+    cache.store(context.scene, plan.inputs, plan.frame_start, plan.frame_end, list(decomposed))
     context.scene.frame_set(context.scene.frame_current)
     return len(next(iter(decomposed.values()))[0]) if decomposed else 0
 
@@ -438,14 +463,28 @@ def bake(context, progress=None, stop=None, frame_end: int | None = None) -> int
 
 
 def delete(scene) -> list:
-    """Delete the scene's bake (*Delete Bake*): every baked object back as before it (:func:`clear`); the
-    objects, in name order."""
+    """Delete the scene's bake (*Delete Bake*): every object it keyed back as before it (:func:`clear`); the
+    objects, in name order. A copy of a baked object is not one of them (:func:`.cache.baked_objects`): it stays
+    where it is."""
     # among all the scene's objects: one that stopped being a body after its bake still plays it
-    objs = sorted((o for o in scene.objects if o.pem.baked), key=lambda o: o.name)
+    objs = cache.baked_objects(scene)
     for obj in objs:
         clear(obj)
+    _remove_orphan_actions(scene)
     cache.forget(scene)
     return objs
+
+
+
+def _remove_orphan_actions(scene) -> None:
+    """Remove the actions this scene's bake made that nothing uses any more (their object was deleted after the
+    bake): made by the add-on (:data:`.keyframes.CREATED_MARK`) for one of the bake's keys, no users, no fake
+    user."""
+    keys = set(cache.recorded_keys(scene))
+    for action in list(bpy.data.actions):
+        if (action.users == 0 and not action.use_fake_user and action.get(keyframes.CREATED_MARK)
+                and action.get(BAKE_KEY_MARK) in keys):
+            bpy.data.actions.remove(action)
 
 
 def clear(obj) -> None:
@@ -460,6 +499,7 @@ def clear(obj) -> None:
         keyframes.clear_keys(obj)
     restore_transform_state(obj, p.pre_bake_state, BAKED_PROPS)
     p.baked = False
+    p.bake_key = ""
     p.pre_bake_state = ""
     p.user_action, p.user_slot, p.user_had_animation = None, "", False
 

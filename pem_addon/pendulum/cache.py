@@ -27,7 +27,7 @@ import json
 
 import bpy
 
-from .. import bodies, keyframes, meshes, units
+from .. import bodies, handlers, keyframes, meshes, units
 from ..frames import simulation_range
 
 NOT_BAKED, BAKED, OUTDATED = "NOT_BAKED", "BAKED", "OUTDATED"
@@ -38,12 +38,12 @@ _SCENE_SKIP = frozenset({
     "show_ghost_path", "ghost_seconds", "live_playback", "basin_grid", "basin_extent", "basin_seconds",
     "status", "last_method", "last_engine", "last_steps", "last_wall_time", "last_energy_drift",
     "last_energy_error", "last_friction_loss", "last_warnings", "last_orthonormality", "last_energy",
-    "bake_inputs", "bake_frame_start", "bake_frame_end",
+    "bake_inputs", "bake_frame_start", "bake_frame_end", "bake_objects",
 })
 
 #: Object properties that are not inputs: the bake's bookkeeping and the values computed for the panel.
 _OBJECT_SKIP = frozenset({
-    "rna_type", "name", "baked", "pre_bake_matrix", "pre_bake_state", "user_action", "user_slot",
+    "rna_type", "name", "baked", "bake_key", "pre_bake_matrix", "pre_bake_state", "user_action", "user_slot",
     "user_had_animation", "active_dipole", "active_contact", "computed_mass", "computed_volume", "computed_com",
     "computed_moments", "computed_axes", "computed_inertia", "computed_stamp", "computed_notes",
 })
@@ -162,22 +162,23 @@ def _placement(obj, frames) -> list:
     return ["still", [list(r) for r in obj.matrix_world]]
 
 
-def _start_pose(obj, scene, frames) -> list:
+def _start_pose(obj, scene, frames, keyed: bool) -> list:
     """An object's start pose, the same before and after its bake and at any current frame: its transform values
     (before the bake, or where it was moved by hand since) unless its own animation moves it, and its own
-    animation's keys (the action it plays, or kept aside while it plays its bake)."""
+    animation's keys (the action it plays, or kept aside while it plays its bake). ``keyed``: the scene's bake
+    keyed it (:func:`baked_objects`)."""
     p = obj.pem
     anim = obj.animation_data
-    action = p.user_action if p.baked else (anim.action if anim is not None else None)
+    action = p.user_action if keyed else (anim.action if anim is not None else None)
     own = _fcurves_digest_of(action, frames) if action is not None else []
     # a bake keys location and rotation only: the scale and the delta transforms are the object's own, now
     unkeyed = [keyframes.own_value(obj, name) for name in _UNKEYED]
-    if p.baked and keyframes.edited_by_hand(obj, scene.frame_current + scene.frame_subframe):
+    if keyed and keyframes.edited_by_hand(obj, scene.frame_current + scene.frame_subframe):
         return ["pose", keyframes.own_transform_state(obj), own, unkeyed]  # a re-bake starts here
-    animated = _moves(action) if p.baked else keyframes.animates_transform(obj)
+    animated = _moves(action) if keyed else keyframes.animates_transform(obj)
     if animated:  # its transform values follow the current frame: its keys say where it starts
         return ["pose", None, own]
-    return ["pose", p.pre_bake_state if p.baked else keyframes.own_transform_state(obj), own, unkeyed]
+    return ["pose", p.pre_bake_state if keyed else keyframes.own_transform_state(obj), own, unkeyed]
 
 
 #: The transform values a bake never keys (:data:`.keyframes.BAKED_PROPS` are keyed).
@@ -197,9 +198,9 @@ def _fcurves_digest_of(action, frames) -> list:
     return _keys(keyframes.action_fcurve_collections(action), frames)
 
 
-def _object_item(obj, context, frames) -> list:
+def _object_item(obj, context, frames, keyed: bool) -> list:
     p = obj.pem
-    item = [obj.type, _rna_values(p, _OBJECT_SKIP), _start_pose(obj, context.scene, frames)]
+    item = [obj.type, _rna_values(p, _OBJECT_SKIP), _start_pose(obj, context.scene, frames, keyed)]
     if obj.parent is not None:
         item.append(["parent", obj.parent.name, obj.parent_type, [list(r) for r in obj.matrix_parent_inverse],
                      _placement(obj.parent, frames)])
@@ -231,28 +232,117 @@ def inputs(context) -> dict:
                     list(simulation_range(scene))]
     out = {SCENE_ITEM: _digest(scene_values)}
     frames = sample_frames(scene)
+    keyed = set(baked_objects(scene))
     for obj in bodies.pem_objects(scene):
-        out[f"Object '{obj.name}'"] = _digest(_object_item(obj, context, frames))
+        out[f"Object '{obj.name}'"] = _digest(_object_item(obj, context, frames, obj in keyed))
     return out
 
 
-def store(scene, fingerprint: dict, frame_start: int, frame_end: int) -> None:
-    """Record a bake's inputs and the frames it covers (called by :func:`.bake.apply`)."""
+def store(scene, fingerprint: dict, frame_start: int, frame_end: int, objects=()) -> None:
+    """Record a bake's inputs, the frames it covers and the ``objects`` it keyed (each has its
+    ``pem.bake_key``; called by :func:`.bake.apply`)."""
     sp = scene.pem
     sp.bake_inputs = json.dumps(fingerprint, sort_keys=True)
     sp.bake_frame_start, sp.bake_frame_end = frame_start, frame_end
+    sp.bake_objects = json.dumps({o.pem.bake_key: [o.name, o.session_uid] for o in objects}, sort_keys=True)
 
 
 def forget(scene) -> None:
     """The scene's bake was deleted: no inputs kept."""
     sp = scene.pem
     sp.bake_inputs = ""
+    sp.bake_objects = ""
     sp.bake_frame_start = sp.bake_frame_end = 0
 
 
+def _record(scene) -> dict:
+    """{bake key: [object name, session uid]} of the objects the scene's bake keyed ({} when none)."""
+    try:
+        record = json.loads(scene.pem.bake_objects or "{}")
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def recorded_keys(scene) -> list:
+    """The bake keys the scene's record lists, of objects deleted since the bake too."""
+    return list(_record(scene))
+
+
+def _resolve(record: dict, carriers: dict, by_name: bool) -> dict:
+    """{bake key: object} of the record's objects among ``carriers`` ({bake key: [objects carrying it]}): the one
+    with the recorded session uid (renames and undo keep it), else the one with the recorded name (a file loaded
+    since: uids are per session). ``by_name`` tries the name first (right after a file is loaded)."""
+    out = {}
+    for key, entry in record.items():
+        objs = carriers.get(key, [])
+        if not objs or not isinstance(entry, list) or len(entry) != 2:
+            continue
+        name, uid = entry
+        by_uid = [o for o in objs if o.session_uid == uid]
+        named = [o for o in objs if o.name == name]
+        found = (named or by_uid) if by_name else (by_uid or named)
+        if found:
+            out[key] = found[0]
+    return out
+
+
+def _carriers(objects) -> dict:
+    carriers = {}
+    for obj in objects:
+        if obj.pem.baked and obj.pem.bake_key:
+            carriers.setdefault(obj.pem.bake_key, []).append(obj)
+    return carriers
+
+
+def baked_objects(scene) -> list:
+    """The objects of ``scene`` its bake keyed, in name order: each listed in the scene's record (:func:`store`)
+    and carrying the same bake key. A copy of a baked object carries the key too (object properties are copied)
+    but is not the recorded object, so it is never taken for baked: Delete Bake leaves it where it is. An object
+    baked by an older version (no key) counts as baked, as it did then."""
+    objects = list(scene.objects)
+    found = list(_resolve(_record(scene), _carriers(objects), by_name=False).values())
+    found += [o for o in objects if o.pem.baked and not o.pem.bake_key]
+    return sorted(found, key=lambda o: o.name)
+
+
+def is_keyed(scene, obj) -> bool:
+    """Whether ``scene``'s bake keyed ``obj`` (:func:`baked_objects`)."""
+    return obj.pem.baked and obj in baked_objects(scene)
+
+
+def baked_elsewhere(scene, objects):
+    """(object, scene) of the first of ``objects`` whose bake another scene holds (the object is linked into both),
+    else None: a second bake would overwrite the pose the first one keeps."""
+    for other in bpy.data.scenes:
+        if other == scene:
+            continue
+        # keyed objects only: one baked by an older version (no key) counts as baked in every scene it is in
+        keyed = set(_resolve(_record(other), _carriers(other.objects), by_name=False).values())
+        for obj in objects:
+            if obj in keyed:
+                return obj, other
+    return None
+
+
+def refresh_records(by_name: bool) -> None:
+    """Bring every scene's record of its baked objects up to date: their session uids from their names after a
+    file is loaded (``by_name``: uids are per session), their names from their uids before one is saved (an object
+    renamed since its bake)."""
+    for scene in bpy.data.scenes:
+        record = _record(scene)
+        if not record:
+            continue
+        found = _resolve(record, _carriers(scene.objects), by_name)
+        new = {key: ([found[key].name, found[key].session_uid] if key in found else entry)
+               for key, entry in record.items()}
+        if new != record:
+            scene.pem.bake_objects = json.dumps(new, sort_keys=True)
+
+
 def is_baked(scene) -> bool:
-    """Whether an object of the scene plays a PEM bake."""
-    return any(o.pem.baked for o in scene.objects)
+    """Whether an object of the scene plays the scene's PEM bake (:func:`baked_objects`)."""
+    return bool(baked_objects(scene))
 
 
 def changes(context) -> list:
@@ -302,3 +392,24 @@ def state_text(context) -> str:
     if st == BAKED:
         return f"Baked: {baked_frames(context.scene)}"
     return f"Outdated ({baked_frames(context.scene)}): changed since the bake: {', '.join(changed)}"
+
+
+@bpy.app.handlers.persistent
+def _after_load(*_args) -> None:
+    refresh_records(by_name=True)
+
+
+@bpy.app.handlers.persistent
+def _before_save(*_args) -> None:
+    refresh_records(by_name=False)
+
+
+_HANDLERS = ((bpy.app.handlers.load_post, _after_load), (bpy.app.handlers.save_pre, _before_save))
+
+
+def register():
+    handlers.add(_HANDLERS)
+
+
+def unregister():
+    handlers.remove(_HANDLERS)

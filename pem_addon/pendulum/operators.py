@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
+
 import bpy
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ...pem_physics.errors import PemError
@@ -19,7 +21,8 @@ def _report_bake(op, context, n: int) -> None:
     """The bake's report: its status and the objects keyed, and each plausibility warning as a WARNING (the scene
     is baked)."""
     sp = context.scene.pem
-    keyed = ", ".join(f"'{o.name}'" for o in bodies.pem_objects(context.scene) if o.pem.baked)
+    baked = set(cache.baked_objects(context.scene))
+    keyed = ", ".join(f"'{o.name}'" for o in bodies.pem_objects(context.scene) if o in baked)
     op.report({"INFO"}, f"{sp.status}; {n} keys per channel on {keyed}")
     for line in sp.last_warnings.splitlines():
         op.report({"WARNING"}, line)
@@ -95,8 +98,20 @@ def _scene_context(context, scene):
 
 def simulation_scenes() -> list:
     """Scenes of the file with PEM bodies or a PEM bake, in name order (each is one simulation)."""
-    return sorted((s for s in bpy.data.scenes if any(o.pem.enabled or o.pem.baked for o in s.objects)),
+    return sorted((s for s in bpy.data.scenes if any(o.pem.enabled for o in s.objects) or cache.is_baked(s)),
                   key=lambda s: s.name)
+
+
+def _refuse_shared(plans) -> None:
+    """AddonError when one object is a body of two of the scenes to bake ([(scene, plan)]): it keeps one pre-bake
+    pose, so it can hold one scene's bake."""
+    seen = {}
+    for scene, plan in plans:
+        for obj in plan.objects:
+            if obj in seen:
+                raise AddonError(f"Object '{obj.name}' is a body of scenes '{seen[obj].name}' and '{scene.name}': "
+                                 "it can hold one scene's bake; bake one of them (Bake in that scene)")
+            seen[obj] = scene
 
 
 class PEM_OT_bake(ModalJob, bpy.types.Operator):
@@ -276,6 +291,7 @@ class PEM_OT_bake_all(ModalJob, bpy.types.Operator):
                 except PemError as err:
                     msg = str(err)
                     raise AddonError(msg if f"Scene '{scene.name}'" in msg else f"Scene '{scene.name}': {msg}") from err
+        _refuse_shared(plans)
         return plans
 
     def _apply(self, context, plans, trajs) -> set:
@@ -380,20 +396,64 @@ class PEM_OT_dipole_duplicate(OnSelectedItem, bpy.types.Operator):
         return {"FINISHED"}
 
 
+#: The first line of every TOML scene file PEM writes (pem_physics.io.scene_writer.dumps): such a file may be
+#: replaced by a new export without asking.
+_OWN_TOML = "# PEM scene file (format "
+
+
+def export_refusal(path: str, overwrite: bool) -> str | None:
+    """Why the scene may not be exported to ``path``, or None: it must end in .toml (a TOML scene file) or .udf (a
+    PEM input file), and an existing file is replaced only if PEM wrote it as a scene file or ``overwrite`` says
+    so (as ``python -m pem_physics convert`` refuses an existing output without --force)."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".toml", ".udf"):
+        return (f"Cannot export to {path}: the file must end in .toml (a PEM scene file) or .udf (a PEM input "
+                "file)")
+    if os.path.isdir(path):
+        return f"Cannot export to {path}: it is a folder; give the file's name"
+    if not os.path.lexists(path) or overwrite:
+        return None
+    if ext == ".toml":
+        try:
+            with open(path, encoding="utf-8") as fh:
+                if fh.readline().startswith(_OWN_TOML):
+                    return None
+        except (OSError, UnicodeDecodeError):
+            pass
+    return (f"Cannot export to {path}: the file exists and is not a scene file PEM wrote; choose another name, "
+            "or tick Overwrite to replace it")
+
+
 class PEM_OT_export_scene(bpy.types.Operator, ExportHelper):
-    """Export the PEM bodies and settings as a TOML scene file (for python -m pem_physics)"""
+    """Export the PEM bodies and settings as a TOML scene file (.toml) or a PEM input file (.udf), for python -m
+    pem_physics"""
 
     bl_idname = "pem.export_scene"
-    bl_label = "Export PEM Scene (.toml)"
+    bl_label = "Export PEM Scene"
     filename_ext = ".toml"
-    filter_glob: StringProperty(default="*.toml", options={"HIDDEN"})
+    check_extension = None   # .toml or .udf, as named: no extension is forced on the name
+    filter_glob: StringProperty(default="*.toml;*.udf", options={"HIDDEN"})
+    overwrite: BoolProperty(name="Overwrite", default=False, options={"SKIP_SAVE"},
+                            description="Replace an existing file even if it is not a scene file PEM wrote "
+                                        "(a scene file PEM wrote is replaced anyway)")
+    udf_method: EnumProperty(name="UDF Integrator", default="pem-rk4", items=[
+        ("pem-rk4", "PEM RK4", "PEM's fourth-order Runge–Kutta"),
+        ("pem-euler", "PEM Euler", "PEM's Euler method")],
+        description="The integrator a .udf file asks PEM for (PEM has these two); a .toml file keeps the scene's")
 
     def execute(self, context):
-        from ...pem_physics.io import scene_writer
+        from ...pem_physics.io import scene_writer, udf_write
 
+        why = export_refusal(self.filepath, self.overwrite)
+        if why is not None:
+            self.report({"ERROR"}, why)
+            return {"CANCELLED"}
         try:
             core, _, _ = scenes.build_scene(context)
-            scene_writer.save_scene(core, self.filepath)
+            if self.filepath.lower().endswith(".udf"):
+                udf_write.write_udf(core, self.filepath, method=self.udf_method)
+            else:
+                scene_writer.save_scene(core, self.filepath)
         except (PemError, OSError) as err:
             return _fail(self, err)
         self.report({"INFO"}, f"Wrote Scene '{context.scene.name}' ({plural(len(core.bodies), 'body', 'bodies')}) "
@@ -490,7 +550,7 @@ def _menu_import(self, context):
 
 
 def _menu_export(self, context):
-    self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml)")
+    self.layout.operator(PEM_OT_export_scene.bl_idname, text="PEM Scene (.toml, .udf)")
 
 
 classes = (PEM_OT_compute_mass, PEM_OT_body_toggle, PEM_OT_bake, PEM_OT_basin_map, PEM_OT_ghost_path_to_curve,

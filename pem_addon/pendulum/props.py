@@ -231,6 +231,9 @@ class PEM_PG_object(bpy.types.PropertyGroup):
                     "touches (drilling friction); 0: none (Contacts: Rolling and Sliding)")
     # --- bake bookkeeping
     baked: BoolProperty(name="Baked", default=False)
+    # Which bake keyed this object: a token of its own, kept in the scene's record too (Scene.pem.bake_objects),
+    # since a copy of the object copies these properties and must not be taken for the object baked
+    bake_key: StringProperty(name="Bake Key", description="Token naming this object in its scene's bake record")
     pre_bake_matrix: FloatVectorProperty(name="Pre-bake Basis", size=16)  # written by older versions; unused
     pre_bake_state: StringProperty(name="Pre-bake Transform",
                                    description="Transform values before the bake, the start pose of a re-bake (JSON)")
@@ -263,6 +266,8 @@ class PEM_PG_scene(bpy.types.PropertyGroup):
     bake_inputs: StringProperty(name="Baked Inputs", description="Fingerprint of what the bake read (JSON)")
     bake_frame_start: IntProperty(name="Baked From", description="First frame of the bake")
     bake_frame_end: IntProperty(name="Baked To", description="Last frame of the bake")
+    bake_objects: StringProperty(name="Baked Objects",
+                                 description="The objects the bake keyed: {bake key: [name, session uid]} (JSON)")
     use_scene_gravity: BoolProperty(name="Scene Gravity", default=True,
                                     description="Use the scene's gravity (Scene properties; none when its Gravity "
                                                 "checkbox is off)")

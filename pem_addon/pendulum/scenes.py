@@ -107,6 +107,21 @@ def scene_gravity(scene) -> np.ndarray:
     return typed(scene.gravity) if scene.use_gravity else np.zeros(3)
 
 
+def _refuse_rigid_body(obj, role: str) -> None:
+    """AddonError naming an object that also has Blender's Rigid Body physics where it would fight the simulation:
+    on a body the bake keys (the rigid body world overrides the keys: the bake would play nothing), or an active
+    rigid body on a fixed one (it falls while the simulation holds it still)."""
+    rb = obj.rigid_body
+    if rb is None:
+        return
+    if role in ("pendulum", "free", "driven"):
+        raise AddonError(f"Object '{obj.name}' also has Blender Rigid Body physics, which overrides the bake: "
+                         "remove it (Physics ▸ Rigid Body)")
+    if rb.type == "ACTIVE":
+        raise AddonError(f"Object '{obj.name}' also has active Blender Rigid Body physics, which moves it while "
+                         "the simulation holds it fixed: remove it (Physics ▸ Rigid Body) or make it Passive")
+
+
 def build_scene(context, notes: list | None = None, frame_end: int | None = None, check: bool = True,
                 records_cap: int = 8):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
@@ -151,6 +166,7 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                              "it in its parent's frame, so the parent's motion would be added to the simulated one; "
                              "clear the parent (Alt P ▸ Clear and Keep Transformation) — an animated pivot object "
                              "is followed without it")
+        _refuse_rigid_body(obj, role)
         S = object_frame_scale(obj, M, unit)
         offset = unit * R.T @ (origin - ref)  # object origin in body coordinates, m
         dipoles = tuple(Dipole(S @ exact(d, "position") + offset, exact(d, "moment")) for d in p.dipoles)

@@ -52,7 +52,7 @@ def draw_object(layout, context, obj):
         layout.label(text="Tick the header, or Physics ▸ Magnetic Pendulum, to make this a body or wall", icon="INFO")
         return
     _split(layout)
-    if p.baked:
+    if cache.is_keyed(context.scene, obj):
         _draw_baked(layout, p)
     layout = _baked_settings(layout, context)
     layout.prop(p, "role")
@@ -202,7 +202,7 @@ def draw_scene(layout, context):
     _engine_line(layout, context)
     if sp.status:
         box = layout.box()
-        box.label(text=sp.status, icon="INFO")
+        box.label(text=last_bake_line(context), icon="INFO")
         box.label(text=f"Integration error (energy balance): {sp.last_energy_error:.3g}   "
                        f"‖UUᵀ−I‖: {sp.last_orthonormality:.2g}")
         box.label(text=f"Friction and contacts took {sp.last_friction_loss:.3g} of the energy")
@@ -229,6 +229,17 @@ def draw_scene(layout, context):
     sub.operator("pem.ghost_path_to_curve", text="", icon="OUTLINER_OB_CURVE")
     if sp.show_ghost_path and ghost.error():
         layout.label(text=ghost.error(), icon="ERROR")
+
+
+def last_bake_line(context) -> str:
+    """The last bake's report line (``Scene.pem.status``) as what it now is: as it was while the scene plays that
+    bake, else prefixed with the cache's state, so that it never says Baked of a bake that is outdated or
+    deleted."""
+    text = context.scene.pem.status
+    state = cache.state(context)
+    if state == cache.BAKED:
+        return text
+    return f"Last bake ({'outdated: see Cache' if state == cache.OUTDATED else 'deleted'}): {text}"
 
 
 #: The state line's icon, as Blender's caches show theirs.

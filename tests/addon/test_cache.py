@@ -491,3 +491,25 @@ def test_a_body_that_no_longer_moves_is_unbaked_by_the_next_bake(mods):
     for f in (1, 13, 25):
         bpy.context.scene.frame_set(f)
         np.testing.assert_allclose([x for r in obj.matrix_world for x in r], before, atol=1e-7)
+
+
+def test_the_last_bakes_line_never_says_baked_of_an_outdated_or_deleted_bake(mods):
+    from .test_translation import _Layout
+
+    ui = mods["pem_addon.pendulum.ui"]
+    pendulum_setup()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    status = bpy.context.scene.pem.status
+    assert status.startswith("Baked ")
+
+    def lines():
+        layout = _Layout()
+        ui.draw_scene(layout, bpy.context)
+        return [t for t in layout.labels if status in t]
+
+    assert lines() == [status]
+    bpy.context.scene.pem.substeps = 20                      # outdated, as the Cache panel says
+    assert state(mods) == "OUTDATED"
+    assert lines() == [f"Last bake (outdated: see Cache): {status}"]
+    assert bpy.ops.pem.clear_bake() == {"FINISHED"}
+    assert lines() == [f"Last bake (deleted): {status}"]

@@ -294,3 +294,57 @@ def test_a_gas_built_before_the_first_save_moves_beside_the_blend(mods, tmp_path
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     np.testing.assert_array_equal(evaluated_vertices(the_gas(), FRAMES[0] + 3), before)
+
+
+@pytest.mark.parametrize("named", ["notes.txt", "elsewhere", "other_0123abcd.pc2", "fake_0123abcd.pc2"])
+def test_delete_gas_leaves_a_file_it_did_not_write(mods, tmp_path, named, capfd):
+    """The gas object's record names a file (editable, or so in any .blend): Delete Gas removes the object but
+    leaves every file it did not write — another name, another folder, one its modifier does not play, not a
+    PC2 cache — byte for byte, and says so."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    setup(periodic=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "user.blend"))
+    assert bpy.ops.pem.gas_build() == {"FINISHED"}
+    obj = the_gas()
+    own = bpy.path.abspath(obj.modifiers["Gas Cache"].filepath)
+    if named == "elsewhere":                     # a real cache of ours, copied out of the cache folder
+        (tmp_path / "sub").mkdir()
+        target = tmp_path / "sub" / os.path.basename(own)
+        target.write_bytes(open(own, "rb").read())
+    elif named == "other_0123abcd.pc2":          # a cache's name, in the folder, but not what the object plays
+        target = tmp_path / named
+        target.write_bytes(open(own, "rb").read())
+    else:                                        # the user's notes, or a file named like a cache that is not one
+        target = tmp_path / named
+        target.write_bytes(b"the user's own bytes\n")
+    if named == "fake_0123abcd.pc2":
+        obj.modifiers["Gas Cache"].filepath = str(target)
+    content = target.read_bytes()
+    info = dict(obj["pem_gas"])
+    info["cache"] = str(target)
+    obj["pem_gas"] = info
+    bpy.context.view_layer.objects.active = obj
+    capfd.readouterr()
+    assert bpy.ops.pem.gas_delete() == {"FINISHED"}
+    assert target.read_bytes() == content
+    assert f"Gas 'Cube Gas': its cache file {target} was left: " in capfd.readouterr().out
+    assert not [o for o in bpy.data.objects if "pem_gas" in o]
+
+
+def test_saving_never_overwrites_a_file_beside_the_blend(mods, tmp_path):
+    """A file beside the .blend already has the name the cache would get (<blend>_<cache name>): saving leaves it
+    byte for byte and moves the cache under a free name, which the object plays."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    setup(periodic=True)
+    assert bpy.ops.pem.gas_build() == {"FINISHED"}
+    obj = the_gas()
+    temp_path = obj.modifiers["Gas Cache"].filepath
+    cache_bytes = open(temp_path, "rb").read()
+    taken = tmp_path / ("later_" + os.path.basename(temp_path))
+    taken.write_bytes(b"the user's file\n")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "later.blend"))
+    assert taken.read_bytes() == b"the user's file\n"
+    path = bpy.path.abspath(obj.modifiers["Gas Cache"].filepath)
+    assert os.path.dirname(path) == str(tmp_path) and path != str(taken)
+    assert obj["pem_gas"]["cache"] == obj.modifiers["Gas Cache"].filepath
+    assert open(path, "rb").read() == cache_bytes and not os.path.exists(temp_path)
