@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pem_physics.engine import compiled
+from pem_physics.engine.backends import compiled
 from pem_physics.engine.contact.impulses import ContactBody, compute_impulse
 from pem_physics.errors import SimulationError
 
