@@ -625,6 +625,7 @@ def main(argv=None) -> int:
               "file?", file=sys.stderr)
         return 2
     finally:
+        outset.release_locks()     # the output folders this command held
         outset.take_back_empty()   # a folder made for outputs that never came
         warnings.formatwarning = shown
         warnings.showwarning = show
