@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import tomllib
 from pathlib import Path
 
@@ -168,7 +169,17 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
                                  default=0.0),
     )
     _check_pair_names(scene)
-    return scene.checked()
+    try:
+        return scene.checked()
+    except ValidationError as err:   # the model's PairRestitution.names is the file's `bodies`
+        m = _PAIR_NAMES.match(err.path)
+        if m is None:
+            raise
+        raise ValidationError(f"{m.group(1)}.bodies{err.path[m.end():]}", err.message) from None
+
+
+#: The model's path of a pair_restitution entry's names (``pair_restitution[3].names[1]``).
+_PAIR_NAMES = re.compile(r"(pair_restitution\[\d+\])\.names")
 
 
 def _check_pair_names(scene: Scene) -> None:

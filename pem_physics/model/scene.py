@@ -711,6 +711,7 @@ class Scene:
                                                           f"{_spelt(names[name_key(w.name)], w.name)}")
             names[name_key(w.name)] = w.name
         pairs = []
+        seen: dict = {}   # the pair (as compared names, either order) → the index of the entry that named it first
         for i, p in enumerate(self.pair_restitution):
             path = f"pair_restitution[{i}]"
             if not isinstance(p, PairRestitution):
@@ -723,7 +724,13 @@ class Scene:
             pair = tuple(names[name_key(n)] for n in p.names)   # each spelt as its item is
             if pair[0] == pair[1]:
                 raise ValidationError(f"{path}.names", f"a pair needs two different items, got {pair[0]!r} twice")
-            pairs.append(PairRestitution(pair, restitution_value(p.restitution, f"{path}.restitution")))
+            e_i = restitution_value(p.restitution, f"{path}.restitution")
+            j = seen.setdefault(frozenset(map(name_key, pair)), i)
+            if j != i:   # the last would win without a word (0.5 one way, 0.9 the other: which did the user mean?)
+                raise ValidationError(f"{path}.names", f"{pair[0]!r} and {pair[1]!r} are already a pair in "
+                                                       f"pair_restitution[{j}] (restitution {pairs[j].restitution!r} "
+                                                       f"there, {e_i!r} here): keep one entry per pair")
+            pairs.append(PairRestitution(pair, e_i))
         model = v.choice(self.contact_model, "contact_model", CONTACT_MODELS)
         if model == "impacts":
             for i, b in enumerate(bodies):

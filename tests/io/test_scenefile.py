@@ -11,6 +11,7 @@ import copy
 import math
 import shutil
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -978,3 +979,27 @@ def test_save_scene_names_a_folder_or_a_wrong_argument(tmp_path):
     with pytest.raises(ValidationError, match="^scene: expected a pem_physics Scene, got dict"):
         save_scene({}, tmp_path / "x.toml")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("pairs, path, message", [
+    # ball1–ball2 0.5 and ball2–ball1 0.9: the last won without a word
+    ('bodies = ["heavy", "light"]\nrestitution = 0.5\n[[pair_restitution]]\nbodies = ["light", "heavy"]\n'
+     'restitution = 0.9\n', "pair_restitution[1].bodies",
+     "'light' and 'heavy' are already a pair in pair_restitution[0] (restitution 0.5 there, 0.9 here): keep one "
+     "entry per pair"),
+    # the model calls them names; the file's key is bodies
+    ('bodies = ["heavy", "heavy"]\nrestitution = 0.5\n', "pair_restitution[0].bodies",
+     "a pair needs two different items, got 'heavy' twice"),
+])
+def test_a_pair_restitution_named_twice_or_with_one_body_is_refused_by_the_files_key(pairs, path, message):
+    text = (SCENES / "colliding_pendulums.toml").read_text(encoding="utf-8") + "\n[[pair_restitution]]\n" + pairs
+    with pytest.raises(ValidationError) as err:
+        loads(text)
+    assert (err.value.path, err.value.message) == (path, message)
+    # built in Python the model's own name stands
+    from pem_physics.model.scene import PairRestitution
+
+    scene = examples.build("colliding-pendulums")
+    twice = (PairRestitution(("heavy", "light"), 0.5), PairRestitution(("light", "heavy"), 0.9))
+    with pytest.raises(ValidationError, match=r"^pair_restitution\[1\]\.names: 'light' and 'heavy' are already"):
+        replace(scene, pair_restitution=twice).checked()
