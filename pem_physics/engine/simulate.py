@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import SimulationError, ValidationError
 from ..model.rotations import orientation_to_quat, orthonormality_error
-from ..model.scene import Scene
+from ..model.scene import Scene, Settings
 from .integrators import Splitting, make_integrator, omega_lab
 from .system import System, compile_system
 from .torques import evaluate
@@ -458,6 +458,8 @@ def _check_arguments(scene, ensemble) -> None:
                 "; a dict of a scene file's keys is read by pem_physics.io.scenefile.scene_from_dict"
                 if isinstance(scene, dict) else "")
         raise ValidationError("scene", f"expected a pem_physics Scene, got {type(scene).__name__}{hint}")
+    if not isinstance(scene.settings, Settings):   # read (replaced) before Scene.checked would say so
+        raise ValidationError("settings", f"expected a pem_physics Settings, got {type(scene.settings).__name__}")
     if ensemble is not None and not isinstance(ensemble, Ensemble):
         raise ValidationError("ensemble", f"expected a pem_physics Ensemble or None, got {type(ensemble).__name__}")
 

@@ -387,6 +387,9 @@ class Body:
         """A copy with every value validated and converted to numpy arrays."""
         _name(self.name, f"{path}.name")
         v.choice(self.role, f"{path}.role", ROLES)
+        _listed(self.shapes, f"{path}.shapes", "shape")
+        _listed(self.dipoles, f"{path}.dipoles", "Dipole")
+        _listed(self.contacts, f"{path}.contacts", "ContactSphere")
         for i, shape in enumerate(self.shapes):   # a mesh's name reaches files (the scene writer, add-on objects)
             if getattr(shape, "name", None) is not None:
                 _name(shape.name, f"{path}.shapes[{i}].name")
@@ -564,6 +567,16 @@ def _bad(path: str, message: str):
     raise ValidationError(path, message)
 
 
+def _listed(items, path: str, what: str):
+    """``items`` if it is a list or tuple (of ``what``); else a ValidationError naming ``path`` — a single item
+    given where a list is expected (``dipoles=Dipole(…)``) was a TypeError from deep inside the check."""
+    if isinstance(items, (list, tuple)):
+        return items
+    got = type(items).__name__
+    hint = f": put it in a list, [{got}(…)]" if got == what else ""
+    raise ValidationError(path, f"expected a list of {what}, got {'None' if items is None else got}{hint}")
+
+
 #: Longest run a scene may ask for (guards integer conversions against absurd t_end / dt).
 MAX_STEPS = 1e12
 #: The lightest moving body and its smallest largest moment (kg, kg·m²): far below any physical body (an electron
@@ -700,7 +713,7 @@ class Scene:
         """The validated restitution, pair_restitution and walls (names must be unique among bodies and walls)."""
         e = restitution_value(self.restitution, "restitution")
         walls = []
-        for i, w in enumerate(self.walls):
+        for i, w in enumerate(_listed(self.walls, "walls", "StaticWall")):
             if not isinstance(w, StaticWall):
                 raise ValidationError(f"walls[{i}]", "expected a StaticWall")
             walls.append(w.checked(f"walls[{i}]"))
@@ -712,7 +725,7 @@ class Scene:
             names[name_key(w.name)] = w.name
         pairs = []
         seen: dict = {}   # the pair (as compared names, either order) → the index of the entry that named it first
-        for i, p in enumerate(self.pair_restitution):
+        for i, p in enumerate(_listed(self.pair_restitution, "pair_restitution", "PairRestitution")):
             path = f"pair_restitution[{i}]"
             if not isinstance(p, PairRestitution):
                 raise ValidationError(path, "expected a PairRestitution")
