@@ -87,7 +87,8 @@ def interruptible(quiet: bool):
 
 
 def cmd_run(args) -> int:
-    from .engine.simulate import simulate
+    from .engine import budget
+    from .engine.simulate import prepare
     from .io.output import write_outputs
 
     scene = load_scene(args.scene)
@@ -96,8 +97,10 @@ def cmd_run(args) -> int:
                                           "\"surface\") runs the table's own second-order step; drop --method")
     output_folder(args.outdir, "run")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop):
-        traj = simulate(scene, method=args.method, dt=args.dt, t_end=args.t_end,
-                        record_interval=args.record_interval, progress=progress, stop=stop)
+        run = prepare(scene, method=args.method, dt=args.dt, t_end=args.t_end, record_interval=args.record_interval)
+        budget.check_duration(run.scene.settings.steps, len(run.system.names), 1, "settings.t_end",
+                              "shorten t_end or raise dt", force=args.force)
+        traj = run.execute(progress, stop)
     summary = write_outputs(traj, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
@@ -293,7 +296,7 @@ def cmd_basin(args) -> int:
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
                                  method=args.method, progress=progress, stop=stop, client=client,
-                                 chunk_dir=args.chunk_dir, resume=args.resume)
+                                 chunk_dir=args.chunk_dir, resume=args.resume, force=args.force)
     summary = basin.write(result, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
@@ -325,6 +328,7 @@ def add_basin_command(sub) -> None:
     b.add_argument("--method", help="integrator (default: the scene's); with numba installed, splitting4/2 and "
                                     "pem-rk4 run members in SIMD lanes")
     add_chunk_options(b)
+    b.add_argument("--force", action="store_true", help="start even a map estimated to take more than a day")
     b.add_argument("-q", "--quiet", action="store_true")
     b.set_defaults(func=cmd_basin)
 
@@ -360,7 +364,7 @@ def cmd_sweep(args) -> int:
         result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,
                              chunk=args.chunk, settle_speed=args.settle_speed, settle_distance=args.settle_distance,
                              progress=progress, stop=stop, client=client, chunk_dir=args.chunk_dir,
-                             resume=args.resume)
+                             resume=args.resume, force=args.force)
     summary = sweep.write(result, args.outdir, scene_label=args.scene, scene_name=scene.name, heatmap=args.heatmap)
     if not args.quiet:
         brief = {k: summary[k] for k in ("members", "members_completed", "complete", "wall_time_s", "method",
@@ -402,6 +406,7 @@ def add_sweep_command(sub) -> None:
                    help="how close, m, to a magnet it must rest (default: half the smallest magnet spacing)")
     s.add_argument("--heatmap", help="outcome column drawn in sweep.png (default: label, else energy_final)")
     add_chunk_options(s)
+    s.add_argument("--force", action="store_true", help="start even a sweep estimated to take more than a day")
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
 
@@ -414,6 +419,7 @@ def add_run_command(sub) -> None:
     r.add_argument("--dt", type=float, help="time step, s")
     r.add_argument("--t-end", type=float, help="end time, s")
     r.add_argument("--record-interval", type=float, help="time between records, s (a multiple of dt)")
+    r.add_argument("--force", action="store_true", help="start even a run estimated to take more than a day")
     r.add_argument("-q", "--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 

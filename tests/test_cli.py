@@ -394,7 +394,8 @@ def test_a_signal_while_the_engine_compiles_ends_the_command_at_once(tmp_path, s
     at once: code 130, one line, nothing written."""
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-c", STAND_IN_COMPILE, "run", "example:three-magnet", "-o", str(out),
-                          "--t-end", "1e8", "--record-interval", "1e3"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          "--t-end", "1e8", "--record-interval", "1e3", "--force"],   # days: it must not start
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline() == "compiling\n", p.communicate()[1]

@@ -63,6 +63,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..engine import budget
 from ..engine.simulate import Ensemble, simulate
 from ..engine.system import compile_system
 from ..errors import SimulationError, ValidationError
@@ -334,7 +335,7 @@ def columns(scene: Scene) -> list[tuple[str, str, str]]:
 def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None, dt: float | None = None,
           method: str | None = None, samples: int = 200, chunk: int = 1024, settle_speed: float = 1e-3,
           settle_distance: float | None = None, progress=None, stop=None, client=None, chunk_dir=None,
-          resume: bool = False) -> SweepResult:
+          resume: bool = False, force: bool = False) -> SweepResult:
     """Integrate ``scene`` at every point of the parameter grid and collect the outcomes.
 
     samples: records per member (energy_max and settle_time are taken over them);
@@ -345,7 +346,8 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     result is then incomplete and ``error`` holds the message naming the grid point; the other
     chunks still run. ``client`` (a dask.distributed Client) runs the chunks on a cluster;
     ``chunk_dir`` keeps each chunk's outcomes in a file as it completes and ``resume`` continues an
-    interrupted run from them (:mod:`.chunks`).
+    interrupted run from them (:mod:`.chunks`). A sweep estimated to take more than a day is refused unless
+    ``force`` (:func:`~pem_physics.engine.budget.check_duration`).
     """
     for value, name in ((samples, "--samples"), (chunk, "--chunk")):
         if not (isinstance(value, (int, np.integer)) and value >= 1):
@@ -372,6 +374,8 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     system = compile_system(checked)
     values = grid(params)
     N = len(next(iter(values.values())))
+    budget.check_duration(steps, system.n_bodies, N, "--t-end", "shorten --t-end, raise --dt or sweep fewer points",
+                          force=force)
     cols = columns(checked)
     has_label = any(name == "label" for name, _, _ in cols)
     magnets = basin.fixed_magnets_xy(checked) if has_label else None
