@@ -407,12 +407,13 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
         for name in out:
             out[name][sl] = arrays[name]
     error = "; ".join(f.message for f in run.failures) or None
-    return SweepResult(params=list(params), values=values, outcomes=out, t_end=settings.t_end, dt=settings.dt,
+    end, rounded = basin.rounded_end(settings.t_end, settings.dt, "the sweep's runs")
+    return SweepResult(params=list(params), values=values, outcomes=out, t_end=end, dt=settings.dt,
                        method=settings.method, record_interval=record_interval, complete=run.complete,
                        members_completed=int(out["completed"].sum()), wall_time=time.perf_counter() - t0, columns=cols,
                        magnets_xy=magnets, settle_speed=settle_speed if has_label else None,
                        settle_distance=float(settle_distance) if has_label else None, error=error,
-                       notes=list(run.notes or []), warnings=warnings)
+                       notes=([rounded] if rounded else []) + list(run.notes or []), warnings=warnings)
 
 
 def _beyond(where: dict, names, k: int, values: dict, said: str) -> ValidationError:
