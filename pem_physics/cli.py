@@ -126,11 +126,9 @@ def cmd_run(args) -> int:
 def _rounded_end(t_end: float, dt: float, traj) -> str | None:
     """The note of a run whose t_end (s) is not a whole number of steps dt (s): the scene format rounds it to whole
     steps (docs/scene-format.md), so the run ends elsewhere than the user asked — said, not silent."""
-    k = t_end / dt
-    if not traj.complete or abs(k - round(k)) <= 1e-9 * max(1.0, k):
-        return None
-    return (f"t_end = {t_end:g} s is not a whole number of steps of dt = {dt:g} s: the run ends at "
-            f"{float(traj.t[-1]):g} s ({round(k):,} steps; t_end is rounded to whole steps)")
+    from .model.scene import rounded_end
+
+    return rounded_end(t_end, dt)[1] if traj.complete else None
 
 
 def cmd_build_engine(args) -> int:
@@ -526,8 +524,10 @@ def _as_option(err: ValidationError, args) -> ValidationError:
 
 def _typed(key: str, value) -> str:
     """An option as the user typed it: ``--t-end 100000``."""
+    from .model.scene import shown
+
     option = "--" + key.replace("_", "-")
-    return f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}"
+    return f"{option} {shown(value)}" if isinstance(value, float) else f"{option} {value}"
 
 
 def _steps_option(err: ValidationError, args) -> ValidationError:

@@ -474,3 +474,30 @@ def test_a_t_end_that_is_not_whole_steps_is_noted(tmp_path, capsys):
                                        "ends at 0.06 s (2 steps; t_end is rounded to whole steps)\n")
     assert main(args + ["--t-end", "0.06", "-o", str(tmp_path / "b")]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv, says", [
+    # exactly half a step rounds to no step (to even): it is not "less than half a step"
+    (["--dt", "0.002", "--t-end", "0.001"],
+     "error: --t-end 0.001: t_end = 0.001 s is at most half a step (dt = 0.002 s): the run would take no step"),
+    (["--dt", "0.002", "--t-end", "0.0009"], "t_end = 0.0009 s is less than half a step (dt = 0.002 s)"),
+    # values shown with every digit they take: "got 0.001 s" for an interval that is not 0.001 was nonsense
+    (["--dt", "0.001", "--t-end", "0.01", "--record-interval", "0.0010000001"],
+     "error: --record-interval 0.0010000001: must be a whole multiple of dt = 0.001 s, got 0.0010000001 s"),
+])
+def test_messages_show_the_values_as_they_are(tmp_path, capsys, argv, says):
+    from pem_physics.cli import main
+
+    assert main(["run", "example:pendulum", *argv, "-o", str(tmp_path / "o"), "-q"]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_rounded_t_end_is_noted_with_every_digit(tmp_path, capsys):
+    """t_end = 0.5000001 s in steps of 0.25 s: the run ends at 0.5 s; ':g' showed "t_end = 0.5 s is not a whole
+    number of steps of dt = 0.25 s" — a value that is one."""
+    from pem_physics.cli import main
+
+    assert main(["run", "example:pendulum", "--dt", "0.25", "--t-end", "0.5000001", "--record-interval", "0.25",
+                 "-o", str(tmp_path / "o"), "-q"]) == 0
+    assert ("note: t_end = 0.5000001 s is not a whole number of steps of dt = 0.25 s: the run ends at 0.5 s (2 steps;"
+            in capsys.readouterr().err)

@@ -23,7 +23,7 @@ from ..engine.system import compile_system
 from ..errors import ValidationError
 from ..io.files import atomic_open
 from ..model.rotations import axis_angle_matrix
-from ..model.scene import Scene
+from ..model.scene import Scene, rounded_end
 from . import chunks
 
 
@@ -172,7 +172,7 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     dt = scene.settings.dt
     end, rounded = float(t_end), None
     if isinstance(dt, (int, float)) and dt > 0 and np.isfinite(t_end):   # others: refused by the run's own checks
-        end, rounded = rounded_end(t_end, dt, "the map's runs")
+        end, rounded = rounded_end(t_end, dt, "the map's runs end")
         budget.check_duration(round(t_end / dt), sum(b.moving for b in scene.bodies), E, "--t-end",
                               "shorten --t-end, raise --dt or lower --grid", force=force)
     task = chunks.Task(_chunk, (scene, xs, method, t_end), E, chunk)
@@ -194,18 +194,6 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
                        speed.reshape(grid, grid), magnets, end, run.complete, time.perf_counter() - t0,
                        failures=run.failures, notes=([rounded] if rounded else []) + list(run.notes or []))
 
-
-def rounded_end(t_end: float, dt: float, who: str = "the run") -> tuple[float, str | None]:
-    """(s) The time runs of ``t_end`` (s) in steps of ``dt`` (s) end at — t_end rounded to whole steps, as every run
-    is (``Settings.steps``) — and, where that is not t_end, the note that says so (a basin map or sweep recorded
-    the t_end asked for, which its runs did not reach)."""
-    steps = int(round(t_end / dt))
-    end = steps * dt
-    k = t_end / dt
-    if abs(k - round(k)) <= 1e-9 * max(1.0, k):
-        return float(t_end), None
-    return float(end), (f"t_end = {t_end!r} s is not a whole number of steps of dt = {dt!r} s: {who} end at "
-                        f"{end!r} s ({steps:,} steps; t_end is rounded to whole steps)")
 
 
 #: Share of a finished map's release points that never came to rest beyond which the map is said to say little.

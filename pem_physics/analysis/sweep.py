@@ -69,7 +69,7 @@ from ..engine.system import compile_system
 from ..errors import SimulationError, ValidationError
 from ..io.files import atomic_open
 from ..io.scenefile import MAX_MAGNITUDE
-from ..model.scene import Scene
+from ..model.scene import Scene, rounded_end
 from . import basin, chunks
 from .sweep_parameters import PARAMETERS
 
@@ -407,7 +407,7 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
         for name in out:
             out[name][sl] = arrays[name]
     error = "; ".join(f.message for f in run.failures) or None
-    end, rounded = basin.rounded_end(settings.t_end, settings.dt, "the sweep's runs")
+    end, rounded = rounded_end(settings.t_end, settings.dt, "the sweep's runs end")
     return SweepResult(params=list(params), values=values, outcomes=out, t_end=end, dt=settings.dt,
                        method=settings.method, record_interval=record_interval, complete=run.complete,
                        members_completed=int(out["completed"].sum()), wall_time=time.perf_counter() - t0, columns=cols,

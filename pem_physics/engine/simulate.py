@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import SimulationError, ValidationError
 from ..model.rotations import orientation_to_quat, orthonormality_error
-from ..model.scene import Scene, Settings
+from ..model.scene import Scene, Settings, no_step
 from .integrators import Splitting, make_integrator, omega_lab
 from .system import System, compile_system
 from .torques import evaluate
@@ -486,9 +486,7 @@ def prepare(scene: Scene, *, method: str | None = None, dt: float | None = None,
     warnings = checks.preflight(scene, system)  # raises on scenes whose run would mean nothing
     steps, every = settings.steps, settings.record_every
     if steps == 0 and settings.t_end > 0:
-        raise ValidationError("settings.t_end", f"t_end = {settings.t_end:g} s is less than half a step (dt = "
-                                                f"{settings.dt:g} s): the run would take no step; lower dt or raise "
-                                                "t_end")
+        raise ValidationError("settings.t_end", no_step(settings.t_end, settings.dt))
     if scene.contact_model == "surface":
         from .contact import surface_scene
 

@@ -563,6 +563,35 @@ def _check_span(m: TabulatedMotion, settings: Settings, path: str) -> None:
                                                "t_end")
 
 
+def shown(x: float) -> str:
+    """A number for a message: ``{:g}`` where that is the number itself (``1e+06``, ``0.001``), else every digit it
+    takes (``0.0010000001``, not ``0.001``: a message must not show two different values as one)."""
+    x = float(x)
+    g = f"{x:g}"
+    return g if not math.isfinite(x) or float(g) == x else repr(x)
+
+
+def rounded_end(t_end: float, dt: float, who: str = "the run ends") -> tuple[float, str | None]:
+    """(s) The time a run of ``t_end`` (s) in steps of ``dt`` (s) ends at — t_end rounded to whole steps
+    (:attr:`Settings.steps`) — and, where that is not t_end, the note that says so (``who``: "the run ends", "the
+    map's runs end"), the values with every digit they take (:func:`shown`)."""
+    steps = int(round(t_end / dt))
+    k = t_end / dt
+    if abs(k - round(k)) <= 1e-9 * max(1.0, k):
+        return float(t_end), None
+    end = steps * dt
+    return float(end), (f"t_end = {shown(t_end)} s is not a whole number of steps of dt = {shown(dt)} s: {who} at "
+                        f"{shown(end)} s ({steps:,} steps; t_end is rounded to whole steps)")
+
+
+def no_step(t_end: float, dt: float) -> str:
+    """The message of a run of ``t_end`` > 0 s that rounds to no step of ``dt`` s (t_end ≤ dt / 2: half a step
+    rounds to even, 0)."""
+    than = "at most" if 2 * t_end >= dt else "less than"
+    return (f"t_end = {shown(t_end)} s is {than} half a step (dt = {shown(dt)} s): the run would take no step; lower "
+            "dt or raise t_end")
+
+
 def _bad(path: str, message: str):
     raise ValidationError(path, message)
 
@@ -625,7 +654,8 @@ class Settings:
         k = self.record_interval / self.dt
         if abs(k - round(k)) > 1e-9 * max(1.0, k) or round(k) < 1:
             raise ValidationError("settings.record_interval",
-                                  f"must be a whole multiple of dt = {self.dt:g} s, got {self.record_interval:g} s")
+                                  f"must be a whole multiple of dt = {shown(self.dt)} s, got "
+                                  f"{shown(self.record_interval)} s")
         return int(round(k))
 
 
