@@ -144,7 +144,10 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
     if box is not None and not np.all(box > 0):
         raise ValidationError("periodic_box", "expected three positive box lengths")
     raw_bodies = _get(doc, "bodies", "", lambda x, p: x, expected="at least one [[bodies]] table")
-    if not isinstance(raw_bodies, list) or not raw_bodies:
+    if isinstance(raw_bodies, list) and not raw_bodies:   # given, and empty: not missing
+        raise ValidationError("bodies", "empty (bodies = []): a scene needs at least one [[bodies]] table, a "
+                                        "pendulum or a free body")
+    if not isinstance(raw_bodies, list):
         raise ValidationError("bodies", f"expected an array of [[bodies]] tables, got {_describe(raw_bodies)}")
     bodies = [_body(b, f"bodies[{i}]", i, u, base_dir) for i, b in enumerate(raw_bodies)]
     scene = Scene(

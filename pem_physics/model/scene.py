@@ -701,6 +701,8 @@ class Scene:
         _name(self.name, "name")   # it goes into summary.json, sweep.json and file headers, as body names do
         if not isinstance(self.bodies, (list, tuple)):
             raise ValidationError("bodies", "expected a list of bodies")
+        if not self.bodies:
+            raise ValidationError("bodies", "empty: a scene needs at least one body, a pendulum or a free body")
         bodies = []
         for i, b in enumerate(self.bodies):
             if not isinstance(b, Body):

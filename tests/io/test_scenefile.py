@@ -1003,3 +1003,15 @@ def test_a_pair_restitution_named_twice_or_with_one_body_is_refused_by_the_files
     twice = (PairRestitution(("heavy", "light"), 0.5), PairRestitution(("light", "heavy"), 0.9))
     with pytest.raises(ValidationError, match=r"^pair_restitution\[1\]\.names: 'light' and 'heavy' are already"):
         replace(scene, pair_restitution=twice).checked()
+
+
+def test_a_scene_with_no_bodies_is_called_empty_not_missing():
+    """``bodies = []`` is given: it was "expected an array of [[bodies]] tables, got an array of 0 items" (read:
+    missing); the key left out stays "missing"."""
+    head = 'format = "pem-scene"\nversion = 1\n'
+    with pytest.raises(ValidationError, match=r"^bodies: empty \(bodies = \[\]\): a scene needs at least one"):
+        loads(head + "bodies = []\n")
+    with pytest.raises(ValidationError, match=r"^bodies: missing; expected at least one \[\[bodies\]\] table"):
+        loads(head)
+    with pytest.raises(ValidationError, match=r"^bodies: empty: a scene needs at least one body"):
+        replace(examples.pendulum(), bodies=[]).checked()
