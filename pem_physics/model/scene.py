@@ -606,6 +606,8 @@ def _listed(items, path: str, what: str):
     raise ValidationError(path, f"expected a list of {what}, got {'None' if items is None else got}{hint}")
 
 
+#: The finest relative tolerance dop853 takes (scipy's DOP853 raises any finer one to it, 100 ε, with a warning).
+MIN_RTOL = 100 * np.finfo(float).eps
 #: Longest run a scene may ask for (guards integer conversions against absurd t_end / dt).
 MAX_STEPS = 1e12
 #: The lightest moving body and its smallest largest moment (kg, kg·m²): far below any physical body (an electron
@@ -634,6 +636,13 @@ class Settings:
             rtol=v.number(self.rtol, f"{path}.rtol", positive=True),
             atol=v.number(self.atol, f"{path}.atol", positive=True),
         )
+        if not MIN_RTOL <= out.rtol < 1:   # scipy's DOP853 raised a finer one to 100 ε with a warning; ≥ 1: no accuracy
+            raise ValidationError(f"{path}.rtol", f"expected {MIN_RTOL:.3g} ≤ rtol < 1 (dop853's relative tolerance: "
+                                                  f"none finer than 100 ε, and 1 or more bounds nothing), got "
+                                                  f"{shown(out.rtol)}")
+        if not out.atol < 1:   # the orientation's entries are at most 1 in size: an atol of 1 leaves them unchecked
+            raise ValidationError(f"{path}.atol", f"expected 0 < atol < 1 (dop853's absolute tolerance on the state, "
+                                                  f"whose orientation entries are at most 1), got {shown(out.atol)}")
         if out.t_end / out.dt > MAX_STEPS:
             raise ValidationError(f"{path}.t_end", f"t_end / dt = {out.t_end / out.dt:.3g} steps; at most "
                                                    f"{MAX_STEPS:.0e} are allowed")

@@ -349,7 +349,7 @@ def scenes(draw):
         periodic_box=draw(st.one_of(st.none(), st.tuples(positive, positive, positive))),
         settings=Settings(method=draw(st.sampled_from(METHODS)), dt=dt, t_end=dt * draw(st.integers(0, 1000)),
                           record_interval=draw(st.one_of(st.none(), st.integers(1, 20).map(lambda k: k * dt))),
-                          rtol=draw(positive), atol=draw(positive)),
+                          rtol=draw(st.floats(1e-13, 0.5)), atol=draw(st.floats(1e-300, 0.5))),
         name=draw(st.text(st.characters(blacklist_categories=("Cc",)), min_size=1, max_size=20)))
 
 
@@ -1015,3 +1015,21 @@ def test_a_scene_with_no_bodies_is_called_empty_not_missing():
         loads(head)
     with pytest.raises(ValidationError, match=r"^bodies: empty: a scene needs at least one body"):
         replace(examples.pendulum(), bodies=[]).checked()
+
+
+@pytest.mark.parametrize("line, says", [
+    ("rtol = 1e-20", r"^settings\.rtol: expected 2\.22e-14 ≤ rtol < 1 \(dop853's relative tolerance: .*got 1e-20$"),
+    ("rtol = 1.5", r"^settings\.rtol: expected 2\.22e-14 ≤ rtol < 1 .*got 1\.5$"),
+    ("atol = 10", r"^settings\.atol: expected 0 < atol < 1 .*got 10$"),
+])
+def test_dop853_tolerances_out_of_their_range_are_refused_at_load(line, says):
+    """rtol = 1e-20 was taken, and scipy's DOP853 raised it to 100 ε with a warning in the middle of the run;
+    rtol ≥ 1 or atol ≥ 1 bound no error of a state whose orientation entries are at most 1."""
+    text = (SCENES / "compass.toml").read_text(encoding="utf-8")
+    with pytest.raises(ValidationError, match=says):
+        loads(text.replace("[settings]\n", f'[settings]\nmethod = "dop853"\n{line}\n'))
+    from pem_physics.model.scene import Settings
+
+    key, value = line.split(" = ")
+    with pytest.raises(ValidationError, match=says):
+        Settings(method="dop853", **{key: float(value)}).checked()
