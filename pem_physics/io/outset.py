@@ -32,10 +32,12 @@ import os
 import re
 import stat
 import time
+import unicodedata
 from pathlib import Path
 
 from ..aot import sha256  # the interpreter's own (hashlib loads OpenSSL: ~4 ms of a short run)
 from ..errors import ValidationError
+from ..model.scene import UNSHOWN
 from . import outlock
 from .files import atomic_open, unique_name
 
@@ -100,6 +102,12 @@ def output_folder(outdir, command: str | None = None) -> Path:
     text = os.fspath(outdir) if outdir is not None else ""
     if not str(text).strip():
         raise ValidationError("-o/--outdir", "empty: name the output folder")
+    bad = next((c for c in str(text) if ord(c) < 0x20 or c == "\x7f" or c in UNSHOWN), None)
+    if bad is not None:   # a newline in a folder's name splits every message and listing that shows it
+        raise ValidationError("-o", f"{ascii(str(text)[:60])}: the character U+{ord(bad):04X} "
+                                    f"({unicodedata.name(bad, 'a control character')}) in the folder's name breaks "
+                                    "the line or reverses the text where it is shown: name the folder with printable "
+                                    "characters")
     path = Path(text)
     try:   # exists() itself raises for a name the file system cannot hold
         if path.exists() and not path.is_dir():

@@ -316,3 +316,16 @@ def test_without_fcntl_a_lock_file_of_a_live_process_refuses_and_a_dead_ones_is_
     finally:
         live.kill()
         live.wait()
+
+
+@pytest.mark.parametrize("name, code", [("out\nput", "U+000A"), ("out\x1b[2Jput", "U+001B"), ("out\x85put", "U+0085"),
+                                        ("out\u202eput", "U+202E"), ("out\u2028put", "U+2028")])
+def test_an_output_folder_named_with_a_control_character_is_refused(tmp_path, capsys, name, code):
+    """-o $'a\\nb' was taken: a folder whose name breaks the lines (or reverses the text) of every message and
+    listing that shows it, as a body's name may not."""
+    target = tmp_path / name
+    assert cli_main(["run", "example:pendulum", "-o", str(target), "--t-end", "0.01", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"the character {code}" in err and "name the folder with printable characters" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not target.exists() and list(tmp_path.iterdir()) == []
