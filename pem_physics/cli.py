@@ -169,6 +169,13 @@ def cmd_inertia(args) -> int:
                                          f"{MAX_VALUE:g} (SI); check --scale (mesh units to metres)")
     with np.errstate(over="ignore", invalid="ignore"):   # checked below, by name
         mp = mesh_mass_properties(V, F, density=args.density, mass=args.mass)
+    from .model.scene import MIN_MASS
+
+    if not mp.mass >= MIN_MASS:   # a scene's lightest body: 1e-320 kg/m³ gave 8e-320 kg, a mass no scene takes
+        given = _typed("density", args.density) if args.mass is None else _typed("mass", args.mass)
+        raise ValidationError(given, f"gives the mesh a mass of {mp.mass:.3g} kg, below the {MIN_MASS:g} kg a scene's "
+                                     "body may weigh (lighter, its accelerations overflow): check --density or --mass "
+                                     "(SI) and --scale")
     size = [mp.mass, mp.volume or 0.0, *np.ravel(mp.center_of_mass), *np.ravel(mp.inertia)]
     if not all(np.isfinite(size)) or max(abs(x) for x in size) > MAX_VALUE:
         raise ValidationError(args.mesh, f"its mass properties at --scale {args.scale:g} and this density or mass "

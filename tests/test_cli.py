@@ -501,3 +501,17 @@ def test_a_rounded_t_end_is_noted_with_every_digit(tmp_path, capsys):
                  "-o", str(tmp_path / "o"), "-q"]) == 0
     assert ("note: t_end = 0.5000001 s is not a whole number of steps of dt = 0.25 s: the run ends at 0.5 s (2 steps;"
             in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("option, value, mass", [("--density", "1e-320", "8e-320"), ("--mass", "1e-150", "1e-150")])
+def test_inertia_refuses_a_mass_below_what_a_scene_takes(capsys, option, value, mass):
+    """inertia --density 1e-320 printed a mass of 8e-320 kg for the 2 m brick (volume 8 m³), which no scene takes
+    (a body's mass must be at least 1e-100 kg)."""
+    from pem_physics.cli import main
+
+    brick = str(ROOT / "examples" / "scenes" / "meshes" / "brick.obj")
+    assert main(["inertia", brick, option, value]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: {option} {value}: gives the mesh a mass of {mass} kg, below the 1e-100 kg a scene's body "
+                   "may weigh (lighter, its accelerations overflow): check --density or --mass (SI) and --scale\n")
+    assert main(["inertia", brick, option, "1e-90" if option == "--mass" else "1e-99"]) == 0

@@ -577,8 +577,8 @@ def shown(x: float) -> str:
     """A number for a message: ``{:g}`` where that is the number itself (``1e+06``, ``0.001``), else every digit it
     takes (``0.0010000001``, not ``0.001``: a message must not show two different values as one)."""
     x = float(x)
-    g = f"{x:g}"
-    return g if not math.isfinite(x) or float(g) == x else repr(x)
+    g, r = f"{x:g}", repr(x)
+    return g if not math.isfinite(x) or (float(g) == x and len(g) <= len(r)) else r   # 1e-320: not 9.99989e-321
 
 
 def rounded_end(t_end: float, dt: float, who: str = "the run ends") -> tuple[float, str | None]:
