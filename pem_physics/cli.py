@@ -87,7 +87,8 @@ def interruptible(quiet: bool):
 
 
 def cmd_run(args) -> int:
-    from .engine.simulate import simulate
+    from .engine import budget
+    from .engine.simulate import prepare
     from .io.output import write_outputs
 
     scene = load_scene(args.scene)
@@ -96,8 +97,10 @@ def cmd_run(args) -> int:
                                           "\"surface\") runs the table's own second-order step; drop --method")
     output_folder(args.outdir, "run")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop):
-        traj = simulate(scene, method=args.method, dt=args.dt, t_end=args.t_end,
-                        record_interval=args.record_interval, progress=progress, stop=stop)
+        run = prepare(scene, method=args.method, dt=args.dt, t_end=args.t_end, record_interval=args.record_interval)
+        budget.check_duration(run.scene.settings.steps, len(run.system.names), 1, "settings.t_end",
+                              "shorten t_end or raise dt", force=args.force)
+        traj = run.execute(progress, stop)
     summary = write_outputs(traj, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
@@ -123,11 +126,9 @@ def cmd_run(args) -> int:
 def _rounded_end(t_end: float, dt: float, traj) -> str | None:
     """The note of a run whose t_end (s) is not a whole number of steps dt (s): the scene format rounds it to whole
     steps (docs/scene-format.md), so the run ends elsewhere than the user asked — said, not silent."""
-    k = t_end / dt
-    if not traj.complete or abs(k - round(k)) <= 1e-9 * max(1.0, k):
-        return None
-    return (f"t_end = {t_end:g} s is not a whole number of steps of dt = {dt:g} s: the run ends at "
-            f"{float(traj.t[-1]):g} s ({round(k):,} steps; t_end is rounded to whole steps)")
+    from .model.scene import rounded_end
+
+    return rounded_end(t_end, dt)[1] if traj.complete else None
 
 
 def cmd_build_engine(args) -> int:
@@ -168,6 +169,13 @@ def cmd_inertia(args) -> int:
                                          f"{MAX_VALUE:g} (SI); check --scale (mesh units to metres)")
     with np.errstate(over="ignore", invalid="ignore"):   # checked below, by name
         mp = mesh_mass_properties(V, F, density=args.density, mass=args.mass)
+    from .model.scene import MIN_MASS
+
+    if not mp.mass >= MIN_MASS:   # a scene's lightest body: 1e-320 kg/m³ gave 8e-320 kg, a mass no scene takes
+        given = _typed("density", args.density) if args.mass is None else _typed("mass", args.mass)
+        raise ValidationError(given, f"gives the mesh a mass of {mp.mass:.3g} kg, below the {MIN_MASS:g} kg a scene's "
+                                     "body may weigh (lighter, its accelerations overflow): check --density or --mass "
+                                     "(SI) and --scale")
     size = [mp.mass, mp.volume or 0.0, *np.ravel(mp.center_of_mass), *np.ravel(mp.inertia)]
     if not all(np.isfinite(size)) or max(abs(x) for x in size) > MAX_VALUE:
         raise ValidationError(args.mesh, f"its mass properties at --scale {args.scale:g} and this density or mass "
@@ -293,7 +301,7 @@ def cmd_basin(args) -> int:
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
                                  method=args.method, progress=progress, stop=stop, client=client,
-                                 chunk_dir=args.chunk_dir, resume=args.resume)
+                                 chunk_dir=args.chunk_dir, resume=args.resume, force=args.force)
     summary = basin.write(result, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))
@@ -325,6 +333,7 @@ def add_basin_command(sub) -> None:
     b.add_argument("--method", help="integrator (default: the scene's); with numba installed, splitting4/2 and "
                                     "pem-rk4 run members in SIMD lanes")
     add_chunk_options(b)
+    b.add_argument("--force", action="store_true", help="start even a map estimated to take more than a day")
     b.add_argument("-q", "--quiet", action="store_true")
     b.set_defaults(func=cmd_basin)
 
@@ -360,7 +369,7 @@ def cmd_sweep(args) -> int:
         result = sweep.sweep(scene, params, t_end=args.t_end, dt=args.dt, method=args.method, samples=args.samples,
                              chunk=args.chunk, settle_speed=args.settle_speed, settle_distance=args.settle_distance,
                              progress=progress, stop=stop, client=client, chunk_dir=args.chunk_dir,
-                             resume=args.resume)
+                             resume=args.resume, force=args.force)
     summary = sweep.write(result, args.outdir, scene_label=args.scene, scene_name=scene.name, heatmap=args.heatmap)
     if not args.quiet:
         brief = {k: summary[k] for k in ("members", "members_completed", "complete", "wall_time_s", "method",
@@ -402,6 +411,7 @@ def add_sweep_command(sub) -> None:
                    help="how close, m, to a magnet it must rest (default: half the smallest magnet spacing)")
     s.add_argument("--heatmap", help="outcome column drawn in sweep.png (default: label, else energy_final)")
     add_chunk_options(s)
+    s.add_argument("--force", action="store_true", help="start even a sweep estimated to take more than a day")
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
 
@@ -414,6 +424,7 @@ def add_run_command(sub) -> None:
     r.add_argument("--dt", type=float, help="time step, s")
     r.add_argument("--t-end", type=float, help="end time, s")
     r.add_argument("--record-interval", type=float, help="time between records, s (a multiple of dt)")
+    r.add_argument("--force", action="store_true", help="start even a run estimated to take more than a day")
     r.add_argument("-q", "--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 
@@ -520,8 +531,10 @@ def _as_option(err: ValidationError, args) -> ValidationError:
 
 def _typed(key: str, value) -> str:
     """An option as the user typed it: ``--t-end 100000``."""
+    from .model.scene import shown
+
     option = "--" + key.replace("_", "-")
-    return f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}"
+    return f"{option} {shown(value)}" if isinstance(value, float) else f"{option} {value}"
 
 
 def _steps_option(err: ValidationError, args) -> ValidationError:
@@ -625,6 +638,7 @@ def main(argv=None) -> int:
               "file?", file=sys.stderr)
         return 2
     finally:
+        outset.release_locks()     # the output folders this command held
         outset.take_back_empty()   # a folder made for outputs that never came
         warnings.formatwarning = shown
         warnings.showwarning = show

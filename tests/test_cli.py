@@ -394,7 +394,8 @@ def test_a_signal_while_the_engine_compiles_ends_the_command_at_once(tmp_path, s
     at once: code 130, one line, nothing written."""
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-c", STAND_IN_COMPILE, "run", "example:three-magnet", "-o", str(out),
-                          "--t-end", "1e8", "--record-interval", "1e3"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          "--t-end", "1e8", "--record-interval", "1e3", "--force"],   # days: it must not start
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline() == "compiling\n", p.communicate()[1]
@@ -473,3 +474,44 @@ def test_a_t_end_that_is_not_whole_steps_is_noted(tmp_path, capsys):
                                        "ends at 0.06 s (2 steps; t_end is rounded to whole steps)\n")
     assert main(args + ["--t-end", "0.06", "-o", str(tmp_path / "b")]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv, says", [
+    # exactly half a step rounds to no step (to even): it is not "less than half a step"
+    (["--dt", "0.002", "--t-end", "0.001"],
+     "error: --t-end 0.001: t_end = 0.001 s is at most half a step (dt = 0.002 s): the run would take no step"),
+    (["--dt", "0.002", "--t-end", "0.0009"], "t_end = 0.0009 s is less than half a step (dt = 0.002 s)"),
+    # values shown with every digit they take: "got 0.001 s" for an interval that is not 0.001 was nonsense
+    (["--dt", "0.001", "--t-end", "0.01", "--record-interval", "0.0010000001"],
+     "error: --record-interval 0.0010000001: must be a whole multiple of dt = 0.001 s, got 0.0010000001 s"),
+])
+def test_messages_show_the_values_as_they_are(tmp_path, capsys, argv, says):
+    from pem_physics.cli import main
+
+    assert main(["run", "example:pendulum", *argv, "-o", str(tmp_path / "o"), "-q"]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_rounded_t_end_is_noted_with_every_digit(tmp_path, capsys):
+    """t_end = 0.5000001 s in steps of 0.25 s: the run ends at 0.5 s; ':g' showed "t_end = 0.5 s is not a whole
+    number of steps of dt = 0.25 s" — a value that is one."""
+    from pem_physics.cli import main
+
+    assert main(["run", "example:pendulum", "--dt", "0.25", "--t-end", "0.5000001", "--record-interval", "0.25",
+                 "-o", str(tmp_path / "o"), "-q"]) == 0
+    assert ("note: t_end = 0.5000001 s is not a whole number of steps of dt = 0.25 s: the run ends at 0.5 s (2 steps;"
+            in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("option, value, mass", [("--density", "1e-320", "8e-320"), ("--mass", "1e-150", "1e-150")])
+def test_inertia_refuses_a_mass_below_what_a_scene_takes(capsys, option, value, mass):
+    """inertia --density 1e-320 printed a mass of 8e-320 kg for the 2 m brick (volume 8 m³), which no scene takes
+    (a body's mass must be at least 1e-100 kg)."""
+    from pem_physics.cli import main
+
+    brick = str(ROOT / "examples" / "scenes" / "meshes" / "brick.obj")
+    assert main(["inertia", brick, option, value]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: {option} {value}: gives the mesh a mass of {mass} kg, below the 1e-100 kg a scene's body "
+                   "may weigh (lighter, its accelerations overflow): check --density or --mass (SI) and --scale\n")
+    assert main(["inertia", brick, option, "1e-90" if option == "--mass" else "1e-99"]) == 0

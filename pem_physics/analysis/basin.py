@@ -23,7 +23,7 @@ from ..engine.system import compile_system
 from ..errors import ValidationError
 from ..io.files import atomic_open
 from ..model.rotations import axis_angle_matrix
-from ..model.scene import Scene
+from ..model.scene import Scene, rounded_end
 from . import chunks
 
 
@@ -114,7 +114,7 @@ MIN_SPACING = 1e-12
 def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: float | None = None,
               chunk: int = 4096, settle_speed: float = 1e-3, settle_distance: float | None = None,
               method: str | None = None, progress=None, stop=None, client=None, chunk_dir=None,
-              resume: bool = False) -> BasinResult:
+              resume: bool = False, force: bool = False) -> BasinResult:
     """Sweep the release point over a grid×grid square of half-width ``extent`` (m) and classify.
 
     settle_speed: bob speed (m/s) below which a member counts as at rest; settle_distance: how
@@ -122,7 +122,8 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     ``client`` (a dask.distributed Client) runs the chunks on a cluster; ``chunk_dir`` keeps each
     chunk in a file as it completes and ``resume`` continues an interrupted map from them
     (:mod:`.chunks`). Grid points of a failed chunk (a blow-up) are labelled −1 and listed in
-    ``failures``.
+    ``failures``. A map estimated to take more than a day is refused unless ``force``
+    (:func:`~pem_physics.engine.budget.check_duration`).
     """
     bob_point(scene)
     magnets = fixed_magnets_xy(scene)
@@ -168,6 +169,12 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
                                          f"(got {t_end:g}; seconds to a minute, by the friction)")
     xs = np.linspace(-extent, extent, grid)
     E = grid * grid
+    dt = scene.settings.dt
+    end, rounded = float(t_end), None
+    if isinstance(dt, (int, float)) and dt > 0 and np.isfinite(t_end):   # others: refused by the run's own checks
+        end, rounded = rounded_end(t_end, dt, "the map's runs end")
+        budget.check_duration(round(t_end / dt), sum(b.moving for b in scene.bodies), E, "--t-end",
+                              "shorten --t-end, raise --dt or lower --grid", force=force)
     task = chunks.Task(_chunk, (scene, xs, method, t_end), E, chunk)
     t0 = time.perf_counter()
     run = chunks.run_chunks(task, kind="basin", run=dict(scene=scene, grid=xs, method=method, t_end=t_end),
@@ -184,8 +191,9 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     label = classify(final_xy, speed, magnets, settle_speed, settle_distance)
     label[~ran] = -1
     return BasinResult(xs, xs.copy(), label.reshape(grid, grid), final_xy.reshape(grid, grid, 2),
-                       speed.reshape(grid, grid), magnets, float(t_end), run.complete, time.perf_counter() - t0,
-                       failures=run.failures, notes=list(run.notes or []))
+                       speed.reshape(grid, grid), magnets, end, run.complete, time.perf_counter() - t0,
+                       failures=run.failures, notes=([rounded] if rounded else []) + list(run.notes or []))
+
 
 
 #: Share of a finished map's release points that never came to rest beyond which the map is said to say little.

@@ -297,6 +297,10 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
         raise _err("box", f"expected one of {', '.join(repr(b) for b in BOXES)}, got {c['box']!r}")
     if c["box"] == "cylinder" and d != 3:
         raise _err("box", "a cylinder needs dimension 3 (in 2D use \"sphere\", a circle)")
+    for key in ("cylinder_axis", "cylinder_aspect"):   # given for another box, each was taken and ignored
+        if cfg.get(key) is not None and c["box"] != "cylinder":
+            raise _err(key, f"applies to box = \"cylinder\" only (the box is {c['box']!r}): drop {key}, or set box "
+                            "= \"cylinder\"")
     c["cylinder_axis"] = _number(c, "cylinder_axis", integer=True)
     if c["cylinder_axis"] not in (0, 1, 2):
         raise _err("cylinder_axis", f"expected 0, 1 or 2, got {c['cylinder_axis']}")

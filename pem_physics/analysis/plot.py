@@ -85,8 +85,9 @@ _SHAPES = {"t": ((), None), "quaternion": (("B", 4), "f"), "orientation": (("B",
            "dipole_energy": ((), "f"), "driver_work": ((), "f"), "impact_loss": ((), "f"),
            "dipole_position": (("D", 3), "f"), "dipole_moment": (("D", 3), "f")}
 _WHOLE = {"pivot": (("B", 3), "f"), "dipole_owner": (("D",), "i"), "translating": (("B",), "b"),
-          "event_t": (("N",), "f"), "event_impulse": (("N", 3), "f"), "event_point": (("N", 3), "f"),
-          "event_normal": (("N", 3), "f"), **{k: (("N",), "U") for k in ("event_body1", "event_body2", "event_kind")}}
+          "weight": (("B",), "f"), "event_t": (("N",), "f"), "event_impulse": (("N", 3), "f"),
+          "event_point": (("N", 3), "f"), "event_normal": (("N", 3), "f"),
+          **{k: (("N",), "U") for k in ("event_body1", "event_body2", "event_kind")}}
 _KINDS = {"f": ("fiu", "numbers"), "i": ("iu", "integers"), "b": ("b", "booleans"), "U": ("US", "strings")}
 #: The run facts in ``meta`` and their types.
 _META = {"method": (str, ""), "dt": ((int, float), 0.0), "steps": (int, 0), "complete": (bool, True),

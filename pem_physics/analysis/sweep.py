@@ -63,12 +63,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..engine import budget
 from ..engine.simulate import Ensemble, simulate
 from ..engine.system import compile_system
 from ..errors import SimulationError, ValidationError
 from ..io.files import atomic_open
 from ..io.scenefile import MAX_MAGNITUDE
-from ..model.scene import Scene
+from ..model.scene import Scene, rounded_end
 from . import basin, chunks
 from .sweep_parameters import PARAMETERS
 
@@ -334,7 +335,7 @@ def columns(scene: Scene) -> list[tuple[str, str, str]]:
 def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None, dt: float | None = None,
           method: str | None = None, samples: int = 200, chunk: int = 1024, settle_speed: float = 1e-3,
           settle_distance: float | None = None, progress=None, stop=None, client=None, chunk_dir=None,
-          resume: bool = False) -> SweepResult:
+          resume: bool = False, force: bool = False) -> SweepResult:
     """Integrate ``scene`` at every point of the parameter grid and collect the outcomes.
 
     samples: records per member (energy_max and settle_time are taken over them);
@@ -345,7 +346,8 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     result is then incomplete and ``error`` holds the message naming the grid point; the other
     chunks still run. ``client`` (a dask.distributed Client) runs the chunks on a cluster;
     ``chunk_dir`` keeps each chunk's outcomes in a file as it completes and ``resume`` continues an
-    interrupted run from them (:mod:`.chunks`).
+    interrupted run from them (:mod:`.chunks`). A sweep estimated to take more than a day is refused unless
+    ``force`` (:func:`~pem_physics.engine.budget.check_duration`).
     """
     for value, name in ((samples, "--samples"), (chunk, "--chunk")):
         if not (isinstance(value, (int, np.integer)) and value >= 1):
@@ -372,6 +374,8 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     system = compile_system(checked)
     values = grid(params)
     N = len(next(iter(values.values())))
+    budget.check_duration(steps, system.n_bodies, N, "--t-end", "shorten --t-end, raise --dt or sweep fewer points",
+                          force=force)
     cols = columns(checked)
     has_label = any(name == "label" for name, _, _ in cols)
     magnets = basin.fixed_magnets_xy(checked) if has_label else None
@@ -403,12 +407,13 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
         for name in out:
             out[name][sl] = arrays[name]
     error = "; ".join(f.message for f in run.failures) or None
-    return SweepResult(params=list(params), values=values, outcomes=out, t_end=settings.t_end, dt=settings.dt,
+    end, rounded = rounded_end(settings.t_end, settings.dt, "the sweep's runs end")
+    return SweepResult(params=list(params), values=values, outcomes=out, t_end=end, dt=settings.dt,
                        method=settings.method, record_interval=record_interval, complete=run.complete,
                        members_completed=int(out["completed"].sum()), wall_time=time.perf_counter() - t0, columns=cols,
                        magnets_xy=magnets, settle_speed=settle_speed if has_label else None,
                        settle_distance=float(settle_distance) if has_label else None, error=error,
-                       notes=list(run.notes or []), warnings=warnings)
+                       notes=([rounded] if rounded else []) + list(run.notes or []), warnings=warnings)
 
 
 def _beyond(where: dict, names, k: int, values: dict, said: str) -> ValidationError:

@@ -1,9 +1,13 @@
-"""Memory a run will need, checked before anything is allocated.
+"""Memory and time a run will need, checked before anything is allocated or any step taken.
 
 A run that would ask for more memory than the machine has is refused with the number and how to lower it,
 instead of being killed by the operating system half-way (records of a long run, a gas of 10⁹ particles, a basin
 map of 10¹⁰ points). The estimates count the arrays the run keeps (records, particle rows, map cells), not
 Python's overheads: they are lower bounds, and the limit leaves half the available memory to everything else.
+
+Likewise a run estimated to take more than :data:`MAX_RUN_SECONDS` of wall time (10¹² steps of a pendulum: days)
+is refused before it starts, with the estimate and how to shorten it, unless the caller forces it
+(:func:`check_duration`; the gas command refuses runs of too many events the same way).
 """
 
 from __future__ import annotations
@@ -138,3 +142,45 @@ def trajectory_record_bytes(bodies: int, dipoles: int, members: int = 1) -> int:
     quaternion, ω (lab, body), L (lab, body), torque, energies, pivot, centre of mass, position, momenta
     (~60 doubles), per dipole its position and moment (6); times the ensemble's members."""
     return 8 * members * (60 * bodies + 6 * dipoles + 4)
+
+
+#: Body-steps a second (one body advanced one step; an ensemble's members count as bodies) of the engines at their
+#: fastest, for :func:`check_duration`: the compiled kernels take ~7 × 10⁶ a second for one pendulum
+#: (docs/benchmarks.md) and more for ensembles in SIMD lanes; numpy's engine ~10³–10⁵ (a Python call per step, or
+#: per step of a vectorised ensemble). Rounded up: an estimate from them is a lower bound of the wall time.
+PACE = {"compiled": 1e7, "compiled ensemble": 4e7, "numpy": 1e6}
+#: Longest estimated wall time (s) a run starts without being forced: a day.
+MAX_RUN_SECONDS = 86400.0
+
+
+def engine_pace(members: int = 1) -> tuple[str, float]:
+    """(engine, body-steps a second) a run of ``members`` will likely get: the compiled kernels unless
+    ``PEM_NUMBA=0`` turns them off (not importing numba to learn whether it is there: where neither numba nor a
+    build is, the numpy engine runs, slower than the estimate — still a lower bound)."""
+    if os.environ.get("PEM_NUMBA", "1") == "0":
+        return "numpy", PACE["numpy"]
+    kind = "compiled ensemble" if members > 1 else "compiled"
+    return kind, PACE[kind]
+
+
+def span(seconds: float) -> str:
+    """A wall time for a message: ~N minutes, hours, days or years."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if seconds >= size:
+            return f"~{seconds / size:,.3g} {unit}"
+    return f"~{seconds:.3g} s"
+
+
+def check_duration(steps: float, bodies: int, members: int, path: str, fix: str, force: bool = False) -> None:
+    """Refuse (a :class:`ValidationError` on ``path``) a run of ``steps`` steps of ``bodies`` moving bodies ×
+    ``members`` ensemble members whose estimated wall time (:func:`engine_pace`) exceeds :data:`MAX_RUN_SECONDS`,
+    saying the estimate, ``fix`` and that ``--force`` runs it anyway; ``force`` lets it pass."""
+    work = float(steps) * max(int(bodies), 1) * max(int(members), 1)
+    engine, pace = engine_pace(members)
+    seconds = work / pace
+    if force or not seconds > MAX_RUN_SECONDS:
+        return
+    who = f"{bodies:,} bod{'y' if bodies == 1 else 'ies'}" + (f" × {members:,} members" if members > 1 else "")
+    raise ValidationError(path, f"{float(steps):.3g} steps of {who} would take {span(seconds)} (an estimate, at "
+                                f"the {engine} engine's ~{pace:.0e} body-steps a second; runs of more than "
+                                f"{MAX_RUN_SECONDS / 3600:g} hours are refused): {fix}; --force to run anyway")

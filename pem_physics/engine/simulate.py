@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import SimulationError, ValidationError
 from ..model.rotations import orientation_to_quat, orthonormality_error
-from ..model.scene import Scene
+from ..model.scene import Scene, Settings, no_step
 from .integrators import Splitting, make_integrator, omega_lab
 from .system import System, compile_system
 from .torques import evaluate
@@ -159,6 +159,10 @@ class Trajectory:
     #: took up to each record (R,); None for scenes without contacts
     events: object | None = None
     impact_loss: np.ndarray | None = None
+    #: (B,) N: each body's weight m·|g| (None: not known, as for a trajectory read back from a file). With the
+    #: distance of its centre of mass from its centre of rotation it bounds the energy the body's rotation can
+    #: exchange with gravity: a floor of :meth:`_energy_scale`
+    weight: np.ndarray | None = None
 
     @property
     def total_energy(self) -> np.ndarray:
@@ -179,16 +183,21 @@ class Trajectory:
         return (self.angular_momentum + np.cross(self.position, self.linear_momentum)).sum(-2)
 
     def energy_drift(self) -> float:
-        """max |E(t) − E(0)| / max(|E(0)|, scale) over all records (and members)."""
+        """max |E(t) − E(0)| / scale over all records (and members); scale as :meth:`_energy_scale`."""
         Et = self.total_energy
-        E0 = Et[..., :1]
-        scale = np.maximum(np.abs(E0), np.abs(self.kinetic_energy.sum(-1)).max(axis=-1, keepdims=True))
-        scale = np.where(scale > 0, scale, 1.0)
-        return float(np.max(np.abs(Et - E0) / scale))
+        return float(np.max(np.abs(Et - Et[..., :1]) / self._energy_scale()))
 
     def _energy_scale(self) -> np.ndarray:
+        """(..., 1) J: what energy errors are measured against — the largest of |E(0)|, the largest kinetic energy,
+        and Σ m·|g|·d over the bodies, d (m) the distance of a body's centre of mass from its centre of rotation
+        (the most its rotation can exchange with gravity). The last keeps a body all but centred on its pivot
+        (d ~ 1e-19 m: energies ~1e-34 J, every change of them round-off of its orientation) from reading as a
+        large relative error; for a pendulum it is of the order of |E(0)| anyway."""
         E0 = self.total_energy[..., :1]
         scale = np.maximum(np.abs(E0), np.abs(self.kinetic_energy.sum(-1)).max(axis=-1, keepdims=True))
+        if self.weight is not None and self.position is not None:
+            arm = np.linalg.norm(self.center_of_mass - self.position, axis=-1).max(axis=-2)   # (..., B) m
+            scale = np.maximum(scale, (arm * self.weight).sum(-1)[..., None])
         return np.where(scale > 0, scale, 1.0)
 
     def energy_balance(self) -> float:
@@ -224,7 +233,7 @@ class Trajectory:
         kw = {}
         for name, value in self.__dict__.items():
             if isinstance(value, np.ndarray) and name not in ("t", "pivot", "dipole_owner", "impact_loss",
-                                                              "translating"):
+                                                              "translating", "weight"):
                 kw[name] = value[e]
         return replace(self, ensemble=False, **kw)
 
@@ -423,7 +432,8 @@ class Run:
             info={"evaluations": getattr(self.integ, "n_evals", None), "engine": engine, "compile_or_load_s": load_s,
                   "kernels": kernels},
             friction_work=checks.friction_work(t, arrays["omega"], c), events=events, impact_loss=impact_loss,
-            translating=system.translating.copy(), **arrays)
+            translating=system.translating.copy(), weight=system.mass * float(np.linalg.norm(system.gravity)),
+            **arrays)
         if split is not None:
             traj.info["threads"] = len(split)  # groups of independent bodies, each stepped in a thread (groups.py)
         warnings = self.warnings
@@ -448,6 +458,8 @@ def _check_arguments(scene, ensemble) -> None:
                 "; a dict of a scene file's keys is read by pem_physics.io.scenefile.scene_from_dict"
                 if isinstance(scene, dict) else "")
         raise ValidationError("scene", f"expected a pem_physics Scene, got {type(scene).__name__}{hint}")
+    if not isinstance(scene.settings, Settings):   # read (replaced) before Scene.checked would say so
+        raise ValidationError("settings", f"expected a pem_physics Settings, got {type(scene.settings).__name__}")
     if ensemble is not None and not isinstance(ensemble, Ensemble):
         raise ValidationError("ensemble", f"expected a pem_physics Ensemble or None, got {type(ensemble).__name__}")
 
@@ -474,9 +486,7 @@ def prepare(scene: Scene, *, method: str | None = None, dt: float | None = None,
     warnings = checks.preflight(scene, system)  # raises on scenes whose run would mean nothing
     steps, every = settings.steps, settings.record_every
     if steps == 0 and settings.t_end > 0:
-        raise ValidationError("settings.t_end", f"t_end = {settings.t_end:g} s is less than half a step (dt = "
-                                                f"{settings.dt:g} s): the run would take no step; lower dt or raise "
-                                                "t_end")
+        raise ValidationError("settings.t_end", no_step(settings.t_end, settings.dt))
     if scene.contact_model == "surface":
         from .contact import surface_scene
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +15,12 @@ GAS_EXAMPLES = ("hard-sphere-gas",)
 
 
 def load_scene(path: str):
-    """A Scene from a TOML scene file, a PEM UDF file, a Python file defining ``scene``, or ``example:NAME``."""
+    """A Scene from a TOML scene file, a PEM UDF file, a Python file defining ``scene``, or ``example:NAME``
+    (``path``: a str or a path object)."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):   # a Scene, None, bytes: an AttributeError ('… has no attribute startswith')
+        raise ValidationError("path", f"expected the name of a scene file or example:NAME, got {type(path).__name__}")
     if path.startswith("example:"):
         from .. import examples
 

@@ -26,8 +26,9 @@ ARRAYS = ("t", "quaternion", "orientation", "omega", "omega_body", "angular_mome
           "dipole_energy", "orthonormality", "pivot", "center_of_mass", "dipole_position",
           "dipole_moment", "dipole_owner")
 #: Written by this version, optional on reading (older files lack them): centres of rotation (…,R,B,3) m,
-#: linear momenta (…,R,B,3) kg·m/s and velocities (…,R,B,3) m/s of the bodies, which bodies translate (B,).
-MOTION_ARRAYS = ("position", "linear_momentum", "velocity", "translating")
+#: linear momenta (…,R,B,3) kg·m/s and velocities (…,R,B,3) m/s of the bodies, which bodies translate (B,), and
+#: their weights m·|g| (B,) N (a floor of the energy scale: ``Trajectory._energy_scale``).
+MOTION_ARRAYS = ("position", "linear_momentum", "velocity", "translating", "weight")
 
 
 def write_npz(traj: Trajectory, path) -> None:

@@ -14,6 +14,9 @@ folder — is refused with a message that says so. A failure or interruption bef
 previous set as it was; a staging folder left by a killed process is removed by the next command that
 writes there. A run stopped by Ctrl-C or SIGTERM publishes its partial result marked ``complete: false``.
 
+One command at a time writes into a folder: :func:`output_folder` locks it (:mod:`.outlock`) for the whole
+command, and a second command into it is refused at once, naming the process that holds it.
+
 Files no set wrote are never touched: a publication removes and replaces only what the previous manifest lists,
 each still as its run wrote it (size and SHA-256), or what a publication cut short was moving (:data:`JOURNAL`);
 a file of the same name that no set lists — the user's, or an older version's —, a listed file edited since its
@@ -29,10 +32,13 @@ import os
 import re
 import stat
 import time
+import unicodedata
 from pathlib import Path
 
 from ..aot import sha256  # the interpreter's own (hashlib loads OpenSSL: ~4 ms of a short run)
 from ..errors import ValidationError
+from ..model.scene import UNSHOWN
+from . import outlock
 from .files import atomic_open, unique_name
 
 MANIFEST = "pem-manifest.json"
@@ -83,12 +89,25 @@ def take_back_empty() -> None:
             pass
 
 
+def release_locks() -> None:
+    """Give back the output folders' locks :func:`output_folder` took (the command line, as a command ends)."""
+    outlock.release_all()
+
+
 def output_folder(outdir, command: str | None = None) -> Path:
-    """The output folder, created if missing; a clear :class:`ValidationError` for anything unusable, and, given
-    the ``command`` about to write there, for a folder holding another command's set (never published over)."""
+    """The output folder, created if missing and locked for this process (:mod:`.outlock`: until
+    :func:`release_locks`; a second command writing there is refused at once); a clear :class:`ValidationError` for
+    anything unusable or in use, and, given the ``command`` about to write there, for a folder holding another
+    command's set (never published over)."""
     text = os.fspath(outdir) if outdir is not None else ""
     if not str(text).strip():
         raise ValidationError("-o/--outdir", "empty: name the output folder")
+    bad = next((c for c in str(text) if ord(c) < 0x20 or c == "\x7f" or c in UNSHOWN), None)
+    if bad is not None:   # a newline in a folder's name splits every message and listing that shows it
+        raise ValidationError("-o", f"{ascii(str(text)[:60])}: the character U+{ord(bad):04X} "
+                                    f"({unicodedata.name(bad, 'a control character')}) in the folder's name breaks "
+                                    "the line or reverses the text where it is shown: name the folder with printable "
+                                    "characters")
     path = Path(text)
     try:   # exists() itself raises for a name the file system cannot hold
         if path.exists() and not path.is_dir():
@@ -108,8 +127,11 @@ def output_folder(outdir, command: str | None = None) -> Path:
                                          "name a folder you may write to") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ValidationError(str(path), "the output folder is not writable: name a folder you may write to")
+    took = outlock.acquire(path)
     old = read_manifest(path) if command else None
     if old is not None and old.get("command") != command:
+        if took:
+            outlock.release(path)
         raise ValidationError(str(path), f"holds the output set of `{old.get('command')}` ({len(old['files'])} "
                                          f"files): write the {command} outputs into another folder (nothing was "
                                          "changed)")
@@ -183,18 +205,8 @@ def _remove_dead_staging(outdir: Path) -> None:
             pid = int(d.name[len(STAGING_PREFIX):].split("-", 1)[0])
         except ValueError:
             continue
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not outlock.alive(pid):
             _rmtree(d)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class OutputSet:
@@ -206,13 +218,24 @@ class OutputSet:
     """
 
     def __init__(self, outdir, command: str, *, extend: bool = False):
+        held = outlock.holds(outdir)   # the command line locked it for the whole command: it keeps it
         self.outdir = output_folder(outdir, None if extend else command)
+        self._own_lock = not held and outlock.holds(self.outdir)   # taken here (library use): given back on exit
         self.command = command
         self.extend = extend
-        _remove_dead_staging(self.outdir)
-        self.staging = Path(unique_name(self.outdir, f"{STAGING_PREFIX}{os.getpid()}-", "",
-                                        lambda p: os.mkdir(p, 0o700)))
+        try:
+            _remove_dead_staging(self.outdir)
+            self.staging = Path(unique_name(self.outdir, f"{STAGING_PREFIX}{os.getpid()}-", "",
+                                            lambda p: os.mkdir(p, 0o700)))
+        except BaseException:
+            self._unlock()
+            raise
         self.published = False
+
+    def _unlock(self) -> None:
+        if self._own_lock:
+            outlock.release(self.outdir)
+            self._own_lock = False
 
     def __enter__(self) -> OutputSet:
         return self
@@ -224,6 +247,8 @@ class OutputSet:
             pass
         except OSError:            # something left in it (a failed run): remove it whole
             _rmtree(self.staging)
+        finally:
+            self._unlock()
 
     def publish(self, *, complete: bool = True, extra: dict | None = None) -> dict:
         """Move the staged files into the output folder as one set; returns the manifest."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import tomllib
 from pathlib import Path
 
@@ -143,7 +144,10 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
     if box is not None and not np.all(box > 0):
         raise ValidationError("periodic_box", "expected three positive box lengths")
     raw_bodies = _get(doc, "bodies", "", lambda x, p: x, expected="at least one [[bodies]] table")
-    if not isinstance(raw_bodies, list) or not raw_bodies:
+    if isinstance(raw_bodies, list) and not raw_bodies:   # given, and empty: not missing
+        raise ValidationError("bodies", "empty (bodies = []): a scene needs at least one [[bodies]] table, a "
+                                        "pendulum or a free body")
+    if not isinstance(raw_bodies, list):
         raise ValidationError("bodies", f"expected an array of [[bodies]] tables, got {_describe(raw_bodies)}")
     bodies = [_body(b, f"bodies[{i}]", i, u, base_dir) for i, b in enumerate(raw_bodies)]
     scene = Scene(
@@ -168,7 +172,17 @@ def scene_from_dict(doc: dict, base_dir: Path | None = None) -> Scene:
                                  default=0.0),
     )
     _check_pair_names(scene)
-    return scene.checked()
+    try:
+        return scene.checked()
+    except ValidationError as err:   # the model's PairRestitution.names is the file's `bodies`
+        m = _PAIR_NAMES.match(err.path)
+        if m is None:
+            raise
+        raise ValidationError(f"{m.group(1)}.bodies{err.path[m.end():]}", err.message) from None
+
+
+#: The model's path of a pair_restitution entry's names (``pair_restitution[3].names[1]``).
+_PAIR_NAMES = re.compile(r"(pair_restitution\[\d+\])\.names")
 
 
 def _check_pair_names(scene: Scene) -> None:

@@ -69,15 +69,37 @@ class _Source:
         return UdfError(self.where(offset), message)
 
 
+#: The most characters of a file's text a message quotes: enough to find a token, too few to print a secret of a
+#: file named by mistake (an ``\\include`` of a credentials file quotes nothing of it: see :func:`_outside`).
+_QUOTED = 20
+
+
+def _short(text: str) -> str:
+    """``text`` quoted for a message, at most :data:`_QUOTED` characters of it."""
+    return repr(text[:_QUOTED] + ("…" if len(text) > _QUOTED else ""))
+
+
+def _got(text: str) -> str:
+    """A token found where another was expected, for a message: shortened, or the end of the block."""
+    return _short(text) if text else "'end of block'"
+
+
 def _outside(src: _Source, start: int, end: int) -> None:
     """Refuse text between sections (before the first, between two, after the last ``\\end``) that is not blank
-    or a ``//`` comment: as a stray value inside a data block is refused, never dropped without a word."""
+    or a ``//`` comment: as a stray value inside a data block is refused, never dropped without a word.
+
+    Text before any section means the file is not UDF text at all (a credentials file named by an ``\\include``, a
+    link to ``/etc/passwd``): its line is named and nothing of it is quoted. After a section only its first word
+    is, shortened (:func:`_short`)."""
     off = _BLANK.match(src.text, start, end).end()
-    if off < end:
-        text = src.text[off:end].split("\n", 1)[0].strip()
-        shown = repr(text[:40] + ("…" if len(text) > 40 else ""))
-        raise src.error(off, f"text outside any section: {shown} — values belong inside \\begin{{data}} … "
-                             "\\end{data}; remove it, or make it a // comment")
+    if off >= end:
+        return
+    if start == 0:
+        raise src.error(off, "not PEM UDF text (no \\include, \\begin{def} or \\begin{data} before it; its content "
+                             "is not shown): is it the right file?")
+    word = src.text[off:end].split(None, 1)[0]
+    raise src.error(off, f"text outside any section: {_short(word)} — values belong inside \\begin{{data}} … "
+                         "\\end{data}; remove it, or make it a // comment")
 
 
 def _tokens(src: _Source, start: int, end: int) -> list[tuple[str, str, int]]:
@@ -121,7 +143,7 @@ class _Cursor:
     def expect(self, text: str, what: str):
         t = self.next()
         if t[1] != text or t[0] not in ("punct",):
-            raise self.src.error(t[2], f"{what}: expected {text!r}, got {t[1] or 'end of block'!r}")
+            raise self.src.error(t[2], f"{what}: expected {text!r}, got {_got(t[1])}")
         return t
 
     def skip_separators(self):
@@ -183,14 +205,14 @@ def _parse_type(cur: _Cursor) -> tuple:
         while not cur.accept("}"):
             k, t, o = cur.next()
             if k != "str":
-                raise cur.src.error(o, f"select: expected a quoted option, got {t!r}")
+                raise cur.src.error(o, f"select: expected a quoted option, got {_short(str(t))}")
             options.append(t[1:-1])
             cur.skip_separators()
         return ("select", tuple(options))
     if kind == "punct" and text == "<":
         k, cls, o = cur.next()
         if k != "name":
-            raise cur.src.error(o, f"reference: expected a class name, got {cls!r}")
+            raise cur.src.error(o, f"reference: expected a class name, got {_short(str(cls))}")
         cur.skip_separators()
         cur.next()  # the key field (ID)
         cur.expect(">", "reference")
@@ -203,13 +225,13 @@ def _parse_type(cur: _Cursor) -> tuple:
         return ("struct", tuple(fields))
     if kind == "name":
         return ("class", text)
-    raise cur.src.error(off, f"expected a type, got {text!r}")
+    raise cur.src.error(off, f"expected a type, got {_short(text)}")
 
 
 def _parse_field(cur: _Cursor) -> Field:
     kind, name, off = cur.next()
     if kind != "name":
-        raise cur.src.error(off, f"expected a field name, got {name!r}")
+        raise cur.src.error(off, f"expected a field name, got {_short(name)}")
     array = False
     if cur.accept("["):
         while not cur.accept("]"):  # [] or [N]
@@ -231,7 +253,7 @@ def _parse_def(src: _Source, start: int, end: int, schema: Schema, is_global: bo
             cur.next()
             k, name, o = cur.next()
             if k != "name":
-                raise src.error(o, f"class: expected a name, got {name!r}")
+                raise src.error(o, f"class: expected a name, got {_short(name)}")
             cur.expect(":", f"class {name}")
             schema.classes[name] = _parse_type(cur)
             if cur.peek()[:2] == ("punct", "["):
@@ -317,21 +339,21 @@ class _DataParser:
         kind, text, off = cur.next()
         if k == "double":
             if kind != "num":
-                raise self.src.error(off, f"{path}: expected a number, got {text or 'end of block'!r}")
+                raise self.src.error(off, f"{path}: expected a number, got {_got(text)}")
             return float(text)
         if k in ("int", "id", "ref"):
             if kind != "num" or not re.fullmatch(r"[-+]?\d+", text):
-                raise self.src.error(off, f"{path}: expected an integer, got {text or 'end of block'!r}")
+                raise self.src.error(off, f"{path}: expected an integer, got {_got(text)}")
             return int(text)
         if k == "bool":
             if kind == "name" and text in ("true", "false"):
                 return text == "true"
-            raise self.src.error(off, f"{path}: expected true or false, got {text!r}")
+            raise self.src.error(off, f"{path}: expected true or false, got {_short(text)}")
         if kind != "str":
-            raise self.src.error(off, f"{path}: expected a quoted string, got {text or 'end of block'!r}")
+            raise self.src.error(off, f"{path}: expected a quoted string, got {_got(text)}")
         s = text[1:-1]
         if k == "select" and s not in t[1]:
-            raise self.src.error(off, f"{path}: {s!r} is not one of {', '.join(repr(o) for o in t[1])}")
+            raise self.src.error(off, f"{path}: {_short(s)} is not one of {', '.join(repr(o) for o in t[1])}")
         return s
 
     def block(self) -> dict:
@@ -341,7 +363,7 @@ class _DataParser:
         while cur.peek()[0] != "eof":
             kind, name, off = cur.next()
             if kind != "name":
-                raise self.src.error(off, f"expected a field name, got {name!r}")
+                raise self.src.error(off, f"expected a field name, got {_short(name)}")
             if cur.accept("["):
                 cur.expect("]", name)
             cur.expect(":", name)

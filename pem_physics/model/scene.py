@@ -209,7 +209,7 @@ class StaticWall:
     spin_resistance: float | None = None
 
     def checked(self, path: str) -> StaticWall:
-        _name(self.name, f"{path}.name")
+        _name(self.name, f"{path}.name", cell=True)
         kind = v.choice(self.kind, f"{path}.kind", WALL_KINDS)
         if not isinstance(self.inside, bool):
             raise ValidationError(f"{path}.inside", f"expected true or false, got {self.inside!r}")
@@ -270,10 +270,20 @@ UNSHOWN = frozenset([*map(chr, range(0x80, 0xA0)), "\u2028", "\u2029", *map(chr,
                       *map(chr, range(0x2066, 0x206A))])
 
 
-def _name(value, path: str) -> str:
+#: What a spreadsheet takes a cell starting with for a formula (``=cmd|' /C calc'!A1``): a body's or wall's name
+#: starts the cells of trajectory.csv's header and of events.csv, so it may not start with one.
+FORMULA_START = ("=", "+", "-", "@")
+
+
+def _name(value, path: str, cell: bool = False) -> str:
     """A name (:func:`.validate.name`) that shows as it is: not only spaces, and none of the characters that break
-    a line or reorder the text around them (:data:`UNSHOWN`)."""
+    a line or reorder the text around them (:data:`UNSHOWN`); ``cell``: a name that starts CSV cells (a body's, a
+    wall's), which may not start as a formula does (:data:`FORMULA_START`)."""
     v.name(value, path)
+    if cell and value.startswith(FORMULA_START):
+        raise ValidationError(path, f"{value[:40]!r} starts with {value[0]!r}: a spreadsheet opening trajectory.csv "
+                                    "or events.csv would take the cells it starts for a formula (and run it); start "
+                                    "the name with another character")
     if not value.strip():
         raise ValidationError(path, f"a name of {len(value)} space(s) only: give a name that shows in the outputs")
     bad = next((c for c in value if c in UNSHOWN), None)
@@ -385,8 +395,11 @@ class Body:
 
     def checked(self, path: str) -> Body:
         """A copy with every value validated and converted to numpy arrays."""
-        _name(self.name, f"{path}.name")
+        _name(self.name, f"{path}.name", cell=True)
         v.choice(self.role, f"{path}.role", ROLES)
+        _listed(self.shapes, f"{path}.shapes", "shape")
+        _listed(self.dipoles, f"{path}.dipoles", "Dipole")
+        _listed(self.contacts, f"{path}.contacts", "ContactSphere")
         for i, shape in enumerate(self.shapes):   # a mesh's name reaches files (the scene writer, add-on objects)
             if getattr(shape, "name", None) is not None:
                 _name(shape.name, f"{path}.shapes[{i}].name")
@@ -560,10 +573,51 @@ def _check_span(m: TabulatedMotion, settings: Settings, path: str) -> None:
                                                "t_end")
 
 
+def shown(x: float) -> str:
+    """A number for a message: ``{:g}`` where that is the number itself (``1e+06``, ``0.001``), else every digit it
+    takes (``0.0010000001``, not ``0.001``: a message must not show two different values as one)."""
+    x = float(x)
+    g, r = f"{x:g}", repr(x)
+    return g if not math.isfinite(x) or (float(g) == x and len(g) <= len(r)) else r   # 1e-320: not 9.99989e-321
+
+
+def rounded_end(t_end: float, dt: float, who: str = "the run ends") -> tuple[float, str | None]:
+    """(s) The time a run of ``t_end`` (s) in steps of ``dt`` (s) ends at — t_end rounded to whole steps
+    (:attr:`Settings.steps`) — and, where that is not t_end, the note that says so (``who``: "the run ends", "the
+    map's runs end"), the values with every digit they take (:func:`shown`)."""
+    steps = int(round(t_end / dt))
+    k = t_end / dt
+    if abs(k - round(k)) <= 1e-9 * max(1.0, k):
+        return float(t_end), None
+    end = steps * dt
+    return float(end), (f"t_end = {shown(t_end)} s is not a whole number of steps of dt = {shown(dt)} s: {who} at "
+                        f"{shown(end)} s ({steps:,} steps; t_end is rounded to whole steps)")
+
+
+def no_step(t_end: float, dt: float) -> str:
+    """The message of a run of ``t_end`` > 0 s that rounds to no step of ``dt`` s (t_end ≤ dt / 2: half a step
+    rounds to even, 0)."""
+    than = "at most" if 2 * t_end >= dt else "less than"
+    return (f"t_end = {shown(t_end)} s is {than} half a step (dt = {shown(dt)} s): the run would take no step; lower "
+            "dt or raise t_end")
+
+
 def _bad(path: str, message: str):
     raise ValidationError(path, message)
 
 
+def _listed(items, path: str, what: str):
+    """``items`` if it is a list or tuple (of ``what``); else a ValidationError naming ``path`` — a single item
+    given where a list is expected (``dipoles=Dipole(…)``) was a TypeError from deep inside the check."""
+    if isinstance(items, (list, tuple)):
+        return items
+    got = type(items).__name__
+    hint = f": put it in a list, [{got}(…)]" if got == what else ""
+    raise ValidationError(path, f"expected a list of {what}, got {'None' if items is None else got}{hint}")
+
+
+#: The finest relative tolerance dop853 takes (scipy's DOP853 raises any finer one to it, 100 ε, with a warning).
+MIN_RTOL = 100 * np.finfo(float).eps
 #: Longest run a scene may ask for (guards integer conversions against absurd t_end / dt).
 MAX_STEPS = 1e12
 #: The lightest moving body and its smallest largest moment (kg, kg·m²): far below any physical body (an electron
@@ -592,6 +646,13 @@ class Settings:
             rtol=v.number(self.rtol, f"{path}.rtol", positive=True),
             atol=v.number(self.atol, f"{path}.atol", positive=True),
         )
+        if not MIN_RTOL <= out.rtol < 1:   # scipy's DOP853 raised a finer one to 100 ε with a warning; ≥ 1: no accuracy
+            raise ValidationError(f"{path}.rtol", f"expected {MIN_RTOL:.3g} ≤ rtol < 1 (dop853's relative tolerance: "
+                                                  f"none finer than 100 ε, and 1 or more bounds nothing), got "
+                                                  f"{shown(out.rtol)}")
+        if not out.atol < 1:   # the orientation's entries are at most 1 in size: an atol of 1 leaves them unchecked
+            raise ValidationError(f"{path}.atol", f"expected 0 < atol < 1 (dop853's absolute tolerance on the state, "
+                                                  f"whose orientation entries are at most 1), got {shown(out.atol)}")
         if out.t_end / out.dt > MAX_STEPS:
             raise ValidationError(f"{path}.t_end", f"t_end / dt = {out.t_end / out.dt:.3g} steps; at most "
                                                    f"{MAX_STEPS:.0e} are allowed")
@@ -612,7 +673,8 @@ class Settings:
         k = self.record_interval / self.dt
         if abs(k - round(k)) > 1e-9 * max(1.0, k) or round(k) < 1:
             raise ValidationError("settings.record_interval",
-                                  f"must be a whole multiple of dt = {self.dt:g} s, got {self.record_interval:g} s")
+                                  f"must be a whole multiple of dt = {shown(self.dt)} s, got "
+                                  f"{shown(self.record_interval)} s")
         return int(round(k))
 
 
@@ -658,6 +720,8 @@ class Scene:
         _name(self.name, "name")   # it goes into summary.json, sweep.json and file headers, as body names do
         if not isinstance(self.bodies, (list, tuple)):
             raise ValidationError("bodies", "expected a list of bodies")
+        if not self.bodies:
+            raise ValidationError("bodies", "empty: a scene needs at least one body, a pendulum or a free body")
         bodies = []
         for i, b in enumerate(self.bodies):
             if not isinstance(b, Body):
@@ -700,7 +764,7 @@ class Scene:
         """The validated restitution, pair_restitution and walls (names must be unique among bodies and walls)."""
         e = restitution_value(self.restitution, "restitution")
         walls = []
-        for i, w in enumerate(self.walls):
+        for i, w in enumerate(_listed(self.walls, "walls", "StaticWall")):
             if not isinstance(w, StaticWall):
                 raise ValidationError(f"walls[{i}]", "expected a StaticWall")
             walls.append(w.checked(f"walls[{i}]"))
@@ -711,7 +775,8 @@ class Scene:
                                                           f"{_spelt(names[name_key(w.name)], w.name)}")
             names[name_key(w.name)] = w.name
         pairs = []
-        for i, p in enumerate(self.pair_restitution):
+        seen: dict = {}   # the pair (as compared names, either order) → the index of the entry that named it first
+        for i, p in enumerate(_listed(self.pair_restitution, "pair_restitution", "PairRestitution")):
             path = f"pair_restitution[{i}]"
             if not isinstance(p, PairRestitution):
                 raise ValidationError(path, "expected a PairRestitution")
@@ -723,7 +788,13 @@ class Scene:
             pair = tuple(names[name_key(n)] for n in p.names)   # each spelt as its item is
             if pair[0] == pair[1]:
                 raise ValidationError(f"{path}.names", f"a pair needs two different items, got {pair[0]!r} twice")
-            pairs.append(PairRestitution(pair, restitution_value(p.restitution, f"{path}.restitution")))
+            e_i = restitution_value(p.restitution, f"{path}.restitution")
+            j = seen.setdefault(frozenset(map(name_key, pair)), i)
+            if j != i:   # the last would win without a word (0.5 one way, 0.9 the other: which did the user mean?)
+                raise ValidationError(f"{path}.names", f"{pair[0]!r} and {pair[1]!r} are already a pair in "
+                                                       f"pair_restitution[{j}] (restitution {pairs[j].restitution!r} "
+                                                       f"there, {e_i!r} here): keep one entry per pair")
+            pairs.append(PairRestitution(pair, e_i))
         model = v.choice(self.contact_model, "contact_model", CONTACT_MODELS)
         if model == "impacts":
             for i, b in enumerate(bodies):

@@ -117,3 +117,21 @@ def test_a_map_of_points_still_moving_says_so(tmp_path, capsys):
                  "-o", str(tmp_path / "cli")]) == 0
     assert "warning: none of the release points came to rest over a magnet by t_end = 0.01 s" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["basin", "sweep"])
+def test_a_t_end_between_steps_is_recorded_as_the_time_reached_and_said(tmp_path, capsys, command):
+    """t_end = 3.4 steps: the runs take 3 (t_end is rounded to whole steps, as for `run`), so the map and the sweep
+    end at 3 dt; they recorded 3.4 dt in basin.json / sweep.json without a word."""
+    from pem_physics.cli import main
+
+    dt = examples.three_magnet().settings.dt
+    t_end = 3.4 * dt
+    extra = ["--grid", "2"] if command == "basin" else ["--param", "friction=0,1e-4"]
+    out = tmp_path / "out"
+    assert main([command, "example:three-magnet", *extra, "--t-end", repr(t_end), "-o", str(out), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: t_end = {t_end!r} s is not a whole number of steps of dt = {dt!r} s" in err, err
+    assert f"end at {3 * dt!r} s (3 steps; t_end is rounded to whole steps)" in err, err
+    summary = json.loads((out / f"{command}.json").read_text(encoding="utf-8"))
+    assert summary["t_end"] == 3 * dt

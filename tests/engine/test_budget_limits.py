@@ -63,3 +63,50 @@ def test_a_small_request_is_granted_without_reading_the_limits(monkeypatch):
     with pytest.raises(ValidationError, match="--grid"):
         budget.check(budget.SMALL + 1, "--grid", "a map", "lower --grid")
     assert read == [1]
+
+
+@pytest.mark.parametrize("argv, says", [
+    # the audit's case: 10¹² steps of a pendulum started without a word (days at the fastest engine's pace)
+    (["run", "example:pendulum", "--dt", "1e-6", "--t-end", "1e6", "--record-interval", "1e6"],
+     r"--t-end 1e\+06: 1e\+12 steps of 1 body would take ~[\d.]+ days \(an estimate"),
+    (["basin", "example:three-magnet", "--grid", "512", "--t-end", "1e4"],
+     r"--t-end: 1e\+07 steps of 1 body × 262,144 members would take ~[\d.]+ (days|years) \(an estimate"),
+    (["sweep", "example:three-magnet", "--param", "friction=1e-4:1e-3:1000", "--t-end", "1e6"],
+     r"--t-end: 1e\+09 steps of 1 body × 1,000 members would take ~[\d.]+ (days|years) \(an estimate"),
+])
+def test_a_run_that_would_take_days_is_refused_before_it_starts(tmp_path, capsys, argv, says):
+    """Days whatever the engine: 10¹² body-steps at 10⁷ a second (the compiled kernels' best) are 10⁵ s."""
+    import re
+
+    from pem_physics.cli import main
+
+    out = tmp_path / "out"
+    assert main([*argv, "-o", str(out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(says, err), err
+    assert "--force to run anyway" in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()   # nothing written, no folder left behind
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "example:pendulum", "--t-end", "0.01"],
+    ["sweep", "example:pendulum", "--param", "friction=0:1e-3:2", "--t-end", "0.01"],
+])
+def test_force_starts_a_run_over_the_bound(tmp_path, capsys, monkeypatch, argv):
+    """With the bound lowered under a short run's estimate, the run is refused, and --force runs it."""
+    from pem_physics.cli import main
+
+    monkeypatch.setattr(budget, "MAX_RUN_SECONDS", 1e-9)
+    assert main([*argv, "-o", str(tmp_path / "a"), "-q"]) == 2
+    assert "--force to run anyway" in capsys.readouterr().err
+    assert main([*argv, "-o", str(tmp_path / "b"), "-q", "--force"]) == 0
+    assert (tmp_path / "b" / "pem-manifest.json").exists()
+
+
+def test_the_estimate_is_steps_times_bodies_times_members_over_the_engines_pace(monkeypatch):
+    monkeypatch.setenv("PEM_NUMBA", "0")
+    steps = budget.MAX_RUN_SECONDS * budget.PACE["numpy"] / (3 * 5)   # exactly at the bound: passes
+    budget.check_duration(steps, 3, 5, "x", "fix")
+    with pytest.raises(ValidationError, match=r"^x: .* 3 bodies × 5 members would take ~1\.01 days .*: fix; --force"):
+        budget.check_duration(steps * 1.01, 3, 5, "x", "fix")
+    budget.check_duration(steps * 1e6, 3, 5, "x", "fix", force=True)

@@ -8,6 +8,7 @@ spinning about a principal axis with pivot friction c slows as ω(t) = ω₀ e^{
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -137,6 +138,14 @@ def test_prepare_refuses_before_a_step_and_its_run_integrates_once():
      "ensemble.friction[1]: must be finite and ≥ 0, got -1.0"),
     (lambda sc: simulate(sc, ensemble=_ensemble(angular_velocity=[[[0, 0]], [[0, 0, 0]]])),
      "ensemble.angular_velocity: expected an array of numbers"),
+    # a TypeError ('Dipole' object is not iterable) and an AttributeError (None has no 'method')
+    (lambda sc: simulate(replace(sc, bodies=[replace(sc.bodies[0], dipoles=_dipole()), *sc.bodies[1:]])),
+     "bodies[0].dipoles: expected a list of Dipole, got Dipole: put it in a list, [Dipole(…)]"),
+    (lambda sc: simulate(replace(sc, bodies=[replace(sc.bodies[0], contacts=None), *sc.bodies[1:]])),
+     "bodies[0].contacts: expected a list of ContactSphere, got None"),
+    (lambda sc: simulate(replace(sc, walls=3)), "walls: expected a list of StaticWall, got int"),
+    (lambda sc: simulate(replace(sc, settings=None)), "settings: expected a pem_physics Settings, got NoneType"),
+    (lambda sc: _load(None), "path: expected the name of a scene file or example:NAME, got NoneType"),
 ])
 def test_arguments_that_are_not_a_scene_or_an_ensemble_are_named(call, says):
     """The Python API raised AttributeError ('NoneType' object has no attribute 'settings'; 'str' … 'arrays') or
@@ -149,7 +158,29 @@ def test_arguments_that_are_not_a_scene_or_an_ensemble_are_named(call, says):
         call(examples.three_magnet(t_end=0.01))
 
 
+def _load(path):
+    from pem_physics.io.loading import load_scene
+
+    return load_scene(path)
+
+
+def _dipole():
+    from pem_physics.model.scene import Dipole
+
+    return Dipole((0, 0, 0), (0, 0, 1))
+
+
 def _ensemble(**kw):
     from pem_physics.engine.simulate import Ensemble
 
     return Ensemble(**kw)
+
+
+def test_a_scene_file_named_by_a_path_object_loads(tmp_path):
+    """load_scene(Path(...)) raised AttributeError ('PosixPath' object has no attribute 'startswith')."""
+    from pathlib import Path
+
+    from pem_physics.io.loading import load_scene
+
+    here = Path(__file__).resolve().parents[2] / "examples" / "scenes" / "compass.toml"
+    assert load_scene(here).bodies[0].name == load_scene(str(here)).bodies[0].name

@@ -272,3 +272,16 @@ def test_a_scene_of_bodies_given_to_gas_names_the_command_it_is_for(tmp_path, ca
         in capsys.readouterr().err
     assert loading.GAS_EXAMPLES == tuple(gas_config.EXAMPLES)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("option, value", [("--cylinder-axis", "0"), ("--cylinder-aspect", "2")])
+@pytest.mark.parametrize("box", ["periodic", "walls", "sphere"])
+def test_a_cylinder_option_for_another_box_is_refused_not_ignored(tmp_path, capsys, no_run, option, value, box):
+    """--cylinder-axis 0 with --box periodic was taken and ignored: only a cylinder has an axis and an aspect."""
+    key = option[2:].replace("-", "_")
+    err = refused(capsys, tmp_path / "o", "--n", "50", "--box", box, option, value)
+    assert err.startswith(f'error: gas.{key}: applies to box = "cylinder" only (the box is {box!r}): drop {key}'), err
+    scene = tmp_path / "walls.toml"
+    scene.write_text(f'[gas]\nn = 50\nbox = "{box}"\n{key} = {value}\n')
+    assert f"gas.{key}: applies to box" in refused(capsys, tmp_path / "o", str(scene))
+    assert gas(tmp_path / "o", "--n", "1000", "--box", "cylinder", option, value) == 130   # 50 fit no cylinder

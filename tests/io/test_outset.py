@@ -266,3 +266,66 @@ def test_a_scene_nested_beyond_reason_is_a_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "deep.toml: nested too deeply to read" in err
     assert "Traceback" not in err
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """A second process holding the lock of ``tmp_path / "out"`` (as a run writing there does) until killed."""
+    out = tmp_path / "out"
+    code = ("import sys; from pem_physics.io.outset import output_folder; output_folder(sys.argv[1], 'run'); "
+            "print('locked', flush=True); sys.stdin.read()")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        yield out, proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_second_command_into_a_folder_in_use_is_refused_at_once(holder, capsys):
+    out, proc = holder
+    (out / "notes.txt").write_text("mine")
+    assert cli_main(["run", "example:pendulum", "-o", str(out), "--t-end", "0.01", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"in use by another pem command (pid {proc.pid})" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and read_manifest(out) is None      # one line; nothing published
+    assert sorted(p.name for p in out.iterdir()) == [".pem-lock", "notes.txt"]
+    proc.kill()   # killed, not ended: its lock must not block the folder
+    proc.wait()
+    assert cli_main(["run", "example:pendulum", "-o", str(out), "--t-end", "0.01", "-q"]) == 0
+    assert read_manifest(out)["command"] == "run"
+    assert not (out / ".pem-lock").exists() and (out / "notes.txt").read_text() == "mine"
+
+
+def test_without_fcntl_a_lock_file_of_a_live_process_refuses_and_a_dead_ones_is_stale(tmp_path, monkeypatch):
+    monkeypatch.setattr(outset.outlock, "fcntl", None)   # as on Windows: an O_EXCL lock file with the pid
+    live = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    try:
+        (tmp_path / ".pem-lock").write_text(f"{live.pid}\n")
+        with pytest.raises(ValidationError, match=rf"in use by another pem command \(pid {live.pid}\)"):
+            OutputSet(tmp_path, "run")
+        (tmp_path / ".pem-lock").write_text(f"{int(dead.stdout)}\n")   # that process has exited
+        with OutputSet(tmp_path, "run") as out:
+            assert (tmp_path / ".pem-lock").read_text() == f"{os.getpid()}\n"
+            out.publish()
+        assert not (tmp_path / ".pem-lock").exists()
+    finally:
+        live.kill()
+        live.wait()
+
+
+@pytest.mark.parametrize("name, code", [("out\nput", "U+000A"), ("out\x1b[2Jput", "U+001B"), ("out\x85put", "U+0085"),
+                                        ("out\u202eput", "U+202E"), ("out\u2028put", "U+2028")])
+def test_an_output_folder_named_with_a_control_character_is_refused(tmp_path, capsys, name, code):
+    """-o $'a\\nb' was taken: a folder whose name breaks the lines (or reverses the text) of every message and
+    listing that shows it, as a body's name may not."""
+    target = tmp_path / name
+    assert cli_main(["run", "example:pendulum", "-o", str(target), "--t-end", "0.01", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"the character {code}" in err and "name the folder with printable characters" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not target.exists() and list(tmp_path.iterdir()) == []

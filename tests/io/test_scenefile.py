@@ -8,9 +8,12 @@ unit conversions.
 from __future__ import annotations
 
 import copy
+import json
 import math
+import re
 import shutil
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -348,7 +351,7 @@ def scenes(draw):
         periodic_box=draw(st.one_of(st.none(), st.tuples(positive, positive, positive))),
         settings=Settings(method=draw(st.sampled_from(METHODS)), dt=dt, t_end=dt * draw(st.integers(0, 1000)),
                           record_interval=draw(st.one_of(st.none(), st.integers(1, 20).map(lambda k: k * dt))),
-                          rtol=draw(positive), atol=draw(positive)),
+                          rtol=draw(st.floats(1e-13, 0.5)), atol=draw(st.floats(1e-300, 0.5))),
         name=draw(st.text(st.characters(blacklist_categories=("Cc",)), min_size=1, max_size=20)))
 
 
@@ -978,3 +981,71 @@ def test_save_scene_names_a_folder_or_a_wrong_argument(tmp_path):
     with pytest.raises(ValidationError, match="^scene: expected a pem_physics Scene, got dict"):
         save_scene({}, tmp_path / "x.toml")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("pairs, path, message", [
+    # ball1–ball2 0.5 and ball2–ball1 0.9: the last won without a word
+    ('bodies = ["heavy", "light"]\nrestitution = 0.5\n[[pair_restitution]]\nbodies = ["light", "heavy"]\n'
+     'restitution = 0.9\n', "pair_restitution[1].bodies",
+     "'light' and 'heavy' are already a pair in pair_restitution[0] (restitution 0.5 there, 0.9 here): keep one "
+     "entry per pair"),
+    # the model calls them names; the file's key is bodies
+    ('bodies = ["heavy", "heavy"]\nrestitution = 0.5\n', "pair_restitution[0].bodies",
+     "a pair needs two different items, got 'heavy' twice"),
+])
+def test_a_pair_restitution_named_twice_or_with_one_body_is_refused_by_the_files_key(pairs, path, message):
+    text = (SCENES / "colliding_pendulums.toml").read_text(encoding="utf-8") + "\n[[pair_restitution]]\n" + pairs
+    with pytest.raises(ValidationError) as err:
+        loads(text)
+    assert (err.value.path, err.value.message) == (path, message)
+    # built in Python the model's own name stands
+    from pem_physics.model.scene import PairRestitution
+
+    scene = examples.build("colliding-pendulums")
+    twice = (PairRestitution(("heavy", "light"), 0.5), PairRestitution(("light", "heavy"), 0.9))
+    with pytest.raises(ValidationError, match=r"^pair_restitution\[1\]\.names: 'light' and 'heavy' are already"):
+        replace(scene, pair_restitution=twice).checked()
+
+
+def test_a_scene_with_no_bodies_is_called_empty_not_missing():
+    """``bodies = []`` is given: it was "expected an array of [[bodies]] tables, got an array of 0 items" (read:
+    missing); the key left out stays "missing"."""
+    head = 'format = "pem-scene"\nversion = 1\n'
+    with pytest.raises(ValidationError, match=r"^bodies: empty \(bodies = \[\]\): a scene needs at least one"):
+        loads(head + "bodies = []\n")
+    with pytest.raises(ValidationError, match=r"^bodies: missing; expected at least one \[\[bodies\]\] table"):
+        loads(head)
+    with pytest.raises(ValidationError, match=r"^bodies: empty: a scene needs at least one body"):
+        replace(examples.pendulum(), bodies=[]).checked()
+
+
+@pytest.mark.parametrize("line, says", [
+    ("rtol = 1e-20", r"^settings\.rtol: expected 2\.22e-14 ≤ rtol < 1 \(dop853's relative tolerance: .*got 1e-20$"),
+    ("rtol = 1.5", r"^settings\.rtol: expected 2\.22e-14 ≤ rtol < 1 .*got 1\.5$"),
+    ("atol = 10", r"^settings\.atol: expected 0 < atol < 1 .*got 10$"),
+])
+def test_dop853_tolerances_out_of_their_range_are_refused_at_load(line, says):
+    """rtol = 1e-20 was taken, and scipy's DOP853 raised it to 100 ε with a warning in the middle of the run;
+    rtol ≥ 1 or atol ≥ 1 bound no error of a state whose orientation entries are at most 1."""
+    text = (SCENES / "compass.toml").read_text(encoding="utf-8")
+    with pytest.raises(ValidationError, match=says):
+        loads(text.replace("[settings]\n", f'[settings]\nmethod = "dop853"\n{line}\n'))
+    from pem_physics.model.scene import Settings
+
+    key, value = line.split(" = ")
+    with pytest.raises(ValidationError, match=says):
+        Settings(method="dop853", **{key: float(value)}).checked()
+
+
+@pytest.mark.parametrize("name", ["=cmd|' /C calc'!A1", "+1+cmd|calc!A1", "-2+3", "@SUM(A1)"])
+def test_a_name_a_spreadsheet_would_run_as_a_formula_is_refused(name):
+    """A body named ``=cmd|calc!A1`` gave trajectory.csv header cells starting with '=' (``=cmd|calc!A1.q_w``): a
+    spreadsheet opening the file takes such a cell for a formula. Body and wall names may not start with = + - @."""
+    text = (SCENES / "compass.toml").read_text(encoding="utf-8")
+    with pytest.raises(ValidationError, match=rf"^bodies\[0\]\.name: {re.escape(repr(name))} starts with "
+                                              rf"{re.escape(repr(name[0]))}: a spreadsheet"):
+        loads(text.replace('name = "needle"', f"name = {json.dumps(name)}"))
+    ball = examples.build("bouncing-ball")
+    with pytest.raises(ValidationError, match=r"^walls\[0\]\.name: .* a spreadsheet"):
+        replace(ball, walls=[replace(ball.walls[0], name=name)]).checked()
+    assert loads(text.replace('name = "needle"', 'name = "a=b+c-d@e"')).bodies[0].name == "a=b+c-d@e"

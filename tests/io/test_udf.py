@@ -215,13 +215,40 @@ def test_text_outside_the_sections_is_refused_with_its_line(tmp_path):
                                        r"inside \\begin\{data\}"):
         read_udf(p)
     p.write_text("pendulum\n" + doc_text("unitParameter:{1,1,1,1}"))
-    with pytest.raises(UdfError, match=r"tail\.udf:1:1: text outside any section: 'pendulum'"):
+    with pytest.raises(UdfError, match=r"tail\.udf:1:1: not PEM UDF text \(no \\include"):
         read_udf(p)
     p.write_text('\\include {"pem1_3_def.udf"}\n\\begin{data}\nunitParameter:{1,1,1,1}\n\\end{data} x\n')
     with pytest.raises(UdfError, match=r"tail\.udf:4:12: text outside any section: 'x'"):
         read_udf(p)
     p.write_text("// by hand\n\n" + doc_text("unitParameter:{1,2,1,1}") + "  // the end\n\n")
     assert read_udf(p).data["unitParameter"]["mass"] == 2.0
+
+
+SECRET = "hunter2-s3cr3t-p4ssw0rd"   # longer than the 20 characters a UDF token may be quoted
+
+
+@pytest.mark.parametrize("name, text", [
+    ("creds.txt", f"DB_USER=admin\nDB_PASSWORD={SECRET}\n"),                     # a file that is no UDF at all
+    ("passwd.udf", f"root:x:0:0:{SECRET}:/root:/bin/bash\n"),                     # a link to /etc/passwd, as it were
+    ("tail.udf", '\\include {"pem1_3_def.udf"}\n\\begin{data}\nunitParameter:{1,1,1,1}\n\\end{data}\n'
+                 f"password:{SECRET}{SECRET}\n"),                                   # after a section: a short word
+    ("data.udf", '\\include {"pem1_3_def.udf"}\n\\begin{data}\nunitParameter:{1,1,"'
+                 f'{SECRET}{SECRET}",1}}\n\\end{{data}}\n'),                       # a long token in a value
+])
+def test_a_file_that_is_not_udf_text_is_named_never_quoted(tmp_path, name, text):
+    """An ``\\include`` of a credentials file, or a link named .udf to /etc/passwd, printed the file's first line
+    in the error (``text outside any section: 'DB_PASSWORD=hunter2'``): a file not recognised as UDF text is named
+    with its line, none of its content shown; a UDF file's stray token is quoted at most 20 characters."""
+    shutil.copy(PEM / "pem1_3_def.udf", tmp_path)
+    (tmp_path / name).write_text(text)
+    main = tmp_path / "main.udf"
+    main.write_text(f'\\include {{"{name}"}}\n' if name == "creds.txt" else "")
+    with pytest.raises(UdfError) as err:
+        read_udf(main if name == "creds.txt" else tmp_path / name)
+    message = str(err.value)
+    assert SECRET not in message and "DB_USER" not in message and "root:x" not in message
+    if name in ("creds.txt", "passwd.udf"):
+        assert re.match(rf".*{re.escape(name)}:1:1: not PEM UDF text", message), message
 
 
 def test_error_too_many_values_and_unknown_field(tmp_path):

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...errors import ValidationError
 from ...model.rotations import orientation_to_quat, orthonormality_error
-from ...model.scene import ContactRim
+from ...model.scene import ContactRim, no_step
 from . import surface as sf
 from . import surface_flat
 from . import surface_run as sr
@@ -154,8 +154,7 @@ def simulate(scene, progress=None, stop=None) -> dict:
     s = scene.settings
     surface, state, i = model(scene)
     if s.steps == 0 and s.t_end > 0:
-        raise ValidationError("settings.t_end", f"t_end = {s.t_end:g} s is less than half a step (dt = {s.dt:g} s): "
-                              "the run would take no step; lower dt or raise t_end")
+        raise ValidationError("settings.t_end", no_step(s.t_end, s.dt))
     wall0 = _time.perf_counter()
     run = sr.run(surface, state, state.t + s.steps * s.dt, s.dt, every=s.record_every, progress=progress, stop=stop)
     wall = _time.perf_counter() - wall0 - run.load_s       # the integration's time, as simulate's
