@@ -209,7 +209,7 @@ class StaticWall:
     spin_resistance: float | None = None
 
     def checked(self, path: str) -> StaticWall:
-        _name(self.name, f"{path}.name", cell=True)
+        _name(self.name, f"{path}.name")
         kind = v.choice(self.kind, f"{path}.kind", WALL_KINDS)
         if not isinstance(self.inside, bool):
             raise ValidationError(f"{path}.inside", f"expected true or false, got {self.inside!r}")
@@ -270,20 +270,10 @@ UNSHOWN = frozenset([*map(chr, range(0x80, 0xA0)), "\u2028", "\u2029", *map(chr,
                       *map(chr, range(0x2066, 0x206A))])
 
 
-#: What a spreadsheet takes a cell starting with for a formula (``=cmd|' /C calc'!A1``): a body's or wall's name
-#: starts the cells of trajectory.csv's header and of events.csv, so it may not start with one.
-FORMULA_START = ("=", "+", "-", "@")
-
-
-def _name(value, path: str, cell: bool = False) -> str:
+def _name(value, path: str) -> str:
     """A name (:func:`.validate.name`) that shows as it is: not only spaces, and none of the characters that break
-    a line or reorder the text around them (:data:`UNSHOWN`); ``cell``: a name that starts CSV cells (a body's, a
-    wall's), which may not start as a formula does (:data:`FORMULA_START`)."""
+    a line or reorder the text around them (:data:`UNSHOWN`)."""
     v.name(value, path)
-    if cell and value.startswith(FORMULA_START):
-        raise ValidationError(path, f"{value[:40]!r} starts with {value[0]!r}: a spreadsheet opening trajectory.csv "
-                                    "or events.csv would take the cells it starts for a formula (and run it); start "
-                                    "the name with another character")
     if not value.strip():
         raise ValidationError(path, f"a name of {len(value)} space(s) only: give a name that shows in the outputs")
     bad = next((c for c in value if c in UNSHOWN), None)
@@ -395,7 +385,7 @@ class Body:
 
     def checked(self, path: str) -> Body:
         """A copy with every value validated and converted to numpy arrays."""
-        _name(self.name, f"{path}.name", cell=True)
+        _name(self.name, f"{path}.name")
         v.choice(self.role, f"{path}.role", ROLES)
         _listed(self.shapes, f"{path}.shapes", "shape")
         _listed(self.dipoles, f"{path}.dipoles", "Dipole")
