@@ -248,6 +248,9 @@ class ParticleSim:
             return cache[key]
 
         best = None
+        # touch_tol widened by the rounding of a gap (positions and radii of this size, a few ulps each)
+        tol = self.touch_tol + 16 * np.finfo(float).eps * max(float(np.abs(x0).max(initial=0.0)),
+                                                              float(self.r.max(initial=0.0)))
 
         def consider(g, kind, payload, side="a", rate=None):
             nonlocal best
@@ -269,9 +272,10 @@ class ParticleSim:
                     g0 = rate
                 else:
                     # touching, not separating (a resting neighbour): an event only once it overlaps by touch_tol
-                    if g_start + self.touch_tol < 0:
+                    # (and the gap's round-off: a pair moving on together at that overlap is no new impact)
+                    if g_start + tol < 0:
                         return  # overlapping beyond tolerance and (after resolution) not approaching
-                    fn, g0 = (lambda t, g=g: g(t) + self.touch_tol), g_start + self.touch_tol
+                    fn, g0 = (lambda t, g=g: g(t) + tol), g_start + tol
             te = events.first_crossing(fn, t0, end, n_sub, g0=g0, side=side)
             if te is not None and (best is None or te < best[0]):
                 best = (te, kind, payload)
