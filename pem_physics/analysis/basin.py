@@ -1,7 +1,7 @@
 """Basin maps: where does a damped magnetic pendulum come to rest, as a function of where it is released?
 
 The release point (x, y) of the bob (the pendulum's first dipole, else its centre of mass)
-is swept over a grid; every grid point is one member of an :class:`~pem_physics.simulate.Ensemble`,
+is swept over a grid; every grid point is one member of an :class:`~pem_physics.engine.simulate.Ensemble`,
 integrated in vectorised chunks (memory stays bounded). A member is classified by the fixed
 magnet nearest to the bob's final (x, y) when it has settled there (slow, and close to that
 magnet), else −1.

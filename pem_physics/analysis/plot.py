@@ -45,7 +45,7 @@ def partial_note(traj) -> str | None:
 # ---------------------------------------------------------------------------- reading
 
 def read_trajectory(path) -> Trajectory:
-    """The :class:`Trajectory` stored by :func:`pem_physics.output.write_npz` (wall time and info are not stored).
+    """The :class:`Trajectory` stored by :func:`pem_physics.io.output.write_npz` (wall time and info are not stored).
 
     Every array is checked before use (:func:`_checked_file`): a file that is not what a run writes — an array
     missing, pickled (an object array), of another kind, shape or length than the others, no records, a ``meta``

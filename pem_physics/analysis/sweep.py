@@ -1,7 +1,7 @@
 """Parameter sweeps: run a scene over a grid of parameter values and write one table row per grid point.
 
-The same machinery as basin maps (:mod:`pem_physics.basin`): the whole Cartesian grid is one
-:class:`~pem_physics.simulate.Ensemble`, integrated in vectorised chunks (memory stays bounded),
+The same machinery as basin maps (:mod:`pem_physics.analysis.basin`): the whole Cartesian grid is one
+:class:`~pem_physics.engine.simulate.Ensemble`, integrated in vectorised chunks (memory stays bounded),
 with a progress bar; Ctrl-C stops cleanly and the partial table is written, marked incomplete.
 
     python -m pem_physics sweep example:three-magnet --param friction=0:2e-4:5 \\
@@ -46,7 +46,7 @@ Outputs in the output folder (all written atomically):
   pendulum, else ``energy_final``) when exactly two parameters take several values.
 
 Each member runs exactly like the scene with its parameter values set (friction and field per
-member through :attr:`pem_physics.system.System.per_member`); with the fixed-step methods a
+member through :attr:`pem_physics.engine.system.System.per_member`); with the fixed-step methods a
 member's numbers equal a single run's, with ``dop853`` the step sizes are shared by the members
 of a chunk, so they agree to the tolerances.
 """
@@ -342,7 +342,7 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     chunk: members integrated together at most (fewer when the records would exceed
     MEMORY_BUDGET); settle_speed (m/s) and settle_distance (m; default half the smallest magnet
     spacing) classify a magnet pendulum's end state as basin maps do. ``progress(fraction)``
-    and ``stop()`` as for :func:`~pem_physics.simulate.simulate`. A blow-up fails its chunk: the
+    and ``stop()`` as for :func:`~pem_physics.engine.simulate.simulate`. A blow-up fails its chunk: the
     result is then incomplete and ``error`` holds the message naming the grid point; the other
     chunks still run. ``client`` (a dask.distributed Client) runs the chunks on a cluster;
     ``chunk_dir`` keeps each chunk's outcomes in a file as it completes and ``resume`` continues an

@@ -186,7 +186,7 @@ class System:
     def with_members(self, friction: np.ndarray | None = None, field: np.ndarray | None = None) -> System:
         """A copy whose ensemble members have their own friction (E,) N·m·s and/or uniform field (E,3) T.
 
-        The arrays are not validated here (see :meth:`pem_physics.simulate.Ensemble.arrays`).
+        The arrays are not validated here (see :meth:`pem_physics.engine.simulate.Ensemble.arrays`).
         """
         return replace(self, member_friction=None if friction is None else np.asarray(friction, dtype=float),
                        member_field=None if field is None else np.asarray(field, dtype=float))

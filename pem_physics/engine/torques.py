@@ -2,7 +2,7 @@
 
 Shapes: E ensemble members, B moving bodies, D dipoles on them, S fixed/driven
 source dipoles. Orientations U are (E,B,3,3) with rows = body axes in lab
-components; the body-frame constants come from a :class:`~pem_physics.system.Kinematics`
+components; the body-frame constants come from a :class:`~pem_physics.engine.system.Kinematics`
 in the same axes. Everything is vectorised over E, B, D and dipole pairs.
 Friction (−cω) is not included here: integrators treat it themselves.
 """

@@ -150,7 +150,7 @@ def euler_deg_orientation(angles_deg) -> np.ndarray:
     """Orientation U (rows = body axes in lab) of intrinsic Z-Y'-X'' angles (yaw, pitch, roll) in degrees.
 
     The body → lab rotation is Rz(yaw)·Ry(pitch)·Rx(roll), the inverse of
-    :func:`pem_physics.rotations.euler_zyx` (the CSV output's angles).
+    :func:`pem_physics.model.rotations.euler_zyx` (the CSV output's angles).
     """
     yaw, pitch, roll = np.radians(np.asarray(angles_deg, dtype=float))
     R = (axis_angle_matrix(np.array([0.0, 0.0, 1.0]), yaw) @ axis_angle_matrix(np.array([0.0, 1.0, 0.0]), pitch)

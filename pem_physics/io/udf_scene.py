@@ -1,6 +1,6 @@
 """PEM UDF input files → :class:`~pem_physics.model.Scene` (SI units).
 
-:mod:`pem_physics.udf` parses the file against its ``\\begin{def}`` schema;
+:mod:`pem_physics.io.udf` parses the file against its ``\\begin{def}`` schema;
 this module gives the values their meaning, following what the original
 engine does with them (``PemSimulator::input``):
 
@@ -154,7 +154,7 @@ def _frame(o, path) -> np.ndarray:
 
 
 def scene_from_udf(doc, name: str = "udf") -> Scene:
-    """Build a Scene from a parsed :class:`pem_physics.udf.UdfDocument`."""
+    """Build a Scene from a parsed :class:`pem_physics.io.udf.UdfDocument`."""
     data = doc.data
     up = data.get("unitParameter")
     if up:

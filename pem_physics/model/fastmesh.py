@@ -1,7 +1,7 @@
 """Optional compiled mesh kernels (numba): mass-property integrals and the closed-mesh check.
 
 Blender ships numpy only, so nothing here is required: :func:`available` says whether numba
-imported. :mod:`pem_physics.inertia` stays the reference and the fallback; it calls in here
+imported. :mod:`pem_physics.model.inertia` stays the reference and the fallback; it calls in here
 for meshes of at least :data:`MIN_TRIANGLES` triangles when :data:`ENABLED` is set.
 
 * :func:`raw_integrals` computes the same exact polyhedral integrals as

@@ -1,7 +1,7 @@
 """The scene model: bodies, dipoles, fields and run settings (SI units).
 
 A :class:`Scene` is plain data built in Python, from a TOML scene file
-(:mod:`pem_physics.scenefile`) or from a PEM UDF file (:mod:`pem_physics.udf`).
+(:mod:`pem_physics.io.scenefile`) or from a PEM UDF file (:mod:`pem_physics.io.udf`).
 :meth:`Scene.validate` checks every value and names the offending item, e.g.
 ``bodies[2].dipoles[0].moment: expected 3 numbers``.
 
@@ -316,7 +316,7 @@ class Body:
     translate: a free body whose centre of mass also moves (6 DOF: gravity and dipole forces push it;
     theory §7); False keeps it turning about a fixed centre of mass. velocity: (3,) m/s, lab, the initial
     velocity of the centre of mass of a translating body.
-    shapes: inertia shapes (:mod:`pem_physics.inertia`) in body coordinates;
+    shapes: inertia shapes (:mod:`pem_physics.model.inertia`) in body coordinates;
     mass_properties: an override (PEM's ``analysis``) used instead of the shapes.
     hinge: a lab-frame axis; the body then only turns about it (1 DOF).
     motion: a driven body's: constant velocity, PEM's elliptic orbit, an :class:`.analytic.Oscillation` or
