@@ -294,8 +294,8 @@ def cmd_basin(args) -> int:
     scene = load_scene(args.scene)
     if args.friction is not None:
         scene = replace(scene, friction=args.friction)
-    if args.dt is not None:
-        scene = replace(scene, settings=replace(scene.settings, dt=args.dt))
+    if args.dt is not None:   # the map records only each run's start and end: the scene's interval does not apply
+        scene = replace(scene, settings=replace(scene.settings, dt=args.dt, record_interval=None))
     chunks.check_folders(args.chunk_dir, args.outdir)
     output_folder(args.outdir, "basin")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:

@@ -135,3 +135,17 @@ def test_a_t_end_between_steps_is_recorded_as_the_time_reached_and_said(tmp_path
     assert f"end at {3 * dt!r} s (3 steps; t_end is rounded to whole steps)" in err, err
     summary = json.loads((out / f"{command}.json").read_text(encoding="utf-8"))
     assert summary["t_end"] == 3 * dt
+
+
+def test_a_dt_that_does_not_divide_the_scenes_record_interval_maps(tmp_path):
+    """The map records only each release's start and end, so the scene's record interval (10 ms for the example)
+    is no constraint on --dt: 3 ms was refused ("does not divide the scene's record interval", with no option to
+    change it for an example scene), as `sweep` takes it."""
+    from pem_physics.cli import main
+
+    assert examples.three_magnet().settings.record_interval == pytest.approx(0.01)
+    out = tmp_path / "out"
+    assert main(["basin", "example:three-magnet", "--grid", "2", "--t-end", "0.03", "--dt", "0.003", "-q",
+                 "-o", str(out)]) == 0
+    summary = json.loads((out / "basin.json").read_text(encoding="utf-8"))
+    assert summary["complete"] and summary["t_end"] == pytest.approx(0.03)   # 10 steps of 3 ms
