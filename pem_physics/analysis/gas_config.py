@@ -265,7 +265,11 @@ def check_config(cfg: dict, given: dict | None = None) -> dict:
 
     unknown = sorted(set(cfg) - set(DEFAULTS))
     if unknown:
-        raise _err(unknown[0], f"unknown key; the keys are {', '.join(DEFAULTS)}")
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], list(DEFAULTS), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise _err(unknown[0], f"unknown key; {hint}the keys are {', '.join(DEFAULTS)}")
     c = {**DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
     saved = None
     if c["state"] is not None:

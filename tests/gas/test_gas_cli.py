@@ -179,7 +179,10 @@ def test_invalid_scene_files_are_refused_by_name(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text("[gas]\nn = 10\ncolour = 'red'\n")
     assert gas(tmp_path / "o", str(bad)) == 2
-    assert "gas.colour: unknown key" in capsys.readouterr().err
+    assert "gas.colour: unknown key; the keys are" in capsys.readouterr().err   # nothing close: no guess
+    bad.write_text("[gas]\nn = 10\npakcing_fraction = 0.1\n")
+    assert gas(tmp_path / "o", str(bad)) == 2
+    assert "gas.pakcing_fraction: unknown key; did you mean 'packing_fraction'?" in capsys.readouterr().err
     bad.write_text("[gas]\nn = 'many'\n")
     assert gas(tmp_path / "o", str(bad)) == 2
     assert "gas.n: expected an integer, got 'many'" in capsys.readouterr().err
