@@ -1033,3 +1033,16 @@ def test_dop853_tolerances_out_of_their_range_are_refused_at_load(line, says):
     key, value = line.split(" = ")
     with pytest.raises(ValidationError, match=says):
         Settings(method="dop853", **{key: float(value)}).checked()
+
+
+def test_a_phase_beyond_what_doubles_hold_is_refused():
+    """phase = 1e50 rad was run: its fraction of a turn is rounding (the spacing of doubles there is ~1e34 rad), so
+    the field or orbit would start anywhere; euler_deg already refuses beyond ±1e6° for the same reason."""
+    from pem_physics.model.scene import EllipticOrbit, RotatingField
+
+    with pytest.raises(ValidationError, match=r"^field\.rotating\.phase: 1e\+50 rad is beyond ±10000 rad, where "
+                                              r"rounding has lost the phase's fraction of a turn; give it within ±2π$"):
+        RotatingField(phase=1e50).checked("field.rotating")
+    with pytest.raises(ValidationError, match=r"^m\.phase: -20000\.0 rad is beyond ±10000 rad"):
+        EllipticOrbit(phase=-2e4).checked("m")
+    assert RotatingField(phase=-6.0).checked("f").phase == -6.0 and EllipticOrbit(phase=1e4).checked("m").phase == 1e4
