@@ -589,6 +589,15 @@ def _arithmetic_once(show):
     return showwarning
 
 
+def _check_cache_folder() -> None:
+    """Refuse a ``NUMBA_CACHE_DIR`` that names something other than a folder: numba would compile every kernel again
+    in every run without a word (minutes where a cached run takes seconds)."""
+    where = os.environ.get("NUMBA_CACHE_DIR", "")
+    if where and os.environ.get("PEM_NUMBA", "1") != "0" and os.path.exists(where) and not os.path.isdir(where):
+        raise ValidationError("NUMBA_CACHE_DIR", f"{where!r} is not a folder, so no compiled kernel could be cached "
+                                                 "and every run would compile them again: unset it or name a folder")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # the first word names the sub-command (no option takes effect before it); anything else — help, a
@@ -603,6 +612,7 @@ def main(argv=None) -> int:
     show = warnings.showwarning
     warnings.showwarning = _arithmetic_once(show)
     try:
+        _check_cache_folder()
         return args.func(args)
     except NotStarted:   # Ctrl-C or SIGTERM while the run was set up or compiled its engine
         print("interrupted before the run started (it was being set up or its engine compiled): nothing was written",

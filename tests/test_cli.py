@@ -515,3 +515,20 @@ def test_inertia_refuses_a_mass_below_what_a_scene_takes(capsys, option, value, 
     assert err == (f"error: {option} {value}: gives the mesh a mass of {mass} kg, below the 1e-100 kg a scene's body "
                    "may weigh (lighter, its accelerations overflow): check --density or --mass (SI) and --scale\n")
     assert main(["inertia", brick, option, "1e-90" if option == "--mass" else "1e-99"]) == 0
+
+
+def test_a_numba_cache_dir_that_is_a_file_is_refused_before_any_compile(tmp_path, monkeypatch, capsys):
+    """NUMBA_CACHE_DIR naming a regular file: numba compiled every kernel again in every run, silently (minutes
+    where a cached run takes seconds); refused at once, naming the variable and the fix. With numba off it runs."""
+    from pem_physics.cli import main
+
+    victim = tmp_path / "notes.txt"
+    victim.write_text("mine")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(victim))
+    monkeypatch.setenv("PEM_NUMBA", "1")
+    assert main(["info", "example:pendulum"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: NUMBA_CACHE_DIR: {str(victim)!r} is not a folder") and "unset it" in err, err
+    assert victim.read_text() == "mine"
+    monkeypatch.setenv("PEM_NUMBA", "0")
+    assert main(["info", "example:pendulum"]) == 0
