@@ -109,8 +109,8 @@ def test_inertia_beyond_floating_points_range_names_the_option(tmp_path, args, s
 
 
 @pytest.mark.parametrize("args,says", [
-    (("basin", "example:three-magnet", "--grid", "3", "--dt", "1"),
-     "error: --dt: 1 s does not divide the scene's record interval"),
+    (("basin", "example:three-magnet", "--grid", "3", "--dt", "-1"),   # (the map records only start and end)
+     "error: --dt -1: expected a positive number"),
     (("run", "example:three-magnet", "--dt", "-1"), "error: --dt -1: expected a positive number"),
     (("run", "example:three-magnet", "--t-end", "-2"), "error: --t-end -2: expected a number ≥ 0"),
     # the record interval's own errors name --record-interval, not --dt (typed beside it)
