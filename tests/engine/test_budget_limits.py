@@ -69,13 +69,17 @@ def test_a_small_request_is_granted_without_reading_the_limits(monkeypatch):
     # the audit's case: 10¹² steps of a pendulum started without a word (days at the fastest engine's pace)
     (["run", "example:pendulum", "--dt", "1e-6", "--t-end", "1e6", "--record-interval", "1e6"],
      r"--t-end 1e\+06: 1e\+12 steps of 1 body would take ~[\d.]+ days \(an estimate"),
-    (["basin", "example:three-magnet", "--grid", "512", "--t-end", "1e4"],
-     r"--t-end: 1e\+07 steps of 1 body × 262,144 members would take ~[\d.]+ (days|years) \(an estimate"),
-    (["sweep", "example:three-magnet", "--param", "friction=1e-4:1e-3:1000", "--t-end", "1e6"],
-     r"--t-end: 1e\+09 steps of 1 body × 1,000 members would take ~[\d.]+ (days|years) \(an estimate"),
+    # (over a day at every engine's pace: at the compiled ensembles' 4e7 body-steps/s, 1e7 steps of 262,144 members
+    # are 18 hours — a map the test then ran, growing to 10 GB)
+    (["basin", "example:three-magnet", "--grid", "512", "--t-end", "1e6"],
+     r"--t-end: 1e\+09 steps of 1 body × 262,144 members would take ~[\d.]+ (days|years) \(an estimate"),
+    (["sweep", "example:three-magnet", "--param", "friction=1e-4:1e-3:1000", "--t-end", "1e8"],
+     r"--t-end: 1e\+11 steps of 1 body × 1,000 members would take ~[\d.]+ (days|years) \(an estimate"),
 ])
 def test_a_run_that_would_take_days_is_refused_before_it_starts(tmp_path, capsys, argv, says):
-    """Days whatever the engine: 10¹² body-steps at 10⁷ a second (the compiled kernels' best) are 10⁵ s."""
+    """Days whatever the engine: 10¹² body-steps at 10⁷ a second (the compiled kernels' best) are 10⁵ s; the map's
+    and the sweep's 2.6·10¹⁴ and 10¹⁴ member-steps at 4·10⁷ a second (the compiled ensembles') are 75 and 29 days."""
+    assert budget.PACE["compiled"] <= 1e7 and budget.PACE["compiled ensemble"] <= 4e7   # the cases' margins
     import re
 
     from pem_physics.cli import main
