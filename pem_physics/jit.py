@@ -87,6 +87,7 @@ COMPILED_SOURCES = (
     "engine/backends/lanes_layout.py",
     "engine/pairs.py", "engine/step_kernels.py", "engine/torque_kernels.py",
     "engine/contact/surface_kernels.py", "engine/contact/surface_layout.py", "engine/contact/surface_run_kernels.py",
+    "engine/contact/surface_several_kernels.py",
     "gas/edmd.py", "gas/edmd_kernels.py", "gas/reference.py", "gas/state.py", "gas/timestep.py",
     "model/analytic.py", "model/fastmesh_kernels.py", "model/motion.py", "model/rotations.py", "model/validate.py",
 )

@@ -92,9 +92,10 @@ def test_build_runs_translating_scenes_bit_for_bit(method, build_dir, monkeypatc
             np.testing.assert_array_equal(np.array(jit.events.impulse), np.array(ahead.events.impulse))
 
 
-@pytest.mark.parametrize("name", ["billiard-ball", "tippe-top"])
+@pytest.mark.parametrize("name", ["billiard-ball", "tippe-top", "tumbling-die"])
 def test_build_runs_a_body_on_a_table_bit_for_bit(name, build_dir, monkeypatch):
-    """The table's kernel (engine/contact/surface_run_kernels.py) is an entry of the build too."""
+    """The table's kernel (engine/contact/surface_run_kernels.py) is an entry of the build too, several contacts at
+    once (the die on its corners and faces: surface_several_kernels.py) with it."""
     scene = examples.build(name)
     jit = run(scene, monkeypatch, None, "splitting4")
     ahead = run(scene, monkeypatch, build_dir, "splitting4")

@@ -24,7 +24,8 @@ from test_surface import NORMAL, G, ball, basis, leaning_rod, rolling_coin, spun
 from pem_physics.engine.backends import compiled
 from pem_physics.engine.contact import surface as sf
 from pem_physics.engine.contact import surface_run as sr
-from pem_physics.engine.contact.surface import ContactRim, Surface, Table, TableBody
+from pem_physics.engine.contact.surface import ContactRim, ContactSphere, Surface, Table, TableBody
+from pem_physics.engine.contact.surface_common import TOUCH_RTOL
 from pem_physics.engine.contact.surface_run import start_state
 from pem_physics.engine.contact.walls import Box, Cylinder, Sphere
 from pem_physics.errors import SimulationError, ValidationError
@@ -164,7 +165,61 @@ def coin_off_a_dome():
     return s, start_state(s, (0.52 * np.sin(0.05), 0, 0.52 * np.cos(0.05)), (0, 0, 0), (0, 0, 0), U), 1.5, 1e-3, 5
 
 
-SCENES = {f.__name__: f for f in (coin_in_a_pipe, coin_off_a_dome,
+def _die():
+    s, m, rho = 0.016, 0.0045, 0.0015
+    q = s / 2 - rho
+    return TableBody(m, np.eye(3) * m * s * s / 6, [ContactSphere((a * q, b * q, c * q), rho) for a in (-1, 1)
+                                                   for b in (-1, 1) for c in (-1, 1)], "die")
+
+
+def _block():
+    a, b, c, r, m = 0.03, 0.02, 0.01, 1e-3, 0.2
+    corners = [ContactSphere((sx * (a - r), sy * (b - r), sz * (c - r)), r)
+               for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
+    return TableBody(m, m / 3 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b]), corners, "block"), c
+
+
+def block_down_a_slope():
+    """Several contacts at once: a block on four corners sliding down a 0.3 rad slope (Coulomb μ = 0.2), turning."""
+    body, c = _block()
+    beta = 0.3
+    s = Surface(body, Table(normal=(-np.sin(beta), 0.0, np.cos(beta)), mu=0.2), (0, 0, -G))
+    U = np.array([[np.cos(beta), 0, np.sin(beta)], [0, 1.0, 0], [-np.sin(beta), 0, np.cos(beta)]])
+    return s, start_state(s, c * U[2], (0, 0.05, 0), 2.0 * U[2], U), 0.5, 1e-3, 10
+
+
+def block_gliding_in_a_bowl():
+    """Four corners on a curved table with gliding friction: a block sliding and spinning in a bowl."""
+    body, c = _block()
+    R = 0.3
+    s = Surface(body, Table(wall=Sphere((0, 0, R), R, inside=True, name="bowl"), mu=0.5, friction="viscous"),
+                (0, 0, -G))
+    st = start_state(s, (0, 0, 0.0125), (0.1, 0.05, 0), (0, 0, 3.0))
+    return s, st, 0.5, 1e-3, 10
+
+
+def die_thrown_on_a_plane():
+    """Lands on corners and edges, bounces, rolls over; several corners at once (Coulomb μ = 0.3, e = 0.4)."""
+    from pem_physics.model.rotations import axis_angle_matrix
+
+    s = Surface(_die(), Table(mu=0.3, restitution=0.4), (0, 0, -G))
+    U = axis_angle_matrix(np.array([0.77685654468701, 0.6267582445143515, 0.06056411404658504]), 0.8995863071850618).T
+    return s, start_state(s, (0.0, 0.0, 0.03), (-0.1, 0.0, 0.0), (-1.63, -4.82, 5.99), U), 1.0, 5e-4, 4
+
+
+def can_rolling_on_its_side():
+    """Two rims at once: a can on its side rolling (v = ωa) and turning in a slow circle."""
+    a, h, m = 0.03, 0.05, 0.3
+    I = np.diag([m * (3 * a * a + 4 * h * h) / 12] * 2 + [m * a * a / 2])
+    can = TableBody(m, I, [ContactRim((0, 0, -h), (0, 0, 1), a), ContactRim((0, 0, h), (0, 0, 1), a)], "can")
+    s = Surface(can, Table(mu=0.5), (0, 0, -G))
+    U = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])           # the can's axis along y
+    return s, start_state(s, (0, 0, a), (0.3, 0, 0), (0, 0.3 / a, 0.1), U), 0.5, 1e-3, 10
+
+
+#: scenes with several contacts at once (surface_several and its kernel)
+SEVERAL = (block_down_a_slope, block_gliding_in_a_bowl, die_thrown_on_a_plane, can_rolling_on_its_side)
+SCENES = {f.__name__: f for f in SEVERAL + (coin_in_a_pipe, coin_off_a_dome,
     ball_rolling_to_rest, marble_to_rest_in_a_bowl, tippe_top_with_resistance, dropped_ball, billiard_backspin,
     ball_up_a_slope, rocking_eccentric_ball, tippe_top_dropped_spinning, tippe_top_gliding, coin_on_its_circle,
     ball_off_a_dome, ball_in_a_pipe, ball_over_a_block_edge, ball_dropped_in_a_tray, tippe_top_in_a_bowl)}
@@ -178,13 +233,22 @@ def agree(a, b, s: Surface, t_end: float):
     speed = max(s.speed_scale(sf.State(t, x, v, L, Q)) for t, x, v, L, Q in zip(a.t, a.x, a.v, a.L, a.Q))
     dt_ev = 1e-12 * t_end
     force = s.body.mass * (np.linalg.norm(s.g) + speed ** 2 / s.body.reach)      # N: the forces' scale
-    assert [(e.kind, e.shape) for e in a.events] == [(e.kind, e.shape) for e in b.events]
+    assert [e.kind for e in a.events] == [e.kind for e in b.events]
     for e, f in zip(a.events, b.events):
         assert abs(e.t - f.t) <= dt_ev
-        assert np.max(np.abs(e.impulse - f.impulse)) <= 1e-12 * s.body.mass * speed + force * dt_ev
+        if e.shape != f.shape:
+            # a tie: two shapes reaching the table at one instant (a die's edge landing on two corners), which
+            # round-off names first — both at the table then, taken in the one impact
+            # (or two slips that stop together); the impulse and point are each one's
+            g = s.gaps(e.x, e.Q)
+            assert max(g[e.shape], g[f.shape]) <= TOUCH_RTOL * s.body.r.max(), (e, f)
+        else:
+            assert np.max(np.abs(e.impulse - f.impulse)) <= 1e-12 * s.body.mass * speed + force * dt_ev
+            assert np.max(np.abs(e.point - f.point)) <= 1e-12 * reach + speed * dt_ev
         assert np.max(np.abs(e.x - f.x)) <= 1e-12 * reach + speed * dt_ev
-        assert np.max(np.abs(e.point - f.point)) <= 1e-12 * reach + speed * dt_ev
     assert np.array_equal(a.t, b.t) and np.array_equal(a.mode, b.mode) and np.array_equal(a.shape, b.shape)
+    extras = [[[(k, m) for k, m, _ in e] for e in (r.extra or [()] * len(r.t))] for r in (a, b)]
+    assert extras[0] == extras[1]
     w = np.einsum("tji,j,tjk,tk->ti", a.Q, s.body.inv, a.Q, a.L)
     turned = float(np.sum(np.linalg.norm(w[1:], axis=1) * np.diff(a.t)))
     energy = np.max(np.abs(a.energy)) + s.energy_scale(sf.State(a.t[0], a.x[0], a.v[0], a.L[0], a.Q[0]))
@@ -203,12 +267,14 @@ def test_compiled_run_is_the_numpy_reference(name):
     s, st, t_end, dt, every = SCENES[name]()
     a = sr.run(s, st, t_end, dt, every, engine="numpy")
     b = sr.run(s, st, t_end, dt, every, engine="compiled")
-    assert a.engine == "numpy" and b.engine == "numba"
+    # (several contacts' changes are the reference's: the steps where they happen)
+    several = name in {f.__name__ for f in SEVERAL} and any(len(e) for e in b.extra or [])
+    assert a.engine == "numpy" and b.engine in (("numba", "numba+numpy") if several else ("numba",))
     agree(a, b, s, t_end)
     assert b.final.mode == a.final.mode and b.final.t == a.final.t
 
 
-@pytest.mark.parametrize("name", sorted(SCENES))
+@pytest.mark.parametrize("name", sorted(set(SCENES) - {f.__name__ for f in SEVERAL}))
 @needs_numba
 def test_a_run_handed_to_the_reference_and_back_is_the_reference(name, monkeypatch):
     """The compiled run hands a run over to the numpy reference where the kernel cannot go on and takes it back once
@@ -376,3 +442,23 @@ def test_every_joule_is_booked(engine, name):
     scale = np.max(np.abs(r.energy)) + s.energy_scale(st)
     booked = r.energy - r.energy[0] - r.friction_work - r.impact_work - r.normal_work
     assert np.max(np.abs(booked)) <= 1e-12 * scale
+
+
+@needs_numba
+@pytest.mark.parametrize("m, n, rank", [(1, 1, 1), (6, 6, 6), (12, 12, 12), (12, 12, 6), (9, 12, 5), (12, 7, 7)])
+def test_the_kernels_least_squares_is_numpys_least_norm_answer(m, n, rank):
+    """The several contacts' solves (surface_several_kernels._lstsq, one-sided Jacobi SVD) against LAPACK's gelsd
+    through numpy.linalg.lstsq: the same least-norm least-squares answer, full rank or not (four corners on a plane
+    give twelve conditions of rank six), with b inside A's range and outside it; to round-off times the condition
+    of the kept part (≤ 1e3 here)."""
+    from pem_physics.engine.contact.surface_several_kernels import _lstsq
+
+    rng = np.random.default_rng(m * 100 + n * 10 + rank)
+    U, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    V, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    sig = np.logspace(0, -3, rank)
+    A = (U[:, :rank] * sig) @ V[:, :rank].T
+    for b in (A @ rng.normal(size=n), rng.normal(size=m)):
+        want = np.linalg.lstsq(A, b, rcond=1e-9)[0]
+        got = _lstsq(A, b, 1e-9)
+        assert np.max(np.abs(got - want)) <= 1e3 * 64 * np.finfo(float).eps * np.max(np.abs(want))

@@ -34,7 +34,6 @@ from .surface_layout import (
     P_INV,
     P_INV1,
     P_MASS,
-    P_MAX_SPLITS,
     P_MU,
     P_N,
     P_Q,
@@ -43,7 +42,6 @@ from .surface_layout import (
     P_RIM_ITER,
     P_ROT_RTOL,
     P_SLIP_RTOL,
-    P_SPLIT_RTOL,
     P_VISCOUS,
     P_WA,
     P_WC,
@@ -729,44 +727,6 @@ def _step(M, s, h, info):
     if mode == ROLLING:     # the constraint's work, not friction's; the resistance's couples' (Surface.step)
         return out, wn1 + wn2 + wt1 + wt2, wc1 + wc2
     return out, wn1 + wn2, wt1 + wt2
-
-
-@_jit
-def _advance(M, s, h, info):
-    """Surface.advance without recursion: a stack of (end time, depth) for the halves still to take."""
-    par = M[0]
-    scale = _energy_scale(par, s)
-    ends = np.zeros(64)
-    depths = np.zeros(64, dtype=np.int64)
-    ends[0] = s[S_T] + h
-    top = 0
-    cur = s.copy()
-    wn = wf = 0.0
-    hh = h
-    while top >= 0:
-        trial, dwn, dwf = _step(M, cur, hh, info)
-        if info[0] != 0.0:
-            return cur, wn, wf
-        err = abs(_energy(par, trial) - _energy(par, cur) - dwf)
-        if err <= par[P_SPLIT_RTOL] * scale:
-            cur = trial
-            wn += dwn
-            wf += dwf
-            top -= 1
-            if top >= 0:    # the waiting frame's second half: a call of its own (as the recursion makes)
-                hh = ends[top] - cur[S_T]
-                ends[top] = cur[S_T] + hh
-            continue
-        d = depths[top]
-        if d >= par[P_MAX_SPLITS]:
-            info[0], info[1] = 3.0, cur[S_T]
-            return cur, wn, wf
-        depths[top] = d + 1
-        top += 1
-        hh = 0.5 * hh
-        ends[top] = cur[S_T] + hh
-        depths[top] = d + 1
-    return cur, wn, wf
 
 
 @_jit

@@ -414,10 +414,13 @@ def run_numpy(surface: Surface, state: State, t_end: float, dt: float, every: in
 
 
 def kernel_takes(surface: Surface, st: State) -> bool:
-    """Whether the compiled kernel can step from ``st``: one shape touching or none (several are
-    :mod:`.surface_several`'s), no rim lying flat (:mod:`.surface_flat`'s), no sphere filling a tray between two
-    faces."""
-    return not st.extra and st.mode not in (FLAT, FLAT_REST) and surface.on_opposite_faces(st) < 0
+    """Whether the compiled kernel can step from ``st``: no rim lying flat (:mod:`.surface_flat`'s), no sphere
+    filling a tray between two faces; several shapes touching (:mod:`.surface_several_kernels`) on a table taken
+    whole (not a tray's faces), with no rolling or spinning resistance, and no more than the kernel's state holds."""
+    if st.mode in (FLAT, FLAT_REST) or surface.on_opposite_faces(st) >= 0:
+        return False
+    return not st.extra or (surface.faces is None and not surface.table.resists
+                            and len(st.extra) <= lay.MAX_EXTRA)
 
 
 def _numpy_stretch(surface: Surface, state: State, t_end: float, dt: float, every: int, progress, stop,
@@ -519,6 +522,8 @@ def model_arrays(surface: Surface) -> tuple:
     par[lay.P_MAX_SPLITS], par[lay.P_MAX_EVENTS], par[lay.P_REGION_RTOL] = MAX_SPLITS, MAX_EVENTS_PER_STEP, REGION_RTOL
     par[lay.P_DR], par[lay.P_DS], par[lay.P_ROT_RTOL] = tb.rolling_resistance, tb.spin_resistance, ROT_RTOL
     par[lay.P_RIM_ITER] = RIM_ITERATIONS
+    par[lay.P_RCOND], par[lay.P_FRICTION_LAST] = several.RCOND, several.FRICTION_LAST
+    par[lay.P_SEV_ITER] = several.ITERATIONS
     plan = np.full((3, 3), -1.0)
     for p, (k, frac, coef) in enumerate(steps):
         plan[p] = (k, frac, coef[0])
@@ -527,21 +532,30 @@ def model_arrays(surface: Surface) -> tuple:
 
 
 def state_vector(st: State) -> np.ndarray:
-    """A :class:`State` as the kernel's (24,) vector."""
+    """A :class:`State` as the kernel's (NSTATE,) vector (:mod:`.surface_layout`): its other touching shapes after
+    S_NEXTRA."""
     s = np.zeros(lay.NSTATE)
     s[lay.S_T] = st.t
     s[lay.S_X:lay.S_X + 3], s[lay.S_V:lay.S_V + 3], s[lay.S_L:lay.S_L + 3] = st.x, st.v, st.L
     s[lay.S_Q:lay.S_Q + 9] = np.ravel(st.Q)
     s[lay.S_MODE], s[lay.S_SHAPE] = MODES.index(st.mode), st.shape
     s[lay.S_SLIP:lay.S_SLIP + 3] = st.slip
+    if len(st.extra) > lay.MAX_EXTRA:
+        raise ValueError(f"{len(st.extra) + 1} touching shapes: the kernel's state holds {lay.MAX_EXTRA + 1}")
+    s[lay.S_NEXTRA] = len(st.extra)
+    for j, (k, mode, slip) in enumerate(st.extra):
+        o = lay.S_EXTRA + lay.EXTRA_W * j
+        s[o], s[o + 1], s[o + 2:o + 5] = k, MODES.index(mode), slip
     return s
 
 
 def state_of(s: np.ndarray) -> State:
-    """The :class:`State` of a kernel's (24,) vector."""
+    """The :class:`State` of a kernel's (NSTATE,) vector."""
     x, v, L = (s[k:k + 3].copy() for k in (lay.S_X, lay.S_V, lay.S_L))
+    extra = tuple((int(s[o]), MODES[int(s[o + 1])], s[o + 2:o + 5].copy())
+                  for o in (lay.S_EXTRA + lay.EXTRA_W * j for j in range(int(s[lay.S_NEXTRA]))))
     return State(float(s[lay.S_T]), x, v, L, s[lay.S_Q:lay.S_Q + 9].reshape(3, 3).copy(), MODES[int(s[lay.S_MODE])],
-                 int(s[lay.S_SHAPE]), s[lay.S_SLIP:lay.S_SLIP + 3].copy())
+                 int(s[lay.S_SHAPE]), s[lay.S_SLIP:lay.S_SLIP + 3].copy(), extra)
 
 
 #: Events a compiled chunk's buffer holds at first (doubled, and the chunk run again, when it fills).
@@ -553,11 +567,12 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
     """:func:`run` on the compiled kernel (:func:`.surface_run_kernels.run_chunk`): the same method, steps, events and
     records as :func:`run_numpy`, to round-off; chunks of PROGRESS_EVERY steps when there are callbacks (the
     numpy run's points for them), else one. Where the kernel cannot go on — a second shape reaches the table while
-    one touches (several contacts at once are the numpy reference's alone so far), a rim falls flat (which the
-    reference lands), a failure (Painlevé's paradox, chatter, …) — the steps before that one stay compiled and the
-    reference takes the run over from there, going on or failing in its own words, and hands it back to the kernel
-    once one shape or none touches again (:func:`kernel_takes`, at least BACK_AFTER steps later): ``engine``
-    "numba+numpy". A failure in the run's first step gives the reference the whole run."""
+    one touches, the contacts change while several touch (the kernel steps several contacts, the reference decides
+    their changes: :mod:`.surface_several`), a rim falls flat (which the reference lands), a failure (Painlevé's
+    paradox, chatter, …) — the steps before that one stay compiled and the reference takes the run over from there,
+    going on or failing in its own words, and hands it back to the kernel once it can go on (:func:`kernel_takes`,
+    at least BACK_AFTER steps later): ``engine`` "numba+numpy". A failure in the run's first step gives the
+    reference the whole run."""
     found = _compiled_kernel()
     if found is None:
         raise ValidationError("engine", "the compiled table kernel needs numba (pip install pem_physics[fast]) or "
@@ -744,5 +759,6 @@ def _compiled_run(surface: Surface, R, E, final: State, complete: bool, kernels:
     shape = R[:, lay.S_SHAPE].astype(int)
     if surface.faces is not None:
         shape = np.array([surface.on_faces(int(k), xr, Qr) for k, xr, Qr in zip(shape, x, Q)], dtype=int)
+    extra = [state_of(row).extra for row in R]
     return Run(R[:, lay.S_T].copy(), x, v, L, Q, np.array([MODES[int(m)] for m in R[:, lay.S_MODE]]), shape, energy,
-               wf, wi, wn, events, final, complete, "numba", kernels, load_s)
+               wf, wi, wn, events, final, complete, "numba", kernels, load_s, extra if any(extra) else None)

@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..impact_kernels import _brent, _brent_start, _dissipative
+from . import surface_several_kernels as several
 from .surface_kernels import (
     _K,
     _Q,
-    _advance,
     _contact,
     _cross,
     _dot,
     _energy,
+    _energy_scale,
     _force,
     _jit,
     _lowest,
@@ -23,6 +24,7 @@ from .surface_kernels import (
     _norm,
     _solve,
     _speed_scale,
+    _step,
     _tangent,
     _watch,
 )
@@ -30,6 +32,7 @@ from .surface_layout import (
     APART,
     EVENTS_FULL,
     FAIL_SECOND_SHAPE,
+    FAIL_SEVERAL_EVENT,
     FAILED,
     IMPACT,
     IMPACT_ROLLING,
@@ -41,8 +44,10 @@ from .surface_layout import (
     P_G,
     P_MASS,
     P_MAX_EVENTS,
+    P_MAX_SPLITS,
     P_MU,
     P_SLIP_RTOL,
+    P_SPLIT_RTOL,
     P_VISCOUS,
     REVERSAL,
     ROLLING,
@@ -61,6 +66,48 @@ from .surface_layout import (
 
 #: The kernel a build made ahead of time holds (:mod:`pem_physics.aot`): kind → function.
 BUILD_ENTRIES = {"surface": "run_chunk"}
+
+
+@_jit
+def _advance(M, s, h, info):
+    """Surface.advance without recursion: a stack of (end time, depth) for the halves still to take; the step of one
+    contact or none (:func:`.surface_kernels._step`) or of several (:func:`.surface_several_kernels.step`)."""
+    par = M[0]
+    scale = _energy_scale(par, s)
+    ends = np.zeros(64)
+    depths = np.zeros(64, dtype=np.int64)
+    ends[0] = s[S_T] + h
+    top = 0
+    cur = s.copy()
+    wn = wf = 0.0
+    hh = h
+    while top >= 0:
+        if several.several(cur):
+            trial, dwn, dwf = several.step(M, cur, hh, info)
+        else:
+            trial, dwn, dwf = _step(M, cur, hh, info)
+        if info[0] != 0.0:
+            return cur, wn, wf
+        err = abs(_energy(par, trial) - _energy(par, cur) - dwf)
+        if err <= par[P_SPLIT_RTOL] * scale:
+            cur = trial
+            wn += dwn
+            wf += dwf
+            top -= 1
+            if top >= 0:    # the waiting frame's second half: a call of its own (as the recursion makes)
+                hh = ends[top] - cur[S_T]
+                ends[top] = cur[S_T] + hh
+            continue
+        d = depths[top]
+        if d >= par[P_MAX_SPLITS]:
+            info[0], info[1] = 3.0, cur[S_T]
+            return cur, wn, wf
+        depths[top] = d + 1
+        top += 1
+        hh = 0.5 * hh
+        ends[top] = cur[S_T] + hh
+        depths[top] = d + 1
+    return cur, wn, wf
 
 
 @_jit
@@ -217,7 +264,20 @@ def run_chunk(M, s, works, i0, i1, n_steps, t0, dt, every, R, rc, E, ec, info):
         t_next = t0 + i * dt
         settled = False
         touched[:] = False
-        for _ in range(max_events):
+        if several.several(s):
+            # several contacts: their step compiled; a step in which one changes is the reference's
+            h = t_next - s[S_T]
+            trial, dwn, dwf = _advance(M, s, h, info)
+            if info[0] != 0.0:
+                return FAILED, rc, ec
+            if several.watch_fires(M, trial, s, info) or info[0] != 0.0:
+                info[0], info[1], info[2] = FAIL_SEVERAL_EVENT, s[S_T] + 0.5 * h, -1.0
+                return FAILED, rc, ec
+            s[:] = trial
+            wn += dwn
+            wf += dwf
+            settled = True
+        for _ in range(max_events if not settled else 0):
             h = t_next - s[S_T]
             trial, dwn, dwf = _advance(M, s, h, info)
             if info[0] != 0.0:

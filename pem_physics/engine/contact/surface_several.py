@@ -30,9 +30,11 @@ then the restitution e of each contact's compression impulse (Poisson's law, whi
 Coulomb's friction where the pressed contacts can stop (a sticking impact, each in its cone) or slide against
 their slips — and the contacts that stay are given their states.
 
-Not yet with several contacts: the rolling and spinning resistance (refused by name), a rim lying flat beside
-another contact (:mod:`.surface_flat` holds a rim alone), and the compiled engine (:func:`.surface_run.run_compiled`
-hands such stretches to the numpy reference, and takes the run back when one shape touches again).
+The compiled engine steps several contacts (:mod:`.surface_several_kernels`, the same arithmetic); the steps in
+which they change (:func:`settle`, :func:`transition`) are this module's, :func:`.surface_run.run_compiled` handing
+them over and taking the run back. Not yet with several contacts: the rolling and spinning resistance (refused by
+name), a rim lying flat beside another contact (:mod:`.surface_flat` holds a rim alone), and a tray taken face by
+face on the compiled engine (the reference's).
 """
 
 from __future__ import annotations
