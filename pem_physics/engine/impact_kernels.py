@@ -281,14 +281,11 @@ def _sum_K(M, bW, X, moving, i, j, c0, c1, c2, K):
     _add_K(M, bW, X, moving, j, c0, c1, c2, K)
 
 @_jit_borrowed
-def _largest_root(a0, a1, a2):
-    """impulses._largest_root: the larger root of a₂s² + a₁s + a₀ (a₀ ≤ 0 ≤ a₂), clipped to [0, 1]."""
-    disc = np.sqrt(max(a1 * a1 - 4.0 * a2 * a0, 0.0))
+def _friction_root(a1, a2):
+    """impulses._friction_root: the largest s ∈ [0, 1] with a₂s² + a₁s ≤ 0 (a₂ ≥ 0)."""
     if a1 >= 0.0:
-        s = -2.0 * a0 / (a1 + disc) if a1 + disc > 0.0 else 0.0
-    else:
-        s = (disc - a1) / (2.0 * a2) if a2 > 0.0 else 0.0
-    return min(max(s, 0.0), 1.0)
+        return 0.0
+    return min(-a1 / a2, 1.0) if a2 > 0.0 else 1.0
 
 @_jit_borrowed
 def _energy_change(K, vr0, vr1, vr2, J0, J1, J2):
@@ -300,28 +297,29 @@ def _energy_change(K, vr0, vr1, vr2, J0, J1, J2):
 
 @_jit_borrowed
 def _dissipative(K, n0, n1, n2, vr0, vr1, vr2, e, J0, J1, J2):
-    """impulses.dissipative_impulse: J when it adds no kinetic energy (beyond the rounding of the terms), else
-    J_f + s (J − J_f) with the largest s ∈ [0, 1] that adds none (J_f the frictionless impulse), the root refined by
-    one Newton step at J(s); K (3,3) = K₁ + K₂, n the unit normal, v_rel the relative velocity (m/s)."""
-    jv, jkj, k0, k1, k2 = _energy_change(K, vr0, vr1, vr2, J0, J1, J2)
-    # a gain within the rounding of its terms (|J|·|v_rel| and tr K·|J|² bound them) is none
-    JJ = J0 * J0 + J1 * J1 + J2 * J2
-    tol = 8.0 * EPS * (np.sqrt(JJ * (vr0 * vr0 + vr1 * vr1 + vr2 * vr2)) + (K[0, 0] + K[1, 1] + K[2, 2]) * JJ)
-    if jv + jkj <= tol:
-        return J0, J1, J2
+    """impulses.dissipative_impulse: J when friction's part of it (J − J_f, J_f the frictionless impulse) adds no
+    kinetic energy (beyond the rounding of the terms), else J_f + s (J − J_f) with the largest s ∈ [0, 1] for which
+    it adds none, the root refined by one Newton step at J(s); K (3,3) = K₁ + K₂, n the unit normal, v_rel the
+    relative velocity (m/s)."""
     vn = n0 * vr0 + n1 * vr1 + n2 * vr2
     m0 = K[0, 0] * n0 + K[0, 1] * n1 + K[0, 2] * n2
     m1 = K[1, 0] * n0 + K[1, 1] * n1 + K[1, 2] * n2
     m2 = K[2, 0] * n0 + K[2, 1] * n1 + K[2, 2] * n2
     jf = -(1.0 + e) * vn / (n0 * m0 + n1 * m1 + n2 * m2)
-    D0, D1, D2 = J0 - jf * n0, J1 - jf * n1, J2 - jf * n2
     a0 = 0.5 * (1.0 - e) * jf * vn
+    jv, jkj, k0, k1, k2 = _energy_change(K, vr0, vr1, vr2, J0, J1, J2)
+    # a gain within the rounding of its terms (|J|·|v_rel| and tr K·|J|² bound them) is none
+    JJ = J0 * J0 + J1 * J1 + J2 * J2
+    tol = 8.0 * EPS * (np.sqrt(JJ * (vr0 * vr0 + vr1 * vr1 + vr2 * vr2)) + (K[0, 0] + K[1, 1] + K[2, 2]) * JJ)
+    if jv + jkj - a0 <= tol:
+        return J0, J1, J2
+    D0, D1, D2 = J0 - jf * n0, J1 - jf * n1, J2 - jf * n2
     a1 = D0 * (vr0 + jf * m0) + D1 * (vr1 + jf * m1) + D2 * (vr2 + jf * m2)
     a2 = 0.5 * (D0 * (k0 - jf * m0) + D1 * (k1 - jf * m1) + D2 * (k2 - jf * m2))
-    s = _largest_root(a0, a1, a2)
+    s = _friction_root(a1, a2)
     J0, J1, J2 = jf * n0 + s * D0, jf * n1 + s * D1, jf * n2 + s * D2
     jv, jkj, k0, k1, k2 = _energy_change(K, vr0, vr1, vr2, J0, J1, J2)
-    g = jv + jkj
+    g = jv + jkj - a0
     dg = D0 * (vr0 + k0) + D1 * (vr1 + k1) + D2 * (vr2 + k2)
     if g > 0.0 and dg > 0.0:
         s = max(s - g / dg, 0.0)

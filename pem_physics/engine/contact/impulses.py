@@ -197,46 +197,46 @@ def compute_impulse(b1: ContactBody, b2: ContactBody, c, n, e: float, mu: float 
 
 
 def dissipative_impulse(J, K, n, vrel, e: float) -> np.ndarray:
-    """J (3,) N·s when it adds no kinetic energy, else the impulse J_f + s (J − J_f) with the largest s ∈ [0, 1]
-    that adds none: J_f = j_f n the frictionless impulse, j_f = −(1+e) v_n/(n·K n). K (3,3) kg⁻¹ = K₁ + K₂,
-    n (3,) the unit normal, vrel (3,) m/s the approaching relative velocity (v_n = n·vrel < 0), e ∈ [0, 1].
+    """J (3,) N·s when friction's part of it adds no kinetic energy, else J_f + s (J − J_f) with the largest
+    s ∈ [0, 1] for which it adds none. J_f = j_f n is the frictionless impulse, j_f = −(1+e) v_n/(n·K n), and
+    friction's part J − J_f; K (3,3) kg⁻¹ = K₁ + K₂, n (3,) the unit normal, vrel (3,) m/s the approaching
+    relative velocity (v_n = n·vrel < 0), e ∈ [0, 1]. So an impact never adds energy, and loses at least what the
+    frictionless one loses, −½(1−e) j_f v_n (Newton's restitution with a sticking or cone impulse can add energy in
+    3D: Kane's paradox).
 
     The energy change ΔT(s) = J(s)·vrel + ½ J(s)·K J(s) (J) is a convex quadratic c₂s² + c₁s + c₀ with
-    c₀ = ΔT(0) = ½(1−e) j_f v_n ≤ 0, so where ΔT(1) > 0 (beyond the rounding of its terms) its larger root is the
-    s sought; one Newton step on ΔT evaluated at J(s) refines it."""
+    c₀ = ΔT(0) = ½(1−e) j_f v_n ≤ 0: friction's part c₂s² + c₁s is not positive up to s = −c₁/c₂ where c₁ < 0,
+    nowhere beyond s = 0 else; one Newton step on ΔT − c₀ evaluated at J(s) refines the root."""
+    vn = float(n @ vrel)
+    Kn = K @ n
+    jf = -(1.0 + e) * vn / float(n @ Kn)
+    c0 = 0.5 * (1.0 - e) * jf * vn
     KJ = K @ J
     # a gain within the rounding of its terms is none (an elastic impact's ΔT = 0 would be decided by it):
     # |J|·|v_rel| and tr K·|J|² bound them (K is positive semi-definite)
     JJ = float(J @ J)
     tol = 8.0 * EPS * (np.sqrt(JJ * float(vrel @ vrel)) + float(np.trace(K)) * JJ)
-    if float(J @ vrel) + 0.5 * float(J @ KJ) <= tol:
+    if float(J @ vrel) + 0.5 * float(J @ KJ) - c0 <= tol:
         return J
-    vn = float(n @ vrel)
-    Kn = K @ n
-    jf = -(1.0 + e) * vn / float(n @ Kn)
     D = J - jf * n
-    c0 = 0.5 * (1.0 - e) * jf * vn
     c1 = float(D @ (vrel + jf * Kn))  # D · the relative velocity after J_f
     c2 = 0.5 * float(D @ (KJ - jf * Kn))  # ½ D·K D
-    s = _largest_root(c0, c1, c2)
-    # one Newton step on ΔT(s) evaluated at J(s): c₂ loses digits where J is large along a soft direction of K
+    s = _friction_root(c1, c2)
+    # one Newton step on ΔT(s) − c₀ evaluated at J(s): c₂ loses digits where J is large along a soft direction of K
     J = jf * n + s * D
     KJ = K @ J
-    g, dg = float(J @ vrel) + 0.5 * float(J @ KJ), float(D @ (vrel + KJ))
+    g, dg = float(J @ vrel) + 0.5 * float(J @ KJ) - c0, float(D @ (vrel + KJ))
     if g > 0.0 and dg > 0.0:
         s = max(s - g / dg, 0.0)
         J = jf * n + s * D
     return J
 
 
-def _largest_root(c0: float, c1: float, c2: float) -> float:
-    """The larger root of c₂s² + c₁s + c₀ (c₀ ≤ 0 ≤ c₂), clipped to [0, 1], in the form without cancellation."""
-    disc = np.sqrt(max(c1 * c1 - 4.0 * c2 * c0, 0.0))
+def _friction_root(c1: float, c2: float) -> float:
+    """The largest s ∈ [0, 1] with c₂s² + c₁s ≤ 0 (c₂ ≥ 0): −c₁/c₂ where c₁ < 0, else 0."""
     if c1 >= 0.0:
-        s = -2.0 * c0 / (c1 + disc) if c1 + disc > 0.0 else 0.0
-    else:
-        s = (disc - c1) / (2.0 * c2) if c2 > 0.0 else 0.0
-    return min(max(s, 0.0), 1.0)
+        return 0.0
+    return min(-c1 / c2, 1.0) if c2 > 0.0 else 1.0
 
 
 def contact_impulse(b1: ContactBody, b2: ContactBody, c, n, e: float, mu: float = 0.0) -> Impulse:
