@@ -59,7 +59,7 @@ if numba is not None:
         Structure of arrays: rx… (E,D) lab positions (m) and px… moments (A·m²) of the moving
         dipoles, owner (D,) their bodies; sx…, qx… (S,) static sources. Outputs B, F (E,D,3),
         Uen (E,D) with moving pairs weighted ½ (each met twice) and sources 1 — the same sums
-        as :func:`pem_physics.torques.dipole_pair_terms`. One (member, target) per iteration:
+        as :func:`pem_physics.engine.torques.dipole_pair_terms`. One (member, target) per iteration:
         each sum runs in a fixed order on one thread, so results repeat bit for bit.
         """
         E, D = rx.shape
@@ -87,7 +87,7 @@ if numba is not None:
 
 
 def pair_sweep(r, p, owner, rs, ms, k, box, energies: bool):
-    """All-pairs terms for :func:`pem_physics.torques.evaluate` with the compiled kernel.
+    """All-pairs terms for :func:`pem_physics.engine.torques.evaluate` with the compiled kernel.
 
     r, p (E,D,3) moving dipoles; owner (D,); rs, ms (S,3) fixed/driven sources; k = μ₀/4π;
     box (3,) or None. Returns B (E,D,3) T, F (E,D,3) N and U (E,D) J or None.

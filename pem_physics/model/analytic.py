@@ -140,6 +140,8 @@ class Oscillation(_Harmonic):
             bad = np.argwhere(~np.isfinite(arr))
             if bad.size:
                 raise ValidationError(f"{path}.{name}[{int(bad[0][0])}]", "is not a finite number")
+        for k, pk in enumerate(p):
+            v.phase(float(pk), f"{path}.phases[{k}]")
         center = self.center if self.center is not None else position
         if center is None:
             raise ValidationError(f"{path}.center", "missing: give the centre of the oscillation")

@@ -57,21 +57,6 @@ class ConstantVelocity:
         return ConstantVelocity(v.vector(self.velocity, f"{path}.velocity"))
 
 
-#: The largest |phase| (rad) of an orbit or a rotating field: 1e4 rad (~1,600 turns) still holds the phase to
-#: ~2e-12 rad; far beyond it rounding loses the phase's fraction of a turn (at 1e16 rad doubles are 2 rad apart), as
-#: ``euler_deg`` refuses beyond ±1e6°.
-MAX_PHASE = 1e4
-
-
-def _phase(value, path: str) -> float:
-    """A checked phase (rad): a finite number within ±:data:`MAX_PHASE`."""
-    phase = v.number(value, path)
-    if abs(phase) > MAX_PHASE:
-        raise ValidationError(path, f"{phase!r} rad is beyond ±{MAX_PHASE:g} rad, where rounding has lost the phase's "
-                                    "fraction of a turn; give it within ±2π")
-    return phase
-
-
 @dataclass(frozen=True)
 class EllipticOrbit:
     """Driven motion (PEM's ``ellipticRotation``).
@@ -94,7 +79,7 @@ class EllipticOrbit:
             raise ValidationError(f"{path}.r2", "r1 and r2 must not be parallel (they span the orbit plane)")
         return EllipticOrbit(v.vector(self.center, f"{path}.center"), r1, r2,
                              v.number(self.angular_velocity, f"{path}.angular_velocity"),
-                             _phase(self.phase, f"{path}.phase"))
+                             v.phase(self.phase, f"{path}.phase"))
 
 
 @dataclass(frozen=True)
@@ -109,7 +94,7 @@ class RotatingField:
     def checked(self, path: str) -> RotatingField:
         return RotatingField(v.vector(self.b1, f"{path}.b1"), v.vector(self.b2, f"{path}.b2"),
                              v.number(self.angular_velocity, f"{path}.angular_velocity"),
-                             _phase(self.phase, f"{path}.phase"))
+                             v.phase(self.phase, f"{path}.phase"))
 
 
 @dataclass(frozen=True)

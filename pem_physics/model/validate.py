@@ -13,6 +13,20 @@ import numpy as np
 
 from ..errors import ValidationError
 
+#: The largest |phase| (rad) of an orbit, a rotating field or an oscillation: 1e4 rad (~1,600 turns) still holds
+#: the phase to ~2e-12 rad; far beyond it rounding loses the phase's fraction of a turn (at 1e16 rad doubles are 2 rad
+#: apart), as ``euler_deg`` refuses beyond ±1e6°.
+MAX_PHASE = 1e4
+
+
+def phase(value, path: str) -> float:
+    """A checked phase (rad): a finite number within ±:data:`MAX_PHASE`."""
+    p = number(value, path)
+    if abs(p) > MAX_PHASE:
+        raise ValidationError(path, f"{p!r} rad is beyond ±{MAX_PHASE:g} rad, where rounding has lost the phase's "
+                                    "fraction of a turn; give it within ±2π")
+    return p
+
 
 def number(value, path: str, *, positive: bool = False, nonnegative: bool = False) -> float:
     """A finite real number (bools are not numbers here)."""

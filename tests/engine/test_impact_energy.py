@@ -156,8 +156,9 @@ def test_friction_never_gives_back_what_the_normal_impulse_took():
     """With friction an impact loses at least what the frictionless one loses, ½(1 − e²) v_n²/(n·K n) (the closed
     form above, n·K n from the bodies' definitions): friction's part of the impulse does no positive work. Before,
     friction gave back some of the normal impulse's loss in 212 of these 4,000 draws, and an impact whose friction
-    would add energy was scaled back only until it added none (with e < 1 it then lost nothing at all). Rounding: besides ΔT's (above), the impulses' n·K n, taken from K's
-    entries, errs by ε‖K‖ (cancellation where n lies near a pendulum's arm), and the loss with it."""
+    would add energy was scaled back only until it added none (with e < 1 it then lost nothing at all).
+    Rounding: besides ΔT's (above), the impulses' n·K n, taken from K's entries, errs by ε‖K‖ (cancellation where n
+    lies near a pendulum's arm), and the loss with it."""
     for seed in range(400_000, 404_000):
         b1, b2, inertias, axes, c, n, e, _ = draw(seed)
         vn = float(n @ (b1.velocity_at(c) - b2.velocity_at(c)))

@@ -1046,3 +1046,8 @@ def test_a_phase_beyond_what_doubles_hold_is_refused():
     with pytest.raises(ValidationError, match=r"^m\.phase: -20000\.0 rad is beyond ±10000 rad"):
         EllipticOrbit(phase=-2e4).checked("m")
     assert RotatingField(phase=-6.0).checked("f").phase == -6.0 and EllipticOrbit(phase=1e4).checked("m").phase == 1e4
+    from pem_physics.model.analytic import Oscillation
+
+    with pytest.raises(ValidationError, match=r"^b\.motion\.phases\[1\]: 1e\+30 rad is beyond ±10000 rad"):
+        Oscillation([[0, 0, 0.01], [0, 0, 0.02]], [3.0, 5.0], [0.5, 1e30]).checked("b.motion", (0, 0, 0))
+    assert list(Oscillation([[0, 0, 0.01]], [3.0], [-1e4]).checked("b", (0, 0, 0)).phases) == [-1e4]
