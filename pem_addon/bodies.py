@@ -33,11 +33,54 @@ def pivot_world(obj) -> np.ndarray:
     return (initial_world(obj) @ np.r_[exact(p, "pivot_point"), 1.0])[:3]
 
 
+def applied_constraints(obj) -> list:
+    """obj's object constraints Blender applies: enabled (not muted) and valid (a target where one is needed) —
+    Blender's evaluation skips the others, so they move nothing. A zero influence still counts: it may be keyed to
+    rise later in the frame range."""
+    return [c for c in obj.constraints if c.enabled and c.is_valid]
+
+
+def constraint_targets(con) -> list:
+    """The objects a constraint reads (its target, pole target, custom space object, camera …: every object it
+    points to)."""
+    names = [p.identifier for p in con.bl_rna.properties
+             if p.type == "POINTER" and p.fixed_type == bpy.types.Object.bl_rna]
+    return [o for o in (getattr(con, n) for n in names) if o is not None]
+
+
+def constrained_to(obj, keyed, seen=None):
+    """(object holding the constraint, constraint, body of ``keyed``) when obj's pose follows a body the bake keys
+    through an applied constraint — of obj or a parent, on that body or on an object that moves with it (a child,
+    or constrained to it in turn) — else None. Such an object is read before the bake (held where the body
+    starts, or sampled while the body stands still) but moves with the baked body after it."""
+    seen = set() if seen is None else seen
+    holder = obj
+    while holder is not None:
+        for con in applied_constraints(holder):
+            for target in constraint_targets(con):
+                body = _keyed_ancestor(target, keyed)
+                if body is None and target not in seen:
+                    seen.add(target)
+                    found = constrained_to(target, keyed, seen)
+                    body = found[2] if found else None
+                if body is not None:
+                    return holder, con, body
+        holder = holder.parent
+    return None
+
+
+def _keyed_ancestor(obj, keyed):
+    """obj, or the nearest of its parents, when it is in ``keyed``; else None."""
+    while obj is not None and obj not in keyed:
+        obj = obj.parent
+    return obj
+
+
 def moves_by_itself(obj) -> bool:
     """Whether obj moves over the frames without PEM: its own animation (:func:`keyframes.animates_transform`),
-    an active constraint, or a parent that moves."""
+    a constraint Blender applies (:func:`applied_constraints`), or a parent that moves."""
     while obj is not None:
-        if keyframes.animates_transform(obj) or any(not c.mute for c in obj.constraints):
+        if keyframes.animates_transform(obj) or applied_constraints(obj):
             return True
         obj = obj.parent
     return False

@@ -87,7 +87,7 @@ def interruptible(quiet: bool):
 
 
 def cmd_run(args) -> int:
-    from .engine import budget
+    from .analysis import duration
     from .engine.simulate import prepare
     from .io.output import write_outputs
 
@@ -98,8 +98,10 @@ def cmd_run(args) -> int:
     output_folder(args.outdir, "run")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop):
         run = prepare(scene, method=args.method, dt=args.dt, t_end=args.t_end, record_interval=args.record_interval)
-        budget.check_duration(run.scene.settings.steps, len(run.system.names), 1, "settings.t_end",
-                              "shorten t_end or raise dt", force=args.force)
+        # settings.t_end: named --t-end with its value where typed (_as_option); a --dt that drives it, by itself
+        duration.check_duration(run.scene.settings.steps, len(run.system.names), 1, args.dt, scene.settings.dt,
+                                force=args.force, t_end_path="settings.t_end",
+                                dt_path=_typed("dt", args.dt) if args.dt is not None else "--dt")
         traj = run.execute(progress, stop)
     summary = write_outputs(traj, args.outdir)
     if not args.quiet:
@@ -294,14 +296,12 @@ def cmd_basin(args) -> int:
     scene = load_scene(args.scene)
     if args.friction is not None:
         scene = replace(scene, friction=args.friction)
-    if args.dt is not None:   # the map records only each run's start and end: the scene's interval does not apply
-        scene = replace(scene, settings=replace(scene.settings, dt=args.dt, record_interval=None))
     chunks.check_folders(args.chunk_dir, args.outdir)
     output_folder(args.outdir, "basin")   # checked before the run, not after it
     with interruptible(args.quiet) as (progress, stop), chunks.client_for(args.scheduler, args.workers) as client:
         result = basin.basin_map(scene, grid=args.grid, extent=args.extent, t_end=args.t_end, chunk=args.chunk,
                                  method=args.method, progress=progress, stop=stop, client=client,
-                                 chunk_dir=args.chunk_dir, resume=args.resume, force=args.force)
+                                 chunk_dir=args.chunk_dir, resume=args.resume, force=args.force, dt=args.dt)
     summary = basin.write(result, args.outdir)
     if not args.quiet:
         print(json.dumps(summary, indent=2))

@@ -23,7 +23,7 @@ from ...pem_physics.model import (
     Scene,
     Settings,
 )
-from ..bodies import moves_by_itself, pem_objects, pivot_world
+from ..bodies import applied_constraints, constrained_to, moves_by_itself, pem_objects, pivot_world
 from ..contacts import pairs, shapes, walls
 from ..frames import simulation_range, steps_per_frame
 from ..meshes import BODY_TYPES, float32_tolerance, mass_properties, object_frame_scale
@@ -122,6 +122,43 @@ def _refuse_rigid_body(obj, role: str) -> None:
                          "the simulation holds it fixed: remove it (Physics ▸ Rigid Body) or make it Passive")
 
 
+def _keyed(objects) -> set:
+    """The objects of ``objects`` (PEM bodies) the bake keys: pendulums, free bodies, driven magnets on a prescribed
+    motion (one on Motion: Animation keeps its own)."""
+    return {o for o in objects if o.pem.role in ("PENDULUM", "FREE")
+            or (o.pem.role == "DRIVEN" and o.pem.motion != "ANIMATION")}
+
+
+def _refuse_constraints(objects) -> None:
+    """AddonError naming an object whose constraints would undo the bake: Blender applies an object's constraints
+    after its keys, so a keyed body with one shows the constraint, not the simulation; and an object the simulation
+    reads from Blender (a pivot object, a fixed magnet, a wall, a driven magnet on its own animation) that a
+    constraint ties to a keyed body is read before the bake but moves with the body after it. Muted or invalid
+    constraints (Blender skips them) and constraints to anything else pass: those objects are read evaluated, the
+    constraint's effect included (a pivot that moves is sampled over the run)."""
+    keyed = _keyed(objects)
+    for obj in sorted(keyed, key=lambda o: o.name):
+        cons = applied_constraints(obj)
+        if cons:
+            names = ", ".join(f"'{c.name}'" for c in cons)
+            it = "it" if len(cons) == 1 else "them"
+            raise AddonError(f"Object '{obj.name}' has the constraint{'s' * (len(cons) > 1)} {names}, which Blender "
+                             "applies after the bake's keys, so it would not move as simulated: mute or remove "
+                             f"{it} (Object Constraint properties)")
+    read = [(o, "") for o in objects if o not in keyed]
+    read += [(o.pem.pivot_object, f" (the pivot of '{o.name}')") for o in objects
+             if o.pem.role == "PENDULUM" and o.pem.pivot_mode == "OBJECT" and o.pem.pivot_object is not None]
+    for obj, role in read:
+        found = constrained_to(obj, keyed)
+        if found is not None:
+            holder, con, body = found
+            whose = (f"its constraint '{con.name}'" if holder == obj
+                     else f"the constraint '{con.name}' of its parent '{holder.name}'")
+            raise AddonError(f"Object '{obj.name}'{role}: {whose} ties it to '{body.name}', "
+                             "which the bake moves; the simulation reads it before the bake, so it would move "
+                             "differently after it: mute or remove the constraint (Object Constraint properties)")
+
+
 def build_scene(context, notes: list | None = None, frame_end: int | None = None, check: bool = True,
                 records_cap: int = 8):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
@@ -145,6 +182,7 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
                          "(Physics properties)")
     if not any(o.pem.role in ("PENDULUM", "FREE") for o in objects):
         raise AddonError(f"Scene '{scene.name}' has no moving body (pendulum or free); nothing to simulate")
+    _refuse_constraints(objects + wall_objects)
     fps, dt, substeps, t_end, frame_start = time_settings(context, frame_end)
     # animated pivots and driven magnets: sampled over the run, its last step included (t_end whole steps of dt)
     steps = round(t_end / dt)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,7 @@ from ..errors import ValidationError
 from ..io.files import atomic_open
 from ..model.rotations import axis_angle_matrix
 from ..model.scene import Scene, rounded_end
-from . import chunks
+from . import chunks, duration
 
 
 @dataclass
@@ -114,7 +114,7 @@ MIN_SPACING = 1e-12
 def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: float | None = None,
               chunk: int = 4096, settle_speed: float = 1e-3, settle_distance: float | None = None,
               method: str | None = None, progress=None, stop=None, client=None, chunk_dir=None,
-              resume: bool = False, force: bool = False) -> BasinResult:
+              resume: bool = False, force: bool = False, dt: float | None = None) -> BasinResult:
     """Sweep the release point over a grid×grid square of half-width ``extent`` (m) and classify.
 
     settle_speed: bob speed (m/s) below which a member counts as at rest; settle_distance: how
@@ -122,9 +122,13 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     ``client`` (a dask.distributed Client) runs the chunks on a cluster; ``chunk_dir`` keeps each
     chunk in a file as it completes and ``resume`` continues an interrupted map from them
     (:mod:`.chunks`). Grid points of a failed chunk (a blow-up) are labelled −1 and listed in
-    ``failures``. A map estimated to take more than a day is refused unless ``force``
-    (:func:`~pem_physics.engine.budget.check_duration`).
+    ``failures``. ``dt``: the runs' step (s; default the scene's). A map estimated to take more than a day is
+    refused unless ``force`` (:func:`.duration.check_duration`: named by --dt when a smaller one than the scene's
+    drives it, else by --t-end).
     """
+    scene_dt, typed_dt = scene.settings.dt, dt
+    if dt is not None:   # the map records only each run's start and end: the scene's interval does not apply
+        scene = replace(scene, settings=replace(scene.settings, dt=dt, record_interval=None))
     bob_point(scene)
     magnets = fixed_magnets_xy(scene)
     if not len(magnets):
@@ -173,8 +177,8 @@ def basin_map(scene: Scene, grid: int = 64, extent: float | None = None, t_end: 
     end, rounded = float(t_end), None
     if isinstance(dt, (int, float)) and dt > 0 and np.isfinite(t_end):   # others: refused by the run's own checks
         end, rounded = rounded_end(t_end, dt, "the map's runs end")
-        budget.check_duration(round(t_end / dt), sum(b.moving for b in scene.bodies), E, "--t-end",
-                              "shorten --t-end, raise --dt or lower --grid", force=force)
+        duration.check_duration(round(t_end / dt), sum(b.moving for b in scene.bodies), E,
+                                typed_dt, scene_dt, fewer="lower --grid", force=force)
     task = chunks.Task(_chunk, (scene, xs, method, t_end), E, chunk)
     t0 = time.perf_counter()
     run = chunks.run_chunks(task, kind="basin", run=dict(scene=scene, grid=xs, method=method, t_end=t_end),

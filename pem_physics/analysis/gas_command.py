@@ -28,9 +28,10 @@ Scene file (TOML, e.g. ``examples/scenes/hard_sphere_gas.toml``), every key opti
                              # output folder ("prev") stands for its gas.npz
 
 A run must be able to finish and its start must fit in doubles and memory: at most :data:`MAX_EVENTS` steps of the
-timestep method or (estimated) events of an event-driven run; a packing fraction whose box is at most
-:data:`MAX_BOX_DIAMETERS` a side and whose cell lists fit in memory; a gravity whose fall across the box gives a
-particle at most :data:`MAX_GRAVITY_ENERGY` k_B T. With ``state`` (or ``--state``) the options
+timestep method or (estimated) events of an event-driven run, an event-driven run estimated to take at most a day
+on the engine that will run it (:func:`check_duration`; ``--force`` starts a longer one); a packing fraction whose
+box is at most :data:`MAX_BOX_DIAMETERS` a side and whose cell lists fit in memory; a gravity whose fall across the
+box gives a particle at most :data:`MAX_GRAVITY_ENERGY` k_B T. With ``state`` (or ``--state``) the options
 that the state fixes (``--n``, ``--dimension``, ``--packing-fraction``, ``--temperature``, ``--box``,
 ``--cylinder-axis``, ``--cylinder-aspect``, ``--seed``, ``--start``) are refused unless they restate its value.
 
@@ -89,6 +90,7 @@ from .gas_config import (
     STATE_FIXES,
     TC_WARN_FRACTION,
     check_config,
+    check_duration,
     check_length,
     check_tc,
     expected_events,
@@ -105,8 +107,8 @@ if TYPE_CHECKING:
 __all__ = ["BOXES", "BYTES_PER_BLOCK", "BYTES_PER_CELL", "BYTES_PER_PARTICLE", "DEFAULTS", "EXAMPLE", "EXAMPLES",
            "MAX_BOX_DIAMETERS", "MAX_EVENTS", "MAX_GRAVITY_ENERGY", "MAX_STATE_SPEED", "MAX_TEMPERATURE", "OPTIONS",
            "STALL_FRACTION", "STALL_SECONDS", "STATE_FIXES", "TC_WARN_FRACTION", "add_gas_command", "check_config",
-           "check_length", "check_tc", "cmd_gas", "expected_events", "initial_state", "load_gas_scene", "load_state",
-           "run_gas", "stall_message", "summarize", "write_gas_outputs"]
+           "check_duration", "check_length", "check_tc", "cmd_gas", "expected_events", "initial_state",
+           "load_gas_scene", "load_state", "run_gas", "stall_message", "summarize", "write_gas_outputs"]
 
 # The gas modules (and tomllib) are imported by the functions that use them: the command line registers
 # this command on every start, and ``run`` need not load them.
@@ -373,6 +375,7 @@ def cmd_gas(args) -> int:
     c = check_config(cfg, given)
     state = initial_state(c)
     check_length(c, state)
+    check_duration(c, state, force=args.force)
     tc_warning = check_tc(c, state)
     if tc_warning:
         print(f"warning: {tc_warning}", file=sys.stderr)
@@ -436,5 +439,6 @@ def add_gas_command(sub) -> None:
     p.add_argument("--start", choices=("auto", "random", "lattice"), help="start configuration")
     p.add_argument("--state", help="start from a saved state (a gas run's gas.npz or output folder, or an npz of "
                                    "arrays)")
+    p.add_argument("--force", action="store_true", help="start even a run estimated to take more than a day")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_gas)

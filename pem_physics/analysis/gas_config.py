@@ -455,6 +455,11 @@ def expected_events(state: GasState, duration: float, gravity=None) -> float:
     """About how many events an event-driven run of ``duration`` from ``state`` takes: collisions at Enskog's rate
     and crossings of the engine's cells (or walls), at the start's speeds (with gravity, those a fall across the box
     gives too). An estimate to refuse runs that cannot finish (an inelastic gas cools, and takes fewer)."""
+    return sum(expected_event_kinds(state, duration, gravity))
+
+
+def expected_event_kinds(state: GasState, duration: float, gravity=None) -> tuple[float, float]:
+    """(collisions, cell or wall crossings) of :func:`expected_events`, apart: the numpy reference has no cells."""
     from ..gas import measure
 
     n, d = state.n, state.d
@@ -464,13 +469,58 @@ def expected_events(state: GasState, duration: float, gravity=None) -> float:
     if gravity is not None:
         T += m * float(np.linalg.norm(gravity)) * float(np.max(state.box))
     if not T > 0 or not duration > 0:
-        return 0.0
+        return 0.0, 0.0
     collisions = n / 2 * measure.enskog_collision_rate(min(state.packing_fraction, 0.9), d, T, m, sig)
     nc = np.maximum(np.floor(state.box / sig_max), 1.0)   # the cells of gas/edmd.py's cell_grid
     if state.periodic:
         nc[nc < 3] = 1.0
     crossings = n * math.sqrt(2 * T / (math.pi * m)) * float(np.sum(nc / state.box))
-    return duration * (collisions + crossings)
+    return duration * collisions, duration * crossings
+
+
+#: Events a second of the compiled event-driven engine at its fastest, for :func:`check_duration`: 1.5–8 × 10⁵
+#: collisions a second (docs/benchmarks.md, N = 10³–10⁶; a cell crossing costs less), rounded up to 2 × 10⁶ so that
+#: an estimate from it is a lower bound of the wall time.
+COMPILED_EVENTS_PER_SECOND = 2e6
+#: Seconds the numpy reference takes per pair and event: it searches all N (N − 1) / 2 pairs for every next event
+#: (gas/reference.py); measured 1.2–3 × 10⁻⁷ s (N = 100–1600, one core), taken ten times faster for a lower bound.
+NUMPY_SECONDS_PER_PAIR = 2e-8
+
+
+def event_run_seconds(state: GasState, duration: float, gravity=None) -> tuple[str, float, float]:
+    """(engine, events, estimated wall seconds) of an event-driven run of ``duration`` from ``state`` on the engine
+    that will run it: the compiled one where numba is installed (not imported here), its collisions and crossings at
+    :data:`COMPILED_EVENTS_PER_SECOND`; else the numpy reference, its collisions (it has no cells) each searching
+    every pair at :data:`NUMPY_SECONDS_PER_PAIR`. A lower bound, as the paces are."""
+    from ..gas import edmd
+
+    collisions, crossings = expected_event_kinds(state, duration, gravity)
+    if edmd.available():
+        return "compiled", collisions + crossings, (collisions + crossings) / COMPILED_EVENTS_PER_SECOND
+    pairs = state.n * (state.n - 1) / 2
+    return "numpy", collisions, collisions * pairs * NUMPY_SECONDS_PER_PAIR
+
+
+def check_duration(c: dict, state: GasState, force: bool = False) -> None:
+    """Refuse (``gas.t_end``) an event-driven run from ``state`` — the method's, or the one the timestep method's
+    collisions are matched against — estimated (:func:`event_run_seconds`) to take more than
+    :data:`~pem_physics.engine.budget.MAX_RUN_SECONDS` (a day) of wall time, as ``run``, ``basin`` and ``sweep`` do,
+    unless ``force``: a strong gravity's fall makes every particle fast, and the events many."""
+    from ..engine import budget
+
+    if force or (c["method"] == "timestep" and c["restitution"] == 0):   # no event-driven run then
+        return
+    engine, events, seconds = event_run_seconds(state, c["t_end"], c["gravity"])
+    if not seconds > budget.MAX_RUN_SECONDS:
+        return
+    which = "the event-driven run the timestep method's collisions are matched against: " if c["method"] == \
+        "timestep" else ""
+    pace = (f"the compiled engine's ~{COMPILED_EVENTS_PER_SECOND:.0e} events a second" if engine == "compiled" else
+            f"the numpy reference's ~{events / seconds:.2g} events a second for {state.n:,} particles (the compiled "
+            "engine needs numba)")
+    raise _err("t_end", f"{c['t_end']:g} would take {budget.span(seconds)} ({which}about {events:.2g} events, an "
+                        f"estimate at {pace}; runs of more than {budget.MAX_RUN_SECONDS / 3600:g} hours are refused): "
+                        "lower t_end (or n, or gravity); --force to run anyway")
 
 
 def check_length(c: dict, state: GasState) -> None:

@@ -26,7 +26,7 @@ import numpy as np
 from ..engine.simulate import Trajectory
 from ..errors import ValidationError
 from ..io.output import ARRAYS, MOTION_ARRAYS
-from .figures import figure, save
+from .figures import drawable, figure, save
 
 #: Bodies drawn in the ω figure (one panel each); larger scenes show the first ones.
 MAX_OMEGA_PANELS = 4
@@ -237,7 +237,7 @@ def plot_omega(traj: Trajectory, path) -> Path:
     for b, ax in enumerate(axes):
         for k, c in enumerate("xyz"):
             ax.plot(traj.t, traj.omega[:, b, k], lw=1, label=f"ω_{c}")
-        ax.set_ylabel(f"{traj.names[b]}\nω (rad/s)")
+        ax.set_ylabel(f"{drawable(traj.names[b])}\nω (rad/s)")
         ax.legend(loc="upper right", fontsize="small", ncol=3)
     axes[-1].set_xlabel("t (s)")
     more = f" (first {n} of {len(traj.names)} bodies)" if n < len(traj.names) else ""
@@ -265,7 +265,7 @@ def plot_momentum_sphere(trajs, path, body: int = 0) -> Path:
                       color="0.8", lw=0.4)
     for i, (label, tr) in enumerate(trajs.items()):
         L = tr.angular_momentum_body[:, body]
-        ax.plot(L[:, 0], L[:, 1], L[:, 2], color=f"C{i}", lw=1, label=label)
+        ax.plot(L[:, 0], L[:, 1], L[:, 2], color=f"C{i}", lw=1, label=drawable(str(label)))
         ax.scatter(*L[0], color=f"C{i}", s=12)
     ax.set_xlabel("L₁")
     ax.set_ylabel("L₂")
@@ -277,7 +277,7 @@ def plot_momentum_sphere(trajs, path, body: int = 0) -> Path:
     ax.set_zlim(-lim, lim)
     ax.set_box_aspect((1, 1, 1))
     ax.legend(loc="upper left", fontsize="small")
-    ax.set_title(f"body-frame angular momentum of {first.names[body]!r} (kg·m²/s)")
+    ax.set_title(f"body-frame angular momentum of {drawable(repr(first.names[body]))} (kg·m²/s)")
     return save(fig, path, partial_note(trajs))
 
 
@@ -314,7 +314,8 @@ def plot_energy_errors(trajs: dict, path) -> Path:
     for i, (label, tr) in enumerate(trajs.items()):
         tr = _single(tr)
         err = np.abs(relative_energy_error(tr))
-        ax.semilogy(tr.t[1:], np.maximum(err[1:], 1e-17), lw=1, color=f"C{i}", label=f"{label} (dt = {tr.dt:g} s)")
+        ax.semilogy(tr.t[1:], np.maximum(err[1:], 1e-17), lw=1, color=f"C{i}",
+                    label=f"{drawable(str(label))} (dt = {tr.dt:g} s)")
     ax.set_xlabel("t (s)")
     ax.set_ylabel("|E − E₀| / scale")
     ax.grid(alpha=0.3, which="both")

@@ -63,14 +63,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine import budget
 from ..engine.simulate import Ensemble, simulate
 from ..engine.system import compile_system
 from ..errors import SimulationError, ValidationError
 from ..io.files import atomic_open
 from ..io.scenefile import MAX_MAGNITUDE
 from ..model.scene import Scene, rounded_end
-from . import basin, chunks
+from . import basin, chunks, duration
 from .sweep_parameters import PARAMETERS
 
 #: Largest grid accepted (a typo like count 1e8 should fail at once, not after hours).
@@ -347,7 +346,7 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     chunks still run. ``client`` (a dask.distributed Client) runs the chunks on a cluster;
     ``chunk_dir`` keeps each chunk's outcomes in a file as it completes and ``resume`` continues an
     interrupted run from them (:mod:`.chunks`). A sweep estimated to take more than a day is refused unless
-    ``force`` (:func:`~pem_physics.engine.budget.check_duration`).
+    ``force`` (:func:`.duration.check_duration`: the refusal names --dt when a smaller one than the scene's drives it).
     """
     for value, name in ((samples, "--samples"), (chunk, "--chunk")):
         if not (isinstance(value, (int, np.integer)) and value >= 1):
@@ -374,8 +373,7 @@ def sweep(scene: Scene, params: list[SweepParam], *, t_end: float | None = None,
     system = compile_system(checked)
     values = grid(params)
     N = len(next(iter(values.values())))
-    budget.check_duration(steps, system.n_bodies, N, "--t-end", "shorten --t-end, raise --dt or sweep fewer points",
-                          force=force)
+    duration.check_duration(steps, system.n_bodies, N, dt, s.dt, fewer="sweep fewer points", force=force)
     cols = columns(checked)
     has_label = any(name == "label" for name, _, _ in cols)
     magnets = basin.fixed_magnets_xy(checked) if has_label else None

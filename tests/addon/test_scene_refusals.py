@@ -1,5 +1,7 @@
 """Scenes the simulation cannot do as built are refused by name before anything changes: a pendulum hanging from
-another simulated body (a chain), a body that also has Blender's Rigid Body physics.
+another simulated body (a chain), a body that also has Blender's Rigid Body physics, a body with an object
+constraint (Blender applies it after the bake's keys) or an object the simulation reads that a constraint ties
+to a simulated body.
 
 Oracle: the scene's fingerprint (:func:`.test_addon.fingerprint`) unchanged by the refusal.
 """
@@ -10,7 +12,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy", reason="needs Blender's Python module (bpy)")
 
-from .test_addon import _expect_error, cube, pem, pendulum_setup  # noqa: E402, F401
+from .test_addon import _expect_error, cube, empty, pem, pendulum_setup  # noqa: E402, F401
 
 
 def _dipole(obj):
@@ -72,3 +74,74 @@ def test_a_tiny_scale_is_called_too_small_and_a_zero_one_zero(pem, scale, match)
     obj.scale = (scale, 1.0, 1.0)
     bpy.context.view_layer.update()
     _expect_error(match)
+
+
+def _copy_location(obj, target, name="Copy Location"):
+    con = obj.constraints.new("COPY_LOCATION")
+    con.name = name
+    con.target = target
+    bpy.context.view_layer.update()                      # the pose it gives, before the fingerprint
+    return con
+
+
+@pytest.mark.parametrize("role", ["PENDULUM", "FREE"])
+def test_a_simulated_body_with_a_constraint_is_refused_until_it_is_muted(pem, role):  # noqa: F811
+    obj, _ = pendulum_setup()
+    obj.pem.role = role
+    anchor = empty("Anchor", location=(0.3, 0.0, -0.2))
+    con = _copy_location(obj, anchor)
+    _expect_error(r"Error: Object 'Cube' has the constraint 'Copy Location', which Blender applies after the bake's "
+                  r"keys, so it would not move as simulated: mute or remove it \(Object Constraint properties\)$")
+    con.enabled = False                                  # muted: Blender skips it, the keys play
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    frames = (bpy.context.scene.frame_start, bpy.context.scene.frame_end)
+    seen = []
+    for f in frames:
+        bpy.context.scene.frame_set(f)
+        seen.append([tuple(row) for row in obj.matrix_world])
+    assert seen[0] != seen[1]                             # it swings or spins as baked
+
+
+def test_every_applied_constraint_is_named_and_a_targetless_one_is_not(pem):  # noqa: F811
+    obj, _ = pendulum_setup()
+    _copy_location(obj, empty("Anchor"), "Follow")
+    obj.constraints.new("LIMIT_LOCATION").name = "Floor"
+    obj.constraints.new("COPY_ROTATION").name = "No target"  # invalid (no target): Blender does not apply it
+    bpy.context.view_layer.update()
+    _expect_error(r"Object 'Cube' has the constraints 'Follow', 'Floor', which Blender applies after the bake's "
+                  r"keys, so it would not move as simulated: mute or remove them")
+
+
+def test_a_pivot_constrained_to_a_moving_empty_is_followed(pem):  # noqa: F811
+    obj, piv = pendulum_setup()
+    lead = empty("Lead", location=(0.0, 0.0, 0.1))
+    lead.keyframe_insert("location", frame=1)
+    lead.location = (0.05, 0.0, 0.1)
+    lead.keyframe_insert("location", frame=25)
+    _copy_location(piv, lead)
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}     # read evaluated and sampled: nothing wrong to refuse
+
+
+def test_a_pivot_constrained_to_a_simulated_body_is_refused(pem):  # noqa: F811
+    obj, piv = pendulum_setup()
+    other = cube("Other", location=(0.4, 0.0, -0.3))
+    other.pem.enabled = True
+    other.pem.role = "FREE"
+    other.pem.density = 1000.0
+    holder = empty("Holder", location=(0.0, 0.0, 0.1))
+    piv.parent = holder                                  # through its parent's constraint
+    con = _copy_location(holder, other, "Stick")
+    _expect_error(r"Error: Object 'Pivot' \(the pivot of 'Cube'\): the constraint 'Stick' of its parent 'Holder' "
+                  r"ties it to 'Other', which the bake moves; the simulation reads it before the bake, so it would "
+                  r"move differently after it: mute or remove the constraint \(Object Constraint properties\)$")
+    con.mute = True                                      # the older name of the same switch
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+
+
+def test_a_wall_constrained_to_a_simulated_body_is_refused(pem):  # noqa: F811
+    obj, _ = pendulum_setup()
+    table = cube("Table", location=(0.0, 0.0, -1.0))
+    table.pem.enabled = True
+    table.pem.role = "WALL"
+    _copy_location(table, obj)
+    _expect_error(r"Error: Object 'Table': its constraint 'Copy Location' ties it to 'Cube', which the bake moves")

@@ -235,3 +235,33 @@ def test_a_trajectory_file_that_is_not_a_runs_is_named_by_key(magnet_run, tmp_pa
     err = capsys.readouterr().err
     assert err.startswith(f"error: {folder / 'trajectory.npz'}: not a pem trajectory file: "), err
     assert says in err and err.count("\n") == 1 and not (tmp_path / "figs").exists()
+
+
+def test_a_name_the_font_cannot_draw_is_spelled_out_without_a_warning(tmp_path, monkeypatch):
+    """A body named with an emoji drew a box and made matplotlib warn "Glyph 129522 (\\N{MAGNET}) missing from
+    font(s) DejaVu Sans"; the characters no font of matplotlib's has are now written by their Unicode names (an
+    unnamed one as U+XXXX, an invisible one the font lacks dropped), and a name the font draws is left as it is."""
+    import warnings
+
+    from pem_physics.analysis import plot as plot_module
+    from pem_physics.analysis.figures import drawable
+
+    scene = examples.three_magnet()
+    moving = [k for k, b in enumerate(scene.bodies) if b.role == "pendulum"][0]
+    bodies = list(scene.bodies)
+    bodies[moving] = replace(bodies[moving], name="🧲 magnet")
+    out = tmp_path / "run"
+    write_outputs(simulate(replace(scene, bodies=tuple(bodies)), t_end=0.05), out)
+    figures = {}
+    save = plot_module.save
+    monkeypatch.setattr(plot_module, "save", lambda fig, path, *a: figures.setdefault(path.name, fig) and
+                        save(fig, path, *a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # matplotlib's "Glyph … missing" is a UserWarning
+        plot_outputs(out, tmp_path / "png")
+    assert figures["omega.png"].axes[0].get_ylabel() == "\\N{MAGNET} magnet\nω (rad/s)"
+    title = figures["momentum_sphere.png"].axes[0].get_title()
+    assert title == "body-frame angular momentum of '\\N{MAGNET} magnet' (kg·m²/s)"
+    assert drawable("Pendel ä, ω₀ — Ψ\n2") == "Pendel ä, ω₀ — Ψ\n2"    # drawn as it is: unchanged
+    assert drawable("a\U0010fffdb") == "aU+10FFFDb"                     # no name (a private use character)
+    assert drawable("a\U000e0101b\u2066c") == "abc"                      # a variation selector, an isolate mark

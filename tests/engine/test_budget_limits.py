@@ -66,13 +66,32 @@ def test_a_small_request_is_granted_without_reading_the_limits(monkeypatch):
 
 
 @pytest.mark.parametrize("argv, says", [
-    # the audit's case: 10¹² steps of a pendulum started without a word (days at the fastest engine's pace)
+    # the audit's case: 10¹² steps of a pendulum started without a word (days at the fastest engine's pace); at the
+    # scene's dt (1 ms) the 10⁶ s are 10⁹ steps, minutes: the typed --dt makes it long, and is named
     (["run", "example:pendulum", "--dt", "1e-6", "--t-end", "1e6", "--record-interval", "1e6"],
-     r"--t-end 1e\+06: 1e\+12 steps of 1 body would take ~[\d.]+ days \(an estimate"),
+     r"--dt 1e-06: 1e\+12 steps of 1 body would take ~[\d.]+ days \(an estimate.*\): raise --dt \(the scene's "
+     r"step is 0\.001 s\) or shorten --t-end; --force"),
+    # at the scene's own dt: --t-end (9·10¹¹ steps at 10⁷ a second: 1.04 days)
+    (["run", "example:pendulum", "--t-end", "9e8", "--record-interval", "9e8"],
+     r"--t-end 9e\+08: 9e\+11 steps of 1 body would take ~[\d.]+ days \(an estimate.*\): shorten --t-end or "
+     r"raise --dt; --force"),
     # (over a day at every engine's pace: at the compiled ensembles' 4e7 body-steps/s, 1e7 steps of 262,144 members
     # are 18 hours — a map the test then ran, growing to 10 GB)
     (["basin", "example:three-magnet", "--grid", "512", "--t-end", "1e6"],
-     r"--t-end: 1e\+09 steps of 1 body × 262,144 members would take ~[\d.]+ (days|years) \(an estimate"),
+     r"--t-end: 1e\+09 steps of 1 body × 262,144 members would take ~[\d.]+ (days|years) \(an estimate.*\): "
+     r"shorten --t-end or raise --dt, or lower --grid; --force"),
+    # basin blamed --t-end for a typed --dt: 2·10¹¹ steps × 64 members are 3.7 days at 4·10⁷ a second, the scene's
+    # 1 ms step 2·10⁴ steps (a fraction of a second)
+    (["basin", "example:three-magnet", "--grid", "8", "--dt", "1e-10"],
+     r"--dt: 2e\+11 steps of 1 body × 64 members would take ~[\d.]+ days \(an estimate.*\): raise --dt \(the "
+     r"scene's step is 0\.001 s\) or shorten --t-end, or lower --grid; --force"),
+    # a --dt larger than the scene's does not drive the cost (10¹¹ steps × 64: 1.85 days): --t-end does
+    (["basin", "example:three-magnet", "--grid", "8", "--t-end", "2e8", "--dt", "2e-3"],
+     r"--t-end: 1e\+11 steps of 1 body × 64 members would take ~[\d.]+ days \(an estimate.*\): shorten --t-end or "
+     r"raise --dt, or lower --grid; --force"),
+    (["sweep", "example:three-magnet", "--param", "friction=1e-4:1e-3:1000", "--dt", "1e-9"],
+     r"--dt: 2e\+10 steps of 1 body × 1,000 members would take ~[\d.]+ days \(an estimate.*\): raise --dt \(the "
+     r"scene's step is 0\.001 s\) or shorten --t-end, or sweep fewer points; --force"),
     (["sweep", "example:three-magnet", "--param", "friction=1e-4:1e-3:1000", "--t-end", "1e8"],
      r"--t-end: 1e\+11 steps of 1 body × 1,000 members would take ~[\d.]+ (days|years) \(an estimate"),
 ])
@@ -105,6 +124,20 @@ def test_force_starts_a_run_over_the_bound(tmp_path, capsys, monkeypatch, argv):
     assert "--force to run anyway" in capsys.readouterr().err
     assert main([*argv, "-o", str(tmp_path / "b"), "-q", "--force"]) == 0
     assert (tmp_path / "b" / "pem-manifest.json").exists()
+
+
+def test_a_smaller_dt_is_blamed_only_where_the_scenes_own_step_would_fit(monkeypatch):
+    """A typed --dt below the scene's is named only when the same run at the scene's step passes the bound;
+    otherwise the run's length is what makes it long, and --t-end is named first."""
+    from pem_physics.analysis import duration
+
+    monkeypatch.setenv("PEM_NUMBA", "0")
+    fits = budget.MAX_RUN_SECONDS * budget.PACE["numpy"]            # body-steps a day at the numpy engine's pace
+    with pytest.raises(ValidationError, match=r"^--dt: .*: raise --dt \(the scene's step is 0\.001 s\)"):
+        duration.check_duration(fits * 10, 1, 1, 1e-4, 1e-3)        # at 1 ms: a tenth of the steps, within a day
+    with pytest.raises(ValidationError, match=r"^--t-end: .*: shorten --t-end or raise --dt; --force"):
+        duration.check_duration(fits * 20, 1, 1, 5e-4, 1e-3)        # at 1 ms still two days
+    duration.check_duration(fits * 20, 1, 1, 5e-4, 1e-3, force=True)
 
 
 def test_the_estimate_is_steps_times_bodies_times_members_over_the_engines_pace(monkeypatch):

@@ -6,6 +6,8 @@ in the replacement's Ctrl-C (exit code 130), so nothing here runs an engine."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -75,6 +77,38 @@ def test_the_event_run_a_timestep_run_compares_with_is_bounded_too(tmp_path, cap
     """The timestep method's missed-collision count runs the event-driven engine over the same span."""
     err = refused(capsys, tmp_path / "o", "--n", "1000", "--method", "timestep", "--t-end", "1e10", "--dt", "0.1")
     assert "gas.t_end: 1e+10 would take about" in err and "the event-driven run" in err
+
+
+@pytest.mark.parametrize("engine", ["compiled", "numpy"])
+@pytest.mark.parametrize("args", [
+    # a strong gravity's fall: ~6·10¹¹ events (under the 10¹² cap), 3.6 days at the compiled engine's 2·10⁶ a second
+    ["--n", "1000", "--box", "walls", "--gravity", "1e6", "--t-end", "3e4"],
+    # no gravity, a long run: ~5.8·10¹¹ events, 3.3 days
+    ["--n", "1000", "--t-end", "1e8"],
+])
+def test_an_event_run_of_more_than_a_day_is_refused_unless_forced(tmp_path, capsys, monkeypatch, engine, args):
+    """gas had an event cap (10¹²: weeks) but no wall-time bound: a run of days started without a word. The cases
+    are over a day at either engine's pace (the paces are constants, so on any machine): compiled, where numba is
+    installed; else the numpy reference, which searches every pair each event (far slower)."""
+    from pem_physics.analysis import gas_config
+    from pem_physics.gas import edmd
+
+    assert gas_config.COMPILED_EVENTS_PER_SECOND <= 2e6    # the cases' margin: 3.3 days at this pace
+    monkeypatch.setattr(edmd, "available", lambda: engine == "compiled")
+    err = refused(capsys, tmp_path / "o", *args)
+    assert err.startswith(f"error: gas.t_end: {float(args[-1]):g} would take ~")
+    assert re.search(r" ~[\d.,]+ (days|years) \(about [\d.e+]+ events, an estimate at the " + engine, err), err
+    assert err.endswith("lower t_end (or n, or gravity); --force to run anyway\n")
+    assert gas(tmp_path / "o", *args, "--force") == 130   # forced: it starts
+
+
+def test_an_ordinary_event_run_is_not_refused_on_either_engine(tmp_path, capsys, monkeypatch):
+    from pem_physics.gas import edmd
+
+    for engine in (True, False):
+        monkeypatch.setattr(edmd, "available", lambda engine=engine: engine)
+        assert gas(tmp_path / "o", "--n", "1000", "--t-end", "1000") == 130       # 0.4 days on numpy, at least
+        assert gas(tmp_path / "o", "--n", "100", "--box", "walls", "--gravity", "10", "--t-end", "100") == 130
 
 
 # --- 2. --state and the options it overrides --------------------------------------------------------------
