@@ -34,6 +34,8 @@ from ..errors import ValidationError
 from ..model import validate as v
 from ..model.scene import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
 from .files import name_of_file
+from .udf import UdfError
+from .udf_where import Trail, located
 
 INTEGRATORS = {"4thOrderRungeKutta": "pem-rk4", "Euler": "pem-euler"}
 
@@ -84,6 +86,16 @@ class _Units:
 
 
 def _shape(s, path, u: _Units):
+    """One inertia shape of a UDF ``shape`` struct; its errors named under ``path``."""
+    try:
+        return _shape_of(s, path, u)
+    except UdfError:
+        raise
+    except ValidationError as err:
+        raise (err if err.path.startswith(path) else err.at(path)) from None
+
+
+def _shape_of(s, path, u: _Units):
     from ..model import inertia
 
     kind = _get(s, "shape", path)
@@ -154,7 +166,35 @@ def _frame(o, path) -> np.ndarray:
 
 
 def scene_from_udf(doc, name: str = "udf") -> Scene:
-    """Build a Scene from a parsed :class:`pem_physics.io.udf.UdfDocument`."""
+    """Build a Scene from a parsed :class:`pem_physics.io.udf.UdfDocument` (not yet checked: :func:`checked_scene`
+    checks it). An error names the file, line and column of the UDF field it is about."""
+    return _converted(doc, name)[0]
+
+
+def checked_scene(doc, name: str = "udf") -> Scene:
+    """The checked Scene (:meth:`Scene.checked`) of a parsed UDF document. Every error, the model's check's
+    included, names the UDF field (``simulation.time.dt``), never the scene model's path (``settings.dt``), at the
+    file, line and column that give it (:mod:`.udf_where`)."""
+    scene, trail = _converted(doc, name)
+    try:
+        return scene.checked()
+    except ValidationError as err:
+        raise located(err, doc, trail, units_of(doc)) from None
+
+
+def _converted(doc, name: str) -> tuple[Scene, Trail]:
+    """(the Scene, the :class:`.udf_where.Trail` of its bodies); a conversion error located in the file."""
+    trail = Trail()
+    try:
+        return _scene(doc, name, trail), trail
+    except UdfError:
+        raise
+    except ValidationError as err:
+        raise located(err, doc) from None
+
+
+def _scene(doc, name: str, trail: Trail) -> Scene:
+    """The Scene of ``doc`` (see :func:`scene_from_udf`), each body's origin in the file noted in ``trail``."""
     data = doc.data
     up = data.get("unitParameter")
     if up:
@@ -188,6 +228,7 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
         override = _analysis(b, bpath, u)
         shapes = () if override is not None else tuple(_shape(s, f"{bpath}.shape[{k}]", u)
                                                        for k, s in enumerate(b.get("shape") or []))
+        _trail(trail, len(bodies), path, bpath, override is not None, b)
         con = p.get("constraint") or {}
         hinge = _vec(con["rotationAxis"], f"{path}.constraint.rotationAxis") if con.get("flag") == "true" else None
         bodies.append(Body(
@@ -219,6 +260,7 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
                                    phase=float(e["initialPhase"]))
         elif kind != "fixed":
             raise ValidationError(f"{path}.type", f"unknown body type {kind!r}")
+        _trail(trail, len(bodies), path, bpath, False, b)
         o = s["orientation"]
         u1 = _vec(o["u1"], f"{path}.orientation.u1")
         u2 = _vec(o["u2"], f"{path}.orientation.u2")
@@ -268,6 +310,15 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
     )
 
 
+def _trail(trail: Trail, i: int, placement: str, definition: str, override: bool, b: dict) -> None:
+    """Note scene body ``i``'s placement and definition in ``trail``, and its magnets' positions where an older def
+    version calls them ``center``."""
+    trail.add(placement, definition, override)
+    for k, m in enumerate(b.get("magnet") or []):
+        if "position" not in m and "center" in m:
+            trail.keys[f"bodies[{i}].dipoles[{k}].position"] = f"{definition}.magnet[{k}].center"
+
+
 def _color(b):
     c = b.get("color") or []
     if not c:
@@ -285,7 +336,7 @@ def units_of(doc) -> tuple[float, float, float, float]:
 
 
 def load_scene(path) -> Scene:
-    """Read a PEM UDF input file into a Scene."""
+    """Read a PEM UDF input file into a checked Scene; an error names the file, line and UDF field."""
     from .udf import read_udf
 
-    return scene_from_udf(read_udf(path), name=name_of_file(path))
+    return checked_scene(read_udf(path), name=name_of_file(path))
