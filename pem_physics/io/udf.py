@@ -294,10 +294,11 @@ class UdfShortStructWarning(UserWarning):
 class _DataParser:
     """Values of one data block by its schema. ``offsets`` (None: not kept, as in an output file's records) gets
     each value's path → the offset of its first character, and ``defaulted`` the paths of the fields a short struct
-    left out (their offset: the struct's closing brace, where they would have been written)."""
+    left out (their offset: the struct's closing brace, where they would have been written); ``ends`` each struct's
+    path → the offset of its closing brace."""
 
     def __init__(self, schema: Schema, cur: _Cursor, strict: bool = False, offsets: dict | None = None,
-                 defaulted: set | None = None):
+                 defaulted: set | None = None, ends: dict | None = None):
         self.schema = schema
         self.cur = cur
         self.src = cur.src
@@ -306,6 +307,7 @@ class _DataParser:
         self.short: list[str] = []
         self.offsets = offsets
         self.defaulted = defaulted
+        self.ends = ends
 
     def _keep(self, path: str, offset: int) -> None:
         # a mesh's vertices and faces are many (1e5 in a large file): its errors are named at the mesh
@@ -346,6 +348,8 @@ class _DataParser:
             if n < len(fields):
                 self.short.append(f"{self.src.where(cur.toks[cur.i - 1][2])} {path or 'the block'} (no "
                                   f"{', '.join(f.name for f in fields[n:])})")
+            if self.ends is not None and ".mesh." not in path:
+                self.ends[path] = cur.toks[cur.i - 1][2]
             for f in fields[n:]:
                 out[f.name] = _default(self.schema, f.type, f.array)
                 missing = f"{path}.{f.name}" if path else f.name
@@ -406,7 +410,8 @@ class UdfDocument:
     """A parsed UDF file: ``data`` (top-level fields of the data blocks), ``header``, ``records``.
 
     ``offsets``: each input value's path (``simulation.time.dt``, ``body[0].shape[1]``) → where it starts in the
-    file's text; ``defaulted``: the paths of fields a short struct left out (placed at its closing brace).
+    file's text; ``defaulted``: the paths of fields a short struct left out (placed at its closing brace);
+    ``ends``: each input struct's path → where its closing brace is.
     """
 
     path: Path | None
@@ -418,6 +423,7 @@ class UdfDocument:
     source: _Source | None = None
     offsets: dict = field(default_factory=dict)
     defaulted: set = field(default_factory=set)
+    ends: dict = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -476,6 +482,7 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
     short: list[str] = []
     offsets: dict = {}
     defaulted: set = set()
+    ends: dict = {}
     record_label = None
     pos = 0
     while True:
@@ -535,7 +542,7 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
                 raise src.error(begin_off, "data block before any schema (missing \\include of the def file?)")
             keep = not (in_header or in_record)
             parser = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start())), strict,
-                                 offsets if keep else None, defaulted if keep else None)
+                                 offsets if keep else None, defaulted if keep else None, ends if keep else None)
             block = parser.block()
             short += parser.short
             if in_record:
@@ -556,7 +563,7 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
             f"defaults (0, empty, the first choice): {'; '.join(short[:3])}{' …' if len(short) > 3 else ''} — give "
             "every field, or check that the file was not cut short"), stacklevel=2)
     return UdfDocument(Path(name) if base_dir is not None else None, schema, data, header, records, includes,
-                       src, offsets, defaulted)
+                       src, offsets, defaulted, ends)
 
 
 def parse_udf(text: str, name: str = "<udf>", base_dir: Path | None = None, records: bool = False,

@@ -24,7 +24,8 @@ class Trail:
     """Where each scene body of a UDF file came from: ``placements[i]`` is scene body i's placement
     (``simulation.pendulum[0]``), ``definitions[i]`` its ``body[j]``, ``overrides[i]`` whether that definition's
     ``analysis`` block gives its mass properties (else its shapes do); ``keys`` maps a scene path to a UDF path
-    where the reader found a value under another name (``position`` given as ``center``)."""
+    where the reader found a value under another name (``position`` given as ``center``) or in a ``// pem:`` note
+    (``bodies[1].name`` → ``simulation.pendulum[1] // pem: name``)."""
 
     placements: list = field(default_factory=list)
     definitions: list = field(default_factory=list)
@@ -77,6 +78,8 @@ _DIPOLE = {"position": "position", "moment": "dipole"}
 #: A vector's components, a frame's rows.
 _XYZ, _ROWS = ("x", "y", "z"), ("u1", "u2", "u3")
 
+#: What the path of a ``// pem:`` note holds (:mod:`.udf_notes`).
+NOTE = "// pem:"
 _BODY_PATH = re.compile(r"bodies\[(\d+)\](?:\.(.*))?$")
 _INDEX = re.compile(r"\[(\d+)\]")
 #: Scene-model paths quoted inside a message (``… (also bodies[1])``).
@@ -136,6 +139,9 @@ def _body_path(i: int, rest: str, trail: Trail) -> str:
 def udf_path(scene_path: str, trail: Trail) -> str | None:
     """The UDF field path of the scene-model path ``scene_path``; None for one the file does not give (the scene's
     name, taken from the file's name)."""
+    noted = _first(trail.keys, scene_path)   # a value of a // pem: note (a name, a pair_restitution entry)
+    if noted is not None:
+        return noted[0] if NOTE in noted[0] else _components(*noted)
     m = _BODY_PATH.match(scene_path)
     if m and int(m.group(1)) < len(trail.placements):
         return _body_path(int(m.group(1)), m.group(2) or "", trail) if m.group(2) else trail.placements[int(m.group(1))]

@@ -83,8 +83,8 @@ def test_a_value_left_out_is_named_where_it_is_missing(tmp_path):
 def test_a_missing_definition_is_named_at_its_reference(tmp_path):
     """A pendulum that names a body id no body[] defines: the line of the reference."""
     text = (SCENES / "pendulum.udf").read_text()
-    old = "  {\n   0,\n"   # the pendulum's reference to body 0 (the definition's own id is indented by two)
-    path, line = _bad(tmp_path, "pendulum.udf", old, "  {\n   3,\n")
+    old = "index = 0\n   0,\n"   # the pendulum's reference to body 0, after its notes
+    path, line = _bad(tmp_path, "pendulum.udf", old, "index = 0\n   3,\n")
     line += 1
     assert text.splitlines()[line - 1].strip() == "0,"
     message = _error(path)
