@@ -73,6 +73,9 @@ _BODY = {
     "dipoles": "D.magnet",
     "shapes": "D.shape",
 }
+#: A body's mass properties (after ``bodies[i].``) → the field of its ``analysis`` block.
+_ANALYSIS = {"mass": "mass", "inertia": "inertiaMoment", "mass_properties.mass": "mass",
+             "mass_properties.center_of_mass": "massCenter", "mass_properties.inertia": "inertiaMoment"}
 #: The fields of a dipole (``bodies[i].dipoles[k].…``) as a magnet's.
 _DIPOLE = {"position": "position", "moment": "dipole"}
 #: A vector's components, a frame's rows.
@@ -114,7 +117,10 @@ def _body_path(i: int, rest: str, trail: Trail) -> str:
     if f"bodies[{i}].{rest}" in trail.keys:
         return trail.keys[f"bodies[{i}].{rest}"]
     if rest.split(".")[0].split("[")[0] in ("mass", "inertia", "mass_properties"):
-        return f"{definition}.analysis" if trail.overrides[i] else f"{definition}.shape"
+        if not trail.overrides[i]:
+            return f"{definition}.shape"
+        field = _first(_ANALYSIS, rest)
+        return f"{definition}.analysis{'.' + field[0] if field else ''}"
     found = _first(_BODY, rest)
     if found is None:
         return placement

@@ -52,6 +52,8 @@ CASES = [
                  "body[0].magnet[0].dipole.x", "expected a finite number", "dipoles", id="infinite-dipole"),
     pytest.param("compass.udf", "{6e-09,9.03e-07,9.03e-07,0.0,0.0,0.0}", "{6e-09,9.03e-07,-9.03e-07,0.0,0.0,0.0}",
                  "body[0].analysis.inertiaMoment", "negative moment", "mass_properties", id="negative-inertia"),
+    pytest.param("compass.udf", "{0.003,{0.0,0.0,0.0}{6e-09", "{1e-120,{0.0,0.0,0.0}{6e-09", "body[0].analysis.mass",
+                 "too small to simulate", "bodies", id="too-light"),
     pytest.param("pendulum.udf", "{1.0,1.0,1.0,1.0}", "{1.0,0.0,1.0,1.0}", "unitParameter.mass",
                  "expected a positive number, got 0.0", "units", id="zero-unit"),
     pytest.param("pendulum.udf", "{5000,10,0.001}", "{5000,10,abc}", "simulation.time.dt",
