@@ -292,16 +292,31 @@ class UdfShortStructWarning(UserWarning):
 
 
 class _DataParser:
-    def __init__(self, schema: Schema, cur: _Cursor, strict: bool = False):
+    """Values of one data block by its schema. ``offsets`` (None: not kept, as in an output file's records) gets
+    each value's path → the offset of its first character, and ``defaulted`` the paths of the fields a short struct
+    left out (their offset: the struct's closing brace, where they would have been written); ``ends`` each struct's
+    path → the offset of its closing brace."""
+
+    def __init__(self, schema: Schema, cur: _Cursor, strict: bool = False, offsets: dict | None = None,
+                 defaulted: set | None = None, ends: dict | None = None):
         self.schema = schema
         self.cur = cur
         self.src = cur.src
         self.strict = strict
         #: the structs written shorter than their schema: "file:line:col path (fields left out)"
         self.short: list[str] = []
+        self.offsets = offsets
+        self.defaulted = defaulted
+        self.ends = ends
+
+    def _keep(self, path: str, offset: int) -> None:
+        # a mesh's vertices and faces are many (1e5 in a large file): its errors are named at the mesh
+        if self.offsets is not None and ".mesh." not in path:
+            self.offsets[path] = offset
 
     def value(self, t: tuple, array: bool, path: str):
         cur = self.cur
+        self._keep(path, cur.peek()[2])
         if array:
             cur.expect("[", path)
             out = []
@@ -333,8 +348,14 @@ class _DataParser:
             if n < len(fields):
                 self.short.append(f"{self.src.where(cur.toks[cur.i - 1][2])} {path or 'the block'} (no "
                                   f"{', '.join(f.name for f in fields[n:])})")
+            if self.ends is not None and ".mesh." not in path:
+                self.ends[path] = cur.toks[cur.i - 1][2]
             for f in fields[n:]:
                 out[f.name] = _default(self.schema, f.type, f.array)
+                missing = f"{path}.{f.name}" if path else f.name
+                self._keep(missing, cur.toks[cur.i - 1][2])
+                if self.defaulted is not None:
+                    self.defaulted.add(missing)
             return out
         kind, text, off = cur.next()
         if k == "double":
@@ -380,9 +401,18 @@ class _DataParser:
 
 # ---------------------------------------------------------------------------- documents
 
+#: The last step of a value's path: ``.name`` or ``[index]``.
+_LAST_STEP = re.compile(r"(?:\.[^.\[\]]+|\[\d+\])$")
+
+
 @dataclass
 class UdfDocument:
-    """A parsed UDF file: ``data`` (top-level fields of the data blocks), ``header``, ``records``."""
+    """A parsed UDF file: ``data`` (top-level fields of the data blocks), ``header``, ``records``.
+
+    ``offsets``: each input value's path (``simulation.time.dt``, ``body[0].shape[1]``) → where it starts in the
+    file's text; ``defaulted``: the paths of fields a short struct left out (placed at its closing brace);
+    ``ends``: each input struct's path → where its closing brace is.
+    """
 
     path: Path | None
     schema: Schema
@@ -390,10 +420,27 @@ class UdfDocument:
     header: dict
     records: list  # [(label, dict)]
     includes: list
+    source: _Source | None = None
+    offsets: dict = field(default_factory=dict)
+    defaulted: set = field(default_factory=set)
+    ends: dict = field(default_factory=dict)
 
     @property
     def version(self) -> str:
         return str(self.header.get("EngineVersion", ""))
+
+    def locate(self, path: str) -> tuple[str, str] | None:
+        """(``file:line:col``, the path found) of the value at ``path``, else of the nearest value holding it
+        (``simulation.time.dt[0]`` → ``simulation.time.dt``); None when the file gives none of them."""
+        if self.source is None:
+            return None
+        p = path
+        while p:
+            if p in self.offsets:
+                return self.source.where(self.offsets[p]), p
+            cut = _LAST_STEP.search(p)
+            p = p[:cut.start()] if cut else ""
+        return None
 
 
 def _include_path(src: _Source, offset: int, arg: str, base_dir: Path, root: Path) -> Path:
@@ -433,6 +480,9 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
     includes: list = []
     stack: list[tuple[str, int, int]] = []  # (section, content start, offset of \begin)
     short: list[str] = []
+    offsets: dict = {}
+    defaulted: set = set()
+    ends: dict = {}
     record_label = None
     pos = 0
     while True:
@@ -490,7 +540,9 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
             target_schema = header_schema if in_header else schema
             if not target_schema.fields:
                 raise src.error(begin_off, "data block before any schema (missing \\include of the def file?)")
-            parser = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start())), strict)
+            keep = not (in_header or in_record)
+            parser = _DataParser(target_schema, _Cursor(src, _tokens(src, start, m.start())), strict,
+                                 offsets if keep else None, defaulted if keep else None, ends if keep else None)
             block = parser.block()
             short += parser.short
             if in_record:
@@ -510,7 +562,8 @@ def _parse(text: str, name: str, base_dir: Path | None, want_records: bool, dept
             f"{name}: {len(short)} struct(s) written shorter than the schema, the fields left out taking its "
             f"defaults (0, empty, the first choice): {'; '.join(short[:3])}{' …' if len(short) > 3 else ''} — give "
             "every field, or check that the file was not cut short"), stacklevel=2)
-    return UdfDocument(Path(name) if base_dir is not None else None, schema, data, header, records, includes)
+    return UdfDocument(Path(name) if base_dir is not None else None, schema, data, header, records, includes,
+                       src, offsets, defaulted, ends)
 
 
 def parse_udf(text: str, name: str = "<udf>", base_dir: Path | None = None, records: bool = False,

@@ -18,6 +18,12 @@ engine does with them (``PemSimulator::input``):
   elliptic orbit's r1, r2 are lengths though declared as fields; we convert
   by what the engine does (both confirmed by the original engine's runs of
   tests/data/pem/friction.udf and driven_orbit.udf, written in cm and g).
+- ``// pem:`` comment lines (:mod:`.udf_notes`, written by :mod:`.udf_write`)
+  give what the schema cannot: names, the scene's body order, a free body's
+  role, contact coefficients, mesh names. Without them bodies are
+  ``pendulum0…``, ``body0…`` in the file's order. A body's shapes are read
+  with its ``analysis`` too (for display; the analysis gives the mass
+  properties), except a writer's ``stand_in``.
 - ``angularVelocity`` is the lab ω. PEM itself starts a pendulum from
   L = I·ω with the file's body-axes tensor, i.e. as if the body axes were the
   lab's; a file whose pendulum is turned *and* spinning at t = 0 therefore
@@ -28,12 +34,17 @@ engine does with them (``PemSimulator::input``):
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import ValidationError
 from ..model import validate as v
 from ..model.scene import Body, ConstantVelocity, Dipole, EllipticOrbit, RotatingField, Scene, Settings
 from .files import name_of_file
+from .udf import UdfError
+from .udf_notes import read_notes
+from .udf_where import Trail, located
 
 INTEGRATORS = {"4thOrderRungeKutta": "pem-rk4", "Euler": "pem-euler"}
 
@@ -84,6 +95,16 @@ class _Units:
 
 
 def _shape(s, path, u: _Units):
+    """One inertia shape of a UDF ``shape`` struct; its errors named under ``path``."""
+    try:
+        return _shape_of(s, path, u)
+    except UdfError:
+        raise
+    except ValidationError as err:
+        raise (err if err.path.startswith(path) else err.at(path)) from None
+
+
+def _shape_of(s, path, u: _Units):
     from ..model import inertia
 
     kind = _get(s, "shape", path)
@@ -154,7 +175,35 @@ def _frame(o, path) -> np.ndarray:
 
 
 def scene_from_udf(doc, name: str = "udf") -> Scene:
-    """Build a Scene from a parsed :class:`pem_physics.io.udf.UdfDocument`."""
+    """Build a Scene from a parsed :class:`pem_physics.io.udf.UdfDocument` (not yet checked: :func:`checked_scene`
+    checks it). An error names the file, line and column of the UDF field it is about."""
+    return _converted(doc, name)[0]
+
+
+def checked_scene(doc, name: str = "udf") -> Scene:
+    """The checked Scene (:meth:`Scene.checked`) of a parsed UDF document. Every error, the model's check's
+    included, names the UDF field (``simulation.time.dt``), never the scene model's path (``settings.dt``), at the
+    file, line and column that give it (:mod:`.udf_where`)."""
+    scene, trail = _converted(doc, name)
+    try:
+        return scene.checked()
+    except ValidationError as err:
+        raise located(err, doc, trail, units_of(doc)) from None
+
+
+def _converted(doc, name: str) -> tuple[Scene, Trail]:
+    """(the Scene, the :class:`.udf_where.Trail` of its bodies); a conversion error located in the file."""
+    trail = Trail()
+    try:
+        return _scene(doc, name, trail), trail
+    except UdfError:
+        raise
+    except ValidationError as err:
+        raise located(err, doc) from None
+
+
+def _scene(doc, name: str, trail: Trail) -> Scene:
+    """The Scene of ``doc`` (see :func:`scene_from_udf`), each body's origin in the file noted in ``trail``."""
     data = doc.data
     up = data.get("unitParameter")
     if up:
@@ -180,58 +229,14 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
             raise ValidationError(path, f"refers to body id {ref}, which body[] does not define")
         return defs[int(ref)]
 
+    notes = read_notes(doc)
+    entries = _pendulums(sim, definition, u, notes) + _sources(sim, definition, u, notes)
     bodies = []
-    for i, p in enumerate(sim.get("pendulum") or []):
-        path = f"simulation.pendulum[{i}]"
-        j, b = definition(_get(p, "body", path), f"{path}.body")
-        bpath = f"body[{j}]"
-        override = _analysis(b, bpath, u)
-        shapes = () if override is not None else tuple(_shape(s, f"{bpath}.shape[{k}]", u)
-                                                       for k, s in enumerate(b.get("shape") or []))
-        con = p.get("constraint") or {}
-        hinge = _vec(con["rotationAxis"], f"{path}.constraint.rotationAxis") if con.get("flag") == "true" else None
-        bodies.append(Body(
-            name=f"pendulum{i}", role="pendulum",
-            position=u.length(_vec(_get(p, "position", path, "center"), f"{path}.position")),
-            orientation=_frame(_get(p, "orientation", path), f"{path}.orientation"),
-            angular_velocity=u.omega(_vec(_get(p, "angularVelocity", path), f"{path}.angularVelocity")),
-            shapes=shapes, mass_properties=override, hinge=hinge,
-            dipoles=tuple(Dipole(u.length(_vec(_get(m, "position", f"{bpath}.magnet[{k}]", "center"),
-                                                    f"{bpath}.magnet[{k}].position")),
-                                 u.moment(_vec(m["dipole"], f"{bpath}.magnet[{k}].dipole")))
-                          for k, m in enumerate(b.get("magnet") or [])),
-            color=_color(b)))
-    for i, s in enumerate(sim.get("body") or []):
-        path = f"simulation.body[{i}]"
-        j, b = definition(_get(s, "body", path), f"{path}.body")
-        bpath = f"body[{j}]"
-        kind = _get(s, "type", path)
-        motion = None
-        if kind == "constantVelocity":
-            motion = ConstantVelocity(u.velocity(_vec(s["constantVelocity"]["velocity"],
-                                                      f"{path}.constantVelocity.velocity")))
-        elif kind == "ellipticRotation":
-            e = s["ellipticRotation"]
-            motion = EllipticOrbit(center=u.length(_vec(e["center"], f"{path}.ellipticRotation.center")),
-                                   r1=u.length(_vec(e["r1"], f"{path}.ellipticRotation.r1")),
-                                   r2=u.length(_vec(e["r2"], f"{path}.ellipticRotation.r2")),
-                                   angular_velocity=u.omega(float(e["angularVelocity"])),
-                                   phase=float(e["initialPhase"]))
-        elif kind != "fixed":
-            raise ValidationError(f"{path}.type", f"unknown body type {kind!r}")
-        o = s["orientation"]
-        u1 = _vec(o["u1"], f"{path}.orientation.u1")
-        u2 = _vec(o["u2"], f"{path}.orientation.u2")
-        # PEM builds a fixed body's frame from u1, u2 only (u3 = u1 × u2).
-        bodies.append(Body(
-            name=f"body{i}", role="fixed" if motion is None else "driven",
-            position=u.length(_vec(_get(s, "position", path, "center"), f"{path}.position")),
-            orientation=np.stack([u1, u2, np.cross(u1, u2)]), motion=motion,
-            dipoles=tuple(Dipole(u.length(_vec(_get(m, "position", f"{bpath}.magnet[{k}]", "center"),
-                                                    f"{bpath}.magnet[{k}].position")),
-                                 u.moment(_vec(m["dipole"], f"{bpath}.magnet[{k}].dipole")))
-                          for k, m in enumerate(b.get("magnet") or [])),
-            color=_color(b)))
+    for body, placement, bpath, override, b in _ordered(entries, notes, doc):
+        _trail(trail, len(bodies), placement, bpath, override, b)
+        for key, note in notes.get(placement, {}).items():
+            trail.keys[f"bodies[{len(bodies)}].{key}"] = note.path
+        bodies.append(body)
     field = np.zeros(3)
     rotating = None
     mf = sim.get("magnetiField") or {}
@@ -258,14 +263,137 @@ def scene_from_udf(doc, name: str = "udf") -> Scene:
     if method is None:
         raise ValidationError("simulation.integrator", f"unknown integrator {sim.get('integrator')!r}")
     mu0 = sim.get("freeSpacePermeability")
+    scene_notes = {k: n.value for k, n in notes.get("", {}).items()}
+    for key, note in notes.get("", {}).items():
+        trail.keys[key] = note.path
+    tolerances = {k.split(".")[1]: scene_notes.pop(k) for k in ("settings.rtol", "settings.atol") if k in scene_notes}
     return Scene(
-        name=name, bodies=bodies,
+        name=scene_notes.pop("name", name), bodies=bodies, **scene_notes,
         gravity=u.accel(_vec(_get(sim, "gravity", "simulation"), "simulation.gravity")),
         field=field, rotating_field=rotating,
         mu0=u.mu0(float(mu0)) if mu0 is not None else 4e-7 * np.pi,
         friction=friction, periodic_box=box,
-        settings=Settings(method=method, dt=dt, t_end=steps * dt, record_interval=report * dt),
+        settings=Settings(method=method, dt=dt, t_end=steps * dt, record_interval=report * dt, **tolerances),
     )
+
+
+def _dipoles(b: dict, bpath: str, u: _Units) -> tuple:
+    """The dipoles of body definition ``b`` (at ``bpath``), SI."""
+    return tuple(Dipole(u.length(_vec(_get(m, "position", f"{bpath}.magnet[{k}]", "center"),
+                                      f"{bpath}.magnet[{k}].position")),
+                        u.moment(_vec(m["dipole"], f"{bpath}.magnet[{k}].dipole")))
+                 for k, m in enumerate(b.get("magnet") or []))
+
+
+def _shapes(b: dict, bpath: str, u: _Units, notes: dict) -> tuple:
+    """The shapes of body definition ``b``, a mesh named by its ``// pem: name`` note; a shape noted
+    ``stand_in`` (the writer's equivalent of a body given by its mass properties only) is not one of the scene's."""
+    out = []
+    for k, s in enumerate(b.get("shape") or []):
+        path = f"{bpath}.shape[{k}]"
+        noted = notes.get(path, {})
+        if "stand_in" in noted and noted["stand_in"].value:
+            continue
+        shape = _shape(s, path, u)
+        if "name" in noted:
+            if not hasattr(shape, "name"):
+                raise UdfError(noted["name"].where, f"{noted['name'].path}: only a mesh shape has a name; "
+                                                         "remove the line")
+            shape.name = noted["name"].value
+        out.append(shape)
+    return tuple(out)
+
+
+def _noted(body: Body, noted: dict) -> Body:
+    """``body`` with its placement's ``// pem:`` notes (name, role, restitution, contact_friction) applied."""
+    values = {k: n.value for k, n in noted.items() if k != "index"}
+    return replace(body, **values) if values else body
+
+
+def _pendulums(sim: dict, definition, u: _Units, notes: dict) -> list:
+    """(body, placement, definition path, analysis given, definition) of each ``simulation.pendulum[]`` entry."""
+    out = []
+    for i, p in enumerate(sim.get("pendulum") or []):
+        path = f"simulation.pendulum[{i}]"
+        j, b = definition(_get(p, "body", path), f"{path}.body")
+        bpath = f"body[{j}]"
+        override = _analysis(b, bpath, u)
+        con = p.get("constraint") or {}
+        hinge = _vec(con["rotationAxis"], f"{path}.constraint.rotationAxis") if con.get("flag") == "true" else None
+        body = Body(
+            name=f"pendulum{i}", role="pendulum",
+            position=u.length(_vec(_get(p, "position", path, "center"), f"{path}.position")),
+            orientation=_frame(_get(p, "orientation", path), f"{path}.orientation"),
+            angular_velocity=u.omega(_vec(_get(p, "angularVelocity", path), f"{path}.angularVelocity")),
+            shapes=_shapes(b, bpath, u, notes), mass_properties=override, hinge=hinge,
+            dipoles=_dipoles(b, bpath, u), color=_color(b))
+        out.append((_noted(body, notes.get(path, {})), path, bpath, override is not None, b))
+    return out
+
+
+def _sources(sim: dict, definition, u: _Units, notes: dict) -> list:
+    """(body, placement, definition path, False, definition) of each ``simulation.body[]`` entry (fixed and driven
+    magnets)."""
+    out = []
+    for i, s in enumerate(sim.get("body") or []):
+        path = f"simulation.body[{i}]"
+        j, b = definition(_get(s, "body", path), f"{path}.body")
+        bpath = f"body[{j}]"
+        kind = _get(s, "type", path)
+        motion = None
+        if kind == "constantVelocity":
+            motion = ConstantVelocity(u.velocity(_vec(s["constantVelocity"]["velocity"],
+                                                      f"{path}.constantVelocity.velocity")))
+        elif kind == "ellipticRotation":
+            e = s["ellipticRotation"]
+            motion = EllipticOrbit(center=u.length(_vec(e["center"], f"{path}.ellipticRotation.center")),
+                                   r1=u.length(_vec(e["r1"], f"{path}.ellipticRotation.r1")),
+                                   r2=u.length(_vec(e["r2"], f"{path}.ellipticRotation.r2")),
+                                   angular_velocity=u.omega(float(e["angularVelocity"])),
+                                   phase=float(e["initialPhase"]))
+        elif kind != "fixed":
+            raise ValidationError(f"{path}.type", f"unknown body type {kind!r}")
+        o = s["orientation"]
+        u1 = _vec(o["u1"], f"{path}.orientation.u1")
+        u2 = _vec(o["u2"], f"{path}.orientation.u2")
+        # PEM builds a fixed body's frame from u1, u2 only (u3 = u1 × u2).
+        body = Body(
+            name=f"body{i}", role="fixed" if motion is None else "driven",
+            position=u.length(_vec(_get(s, "position", path, "center"), f"{path}.position")),
+            orientation=np.stack([u1, u2, np.cross(u1, u2)]), motion=motion,
+            dipoles=_dipoles(b, bpath, u), color=_color(b))
+        out.append((_noted(body, notes.get(path, {})), path, bpath, False, b))
+    return out
+
+
+def _ordered(entries: list, notes: dict, doc) -> list:
+    """``entries`` in the scene's order: those whose placement has an ``index`` note by it, then the others in the
+    file's order (PEM's files list the moving bodies first). An index given twice is refused at its second note."""
+    seen: dict = {}
+    for _, placement, *_ in entries:
+        note = notes.get(placement, {}).get("index")
+        if note is None:
+            continue
+        if note.value in seen:
+            raise UdfError(note.where, f"{note.path}: {note.value} is already the index of "
+                                                          f"{seen[note.value]}; give each body its own")
+        seen[note.value] = placement
+
+    def key(item):
+        k, entry = item
+        note = notes.get(entry[1], {}).get("index")
+        return (0, note.value, k) if note is not None else (1, 0, k)
+
+    return [entry for _, entry in sorted(enumerate(entries), key=key)]
+
+
+def _trail(trail: Trail, i: int, placement: str, definition: str, override: bool, b: dict) -> None:
+    """Note scene body ``i``'s placement and definition in ``trail``, and its magnets' positions where an older def
+    version calls them ``center``."""
+    trail.add(placement, definition, override)
+    for k, m in enumerate(b.get("magnet") or []):
+        if "position" not in m and "center" in m:
+            trail.keys[f"bodies[{i}].dipoles[{k}].position"] = f"{definition}.magnet[{k}].center"
 
 
 def _color(b):
@@ -285,7 +413,7 @@ def units_of(doc) -> tuple[float, float, float, float]:
 
 
 def load_scene(path) -> Scene:
-    """Read a PEM UDF input file into a Scene."""
+    """Read a PEM UDF input file into a checked Scene; an error names the file, line and UDF field."""
     from .udf import read_udf
 
-    return scene_from_udf(read_udf(path), name=name_of_file(path))
+    return checked_scene(read_udf(path), name=name_of_file(path))

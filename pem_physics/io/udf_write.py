@@ -14,11 +14,13 @@ What the file says and why:
 - Each scene body gets one ``body[]`` definition (identical definitions are
   shared) and one placement: pendulum bodies in ``simulation.pendulum[]``,
   fixed and driven bodies in ``simulation.body[]`` (``fixed``,
-  ``constantVelocity``, ``ellipticRotation``). Moving bodies come first, so the
-  bodies come back as ``pendulum0…`` then ``body0…`` (UDF has no names).
+  ``constantVelocity``, ``ellipticRotation``). Moving bodies come first; each
+  placement's ``// pem:`` notes (:mod:`.udf_notes`) give its name and its place
+  in the scene, and the scene's its name, contact coefficients and dop853
+  tolerances: comment lines PEM skips, from which the reader restores them.
 - A ``free`` body (it turns about its fixed centre of mass) is written as a
   pendulum pivoted at its centre of mass — the same motion (PEM's own free
-  ellipsoid sample is written so).
+  ellipsoid sample is written so); a ``role = "free"`` note brings it back free.
 - PEM starts a pendulum from L = I·ω with its file tensor I (body axes) and
   the lab ω, whatever the orientation: right only when the body axes are the
   lab's. A body that spins at t = 0 and is turned is therefore written in
@@ -31,7 +33,8 @@ What the file says and why:
   block carries the scene's exact mass properties. The shapes are written too,
   as PEM shapes, for PEM's viewer and analyser; a body given only by its mass
   properties gets one equivalent shape: the solid ellipsoid with the same mass,
-  centre and tensor (a point mass when the tensor about the centre is zero).
+  centre and tensor (a point mass when the tensor about the centre is zero),
+  noted ``stand_in`` so the reader does not take it for one of the scene's.
 - Units: ``unitParameter`` gives the file's length, mass, time and ampere in
   SI. ``units="si"`` (default) writes SI values; ``"cgs"`` writes the PEM
   samples' units (cm, g, s, A); a 4-tuple gives any. Every number is the
@@ -64,6 +67,8 @@ from ..model.analytic import Oscillation, UniformRotation
 from ..model.inertia import Cuboid, Cylinder, Ellipsoid, MassProperties, Mesh, PointMass, Rod, Sphere
 from ..model.motion import TabulatedMotion
 from ..model.scene import ConstantVelocity, EllipticOrbit, Scene
+from .scene_writer import _value as _toml
+from .udf_notes import NOTE_MARK, NOTES
 from .udf_scene import _Units
 
 __all__ = ["VERSIONS", "DEF_FILES", "UNITS", "schema", "def_text", "udf_text", "write_def", "write_udf"]
@@ -300,11 +305,15 @@ class _Text:
             return "[" + self._join([self.value(e, t, False, f"{path}[{i}]") for i, e in enumerate(x)]) + "]", True
         t = _resolve(t, self.classes)
         if isinstance(t, tuple) and t and isinstance(t[0], F):
-            if not isinstance(x, dict) or set(x) != {f.name for f in t}:
-                extra = sorted(set(x) - {f.name for f in t}) if isinstance(x, dict) else x
-                missing = sorted({f.name for f in t} - set(x)) if isinstance(x, dict) else []
+            given = set(x) - {NOTES} if isinstance(x, dict) else set()
+            if not isinstance(x, dict) or given != {f.name for f in t}:
+                extra = sorted(given - {f.name for f in t}) if isinstance(x, dict) else x
+                missing = sorted({f.name for f in t} - given) if isinstance(x, dict) else []
                 raise TypeError(f"{path}: fields do not match the schema (extra {extra}, missing {missing})")
-            return "{" + self._join([self.value(x[f.name], f.type, f.array, f"{path}.{f.name}") for f in t]) + "}", True
+            # notes are line comments: their text holds a line break, so pretty() never writes this value on one line
+            notes = "".join(f"{NOTE_MARK} {n}\n" for n in x.get(NOTES, ()))
+            return "{" + notes + self._join([self.value(x[f.name], f.type, f.array, f"{path}.{f.name}")
+                                             for f in t]) + "}", True
         if t == "double":
             if not isinstance(x, str):
                 raise TypeError(f"{path}: a double must arrive formatted, got {x!r}")
@@ -332,7 +341,7 @@ class _Text:
     def pretty(self, x, t, array: bool, path: str, indent: int) -> str:
         """Text of x, broken over lines (one element or field per line) where one line would be too long."""
         flat, composite = self.value(x, t, array, path)
-        if not composite or len(flat) + indent <= self.WIDTH:
+        if not composite or ("\n" not in flat and len(flat) + indent <= self.WIDTH):
             return flat
         pad = " " * (indent + 1)
         if array:
@@ -345,6 +354,8 @@ class _Text:
             open_, close = "{", "}"
         lines = [pad + (text if comp or i == len(parts) - 1 else text + ",")
                  for i, (text, comp) in enumerate(parts)]
+        if not array:
+            lines = [f"{pad}{NOTE_MARK} {n}" for n in x.get(NOTES, ())] + lines
         return open_ + "\n" + "\n".join(lines) + "\n" + " " * indent + close
 
 
@@ -520,7 +531,7 @@ class _Writer:
             faces = [{"id": j, "vertex": [int(k) for k in f]} for j, f in enumerate(shape.faces)]
             z.update(center=n.vec(np.zeros(3), "length"), mass=n(shape.mass, "mass"), shape="mesh",
                      mesh={"vertex": verts, "face": faces})
-            return self._fill(z)
+            return {**self._fill(z), NOTES: [_note("name", shape.name)]}
         z.update(center=n.vec(tf.point(shape.center), "length"), mass=n(shape.mass, "mass"))
         if isinstance(shape, Sphere):
             z.update(shape="sphere", sphere={"radius": n(shape.radius, "length")})
@@ -562,14 +573,15 @@ class _Writer:
         lam, axes = mp.principal()
         m = mp.mass
         if not lam.max() > 0:
-            return self._shape(PointMass(mass=m, center=mp.center_of_mass), _BodyAxes(), "")
+            return {**self._shape(PointMass(mass=m, center=mp.center_of_mass), _BodyAxes(), ""),
+                    NOTES: [_note("stand_in", True)]}
         s = np.sqrt(np.clip(2.5 / m * (lam.sum() - 2 * lam), 0.0, None))
         n = self.num
         z = _zero(self.classes["Body"][1].type, self.classes)
         z.update(center=n.vec(mp.center_of_mass, "length"), mass=n(m, "mass"), shape="ellipsoid",
                  ellipsoid={"a": n(s[0], "length"), "b": n(s[1], "length"), "c": n(s[2], "length"),
                             "da": n.vec(axes[:, 0]), "db": n.vec(axes[:, 1])})
-        return self._fill(z)
+        return {**self._fill(z), NOTES: [_note("stand_in", True)]}
 
     def _magnets(self, body, tf: _BodyAxes) -> list:
         where = "position" if self.v >= 3 else "center"
@@ -661,7 +673,8 @@ class _Writer:
         if body.role == "free":
             position = position + tf.offset @ U  # exactly as engine.system places a free body's pivot
         hinge = body.hinge is not None
-        return {"body": ref, "position": n.vec(position, "length"),
+        notes = self._body_notes(body, i) + ([_note("role", "free")] if body.role == "free" else [])
+        return {NOTES: notes, "body": ref, "position": n.vec(position, "length"),
                 "orientation": self._frame(np.eye(3) if tf.R is not None else U),
                 "angularVelocity": n.vec(body.angular_velocity, "omega"),
                 "constraint": {"flag": "true" if hinge else "false",
@@ -671,7 +684,8 @@ class _Writer:
     def _source(self, body, i: int) -> dict:
         n = self.num
         zero = n.vec(np.zeros(3))
-        out = {"body": self._definition(body, i, _BodyAxes()), "position": n.vec(body.position, "length"),
+        out = {NOTES: self._body_notes(body, i),
+               "body": self._definition(body, i, _BodyAxes()), "position": n.vec(body.position, "length"),
                "orientation": self._frame(body.orientation), "type": "fixed",
                "constantVelocity": {"velocity": zero},
                "ellipticRotation": {"center": zero, "initialPhase": n(0.0), "angularVelocity": n(0.0),
@@ -685,6 +699,31 @@ class _Writer:
             out["ellipticRotation"] = {"center": n.vec(m.center, "length"), "initialPhase": n(m.phase),
                                        "angularVelocity": n(m.angular_velocity, "omega"),
                                        "r1": n.vec(m.r1, "length"), "r2": n.vec(m.r2, "length")}
+        return out
+
+    @staticmethod
+    def _body_notes(body, i: int) -> list[str]:
+        """What the file keeps of scene body ``i`` in ``// pem:`` notes (PEM's schema has no field for it)."""
+        out = [_note("name", body.name), _note("index", i)]
+        for key in ("restitution", "contact_friction"):
+            if getattr(body, key) is not None:
+                out.append(_note(key, float(getattr(body, key))))
+        return out
+
+    def _scene_notes(self) -> list[str]:
+        """The scene's ``// pem:`` notes: its name, contact settings and dop853 tolerances, each where it is set."""
+        sc, st = self.scene, self.scene.settings
+        out = [_note("name", sc.name)]
+        defaults = Scene()
+        for key in ("restitution", "contact_friction", "contact_model", "placement_tolerance"):
+            if getattr(sc, key) != getattr(defaults, key):
+                out.append(_note(key, getattr(sc, key)))
+        if sc.pair_restitution:
+            out.append(_note("pair_restitution", [{"bodies": list(p.names), "restitution": float(p.restitution)}
+                                                  for p in sc.pair_restitution]))
+        for key in ("rtol", "atol"):
+            if getattr(st, key) != getattr(defaults.settings, key):
+                out.append(_note(f"settings.{key}", float(getattr(st, key))))
         return out
 
     def _system_size(self) -> dict:
@@ -742,11 +781,17 @@ class _Writer:
     def text(self) -> str:
         tree = self.tree()
         out = [f'\\include {{"{DEF_FILES[self.version]}"}}', "", "\\begin{data}"]
+        out += [f"{NOTE_MARK} {n}" for n in self._scene_notes()]
         pr = _Text(self.classes)
         for f in self.globals:
             out.append(f"{f.name}{'[]' if f.array else ''}:{pr.pretty(tree[f.name], f.type, f.array, f.name, 0)}")
         out += ["\\end{data}", ""]
         return "\n".join(out)
+
+
+def _note(key: str, value) -> str:
+    """A ``// pem:`` note's text ``key = value`` (a TOML value on one line: :mod:`.udf_notes`)."""
+    return f"{key} = {_toml(value)}"
 
 
 def _check_pem_inverse(tensor: dict, path: str, relaid: bool = False) -> None:

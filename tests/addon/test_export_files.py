@@ -61,3 +61,15 @@ def test_a_udf_name_writes_a_pem_input_file(core, tmp_path):
     assert text.startswith('\\include {"pem1_3_def.udf"}') and "euler" in text.lower()
     assert (tmp_path / "pem1_3_def.udf").exists()
     assert core["loading"].load_scene(str(target)).settings.method == "pem-euler"   # the core reads it back
+
+
+def test_a_udf_export_keeps_the_object_names(core, tmp_path):
+    """PEM's schema has no names: the export carries them (and the scene's) in // pem: notes the core reads back,
+    as the .toml export keeps them."""
+    pendulum_setup()
+    toml, udf = tmp_path / "scene.toml", tmp_path / "scene.udf"
+    assert bpy.ops.pem.export_scene(filepath=str(toml)) == {"FINISHED"}
+    assert bpy.ops.pem.export_scene(filepath=str(udf)) == {"FINISHED"}
+    a, b = core["scenefile"].load_scene(toml), core["loading"].load_scene(str(udf))
+    assert [x.name for x in b.bodies] == [x.name for x in a.bodies] and "Cube" in [x.name for x in b.bodies]
+    assert b.name == a.name == bpy.context.scene.name

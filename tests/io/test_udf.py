@@ -270,8 +270,9 @@ def test_error_missing_include_and_unclosed(tmp_path):
 
 
 def test_error_unknown_body_reference(tmp_path):
-    # the first pendulum's body reference (after the integrator and the periodic flag) → 3
-    text, n = re.subn(r'("false",\s*\[\s*\{\s*)0,', r"\g<1>3,", (PEM / "pendulum.udf").read_text(), count=1)
+    # the first pendulum's body reference (after the integrator, the periodic flag and its // pem: notes) → 3
+    text, n = re.subn(r'("false",\s*\[\s*\{\s*(?://[^\n]*\s*)*)0,', r"\g<1>3,", (PEM / "pendulum.udf").read_text(),
+                      count=1)
     assert n == 1
     (tmp_path / "p.udf").write_text(text)
     shutil.copy(PEM / "pem1_3_def.udf", tmp_path)

@@ -455,12 +455,16 @@ def test_units_cgs_writes_the_sample_numbers():
 
 
 def test_free_body_becomes_a_pendulum_at_its_centre_of_mass(tmp_path):
+    """PEM has no free bodies: the file places it as a pendulum pivoted at its centre of mass, and its
+    ``// pem: role = "free"`` note brings it back free, its origin at that centre."""
     body = Body(name="free", role="free", position=(1.0, 2.0, 3.0), orientation=axis_angle_matrix(
         np.array([0, 0, 1.0]), 0.5).T, shapes=(Sphere(0.1, mass=1.0, center=(0.2, 0, 0)),),
         dipoles=(Dipole((0.2, 0.1, 0), (0, 0, 1)),))
-    back = round_trip(Scene(bodies=[body], settings=Settings(method="pem-rk4")), tmp_path).checked()
+    path = write_udf(Scene(bodies=[body], settings=Settings(method="pem-rk4")), tmp_path / "scene.udf")
+    assert len(read_udf(path).data["simulation"]["pendulum"]) == 1
+    back = load_scene(str(path)).checked()
     b = back.bodies[0]
-    assert b.role == "pendulum"
+    assert b.role == "free"
     np.testing.assert_allclose(b.position, np.array([1.0, 2, 3]) + 0.2 * np.array([np.cos(0.5), np.sin(0.5), 0]),
                                rtol=1e-15)
     np.testing.assert_allclose(b.mass_properties.center_of_mass, 0, atol=1e-17)
