@@ -7,7 +7,8 @@ Python's overheads: they are lower bounds, and the limit leaves half the availab
 
 Likewise a run estimated to take more than :data:`MAX_RUN_SECONDS` of wall time (10¹² steps of a pendulum: days)
 is refused before it starts, with the estimate and how to shorten it, unless the caller forces it
-(:func:`check_duration`; the gas command refuses runs of too many events the same way).
+(:func:`check_duration`; the gas command refuses an event-driven run estimated over the same bound from its events,
+:func:`pem_physics.analysis.gas_config.check_duration`).
 """
 
 from __future__ import annotations
