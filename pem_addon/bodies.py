@@ -86,6 +86,18 @@ def moves_by_itself(obj) -> bool:
     return False
 
 
+def motion_source(obj) -> tuple[str, str]:
+    """(what moves obj by itself, how to stop it), in the panel's words, for an object :func:`moves_by_itself`
+    says moves: its own animation first, then its constraints, then its parent."""
+    if keyframes.animates_transform(obj):
+        return "its animation (keys or drivers)", "remove its keys and drivers"
+    cons = applied_constraints(obj)
+    if cons:
+        return f"its constraint '{cons[0].name}'", "mute or remove the constraint"
+    return (f"its parent '{obj.parent.name}'",
+            "clear the parent (Alt P ▸ Clear and Keep Transformation) or stop it moving")
+
+
 def animated_pivot(obj):
     """A pendulum's pivot object when it moves by itself (the simulation holds it at its start-frame position,
     while the viewport shows it moving), else None."""

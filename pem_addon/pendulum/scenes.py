@@ -23,7 +23,7 @@ from ...pem_physics.model import (
     Scene,
     Settings,
 )
-from ..bodies import applied_constraints, constrained_to, moves_by_itself, pem_objects, pivot_world
+from ..bodies import applied_constraints, constrained_to, motion_source, moves_by_itself, pem_objects, pivot_world
 from ..contacts import pairs, shapes, walls
 from ..frames import simulation_range, steps_per_frame
 from ..meshes import BODY_TYPES, float32_tolerance, mass_properties, object_frame_scale
@@ -159,6 +159,26 @@ def _refuse_constraints(objects) -> None:
                              "differently after it: mute or remove the constraint (Object Constraint properties)")
 
 
+def _refuse_held_still(context, objects, frame_start: int, t_last: float, fps: float) -> None:
+    """AddonError naming a fixed magnet or a wall (of ``objects``) that moves by itself — keys, drivers, a constraint,
+    a parent that moves — within t_last s of the start frame: the core holds both still where the start frame puts
+    them, so the simulation would not see the motion the viewport shows. One whose constraints or parents hold it
+    still passes (:func:`motions.first_moves` samples the pose, as an animated pivot is sampled)."""
+    still = [o for o in objects if o.pem.role in ("FIXED", "WALL") and moves_by_itself(o)]
+    if not still:
+        return
+    moved = motions.first_moves(context.scene, still, frame_start, t_last, fps, int(context.scene.pem.motion_samples))
+    for obj in still:
+        if obj in moved:
+            what, held = ("a fixed magnet", "a fixed magnet") if obj.pem.role == "FIXED" else ("a wall", "walls")
+            source, fix = motion_source(obj)
+            if obj.pem.role == "FIXED":
+                fix = f"make it a driven magnet (Motion: Animation) to follow the motion, or {fix}"
+            raise AddonError(f"Object '{obj.name}' is {what}, but {source} moves it over the simulation's frames (at "
+                             f"frame {moved[obj]:.6g} it has left its start-frame pose), and the simulation holds "
+                             f"{held} still there: {fix}")
+
+
 def build_scene(context, notes: list | None = None, frame_end: int | None = None, check: bool = True,
                 records_cap: int = 8):
     """(core Scene, objects aligned with scene.bodies, initial world matrices) from the Blender scene; ``notes``
@@ -186,6 +206,7 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
     fps, dt, substeps, t_end, frame_start = time_settings(context, frame_end)
     # animated pivots and driven magnets: sampled over the run, its last step included (t_end whole steps of dt)
     steps = round(t_end / dt)
+    _refuse_held_still(context, objects + wall_objects, frame_start, steps * dt, fps)
     tables = motions.tables(context, objects, frame_start, steps * dt, fps, unit)
     bodies, worlds = [], []
     for obj in objects:
