@@ -69,6 +69,13 @@ def constrained_to(obj, keyed, seen=None):
     return None
 
 
+def parented_to(obj, keyed):
+    """(obj's parent, the body of ``keyed`` it is or is a child of) when obj hangs, through plain parenting, below a
+    body the bake keys, else None: such an object moves with the body after the bake."""
+    body = _keyed_ancestor(obj.parent, keyed)
+    return None if body is None else (obj.parent, body)
+
+
 def _keyed_ancestor(obj, keyed):
     """obj, or the nearest of its parents, when it is in ``keyed``; else None."""
     while obj is not None and obj not in keyed:

@@ -1,7 +1,8 @@
 """Scenes the simulation cannot do as built are refused by name before anything changes: a pendulum hanging from
 another simulated body (a chain), a body that also has Blender's Rigid Body physics, a body with an object
 constraint (Blender applies it after the bake's keys), an object the simulation reads that a constraint ties
-to a simulated body, and a fixed magnet or wall that moves over the frames (the simulation holds both still).
+to a simulated body or that is parented below one, and a fixed magnet or wall that moves over the frames (the
+simulation holds both still).
 
 Oracle: the scene's fingerprint (:func:`.test_addon.fingerprint`) unchanged by the refusal.
 """
@@ -229,3 +230,55 @@ def test_a_magnet_that_moves_only_after_the_frame_range_passes(pem):  # noqa: F8
     magnet.keyframe_insert("location", frame=40)
     bpy.context.scene.frame_set(1)
     assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+
+
+def _free_body(name="Other", location=(0.4, 0.0, -0.3)):
+    body = cube(name, location=location)
+    body.pem.enabled = True
+    body.pem.role = "FREE"
+    body.pem.density = 1000.0
+    return body
+
+
+def test_a_pivot_parented_to_a_simulated_body_is_refused_until_the_parent_is_cleared(pem):  # noqa: F811
+    obj, piv = pendulum_setup()
+    other = _free_body()
+    piv.parent = other                                   # plain parenting, no constraint
+    bpy.context.view_layer.update()
+    _expect_error(r"Error: Object 'Pivot' \(the pivot of 'Cube'\): its parent 'Other' is moved by the bake; the "
+                  r"simulation reads it before the bake, so it would move with 'Other' after it: clear the parent "
+                  r"\(Alt P ▸ Clear and Keep Transformation\)$")
+    piv.parent = None
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+
+
+def test_a_pivot_under_a_child_of_a_simulated_body_is_refused(pem):  # noqa: F811
+    obj, piv = pendulum_setup()
+    other = _free_body()
+    holder = empty("Holder", location=(0.0, 0.0, 0.1))
+    holder.parent = other
+    piv.parent = holder
+    bpy.context.view_layer.update()
+    _expect_error(r"Error: Object 'Pivot' \(the pivot of 'Cube'\): its parent 'Holder' is a child of 'Other', which "
+                  r"the bake moves; the simulation reads it before the bake, so it would move with 'Other' after it: "
+                  r"clear the parent")
+
+
+@pytest.mark.parametrize("role", ["FIXED", "WALL"])
+def test_a_fixed_magnet_or_wall_parented_to_a_simulated_body_is_refused(pem, role):  # noqa: F811
+    obj, _ = pendulum_setup()
+    child = _fixed_magnet("Child", location=(0.12, 0.03, -0.4)) if role == "FIXED" else _table("Child")
+    child.parent = obj
+    bpy.context.view_layer.update()
+    _expect_error(r"Error: Object 'Child': its parent 'Cube' is moved by the bake; the simulation reads it before "
+                  r"the bake, so it would move with 'Cube' after it: clear the parent")
+
+
+def test_a_simulated_body_parented_to_another_is_refused(pem):  # noqa: F811
+    obj, _ = pendulum_setup()
+    lower = _free_body("Lower", location=(0.3, 0.0, -0.5))
+    lower.parent = obj                                   # keyed in its parent's frame: the motions would add up
+    bpy.context.view_layer.update()
+    _expect_error(r"Error: Object 'Lower' is parented to 'Cube', which the bake moves: the bake keys it in its "
+                  r"parent's frame, so the parent's motion would be added to the simulated one; clear the parent "
+                  r"\(Alt P ▸ Clear and Keep Transformation\)$")
