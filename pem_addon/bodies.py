@@ -12,7 +12,7 @@ from .units import exact, initial_world, world
 
 def pivot_world(obj) -> np.ndarray:
     """Pivot (BU, world) of a pendulum; AddonError naming the object if it has none, if it is its own, or if its
-    pivot object is a simulated body (a chain the simulation cannot follow)."""
+    pivot object is a simulated body (a chain the simulation cannot follow) or a driven magnet on a set path."""
     p = obj.pem
     if p.pivot_mode == "OBJECT":
         piv = p.pivot_object
@@ -29,6 +29,14 @@ def pivot_world(obj) -> np.ndarray:
                              f"{piv.pem.role.lower()} body); chains of pendulums are not supported: pivot "
                              f"'{obj.name}' on an object the simulation does not move (an Empty), or turn "
                              f"Magnetic Pendulum off on '{piv.name}'")
+        if piv.pem.enabled and piv.pem.role == "DRIVEN" and piv.pem.motion != "ANIMATION":
+            # the core moves it as it runs (its keys, if any, overridden by the bake's); a pivot's motion is read
+            # before the run: the pendulum would swing from where it starts
+            label = piv.pem.bl_rna.properties["motion"].enum_items[piv.pem.motion].name
+            raise AddonError(f"Object '{obj.name}': its pivot '{piv.name}' is a driven magnet on a set path (Motion: "
+                             f"{label}), which a pivot cannot follow (the simulation reads a pivot's motion before "
+                             f"it runs): animate '{piv.name}' and set its Motion to Animation, or pivot "
+                             f"'{obj.name}' on an object the simulation does not move")
         return world(piv)[:3, 3]
     return (initial_world(obj) @ np.r_[exact(p, "pivot_point"), 1.0])[:3]
 

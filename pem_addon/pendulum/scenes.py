@@ -252,10 +252,9 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
         role = ROLE_TO_CORE[p.role]
         origin = M[:3, 3]
         table = tables.get(obj)
+        ref = pivot_world(obj) if role == "pendulum" else origin   # the pivot checked, animated or not
         if role == "pendulum" and table is not None:
             ref = table[2][0] / unit   # the pivot where its animation puts it at the start
-        else:
-            ref = pivot_world(obj) if role == "pendulum" else origin
         if role in ("pendulum", "free") and obj.parent is not None and moves_by_itself(obj.parent):
             raise AddonError(f"Object '{obj.name}' is parented to '{obj.parent.name}', which moves: the bake keys "
                              "it in its parent's frame, so the parent's motion would be added to the simulated one; "

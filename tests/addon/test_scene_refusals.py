@@ -1,8 +1,8 @@
 """Scenes the simulation cannot do as built are refused by name before anything changes: a pendulum hanging from
-another simulated body (a chain), a body that also has Blender's Rigid Body physics, a body with an object
-constraint (Blender applies it after the bake's keys), an object the simulation reads that a constraint ties
-to a simulated body or that is parented below one, and a fixed magnet or wall that moves over the frames (the
-simulation holds both still).
+another simulated body (a chain) or from a driven magnet on a set path, a body that also has Blender's Rigid Body
+physics, a body with an object constraint (Blender applies it after the bake's keys), an object the simulation
+reads that a constraint ties to a simulated body or that is parented below one, and a fixed magnet or wall that
+moves over the frames (the simulation holds both still).
 
 Oracle: the scene's fingerprint (:func:`.test_addon.fingerprint`) unchanged by the refusal.
 """
@@ -282,3 +282,28 @@ def test_a_simulated_body_parented_to_another_is_refused(pem):  # noqa: F811
     _expect_error(r"Error: Object 'Lower' is parented to 'Cube', which the bake moves: the bake keys it in its "
                   r"parent's frame, so the parent's motion would be added to the simulated one; clear the parent "
                   r"\(Alt P ▸ Clear and Keep Transformation\)$")
+
+
+@pytest.mark.parametrize("motion, label", [("ORBIT", "Elliptic Orbit"), ("CONSTANT_VELOCITY", "Constant Velocity")])
+def test_a_driven_magnet_on_a_set_path_as_a_pivot_is_refused(pem, motion, label):  # noqa: F811
+    """The bake moves such a magnet as it runs, but the pendulum would swing from where it starts."""
+    obj, piv = pendulum_setup()
+    mover = cube("Mover", location=(0.0, 0.0, 0.1))
+    mover.pem.enabled = True
+    mover.pem.role, mover.pem.motion = "DRIVEN", motion
+    mover.pem.velocity = (0.1, 0.0, 0.0)
+    mover.pem.orbit_r1, mover.pem.orbit_r2 = (0.05, 0.0, 0.0), (0.0, 0.05, 0.0)
+    mover.pem.orbit_omega = 3.0
+    _dipole(mover)
+    obj.pem.pivot_object = mover
+    _expect_error(rf"Error: Object 'Cube': its pivot 'Mover' is a driven magnet on a set path \(Motion: {label}\), "
+                  r"which a pivot cannot follow \(the simulation reads a pivot's motion before it runs\): animate "
+                  r"'Mover' and set its Motion to Animation, or pivot 'Cube' on an object the simulation does not "
+                  r"move$")
+    for frame, x in ((1, 0.0), (25, 0.05)):              # its own animation: followed as the pivot and the magnet
+        mover.location.x = x
+        mover.keyframe_insert("location", frame=frame)
+    bpy.context.scene.frame_set(1)
+    _expect_error(r"Error: Object 'Cube': its pivot 'Mover' is a driven magnet on a set path")  # keys overridden
+    mover.pem.motion = "ANIMATION"
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
