@@ -29,6 +29,8 @@ BELOW = 0.02
 UNSETTLED = (0.15, 0.15, 0.15)
 #: The core's basin options (``pem basin``'s), as the panel names them.
 OPTION_FIELDS = {"--extent": "Extent", "--grid": "Grid", "--t-end": "Seconds"}
+#: Advice in the core's refusals naming options the panel does not have (the add-on keeps the core's chunk size).
+CLI_ONLY = (" (or --chunk)",)
 
 
 @dataclass
@@ -91,6 +93,8 @@ def run(plan: BasinPlan, progress=None, stop=None) -> core_basin.BasinResult:
                                     progress=progress, stop=stop)
     except ValidationError as err:   # the core names its command's options: the panel's fields instead
         text = err.message
+        for phrase in CLI_ONLY:
+            text = text.replace(phrase, "")
         for option, field in OPTION_FIELDS.items():
             text = text.replace(option, field)
         said = messages.object_message(f"{OPTION_FIELDS.get(err.path, err.path)}: {text}", plan.objects, [])

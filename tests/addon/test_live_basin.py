@@ -150,3 +150,15 @@ def test_a_map_over_a_day_of_the_frame_range_names_the_frame_range(pem):  # noqa
                                            r"Magnetic Pendulum\)$") as err:
         bpy.ops.pem.basin_map()
     assert "--" not in str(err.value)
+
+
+def test_a_map_too_large_for_the_memory_is_refused_in_the_panels_words(pem, basin, monkeypatch):  # noqa: F811
+    """The core's memory bound (half of what the process may take, here said to be 64 MiB) names Grid, and no
+    option the panel lacks (--chunk)."""
+    three_magnets(pem)
+    bpy.context.scene.pem.basin_grid = 4096                # ~0.7 GB of cells
+    monkeypatch.setattr(basin.budget, "available_bytes", lambda: 64 * 2**20)
+    with pytest.raises(RuntimeError, match=r"Basin map: Grid: a 4,096 × 4,096 basin map would need .*: lower "
+                                           r"Grid$") as err:
+        bpy.ops.pem.basin_map()
+    assert "--" not in str(err.value)
