@@ -12,7 +12,7 @@ from .units import exact, initial_world, world
 
 def pivot_world(obj) -> np.ndarray:
     """Pivot (BU, world) of a pendulum; AddonError naming the object if it has none, if it is its own, or if its
-    pivot object is a simulated body (a chain the simulation cannot follow)."""
+    pivot object is a simulated body (a chain the simulation cannot follow) or a driven magnet on a set path."""
     p = obj.pem
     if p.pivot_mode == "OBJECT":
         piv = p.pivot_object
@@ -29,6 +29,14 @@ def pivot_world(obj) -> np.ndarray:
                              f"{piv.pem.role.lower()} body); chains of pendulums are not supported: pivot "
                              f"'{obj.name}' on an object the simulation does not move (an Empty), or turn "
                              f"Magnetic Pendulum off on '{piv.name}'")
+        if piv.pem.enabled and piv.pem.role == "DRIVEN" and piv.pem.motion != "ANIMATION":
+            # the core moves it as it runs (its keys, if any, overridden by the bake's); a pivot's motion is read
+            # before the run: the pendulum would swing from where it starts
+            label = piv.pem.bl_rna.properties["motion"].enum_items[piv.pem.motion].name
+            raise AddonError(f"Object '{obj.name}': its pivot '{piv.name}' is a driven magnet on a set path (Motion: "
+                             f"{label}), which a pivot cannot follow (the simulation reads a pivot's motion before "
+                             f"it runs): animate '{piv.name}' and set its Motion to Animation, or pivot "
+                             f"'{obj.name}' on an object the simulation does not move")
         return world(piv)[:3, 3]
     return (initial_world(obj) @ np.r_[exact(p, "pivot_point"), 1.0])[:3]
 
@@ -69,6 +77,13 @@ def constrained_to(obj, keyed, seen=None):
     return None
 
 
+def parented_to(obj, keyed):
+    """(obj's parent, the body of ``keyed`` it is or is a child of) when obj hangs, through plain parenting, below a
+    body the bake keys, else None: such an object moves with the body after the bake."""
+    body = _keyed_ancestor(obj.parent, keyed)
+    return None if body is None else (obj.parent, body)
+
+
 def _keyed_ancestor(obj, keyed):
     """obj, or the nearest of its parents, when it is in ``keyed``; else None."""
     while obj is not None and obj not in keyed:
@@ -84,6 +99,18 @@ def moves_by_itself(obj) -> bool:
             return True
         obj = obj.parent
     return False
+
+
+def motion_source(obj) -> tuple[str, str]:
+    """(what moves obj by itself, how to stop it), in the panel's words, for an object :func:`moves_by_itself`
+    says moves: its own animation first, then its constraints, then its parent."""
+    if keyframes.animates_transform(obj):
+        return "its animation (keys or drivers)", "remove its keys and drivers"
+    cons = applied_constraints(obj)
+    if cons:
+        return f"its constraint '{cons[0].name}'", "mute or remove the constraint"
+    return (f"its parent '{obj.parent.name}'",
+            "clear the parent (Alt P ▸ Clear and Keep Transformation) or stop it moving")
 
 
 def animated_pivot(obj):

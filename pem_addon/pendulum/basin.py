@@ -17,6 +17,7 @@ import mathutils
 import numpy as np
 
 from ...pem_physics.analysis import basin as core_basin
+from ...pem_physics.engine import budget
 from ...pem_physics.errors import ValidationError
 from .. import messages
 from . import bake
@@ -28,6 +29,8 @@ BELOW = 0.02
 UNSETTLED = (0.15, 0.15, 0.15)
 #: The core's basin options (``pem basin``'s), as the panel names them.
 OPTION_FIELDS = {"--extent": "Extent", "--grid": "Grid", "--t-end": "Seconds"}
+#: Advice in the core's refusals naming options the panel does not have (the add-on keeps the core's chunk size).
+CLI_ONLY = (" (or --chunk)",)
 
 
 @dataclass
@@ -56,7 +59,31 @@ def prepare(context) -> BasinPlan:
         raise messages.AddonError("Basin map: the scene needs fixed magnets (with dipoles) to settle over")
     extent = sp.basin_extent * plan.unit if sp.basin_extent > 0 else None
     t_end = sp.basin_seconds if sp.basin_seconds > 0 else None
-    return BasinPlan(plan.core, sp.basin_grid, extent, magnets, plan.unit, plan.objects, t_end)
+    out = BasinPlan(plan.core, sp.basin_grid, extent, magnets, plan.unit, plan.objects, t_end)
+    check_duration(out, context.scene)
+    return out
+
+
+def check_duration(plan: BasinPlan, scene) -> None:
+    """AddonError, in the panel's words, when the map's runs (grid² release points of Seconds, or the frame range,
+    at the scene's dt) are estimated to take more than a day: the bound ``pem basin`` refuses them by
+    (:func:`~pem_physics.engine.budget.check_duration`, the same estimate), whose own words name its command-line
+    options (--t-end, --dt, --force) the panel does not have."""
+    t_end, dt = plan.t_end or plan.core.settings.t_end, plan.core.settings.dt
+    members = plan.grid * plan.grid
+    steps = round(t_end / dt)
+    engine, pace = budget.engine_pace(members)
+    seconds = float(steps) * max(sum(b.moving for b in plan.core.bodies), 1) * members / pace
+    if not seconds > budget.MAX_RUN_SECONDS:
+        return
+    seconds_fix = ("shorten Seconds" if plan.t_end
+                   else "set Seconds (0 runs the whole frame range) or shorten the frame range")
+    step_fix = ("raise the time step dt" if scene.pem.step_mode == "DT" else "use fewer substeps per frame")
+    raise messages.AddonError(f"Basin map: {plan.grid} × {plan.grid} release points of {t_end:g} s each at dt = "
+                              f"{dt:.3g} s would take {budget.span(seconds)} (an estimate, at the {engine} engine's "
+                              f"~{pace:.0e} body-steps a second; maps of more than {budget.MAX_RUN_SECONDS / 3600:g} "
+                              f"hours are refused): lower Grid, {seconds_fix}, or {step_fix} (Scene ▸ Magnetic "
+                              "Pendulum)")
 
 
 def run(plan: BasinPlan, progress=None, stop=None) -> core_basin.BasinResult:
@@ -66,6 +93,8 @@ def run(plan: BasinPlan, progress=None, stop=None) -> core_basin.BasinResult:
                                     progress=progress, stop=stop)
     except ValidationError as err:   # the core names its command's options: the panel's fields instead
         text = err.message
+        for phrase in CLI_ONLY:
+            text = text.replace(phrase, "")
         for option, field in OPTION_FIELDS.items():
             text = text.replace(option, field)
         said = messages.object_message(f"{OPTION_FIELDS.get(err.path, err.path)}: {text}", plan.objects, [])

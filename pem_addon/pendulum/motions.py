@@ -58,6 +58,35 @@ def sample(scene, targets, frame_start: int, t_last: float, fps: float, per_fram
     return (frames - frame_start) / fps, out
 
 
+#: How far (relative to the larger of 1 and the entry) an entry of a world matrix (BU) may stray from the start frame's
+#: before the object counts as moved: single precision, as Blender evaluates it.
+MOVE_RTOL = 1e-6
+
+
+def first_moves(scene, targets, frame_start: int, t_last: float, fps: float, per_frame: int) -> dict:
+    """{object: the first (sub-)frame at which its world matrix has left its start-frame one} for those of
+    ``targets`` that move within t_last s of the start frame, sampled as :func:`sample` does (``per_frame`` times a
+    frame); the scan stops once every target has moved, and the current frame is restored."""
+    n = max(2, math.ceil(t_last * fps * per_frame - 1e-9) + 1)
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    moved = {}
+    try:
+        scene.frame_set(frame_start)
+        start = {obj: matrix(obj.matrix_world) for obj in targets}
+        for f in frame_start + np.arange(1, n) / per_frame:
+            if len(moved) == len(start):
+                break
+            whole = math.floor(f)
+            scene.frame_set(int(whole), subframe=float(f - whole))
+            for obj, M0 in start.items():
+                if obj not in moved and np.any(np.abs(matrix(obj.matrix_world) - M0)
+                                               > MOVE_RTOL * np.maximum(1.0, np.abs(M0))):
+                    moved[obj] = float(f)
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+    return moved
+
+
 #: How far (relative) a driven magnet's world scale may move from the start frame's: its dipoles sit where the start
 #: frame's scale puts them, so a scale that is animated would move them in the viewport and not in the physics.
 SCALE_RTOL = 1e-6

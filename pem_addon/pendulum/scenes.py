@@ -23,7 +23,15 @@ from ...pem_physics.model import (
     Scene,
     Settings,
 )
-from ..bodies import applied_constraints, constrained_to, moves_by_itself, pem_objects, pivot_world
+from ..bodies import (
+    applied_constraints,
+    constrained_to,
+    motion_source,
+    moves_by_itself,
+    parented_to,
+    pem_objects,
+    pivot_world,
+)
 from ..contacts import pairs, shapes, walls
 from ..frames import simulation_range, steps_per_frame
 from ..meshes import BODY_TYPES, float32_tolerance, mass_properties, object_frame_scale
@@ -145,10 +153,7 @@ def _refuse_constraints(objects) -> None:
             raise AddonError(f"Object '{obj.name}' has the constraint{'s' * (len(cons) > 1)} {names}, which Blender "
                              "applies after the bake's keys, so it would not move as simulated: mute or remove "
                              f"{it} (Object Constraint properties)")
-    read = [(o, "") for o in objects if o not in keyed]
-    read += [(o.pem.pivot_object, f" (the pivot of '{o.name}')") for o in objects
-             if o.pem.role == "PENDULUM" and o.pem.pivot_mode == "OBJECT" and o.pem.pivot_object is not None]
-    for obj, role in read:
+    for obj, role in _read_objects(objects, keyed):
         found = constrained_to(obj, keyed)
         if found is not None:
             holder, con, body = found
@@ -157,6 +162,56 @@ def _refuse_constraints(objects) -> None:
             raise AddonError(f"Object '{obj.name}'{role}: {whose} ties it to '{body.name}', "
                              "which the bake moves; the simulation reads it before the bake, so it would move "
                              "differently after it: mute or remove the constraint (Object Constraint properties)")
+
+
+def _read_objects(objects, keyed) -> list:
+    """[(object, how the message names its part)] the simulation reads from Blender rather than keys: the PEM objects
+    not in ``keyed`` and every pendulum's pivot object."""
+    read = [(o, "") for o in objects if o not in keyed]
+    return read + [(o.pem.pivot_object, f" (the pivot of '{o.name}')") for o in objects
+                   if o.pem.role == "PENDULUM" and o.pem.pivot_mode == "OBJECT" and o.pem.pivot_object is not None]
+
+
+def _refuse_parents(objects) -> None:
+    """AddonError naming an object parented (plainly, no constraint) below a body the bake keys: a keyed body is keyed
+    in its parent's frame as the start frame has it, and an object the simulation reads (a pivot, a fixed magnet, a
+    wall, a driven magnet on its own animation) is read before the bake — both would move with the body after it."""
+    keyed = _keyed(objects)
+    for obj in sorted(keyed, key=lambda o: o.name):
+        found = parented_to(obj, keyed)
+        if found is not None:
+            raise AddonError(f"Object '{obj.name}' is parented to '{found[0].name}', which the bake moves: the bake "
+                             "keys it in its parent's frame, so the parent's motion would be added to the simulated "
+                             "one; clear the parent (Alt P ▸ Clear and Keep Transformation)")
+    for obj, role in _read_objects(objects, keyed):
+        found = parented_to(obj, keyed)
+        if found is not None:
+            parent, body = found
+            how = ("is moved by the bake" if parent == body
+                   else f"is a child of '{body.name}', which the bake moves")
+            raise AddonError(f"Object '{obj.name}'{role}: its parent '{parent.name}' {how}; the simulation reads it "
+                             f"before the bake, so it would move with '{body.name}' after it: clear the parent "
+                             "(Alt P ▸ Clear and Keep Transformation)")
+
+
+def _refuse_held_still(context, objects, frame_start: int, t_last: float, fps: float) -> None:
+    """AddonError naming a fixed magnet or a wall (of ``objects``) that moves by itself — keys, drivers, a constraint,
+    a parent that moves — within t_last s of the start frame: the core holds both still where the start frame puts
+    them, so the simulation would not see the motion the viewport shows. One whose constraints or parents hold it
+    still passes (:func:`motions.first_moves` samples the pose, as an animated pivot is sampled)."""
+    still = [o for o in objects if o.pem.role in ("FIXED", "WALL") and moves_by_itself(o)]
+    if not still:
+        return
+    moved = motions.first_moves(context.scene, still, frame_start, t_last, fps, int(context.scene.pem.motion_samples))
+    for obj in still:
+        if obj in moved:
+            what, held = ("a fixed magnet", "a fixed magnet") if obj.pem.role == "FIXED" else ("a wall", "walls")
+            source, fix = motion_source(obj)
+            if obj.pem.role == "FIXED":
+                fix = f"make it a driven magnet (Motion: Animation) to follow the motion, or {fix}"
+            raise AddonError(f"Object '{obj.name}' is {what}, but {source} moves it over the simulation's frames (at "
+                             f"frame {moved[obj]:.6g} it has left its start-frame pose), and the simulation holds "
+                             f"{held} still there: {fix}")
 
 
 def build_scene(context, notes: list | None = None, frame_end: int | None = None, check: bool = True,
@@ -183,9 +238,11 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
     if not any(o.pem.role in ("PENDULUM", "FREE") for o in objects):
         raise AddonError(f"Scene '{scene.name}' has no moving body (pendulum or free); nothing to simulate")
     _refuse_constraints(objects + wall_objects)
+    _refuse_parents(objects + wall_objects)
     fps, dt, substeps, t_end, frame_start = time_settings(context, frame_end)
     # animated pivots and driven magnets: sampled over the run, its last step included (t_end whole steps of dt)
     steps = round(t_end / dt)
+    _refuse_held_still(context, objects + wall_objects, frame_start, steps * dt, fps)
     tables = motions.tables(context, objects, frame_start, steps * dt, fps, unit)
     bodies, worlds = [], []
     for obj in objects:
@@ -195,10 +252,9 @@ def build_scene(context, notes: list | None = None, frame_end: int | None = None
         role = ROLE_TO_CORE[p.role]
         origin = M[:3, 3]
         table = tables.get(obj)
+        ref = pivot_world(obj) if role == "pendulum" else origin   # the pivot checked, animated or not
         if role == "pendulum" and table is not None:
             ref = table[2][0] / unit   # the pivot where its animation puts it at the start
-        else:
-            ref = pivot_world(obj) if role == "pendulum" else origin
         if role in ("pendulum", "free") and obj.parent is not None and moves_by_itself(obj.parent):
             raise AddonError(f"Object '{obj.name}' is parented to '{obj.parent.name}', which moves: the bake keys "
                              "it in its parent's frame, so the parent's motion would be added to the simulated one; "

@@ -121,3 +121,44 @@ def test_an_extent_beyond_the_bobs_reach_is_refused_in_the_panels_words(pem):  #
         bpy.ops.pem.basin_map()
     assert "--" not in str(err.value)
     assert not bpy.data.images.get("PEM Basin Map")
+
+
+def test_a_map_over_a_day_is_refused_in_the_panels_words(pem):  # noqa: F811
+    """64² release points of 10⁷ s at dt 2 ms: ~2·10¹³ body-steps, days at any engine's pace (≤ 4·10⁷ a second)."""
+    three_magnets(pem)
+    sp = bpy.context.scene.pem
+    sp.basin_grid, sp.basin_seconds = 64, 1e7
+    with pytest.raises(RuntimeError, match=r"Basin map: 64 × 64 release points of 1e\+07 s each at dt = 0\.002 s "
+                                           r"would take ~[\d.,]+ (days|years) \(an estimate.*\): lower Grid, shorten "
+                                           r"Seconds, or raise the time step dt \(Scene ▸ Magnetic Pendulum\)$") as err:
+        bpy.ops.pem.basin_map()
+    assert "--" not in str(err.value)                 # no command-line option: --t-end, --dt, --force
+    assert not bpy.data.images.get("PEM Basin Map")
+
+
+def test_a_map_over_a_day_of_the_frame_range_names_the_frame_range(pem):  # noqa: F811
+    """Seconds 0 runs the frame range (2000 s): 4096² points of 5·10⁵ steps, ~8·10¹² body-steps, over a day at any
+    engine's pace."""
+    three_magnets(pem)
+    scene = bpy.context.scene
+    scene.frame_end = 50_001
+    scene.pem.step_mode, scene.pem.substeps = "SUBSTEPS", 10
+    scene.pem.basin_grid = 4096
+    with pytest.raises(RuntimeError, match=r"Basin map: 4096 × 4096 release points of 2000 s each at dt = 0\.004 s "
+                                           r"would take .*: lower Grid, set Seconds \(0 runs the whole frame range\) "
+                                           r"or shorten the frame range, or use fewer substeps per frame \(Scene ▸ "
+                                           r"Magnetic Pendulum\)$") as err:
+        bpy.ops.pem.basin_map()
+    assert "--" not in str(err.value)
+
+
+def test_a_map_too_large_for_the_memory_is_refused_in_the_panels_words(pem, basin, monkeypatch):  # noqa: F811
+    """The core's memory bound (half of what the process may take, here said to be 64 MiB) names Grid, and no
+    option the panel lacks (--chunk)."""
+    three_magnets(pem)
+    bpy.context.scene.pem.basin_grid = 4096                # ~0.7 GB of cells
+    monkeypatch.setattr(basin.budget, "available_bytes", lambda: 64 * 2**20)
+    with pytest.raises(RuntimeError, match=r"Basin map: Grid: a 4,096 × 4,096 basin map would need .*: lower "
+                                           r"Grid$") as err:
+        bpy.ops.pem.basin_map()
+    assert "--" not in str(err.value)
