@@ -88,6 +88,23 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None, r
     keyed = set(cache.baked_objects(scene))
     moved = {obj: now[obj] for obj in objects
              if obj in keyed and keyframes.edited_by_hand(obj, frame + subframe)}
+    core, objects, worlds, parents, notes = _read_start_pose(context, objects, now, keyed, moved, frame_start,
+                                                             frame_end, records_cap, frame, subframe)
+    try:  # meaningless scenes, wrong integrators, overlaps at the start …: refused before anything runs, on this
+        # thread, in the panel's words; the run executes this preparation
+        check_available(core.settings.method)  # dop853 without scipy (Blender has none)
+        prepared = prepare_run(core)
+    except ValidationError as err:
+        raise AddonError(messages.object_message(str(err), objects, walls)) from err
+    return Plan(prepared.scene, objects, worlds, fps, frame_start, units.unit_scale(scene),
+                scenes.record_plan(fps, dt, substeps, records_cap)[1], moved, parents, notes, walls, inputs, last,
+                prepared)
+
+
+def _read_start_pose(context, objects, now, keyed, moved, frame_start, frame_end, records_cap, frame, subframe):
+    """:func:`prepare`'s reading of the scene at the start frame, the baked channels out of the way: (core scene,
+    its objects, their worlds, their parents' worlds, notes); the frame and every transform put back after."""
+    scene = context.scene
     with contextlib.ExitStack() as stack:
         for obj in objects:
             p = obj.pem
@@ -108,15 +125,10 @@ def prepare(context, frame_end: int | None = None, inputs: dict | None = None, r
             scene.frame_set(frame, subframe=subframe)
             for obj, state in now.items():
                 restore_transform_state(obj, state)
-    try:  # meaningless scenes, wrong integrators, overlaps at the start …: refused before anything runs, on this
-        # thread, in the panel's words; the run executes this preparation
-        check_available(core.settings.method)  # dop853 without scipy (Blender has none)
-        prepared = prepare_run(core)
-    except ValidationError as err:
-        raise AddonError(messages.object_message(str(err), objects, walls)) from err
-    return Plan(prepared.scene, objects, worlds, fps, frame_start, units.unit_scale(scene),
-                scenes.record_plan(fps, dt, substeps, records_cap)[1], moved, parents, notes, walls, inputs, last,
-                prepared)
+            # matrix_world is recomputed from the values as set (a float32 rounding off the evaluated animation's)
+            # until the next evaluation: a refused or cancelled bake leaves the scene exactly as it was
+            context.view_layer.update()
+    return core, objects, worlds, parents, notes
 
 
 def refuse_baked_elsewhere(scene, objects) -> None:

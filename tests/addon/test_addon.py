@@ -234,6 +234,16 @@ def _expect_error(match):
     assert fingerprint() == before
 
 
+def test_a_refusal_after_a_bake_changes_nothing(pem):
+    """A bake refused after another (a density set to zero) leaves every world matrix as it was — not a float32
+    rounding off the baked animation's pose (it was, by ~5e-8, until the next depsgraph update)."""
+    obj, _ = pendulum_setup()
+    assert bpy.ops.pem.simulate_bake() == {"FINISHED"}
+    obj.pem.density = 0.0
+    _expect_error(r"Object 'Cube'.*(zero|positive) mass")
+    assert bpy.ops.pem.simulate_bake.poll() and obj.pem.baked
+
+
 def test_bad_states_are_clear_and_change_nothing(pem):
     obj, piv = pendulum_setup()
     obj.pem.pivot_object = None
