@@ -462,3 +462,28 @@ def test_the_kernels_least_squares_is_numpys_least_norm_answer(m, n, rank):
         want = np.linalg.lstsq(A, b, rcond=1e-9)[0]
         got = _lstsq(A, b, 1e-9)
         assert np.max(np.abs(got - want)) <= 1e3 * 64 * np.finfo(float).eps * np.max(np.abs(want))
+
+
+@needs_numba
+def test_a_contact_change_is_the_references_for_a_few_steps_only(monkeypatch):
+    """A die thrown on a plane lands on corners and edges, several at once: the kernel stops at each change of its
+    contacts it leaves to the reference (a shape reaching the table while another touches, a lift-off, stick or slip
+    while several touch); the reference takes that step and hands the run back BACK_AFTER_CHANGE steps later (twice
+    as many when the kernel hands it back at once), so that nearly every step is compiled — and the joined run is
+    the reference's to round-off."""
+    s, st, t_end, dt, every = die_thrown_on_a_plane()
+    stretch, backs, steps = sr._numpy_stretch, [], []
+
+    def counted(*args, **kw):
+        out = stretch(*args, **kw)
+        backs.append(args[8] if len(args) > 8 else kw.get("back_after"))
+        steps.append(out[1] - (args[7][1] if args[7] is not None else 0))
+        return out
+
+    monkeypatch.setattr(sr, "_numpy_stretch", counted)
+    b = sr.run(s, st, t_end, dt, every, engine="compiled")
+    n = int(round(t_end / dt))
+    assert b.engine == "numba+numpy" and min(backs) == sr.BACK_AFTER_CHANGE
+    assert sum(steps) <= 0.05 * n, (sum(steps), n)
+    monkeypatch.setattr(sr, "_numpy_stretch", stretch)
+    agree(sr.run(s, st, t_end, dt, every, engine="numpy"), b, s, t_end)

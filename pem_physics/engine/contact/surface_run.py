@@ -89,6 +89,9 @@ class Run:
     load_s: float = 0.0
     #: (T,) at each record the other touching shapes when several touch ((shape, mode, slip), …; State.extra)
     extra: list | None = None
+    #: a compiled stretch's: the kernel's code when it stopped at a contact change it leaves to the reference
+    #: (:data:`.surface_layout.FAIL_SECOND_SHAPE`, :data:`~.surface_layout.FAIL_SEVERAL_EVENT`), else 0
+    handover: float = 0.0
 
     def energy_balance(self) -> np.ndarray:
         """E − E₀ − W_friction − W_impacts (J) at each record: the integration error."""
@@ -602,7 +605,9 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
                 break
             # a stretch handed back soon (a coin wobbling near flat, a die rocking between corners): the reference
             # keeps the next one twice as long, so that the tries stay few
-            back = min(2 * back, n_steps) if i1 - i < back else BACK_AFTER
+            fresh = BACK_AFTER_CHANGE if piece.handover in (lay.FAIL_SECOND_SHAPE, lay.FAIL_SEVERAL_EVENT) \
+                else BACK_AFTER
+            back = min(2 * back, n_steps) if i1 - i < back else fresh
             st, i, works = st1, i1, works1
         piece, i, works = _numpy_stretch(surface, st, t_end, dt, every, progress, stop,
                                          None if i == 0 and not pieces else (t0, i, works), back)
@@ -617,6 +622,9 @@ def run_compiled(surface: Surface, state: State, t_end: float, dt: float, every:
 #: compiled kernel: a top hopping on its ball and stem hands over at every landing; a back and forth each step would
 #: cost more than the reference's own steps.
 BACK_AFTER = 50
+#: The same after a contact change the kernel leaves to the reference (a shape reaching the table while another
+#: touches, a change while several touch): the reference takes that step, and the kernel can go on right after.
+BACK_AFTER_CHANGE = 4
 
 
 def _compiled_stretch(kernel, M, surface: Surface, state: State, resume: tuple, n_steps: int, dt: float, every: int,
@@ -642,6 +650,7 @@ def _compiled_stretch(kernel, M, surface: Surface, state: State, resume: tuple, 
     ec = 0
     info = np.zeros(3)
     complete = True
+    handover = 0.0
     callbacks = progress is not None or stop is not None
     while i < n_steps:
         # run_numpy calls back before its step i + 1 when PROGRESS_EVERY divides i + 1: the chunks end there
@@ -667,9 +676,11 @@ def _compiled_stretch(kernel, M, surface: Surface, state: State, resume: tuple, 
             E = np.concatenate([E, np.zeros_like(E)])
         i_fail = min(max(int(np.floor((info[1] - t0) / dt)) + 1, i + 1), i1) \
             if status != lay.OK and info[1] > t0 + i * dt else None
+        handover = float(info[0]) if status == lay.FAILED else 0.0
         if status != lay.FAILED or i_fail is not None:
             astray = _astray(surface, E[ec:ec1], R[rc:rc1], s1 if status == lay.OK else None, t0, dt, i, i1)
-            i_fail = astray if i_fail is None or (astray is not None and astray < i_fail) else i_fail
+            if astray is not None and (i_fail is None or astray < i_fail):
+                i_fail, handover = astray, 0.0
         if i_fail is not None:
             # the steps before that one compiled, the rest on the reference
             s1, works1 = s.copy(), works.copy()
@@ -686,7 +697,9 @@ def _compiled_stretch(kernel, M, surface: Surface, state: State, resume: tuple, 
         s, works, rc, ec, i = s1, works1, rc1, ec1, i1
     final = state_of(s)
     final.shape = surface.on_faces(final.shape, final.x, final.Q)
-    return _compiled_run(surface, R[:rc], E[:ec], final, complete, "", 0.0), i, final, tuple(works)
+    piece = _compiled_run(surface, R[:rc], E[:ec], final, complete, "", 0.0)
+    piece.handover = handover if i < n_steps and complete else 0.0
+    return piece, i, final, tuple(works)
 
 
 def _joined(pieces: list, kernels: str, load_s: float) -> Run:
