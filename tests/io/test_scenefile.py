@@ -36,6 +36,7 @@ from pem_physics.model import (
 )
 from pem_physics.model.inertia import Cuboid, Cylinder, Ellipsoid, MassProperties, Mesh, PointMass, Rod, Sphere, steiner
 from pem_physics.model.rotations import axis_angle_matrix, euler_zyx, quat_to_orientation
+from pem_physics.model.scene import UNSHOWN
 
 from budget import property_settings
 from conftest import DATA
@@ -281,6 +282,14 @@ vec3 = st.tuples(finite, finite, finite)
 nonzero3 = vec3.filter(lambda v: np.linalg.norm(v) > 1e-3)
 
 
+def shown_names(min_size: int = 1, max_size: int = 20):
+    """Names a scene accepts: no control characters, none that break a line or reverse the text (UNSHOWN), and, when
+    the name stands alone (``min_size`` ≥ 1), not spaces only."""
+    text = st.text(st.characters(blacklist_categories=("Cc",), blacklist_characters=sorted(UNSHOWN)),
+                   min_size=min_size, max_size=max_size)
+    return text.filter(str.strip) if min_size else text
+
+
 @st.composite
 def orientations(draw):
     q = np.array(draw(st.tuples(finite, finite, finite, finite).filter(lambda q: np.linalg.norm(q) > 1e-2)))
@@ -305,7 +314,7 @@ def shapes(draw):
         return PointMass(mass=mass, center=center)
     V, F = examples.box_mesh(draw(st.tuples(positive, positive, positive)), center)
     V = V @ draw(orientations())
-    name = draw(st.text(st.characters(blacklist_categories=("Cc",)), min_size=1, max_size=8))   # as body names
+    name = draw(shown_names(max_size=8))
     return Mesh(V, F, **{draw(st.sampled_from(["mass", "density"])): mass}, name=name)
 
 
@@ -327,7 +336,7 @@ def bodies(draw, index: int, moving: bool):
         motion = draw(st.one_of(st.builds(ConstantVelocity, vec3),
                                 st.builds(EllipticOrbit, vec3, st.just((1.0, 0.2, 0.0)), st.just((0.0, 0.5, 0.3)),
                                           finite, finite)))
-    return Body(name=f"b{index}" + draw(st.text(st.characters(blacklist_categories=("Cc",)), max_size=4)), role=role,
+    return Body(name=f"b{index}" + draw(shown_names(min_size=0, max_size=4)), role=role,
                 position=draw(vec3),
                 orientation=draw(orientations()),
                 angular_velocity=draw(vec3) if moves else (0.0, 0.0, 0.0), shapes=shape_list,
@@ -350,7 +359,7 @@ def scenes(draw):
         settings=Settings(method=draw(st.sampled_from(METHODS)), dt=dt, t_end=dt * draw(st.integers(0, 1000)),
                           record_interval=draw(st.one_of(st.none(), st.integers(1, 20).map(lambda k: k * dt))),
                           rtol=draw(st.floats(1e-13, 0.5)), atol=draw(st.floats(1e-300, 0.5))),
-        name=draw(st.text(st.characters(blacklist_categories=("Cc",)), min_size=1, max_size=20)))
+        name=draw(shown_names(max_size=20)))
 
 
 @property_settings(60, suppress_health_check=[HealthCheck.too_slow])
