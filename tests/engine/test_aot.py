@@ -45,6 +45,16 @@ def build_dir(tmp_path_factory):
     return where
 
 
+
+def test_the_builds_are_grouped_on_one_worker(request):
+    """``--dist loadgroup`` (noxfile's core) keeps this file's tests on one worker, which builds once; xdist marks a
+    grouped test by a suffix on its node id, which pytest 9.2 drops (pytest-xdist issue 1386): the tests were
+    spread over both workers without a word, each building (CI: twice 180 s)."""
+    if getattr(request.config.option, "loadgroup", False):
+        assert request.node.nodeid.endswith("@aot-build"), (
+            f"--dist loadgroup did not group {request.node.nodeid} under pytest {pytest.__version__}: pin a pytest "
+            "that pytest-xdist groups with (requirements/*.txt)")
+
 def test_the_modules_share_one_c_runtime(build_dir):
     """pycc's C runtime (numba's containers, NRT) is compiled once for every module of a build, not once each: one
     folder of its objects in the store, beside the seven modules that link them (and load: the tests below)."""
