@@ -83,7 +83,7 @@ ROOT = Path(__file__).resolve().parent
 COMPILED_SOURCES = (
     "errors.py", "jit.py", "ryu.py",
     "engine/brent.py", "engine/broad_kernels.py", "engine/dipole_pair.py", "engine/impact_kernels.py",
-    "engine/kernel_flags.py", "engine/backends/kernels.py", "engine/backends/lanes_kernels.py",
+    "engine/kernel_flags.py", "engine/orthonormal.py", "engine/backends/kernels.py", "engine/backends/lanes_kernels.py",
     "engine/backends/lanes_layout.py",
     "engine/pairs.py", "engine/step_kernels.py", "engine/torque_kernels.py",
     "engine/contact/surface_kernels.py", "engine/contact/surface_layout.py", "engine/contact/surface_run_kernels.py",

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import orthonormal
 from .kernel_flags import NONFINITE, NOT_ORTHONORMAL, OK, _jit_borrowed, _jit_inline
 from .torque_kernels import _after, _external, _pivots, _sources_exact, _torque
+
+_newton_schulz9 = _jit_inline(orthonormal.newton_schulz)
 
 # ------------------------------------------------------------------ small linear algebra
 
@@ -172,20 +175,11 @@ def _newton_schulz(Q, idle):
     for b in range(Q.shape[0]):
         if idle[b]:
             continue
-        q00, q01, q02 = Q[b, 0, 0], Q[b, 0, 1], Q[b, 0, 2]
-        q10, q11, q12 = Q[b, 1, 0], Q[b, 1, 1], Q[b, 1, 2]
-        q20, q21, q22 = Q[b, 2, 0], Q[b, 2, 1], Q[b, 2, 2]
-        g00 = 0.5 * (q00 * q00 + q01 * q01 + q02 * q02)
-        g01 = 0.5 * (q00 * q10 + q01 * q11 + q02 * q12)
-        g02 = 0.5 * (q00 * q20 + q01 * q21 + q02 * q22)
-        g11 = 0.5 * (q10 * q10 + q11 * q11 + q12 * q12)
-        g12 = 0.5 * (q10 * q20 + q11 * q21 + q12 * q22)
-        g22 = 0.5 * (q20 * q20 + q21 * q21 + q22 * q22)
-        for j in range(3):
-            a, b_, c = Q[b, 0, j], Q[b, 1, j], Q[b, 2, j]
-            Q[b, 0, j] = 1.5 * a - (g00 * a + g01 * b_ + g02 * c)
-            Q[b, 1, j] = 1.5 * b_ - (g01 * a + g11 * b_ + g12 * c)
-            Q[b, 2, j] = 1.5 * c - (g02 * a + g12 * b_ + g22 * c)
+        r = _newton_schulz9(Q[b, 0, 0], Q[b, 0, 1], Q[b, 0, 2], Q[b, 1, 0], Q[b, 1, 1], Q[b, 1, 2],
+                            Q[b, 2, 0], Q[b, 2, 1], Q[b, 2, 2])
+        for i in range(3):
+            for j in range(3):
+                Q[b, i, j] = r[3 * i + j]
 
 @_jit_inline
 def _omega_principal(M, Q, L, J, w):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...jit import numba as _numba
-from .. import dipole_pair
+from .. import dipole_pair, orthonormal
 from .lanes_layout import BLOCK
 
 #: The kernels a build made ahead of time holds (:mod:`pem_physics.aot`): kind → function (a range of blocks a call).
@@ -37,6 +37,7 @@ _C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.1359
 _inline = nb.njit(error_model="numpy", inline="always")
 _jit = nb.njit(error_model="numpy", cache=True, nogil=True)
 _field_and_force = _inline(dipole_pair.field_and_force)
+_newton_schulz9 = _inline(orthonormal.newton_schulz)
 
 @_inline
 def sincos(x):
@@ -216,20 +217,10 @@ def _turn_rows(Y, a, j, k, f, cf):
 @_inline
 def _newton_schulz(Y):
     for m in range(BLOCK):
-        q00, q01, q02 = Y[0 * BLOCK + m], Y[1 * BLOCK + m], Y[2 * BLOCK + m]
-        q10, q11, q12 = Y[3 * BLOCK + m], Y[4 * BLOCK + m], Y[5 * BLOCK + m]
-        q20, q21, q22 = Y[6 * BLOCK + m], Y[7 * BLOCK + m], Y[8 * BLOCK + m]
-        g00 = 0.5 * (q00 * q00 + q01 * q01 + q02 * q02)
-        g01 = 0.5 * (q00 * q10 + q01 * q11 + q02 * q12)
-        g02 = 0.5 * (q00 * q20 + q01 * q21 + q02 * q22)
-        g11 = 0.5 * (q10 * q10 + q11 * q11 + q12 * q12)
-        g12 = 0.5 * (q10 * q20 + q11 * q21 + q12 * q22)
-        g22 = 0.5 * (q20 * q20 + q21 * q21 + q22 * q22)
-        for j in range(3):
-            a, b, c = Y[(j) * BLOCK + m], Y[(3 + j) * BLOCK + m], Y[(6 + j) * BLOCK + m]
-            Y[(j) * BLOCK + m] = 1.5 * a - (g00 * a + g01 * b + g02 * c)
-            Y[(3 + j) * BLOCK + m] = 1.5 * b - (g01 * a + g11 * b + g12 * c)
-            Y[(6 + j) * BLOCK + m] = 1.5 * c - (g02 * a + g12 * b + g22 * c)
+        r = _newton_schulz9(Y[0 * BLOCK + m], Y[1 * BLOCK + m], Y[2 * BLOCK + m], Y[3 * BLOCK + m],
+                            Y[4 * BLOCK + m], Y[5 * BLOCK + m], Y[6 * BLOCK + m], Y[7 * BLOCK + m], Y[8 * BLOCK + m])
+        for i in range(9):
+            Y[i * BLOCK + m] = r[i]
 
 @_inline
 def _check_rows(Y, ur, lr, orth_limit, alive, code, at, steps):

@@ -21,6 +21,7 @@ import os
 import numpy as np
 
 from ..dipole_pair import field_and_force
+from ..orthonormal import newton_schulz
 
 #: Set False to run single scenes without numba on the numpy reference.
 ENABLED = True
@@ -169,20 +170,7 @@ class Runner:
 
     @staticmethod
     def _newton_schulz(q):
-        q00, q01, q02, q10, q11, q12, q20, q21, q22 = q
-        g00 = 0.5 * (q00 * q00 + q01 * q01 + q02 * q02)
-        g01 = 0.5 * (q00 * q10 + q01 * q11 + q02 * q12)
-        g02 = 0.5 * (q00 * q20 + q01 * q21 + q02 * q22)
-        g11 = 0.5 * (q10 * q10 + q11 * q11 + q12 * q12)
-        g12 = 0.5 * (q10 * q20 + q11 * q21 + q12 * q22)
-        g22 = 0.5 * (q20 * q20 + q21 * q21 + q22 * q22)
-        out = [0.0] * 9
-        for j in range(3):
-            a, b, c = q[j], q[3 + j], q[6 + j]
-            out[j] = 1.5 * a - (g00 * a + g01 * b + g02 * c)
-            out[3 + j] = 1.5 * b - (g01 * a + g11 * b + g12 * c)
-            out[6 + j] = 1.5 * c - (g02 * a + g12 * b + g22 * c)
-        return out
+        return list(newton_schulz(*q))
 
     def _chunk(self, q, L, T, n):
         """Splitting.advance(n) (compiled._split_chunk): kicks merged between the steps of the chunk."""
