@@ -183,9 +183,8 @@ MUTANTS = [
            "rho = C - st.x\n        W = self.W(st.Q)\n        w = W @ st.L\n        u = st.v + _cross(w, rho)\n"
            "        moving",
            (BILLIARD,), "the table's force acts at the contact shape's centre, not at its contact point"),
-    Mutant("table-friction-pushes", "engine/contact/surface.py",
-           "return self.table.mu * self.friction_direction(st, u, n)",
-           "return -self.table.mu * self.friction_direction(st, u, n)",
+    Mutant("table-friction-pushes", "engine/contact/surface_several.py",
+           "return surface.table.mu * (-ut / s)", "return surface.table.mu * (ut / s)",
            (BILLIARD,), "sliding friction pushes along the slip instead of against it"),
     Mutant("table-kernel-friction-pushes", "engine/contact/surface_kernels.py",
            "return par[P_MU] * (-ut / sp)", "return par[P_MU] * (ut / sp)",

@@ -94,6 +94,40 @@ def test_a_block_on_a_slope_slides_at_the_closed_form_or_holds(mu, engine):
     assert np.max(np.abs((r.x - x0) @ n)) <= 1e-15                     # on the slope all along
 
 
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("speed", [0.0, 0.3])
+@pytest.mark.parametrize("shapes", ["one", "four"])
+def test_a_step_of_length_near_zero_is_no_step(shapes, speed, engine):
+    """A step is put back on the table by impulses that close the gap a touching shape starts with (round-off, a
+    few units in the last place of x). Closed whole, a step of 1e-30 s (an event found just after another in a
+    tray) took a velocity gap/h of 1e11 m/s and 1e18 J; closed at no more than CLOSE_RATE of the speed scale, a
+    step of length h changes the velocity by the h of gravity and the table's force, and the energy by round-off:
+    one shape (a ball) or four (a block on its face), at rest and sliding, on both engines."""
+    from pem_physics.engine.contact import surface_kernels, surface_several_kernels
+    from pem_physics.engine.contact.surface_common import CLOSE_RATE
+    from pem_physics.engine.contact.surface_run import model_arrays, state_of, state_vector
+
+    body = block() if shapes == "four" else TableBody(0.1, np.eye(3) * 4e-5, [ContactSphere((0, 0, 0), 0.02)], "ball")
+    sf = Surface(body, Table(mu=0.3))
+    st = start_state(sf, (0.0, 0.0, 0.01 if shapes == "four" else 0.02), (speed, 0.0, 0.0), (0, 0, 0))
+    assert len(several.active(st)) == (4 if shapes == "four" else 1)
+    st.x[2] = st.x[2] - 3 * np.spacing(st.x[2])            # three units in the last place into the table
+    assert all(sf.gaps(st.x, st.Q)[k] < 0 for k, _, _ in several.active(st))
+    V, E0 = sf.speed_scale(st), sf.energy(st)
+    for h in (1e-30, 1e-20, 1e-14, 1e-9):
+        if engine == "numpy":
+            s, wn, wf = (several.step(sf, st, h) if shapes == "four" else sf.step(st, h))
+        else:
+            info = np.zeros(3)
+            take = surface_several_kernels.step if shapes == "four" else surface_kernels._step
+            out, wn, wf = take(model_arrays(sf), state_vector(st), h, info)
+            assert info[0] == 0.0
+            s = state_of(out)
+        dv = np.linalg.norm(s.v - st.v)
+        assert dv <= 3 * G * h + 2 * CLOSE_RATE * V, (h, dv)
+        assert abs(sf.energy(s) - E0 - wf) <= 1e-12 * sf.energy_scale(st), h
+
 @pytest.mark.slow  # a long run: once, on numpy 2 (noxfile.py)
 def test_a_dropped_spinning_block_settles_flat_without_gaining_energy():
     """A block dropped tilted and spinning (Coulomb μ = 0.5, plastic impacts) lands on corners, edges and faces:

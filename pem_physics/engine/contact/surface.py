@@ -48,8 +48,9 @@ The step (length h), for sliding and rolling alike, is a RATTLE-type splitting: 
 J₁ at P, the free flight of length h (x += h v, the exact free rotation of
 :func:`~pem_physics.engine.integrators.free_turn` — exact for symmetric bodies), a half kick of gravity and an
 impulse J₂ at the new P. J₁'s normal part λ₁ n is whatever puts the shape exactly on the table at the end of the
-flight (a scalar equation, solved by the secant method to round-off); its tangential part is λ₁ f when sliding, and
-(h/2)·F_t from the acceleration-level force when rolling. J₂ makes the contact point's normal velocity zero
+flight (a scalar equation, solved by the secant method to round-off; a round-off gap at the start is closed at no
+more than CLOSE_RATE of the speed scale: :func:`.surface_common.landing_target`); its tangential part is λ₁ f when
+sliding, and (h/2)·F_t from the acceleration-level force when rolling. J₂ makes the contact point's normal velocity zero
 (sliding: λ₂(n + f), f from the slip after the flight) or its whole velocity zero (rolling: K J₂ = −u). Gliding
 friction depends on the slip's size, not only its direction: there J₁ takes the slip at the step's start and J₂
 the slip after J₂ itself (implicit: a 3×3 solve inside the secant on λ₂), a trapezoidal pair — explicit at both
@@ -107,6 +108,7 @@ from .surface_common import (  # noqa: F401  (MODES, SLIDING: the modes, kept wi
     SLIDING,
     SLIP_RTOL,
     SPLIT_RTOL,
+    landing_target,
     norm,
 )
 from .surface_common import cross as _cross
@@ -518,19 +520,10 @@ class Surface:
     def _tangent(u, n) -> np.ndarray:
         return u - (u @ n) * n
 
-    def friction_direction(self, st: State, u, n) -> np.ndarray:
-        """t̂: the unit direction of the friction force of a slide (−û_t, or ``st.slip`` when the slip is round-off)."""
-        ut = self._tangent(u, n)
-        s = np.linalg.norm(ut)
-        if s > SLIP_RTOL * self.speed_scale(st):
-            return -ut / s
-        return st.slip
-
     def friction_vector(self, st: State, u, n) -> np.ndarray:
-        """f (3,): a slide's friction force is N·f (Coulomb: μ t̂; viscous: −μ u_t); n the normal there."""
-        if self.table.friction == "viscous":
-            return -self.table.mu * self._tangent(u, n)
-        return self.table.mu * self.friction_direction(st, u, n)
+        """f (3,): a slide's friction force is N·f (:func:`.surface_several.friction_vector` with the state's slip);
+        n the normal there."""
+        return surface_several.friction_vector(self, st, st.slip, u, n)
 
     def force(self, st: State, mode: str | None = None):
         """The table's force F (3,) N at the contact point, by the acceleration-level constraint of ``mode``
@@ -684,13 +677,15 @@ class Surface:
             f1 = self.friction_vector(st, c.u if self.table.friction == "viscous" else u, n)
             D, Jt = n + f1, np.zeros(3)
 
+        target = landing_target(self.gap(k, st.x, st.Q, st.t), h, self.speed_scale(st))
+
         def land(lam):
             J = lam * D + Jt
             v1 = v0 + J / M
             L1 = st.L + _cross(rho, J) + H1
             x1 = st.x + h * v1
             Q1 = free_turn(st.Q[None, None], L1[None, None], h, self.body.plan)[0, 0]
-            return self.gap(k, x1, Q1, st.t + h), x1, Q1, L1
+            return self.gap(k, x1, Q1, st.t + h) - target, x1, Q1, L1
 
         # λ₁: secant iterations from the acceleration-level normal impulse (the gap is nearly linear in λ)
         la = 0.5 * h * float(F @ n)

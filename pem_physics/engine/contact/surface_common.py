@@ -27,8 +27,19 @@ ROT_RTOL = 1e-12
 #: round a rim, or of a body about to fall flat, then stays bounded (see :meth:`Surface.advance`).
 SPLIT_RTOL = 1e-7
 MAX_SPLITS = 12
+#: A touching shape that starts a step a gap δ off the table (round-off) is put back on it within the step, but at
+#: no more than CLOSE_RATE·(speed scale): δ closed whole in a step of 1e-30 s (an event found just after another)
+#: took a velocity δ/h of 1e11 m/s. A step of length h → 0 is then no step, whatever δ.
+CLOSE_RATE = 1e-9
 _EPS = float(np.finfo(float).eps)
 
+
+
+def landing_target(gap0: float, h: float, speed: float) -> float:
+    """The gap (m) a step of length h (s) puts a touching shape at, which starts it gap0 (m) off the table: zero when
+    |gap0| ≤ CLOSE_RATE·speed·h (always, but for steps far shorter than the time step), else gap0 less that much."""
+    c = CLOSE_RATE * speed * h
+    return gap0 - min(max(gap0, -c), c)
 
 def cross(a, b) -> np.ndarray:
     """a × b of two 3-vectors (np.cross's generality costs ~20× more on one pair)."""

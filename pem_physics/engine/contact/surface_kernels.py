@@ -28,6 +28,7 @@ import numpy as np
 from ...jit import numba as _numba
 from .surface_layout import (
     APART,
+    P_CLOSE_RATE,
     P_DR,
     P_DS,
     P_G,
@@ -350,13 +351,18 @@ def _contact(M, s, k, info):
 
 
 @_jit
-def _K(par, W, rho):
-    """Surface.K: 𝟙/M − [ρ]× W [ρ]×."""
-    S = _skew(rho)
-    K = -_mm(_mm(S, W), S)
-    for i in range(3):
-        K[i, i] += 1.0 / par[P_MASS]
+def _coupling(par, W, rho_i, rho_j):
+    """surface_several.coupling: K_ij = 𝟙/M − [ρ_i]× W [ρ_j]×, the acceleration of contact point i per force at j."""
+    K = -_mm(_mm(_skew(rho_i), W), _skew(rho_j))
+    for a in range(3):
+        K[a, a] += 1.0 / par[P_MASS]
     return K
+
+
+@_jit
+def _K(par, W, rho):
+    """Surface.K: 𝟙/M − [ρ]× W [ρ]×, the coupling of a contact point with itself."""
+    return _coupling(par, W, rho, rho)
 
 
 @_jit
@@ -387,15 +393,16 @@ def _tangent(u, n):
 
 
 @_jit
-def _friction_vector(par, s, u, n):
-    """Surface.friction_vector (with friction_direction)."""
+def _friction_vector(par, s, slip, u, n):
+    """surface_several.friction_vector: f (3,) of a slide, its friction force N·f (Coulomb: μ t̂, t̂ = −û_t or
+    ``slip`` (3,) when the slip is round-off; gliding: −μ u_t); a single contact passes its state's slip."""
     ut = _tangent(u, n)
     if par[P_VISCOUS] != 0.0:
         return -par[P_MU] * ut
     sp = _norm(ut)
     if sp > par[P_SLIP_RTOL] * _speed_scale(par, s):
         return par[P_MU] * (-ut / sp)
-    return par[P_MU] * s[S_SLIP:S_SLIP + 3]
+    return par[P_MU] * slip
 
 
 @_jit
@@ -555,7 +562,7 @@ def _force(M, s, mode, info):
     C, rho, W, w, u, moving, n, curv = _contact(M, s, int(s[S_SHAPE]), info)
     a0 = par[P_G:P_G + 3] - _cross(_mv(W, _cross(w, s[S_L:S_L + 3])), rho) + _cross(w, moving)
     K = _K(par, W, rho)
-    D = n + _friction_vector(par, s, u, n)
+    D = n + _friction_vector(par, s, s[S_SLIP:S_SLIP + 3], u, n)
     return ((curv - _dot(n, a0)) / _normal_mass(K, D, n, info, s[S_T])) * D
 
 
@@ -604,16 +611,23 @@ def _free_turn(M, Q, L, h):
 
 
 @_jit
-def _land(M, s, k, lam, D, Jt, H1, v0, rho, h, info):
-    """The gap at the end of the flight after the first kick λ D + Jt and the couple impulse H1 (Surface.step's
-    ``land``)."""
+def _landing_target(par, gap0, h, speed):
+    """surface_common.landing_target: the gap a step of length h ends at, for a shape starting gap0 off the table."""
+    c = par[P_CLOSE_RATE] * speed * h
+    return gap0 - min(max(gap0, -c), c)
+
+
+@_jit
+def _land(M, s, k, lam, D, Jt, H1, v0, rho, h, target, info):
+    """The gap, less ``target`` (:func:`_landing_target`), at the end of the flight after the first kick λ D + Jt
+    and the couple impulse H1 (Surface.step's ``land``)."""
     par = M[0]
     J = lam * D + Jt
     v1 = v0 + J / par[P_MASS]
     L1 = s[S_L:S_L + 3] + _cross(rho, J) + H1
     x1 = s[S_X:S_X + 3] + h * v1
     Q1 = _free_turn(M, _Q(s), L1, h)
-    return _gap(M, k, x1, Q1, info, s[S_T] + h), x1, Q1, L1
+    return _gap(M, k, x1, Q1, info, s[S_T] + h) - target, x1, Q1, L1
 
 
 @_jit
@@ -672,27 +686,29 @@ def _step(M, s, h, info):
         f1 = np.zeros(3)
     else:
         F = _force(M, s, mode, info)
-        f1 = _friction_vector(par, s, u_ if par[P_VISCOUS] != 0.0 else u, n)   # Surface.step: before gravity's
+        # gliding friction at the velocity before gravity's half kick (Surface.step)
+        f1 = _friction_vector(par, s, s[S_SLIP:S_SLIP + 3], u_ if par[P_VISCOUS] != 0.0 else u, n)
         D = n + f1
         Jt = np.zeros(3)
     if info[0] != 0.0:
         return out, 0.0, 0.0
+    target = _landing_target(par, _gap(M, k, s[S_X:S_X + 3], _Q(s), info, s[S_T]), h, _speed_scale(par, s))
     la = 0.5 * h * _dot(F, n)
-    ga = _land(M, s, k, la, D, Jt, H1, v0, rho, h, info)[0]
+    ga = _land(M, s, k, la, D, Jt, H1, v0, rho, h, target, info)[0]
     lb = la + 1e-6 * max(abs(la), 0.5 * h * Mass * _norm(g), 1e-300)
-    gb = _land(M, s, k, lb, D, Jt, H1, v0, rho, h, info)[0]
+    gb = _land(M, s, k, lb, D, Jt, H1, v0, rho, h, target, info)[0]
     for _ in range(60):
         if gb == ga:
             break
         lc = lb - gb * (lb - la) / (gb - ga)
         la, ga = lb, gb
         lb = lc
-        gb = _land(M, s, k, lc, D, Jt, H1, v0, rho, h, info)[0]
+        gb = _land(M, s, k, lc, D, Jt, H1, v0, rho, h, target, info)[0]
         if gb == 0.0 or abs(lb - la) <= 4 * _EPS * abs(lb):
             break
     lam = lb
     J1 = lam * D + Jt
-    _, x1, Q1, L1 = _land(M, s, k, lam, D, Jt, H1, v0, rho, h, info)
+    _, x1, Q1, L1 = _land(M, s, k, lam, D, Jt, H1, v0, rho, h, target, info)
     v1, _, wn1, wt1, wc1 = _impulse(par, v0, s[S_L:S_L + 3], rho, W, J1, n, H1)
     if info[0] != 0.0:
         return out, 0.0, 0.0
@@ -709,7 +725,7 @@ def _step(M, s, h, info):
         w2 = _mv(W2, L1)
         J2, H2 = _rolling_solve(par, n2, rho2, W2, v2 + _cross(w2, rho2), w2, w2, True)
     else:
-        f2 = _friction_vector(par, out, u2, n2)
+        f2 = _friction_vector(par, out, out[S_SLIP:S_SLIP + 3], u2, n2)
         if par[P_VISCOUS] != 0.0 or _dot(f2, f1) >= 0:
             D2 = n2 + f2
         else:

@@ -29,7 +29,7 @@ P_REGION_RTOL = 47
 P_DR, P_DS, P_ROT_RTOL = 48, 49, 50
 # Newton iterations at most for a rim's deepest point on a curved table
 P_RIM_ITER = 51
-# surface_several's constants: RCOND, FRICTION_LAST, ITERATIONS
-P_RCOND, P_FRICTION_LAST, P_SEV_ITER = 52, 53, 54
-NPAR = 55
+# surface_several's constants: RCOND, FRICTION_LAST, ITERATIONS; CLOSE_RATE (surface_common)
+P_RCOND, P_FRICTION_LAST, P_SEV_ITER, P_CLOSE_RATE = 52, 53, 54, 55
+NPAR = 56
 WALL_PLANE, WALL_SPHERE, WALL_CYLINDER, WALL_BOX = 0, 1, 2, 3

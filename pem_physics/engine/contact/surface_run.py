@@ -21,6 +21,7 @@ from .impulses import ContactBody, compute_impulse
 from .surface import State, Surface, _vector
 from .surface_common import (
     APART,
+    CLOSE_RATE,
     FLAT,
     FLAT_REST,
     MAX_SPLITS,
@@ -526,7 +527,7 @@ def model_arrays(surface: Surface) -> tuple:
     par[lay.P_DR], par[lay.P_DS], par[lay.P_ROT_RTOL] = tb.rolling_resistance, tb.spin_resistance, ROT_RTOL
     par[lay.P_RIM_ITER] = RIM_ITERATIONS
     par[lay.P_RCOND], par[lay.P_FRICTION_LAST] = several.RCOND, several.FRICTION_LAST
-    par[lay.P_SEV_ITER] = several.ITERATIONS
+    par[lay.P_SEV_ITER], par[lay.P_CLOSE_RATE] = several.ITERATIONS, CLOSE_RATE
     plan = np.full((3, 3), -1.0)
     for p, (k, frac, coef) in enumerate(steps):
         plan[p] = (k, frac, coef[0])

@@ -16,7 +16,9 @@ keeps every condition when they agree (they do: they come from one rigid motion)
 
 The step is :meth:`.surface.Surface.step`'s splitting with every contact at once: a half kick of gravity and
 impulses at every P_i whose normal parts put every shape exactly on the table at the end of the flight (a Newton
-iteration on the gaps, its Jacobian h·n_i·K_ij·D_j: the gaps are nearly linear in the impulses), the exact free
+iteration on the gaps, its Jacobian h·n_i·K_ij·D_j: the gaps are nearly linear in the impulses; a shape that
+starts a round-off gap off the table is put back at no more than CLOSE_RATE of the speed scale, so that a step of
+length h → 0 is no step: :func:`.surface_common.landing_target`), the exact free
 flight, a half kick and impulses that take every contact point's normal velocity (rolling: its whole velocity)
 away. Gliding friction's second kick is implicit in the slip (a fixed-point iteration, converging by the factor
 μ·λ/M ≪ 1), as with one contact. The energy books work as with one contact (the work of simultaneous impulses
@@ -44,7 +46,7 @@ import numpy as np
 from ...errors import SimulationError
 from ..integrators import free_turn
 from .impulses import skew
-from .surface_common import _EPS, APART, ROLLING, SLIDING, SLIP_RTOL, cross, norm
+from .surface_common import _EPS, APART, ROLLING, SLIDING, SLIP_RTOL, cross, landing_target, norm
 
 #: Newton iterations at most for the first kick's normal impulses, and fixed-point ones for gliding friction.
 ITERATIONS = 60
@@ -100,14 +102,14 @@ def couplings(surface, W, rho_i, rho_j) -> np.ndarray:
 
 
 def friction_vector(surface, st, slip, u, n) -> np.ndarray:
-    """f (3,) of a sliding contact: its force is N (n + f) (Coulomb: μ t̂, t̂ = −û_t or ``slip`` when the slip is
-    round-off; gliding: −μ u_t)."""
+    """f (3,) of a sliding contact (u its velocity, n the normal there): its force is N (n + f) (Coulomb: μ t̂,
+    t̂ = −û_t or ``slip`` (3,) when the slip is round-off; gliding: −μ u_t). One contact's and several's alike."""
     ut = u - (u @ n) * n
     if surface.table.friction == "viscous":
         return -surface.table.mu * ut
     s = norm(ut)
     if s > SLIP_RTOL * surface.speed_scale(st):
-        return -surface.table.mu * ut / s
+        return surface.table.mu * (-ut / s)
     return surface.table.mu * np.asarray(slip, dtype=float)
 
 
@@ -262,13 +264,16 @@ def step(surface, st, h: float):
             D1.append(ci.n + friction_vector(surface, st, slip, ci.u if viscous else u, ci.n))
             Jt.append(np.zeros(3))
 
+    speed = surface.speed_scale(st)
+    targets = np.array([landing_target(surface.gap(k, st.x, st.Q, st.t), h, speed) for k, _, _ in acts])
+
     def land(lam):
         J = [lam[i] * D1[i] + Jt[i] for i in range(len(cs))]
         v1 = v0 + sum(J) / M
         L1 = st.L + sum(cross(ci.rho, Ji) for ci, Ji in zip(cs, J))
         x1 = st.x + h * v1
         Q1 = free_turn(st.Q[None, None], L1[None, None], h, surface.body.plan)[0, 0]
-        gaps = np.array([surface.gap(k, x1, Q1, st.t + h) for k, _, _ in acts])
+        gaps = np.array([surface.gap(k, x1, Q1, st.t + h) for k, _, _ in acts]) - targets
         return gaps, J, x1, v1, L1, Q1
 
     rhos = [c.rho for c in cs]

@@ -20,15 +20,17 @@ from .surface_kernels import (
     _EPS,
     _Q,
     _contact,
+    _coupling,
     _cross,
     _dot,
     _free_turn,
+    _friction_vector,
     _gap,
     _jit,
+    _landing_target,
     _mm,
     _mv,
     _norm,
-    _skew,
     _speed_scale,
     _tangent,
 )
@@ -149,15 +151,6 @@ def _touches(M, s, shapes, info):
 
 
 @_jit
-def _coupling(par, W, rho_i, rho_j):
-    """surface_several.coupling: K_ij = 𝟙/M − [ρ_i]× W [ρ_j]×."""
-    K = -_mm(_mm(_skew(rho_i), W), _skew(rho_j))
-    for a in range(3):
-        K[a, a] += 1.0 / par[P_MASS]
-    return K
-
-
-@_jit
 def _frame(n):
     """surface_several._frame: (3,3) columns n, t₁, t₂."""
     t1 = _cross(n, np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0]))
@@ -165,18 +158,6 @@ def _frame(n):
     F = np.empty((3, 3))
     F[:, 0], F[:, 1], F[:, 2] = n, t1, _cross(n, t1)
     return F
-
-
-@_jit
-def _friction_vector(par, s, slip, u, n):
-    """surface_several.friction_vector: f (3,) of a sliding contact (its force N (n + f))."""
-    ut = _tangent(u, n)
-    if par[P_VISCOUS] != 0.0:
-        return -par[P_MU] * ut
-    sp = _norm(ut)
-    if sp > par[P_SLIP_RTOL] * _speed_scale(par, s):
-        return -par[P_MU] * ut / sp
-    return par[P_MU] * slip
 
 
 @_jit
@@ -302,8 +283,9 @@ def forces(M, s, shapes, modes, slips, info):
 
 
 @_jit
-def _land(M, s, shapes, lam, D1, Jt, v0, rho, h, info):
-    """surface_several.step's ``land``: (gaps (k,), x1, v1, L1, Q1) after the first kicks λ_i D_i + Jt_i."""
+def _land(M, s, shapes, lam, D1, Jt, v0, rho, h, targets, info):
+    """surface_several.step's ``land``: (gaps (k,) less their ``targets``, x1, v1, L1, Q1) after the first kicks
+    λ_i D_i + Jt_i."""
     par = M[0]
     k = shapes.shape[0]
     Jsum = np.zeros(3)
@@ -317,7 +299,7 @@ def _land(M, s, shapes, lam, D1, Jt, v0, rho, h, info):
     Q1 = _free_turn(M, _Q(s), L1, h)
     gaps = np.empty(k)
     for i in range(k):
-        gaps[i] = _gap(M, shapes[i], x1, Q1, info, s[S_T] + h)
+        gaps[i] = _gap(M, shapes[i], x1, Q1, info, s[S_T] + h) - targets[i]
     return gaps, x1, v1, L1, Q1
 
 
@@ -403,11 +385,15 @@ def step(M, s, h, info):
         for j in range(k):
             G[i, j] = h * _dot(n[i], _mv(_coupling(par, W, rho[i], rho[j]), D1[j]))
         lam[i] = 0.5 * h * _dot(F[i], n[i])
-    gaps, x1, v1, L1, Q1 = _land(M, s, shapes, lam, D1, Jt, v0, rho, h, info)
+    speed = _speed_scale(par, s)
+    targets = np.empty(k)
+    for i in range(k):
+        targets[i] = _landing_target(par, _gap(M, shapes[i], s[S_X:S_X + 3], _Q(s), info, s[S_T]), h, speed)
+    gaps, x1, v1, L1, Q1 = _land(M, s, shapes, lam, D1, Jt, v0, rho, h, targets, info)
     for _ in range(int(par[P_SEV_ITER])):
         d = _lstsq(G, gaps, par[P_RCOND])
         trial_lam = lam - d
-        tg, tx, tv, tL, tQ = _land(M, s, shapes, trial_lam, D1, Jt, v0, rho, h, info)
+        tg, tx, tv, tL, tQ = _land(M, s, shapes, trial_lam, D1, Jt, v0, rho, h, targets, info)
         if not _norm_k(tg) < _norm_k(gaps):
             break
         lam, gaps, x1, v1, L1, Q1 = trial_lam, tg, tx, tv, tL, tQ
