@@ -34,12 +34,12 @@ CLOSE_RATE = 1e-9
 _EPS = float(np.finfo(float).eps)
 
 
-
 def landing_target(gap0: float, h: float, speed: float) -> float:
     """The gap (m) a step of length h (s) puts a touching shape at, which starts it gap0 (m) off the table: zero when
     |gap0| ≤ CLOSE_RATE·speed·h (always, but for steps far shorter than the time step), else gap0 less that much."""
     c = CLOSE_RATE * speed * h
     return gap0 - min(max(gap0, -c), c)
+
 
 def cross(a, b) -> np.ndarray:
     """a × b of two 3-vectors (np.cross's generality costs ~20× more on one pair)."""
